@@ -1,0 +1,196 @@
+"""Plumbing shared by the full-batch estimators.
+
+The path of ``epsilon`` from ``fit`` to the noise draw, in one pass:
+
+    estimator (validate, public constants) -> schedule (shape, T, step sizes)
+    -> accountant (scale the shape to the budget) -> kernel (clip, sum, draw the noise).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+
+from . import _kernels
+from ._optimize import solve_regularised
+from .accounting import GaussianDPAccountant, GaussianSteps, compose_gdp
+from .exceptions import PrivacyLeakWarning
+from .schedules import Problem, get_schedule, schedule_names
+
+NEIGHBOURING = {"replace": "replace-one", "add_remove": "add/remove-one"}
+
+#: Default delta: far below 1/n_samples (Dwork and Roth recommend delta << 1/n).
+DEFAULT_DELTA_CAP = 1e-5
+
+
+def default_delta(n_samples):
+    """``min(1e-5, 1 / n_samples^2)``: the delta used when ``delta=None``."""
+    return min(DEFAULT_DELTA_CAP, 1.0 / float(n_samples) ** 2)
+
+
+#: Constraints shared by every full-batch estimator (checked by sklearn's _fit_context).
+COMMON_CONSTRAINTS = {
+    "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right")],  # inf: no noise
+    "delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+    "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "alpha": [Interval(numbers.Real, 0, None, closed="left")],
+    "fit_intercept": ["boolean"],
+    "schedule": [StrOptions(schedule_names()), HasMethods(["plan"])],
+    "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
+    "momentum": [Interval(numbers.Real, 0, 1, closed="left")],
+    "neighbouring": [StrOptions(set(NEIGHBOURING))],
+    "random_state": ["random_state"],
+}
+
+
+def check_sample_weight_dp(sample_weight, n_samples):
+    """Sample weights allowed by the sensitivity proof: finite, in [0, 1], one per row.
+
+    Each example contributes ``w_i * clip(grad_i)``, whose norm is at most the clip norm only
+    when ``0 <= w_i <= 1``; larger weights would multiply the sensitivity.
+    """
+    if sample_weight is None:
+        return np.ones(n_samples)
+    sw = np.asarray(sample_weight, dtype=float)
+    if sw.ndim == 0:
+        sw = np.full(n_samples, float(sw))
+    if sw.ndim != 1 or sw.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight must be 1-D with one entry per sample ({n_samples}), "
+            f"got shape {sw.shape}."
+        )
+    if not np.all(np.isfinite(sw)):
+        raise ValueError("sample_weight contains NaN or infinity.")
+    if np.any(sw < 0) or np.any(sw > 1):
+        raise ValueError(
+            "sample_weight must lie in [0, 1]: the privacy guarantee bounds each example's "
+            "contribution by the clip norm, and a weight above 1 (or below 0) would break that "
+            f"bound. Got weights in [{sw.min():.3g}, {sw.max():.3g}]."
+        )
+    if n_samples and not np.any(sw > 0):
+        raise ValueError("sample_weight is zero for every sample: there is nothing to fit.")
+    return np.ascontiguousarray(sw)
+
+
+def resolve_data_norm(data_norm, X):
+    """The public row-norm bound, or (with a PrivacyLeakWarning) the data's largest row norm."""
+    if data_norm is not None:
+        return float(data_norm)
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X)) if X.size else np.zeros(1)
+    inferred = float(np.max(norms))
+    if not np.isfinite(inferred):
+        raise ValueError("cannot infer data_norm: the row norms overflow; pass data_norm.")
+    warnings.warn(
+        "data_norm was not given, so it was set to the largest row norm of the training data "
+        f"({inferred:.4g}). This bound is read from the private data and leaks privacy that "
+        "epsilon does not account for. Pass a public data_norm (and scale rows to it) to fix.",
+        PrivacyLeakWarning,
+        stacklevel=3,
+    )
+    return inferred if inferred > 0 else 1.0
+
+
+def _generator(random_state):
+    """One numpy Generator made from ``random_state``: all noise of a fit comes from it."""
+    rs = check_random_state(random_state)
+    return np.random.default_rng(rs.randint(0, 2**32 - 1, size=4, dtype=np.uint64))
+
+
+def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None):
+    """Fit a linear model privately; set the privacy attributes on ``est``.
+
+    ``y`` is already encoded for the kernel (+-1 for binary logistic, class index for
+    multinomial, clipped target for squared loss); ``data_norm`` is the resolved public
+    row-norm bound (see :func:`resolve_data_norm`). Returns (coef, intercept) with shapes
+    (n_outputs, d) and (n_outputs,).
+    """
+    n, d = X.shape
+    epsilon = float(est.epsilon)
+    delta = default_delta(n) if est.delta is None else float(est.delta)
+    alpha = float(est.alpha)
+    fit_intercept = bool(est.fit_intercept)
+
+    # --- public constants (never from the data, except data_norm/y_bound with a warning) ---
+    row_bound = math.sqrt(data_norm ** 2 + (1.0 if fit_intercept else 0.0))
+    G = loss.lipschitz(row_bound, n_outputs)
+    problem = Problem(
+        n_samples=n,
+        n_params=n_outputs * (d + int(fit_intercept)),
+        sensitivity=2.0 * G if est.neighbouring == "replace" else G,
+        lipschitz=G,
+        smoothness=loss.smoothness(row_bound, n_outputs) + alpha,
+        strong_convexity=alpha,
+        loss_bound=loss.initial_gap(n_outputs, y_bound),
+        momentum=float(est.momentum),
+    )
+
+    # --- schedule (shape) -> accountant (scale) ---
+    schedule = get_schedule(est.schedule)
+    accountant = GaussianDPAccountant()
+    mu_budget = accountant.budget(epsilon, delta)
+    max_iter = None if est.max_iter == "auto" else int(est.max_iter)
+    plan = schedule.plan(problem, mu_budget, max_iter)
+    z = accountant.calibrate(plan.noise_multipliers, epsilon, delta)
+
+    # --- kernel ---
+    gen = _generator(est.random_state)
+    Xc = np.ascontiguousarray(X, dtype=np.float64)
+    yc = np.ascontiguousarray(y, dtype=np.float64)
+    row_scale, row_norm_aug = _kernels.row_clip_factors(Xc, data_norm, fit_intercept)
+    param = 0.0
+    if plan.mechanism == "gradient":
+        coef, intercept = _kernels.run_gd_full_batch(
+            Xc, yc, sample_weight, row_scale, row_norm_aug, loss.code, param, G,
+            fit_intercept, alpha, plan.step_sizes, z * problem.sensitivity,
+            problem.momentum, np.zeros((n_outputs, d)), np.zeros(n_outputs), gen)
+    else:
+        coef, intercept = _output_perturbation(
+            Xc, yc, sample_weight, row_scale, row_norm_aug, loss, param, G, fit_intercept,
+            alpha, n_outputs, problem, z[0], plan.solver_tol_factor, gen)
+
+    # --- what was spent (recomputed from the multipliers actually used) ---
+    steps_mu = compose_gdp(z)
+    est.noise_multipliers_ = z
+    est.n_iter_ = plan.n_steps if plan.mechanism == "gradient" else 0
+    est.n_iter_theory_ = plan.n_iter_theory
+    est.step_sizes_ = plan.step_sizes if plan.mechanism == "gradient" else np.empty(0)
+    est.mu_ = steps_mu
+    est.rho_ = steps_mu ** 2 / 2.0
+    est.delta_ = delta
+    est.epsilon_ = accountant.epsilon(GaussianSteps(z), delta)
+    est.schedule_ = plan.schedule or schedule.name
+    est.neighbouring_ = NEIGHBOURING[est.neighbouring]
+    est.data_norm_ = data_norm
+    est.alpha_ = alpha
+    est.mechanism_ = plan.mechanism
+    return coef, intercept
+
+
+def _output_perturbation(X, y, sw, row_scale, row_norm_aug, loss, param, G, fit_intercept,
+                         alpha, n_outputs, problem, z, tol_factor, gen):
+    """Release ``theta_hat + N(0, (z * Delta_out)^2 I)``.
+
+    Sensitivity of the exact minimiser of the alpha-strongly convex F (intercept penalised
+    too, so that F is strongly convex in every coordinate): ``problem.sensitivity / (N alpha)``,
+    i.e. ``2G/(N alpha)`` replace-one and ``G/(N alpha)`` add/remove-one. The solver stops at
+    ``||grad F|| <= g`` so each of the two neighbouring solutions is within ``g/alpha`` of its
+    exact minimiser: ``Delta_out = sensitivity / (N alpha) + 2 g / alpha``.
+    """
+    if alpha <= 0:
+        raise ValueError("output perturbation needs alpha > 0 (strong convexity).")
+    n = X.shape[0]
+    g = tol_factor * problem.sensitivity / n
+    coef, intercept = solve_regularised(X, y, sw, row_scale, row_norm_aug, loss.code, param, G,
+                                        fit_intercept, alpha, alpha, n_outputs, g)
+    delta_out = problem.sensitivity / (n * alpha) + 2.0 * g / alpha
+    std = z * delta_out
+    if std > 0:
+        coef = coef + std * gen.standard_normal(coef.shape)
+        if fit_intercept:
+            intercept = intercept + std * gen.standard_normal(intercept.shape)
+    return coef, intercept

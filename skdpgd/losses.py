@@ -1,0 +1,127 @@
+"""Losses and their public constants.
+
+Each loss names the kernel code that evaluates its derivative and carries the constants that
+the schedules need, all computed from public quantities only (never from the data):
+
+* ``lipschitz(row_bound, n_outputs)``: G, a bound on the norm of one example's gradient for a
+  row whose augmented norm ``||(x, 1)||`` (or ``||x||`` without intercept) is ``row_bound``.
+  The kernels clip every per-example gradient to this norm, so the bound holds by construction;
+  for the logistic losses clipping never changes anything (the bound is a theorem), for the
+  squared loss it is what makes the sensitivity finite.
+* ``smoothness(row_bound, n_outputs)``: M, the smoothness of the average loss (the L2 penalty
+  adds ``alpha``).
+* ``initial_gap(n_outputs, y_bound)``: B >= F(0) - F*, the loss-gap bound at theta_0 = 0.
+
+Notation: rows are clipped to ``||x_i|| <= data_norm``; with an intercept the augmented row
+``(x_i, 1)`` has norm at most ``r = sqrt(data_norm^2 + 1)``, otherwise ``r = data_norm``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import _kernels as K
+
+__all__ = ["Loss", "BinaryLogistic", "MultinomialLogistic", "SquaredError", "get_loss"]
+
+
+@dataclass(frozen=True)
+class Loss:
+    """Base class: a loss, its kernel code and its public constants."""
+
+    name = "loss"
+    code = -1
+
+    def lipschitz(self, row_bound, n_outputs=1):
+        raise NotImplementedError
+
+    def smoothness(self, row_bound, n_outputs=1):
+        raise NotImplementedError
+
+    def initial_gap(self, n_outputs=1, y_bound=None):
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class BinaryLogistic(Loss):
+    """``log(1 + exp(-y z))`` with ``y in {-1, +1}``.
+
+    ``|l'(z)| = 1 / (1 + exp(y z)) <= 1`` so G = r; ``l'' <= 1/4`` so M = r^2 / 4;
+    F(0) = log 2 and F* >= 0 so B = log 2.
+    """
+
+    name = "log_loss"
+    code = K.LOSS_LOGISTIC
+
+    def lipschitz(self, row_bound, n_outputs=1):
+        return float(row_bound)
+
+    def smoothness(self, row_bound, n_outputs=1):
+        return float(row_bound) ** 2 / 4.0
+
+    def initial_gap(self, n_outputs=1, y_bound=None):
+        return math.log(2.0)
+
+
+@dataclass(frozen=True)
+class MultinomialLogistic(Loss):
+    """Softmax cross-entropy over K classes, one weight row per class.
+
+    The gradient with respect to the K x d parameters is ``(p - e_y) x^T`` with
+    ``||p - e_y||^2 = (1 - p_y)^2 + sum_{k != y} p_k^2 <= 2``, so G = sqrt(2) r.
+    The Hessian is ``(diag(p) - p p^T) (x) x x^T`` and ``diag(p) - p p^T`` has largest
+    eigenvalue at most 1/2, so M = r^2 / 2. F(0) = log K and F* >= 0 so B = log K.
+    """
+
+    name = "multinomial_log_loss"
+    code = K.LOSS_MULTINOMIAL
+
+    def lipschitz(self, row_bound, n_outputs=2):
+        return math.sqrt(2.0) * float(row_bound)
+
+    def smoothness(self, row_bound, n_outputs=2):
+        return float(row_bound) ** 2 / 2.0
+
+    def initial_gap(self, n_outputs=2, y_bound=None):
+        return math.log(n_outputs)
+
+
+@dataclass(frozen=True)
+class SquaredError(Loss):
+    """``(z - y)^2 / 2`` with per-example gradients clipped to ``clip_norm``.
+
+    The unclipped gradient ``(z - y) x`` has no bound, so each example's gradient is scaled to
+    norm at most ``clip_norm`` in closed form (its norm is ``|z - y| ||x||``). Clipping turns the
+    loss into a Huber loss in the residual with threshold ``clip_norm / ||x||``; the kernels and
+    the exact solver use that loss, which is ``clip_norm``-Lipschitz. M = r^2 (Hessian x x^T),
+    and with targets clipped to ``|y| <= y_bound``: F(0) <= y_bound^2 / 2 and F* >= 0.
+    """
+
+    clip_norm: float = 1.0
+
+    name = "squared_error"
+    code = K.LOSS_SQUARED
+
+    def lipschitz(self, row_bound, n_outputs=1):
+        return float(self.clip_norm)
+
+    def smoothness(self, row_bound, n_outputs=1):
+        return float(row_bound) ** 2
+
+    def initial_gap(self, n_outputs=1, y_bound=None):
+        if y_bound is None:
+            raise ValueError("the squared loss needs a public bound on |y|.")
+        return float(y_bound) ** 2 / 2.0
+
+
+def get_loss(name, **params):
+    table = {
+        BinaryLogistic.name: BinaryLogistic,
+        MultinomialLogistic.name: MultinomialLogistic,
+        SquaredError.name: SquaredError,
+    }
+    try:
+        return table[name](**params)
+    except KeyError:
+        raise ValueError(f"unknown loss {name!r}; known: {sorted(table)}") from None

@@ -1,0 +1,31 @@
+"""scikit-learn's estimator contract, run over every public estimator."""
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skdpgd import DPLogisticRegression, DPRidge
+
+# Each expected failure with the reason a maintainer can check.
+_WEIGHTS_ABOVE_ONE = (
+    "uses sample weights above 1; the privacy proof bounds each example's contribution by the "
+    "clip norm only for weights in [0, 1], so such weights are rejected with a ValueError"
+)
+_EXPECTED_FAILURES = {
+    "check_sample_weights_list": _WEIGHTS_ABOVE_ONE,
+    "check_sample_weights_not_overwritten": _WEIGHTS_ABOVE_ONE,
+    "check_sample_weight_equivalence_on_dense_data": (
+        _WEIGHTS_ABOVE_ONE + "; besides, integer weights cannot equal repeated rows under DP: "
+        "the noise is calibrated to N, which repeating rows changes"
+    ),
+}
+
+
+def expected_failed_checks(estimator):
+    return _EXPECTED_FAILURES
+
+
+@parametrize_with_checks(
+    [DPLogisticRegression(random_state=0), DPRidge(random_state=0)],
+    expected_failed_checks=expected_failed_checks,
+)
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)

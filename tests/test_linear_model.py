@@ -1,0 +1,249 @@
+"""DPLogisticRegression and DPRidge: utility, privacy attributes, input handling."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import sparse
+from sklearn.datasets import load_breast_cancer, load_iris
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import Normalizer, StandardScaler
+
+from skdpgd import DPLogisticRegression, DPRidge, PrivacyLeakWarning
+from skdpgd.accounting import compose_gdp, gdp_epsilon
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
+    sc = StandardScaler().fit(Xtr)
+    Xtr, Xte = sc.transform(Xtr), sc.transform(Xte)
+    m = np.linalg.norm(Xtr, axis=1).max()  # a preprocessing choice, outside the DP fit
+    return Xtr / m, Xte / m, ytr, yte
+
+
+def unit_rows(X):
+    return X / np.linalg.norm(X, axis=1, keepdims=True).max()
+
+
+# --- utility ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_huge_epsilon_approaches_sklearn_logistic(n_classes):
+    X, y = load_iris(return_X_y=True)
+    if n_classes == 2:
+        X, y = X[y > 0], y[y > 0]
+    X = unit_rows(StandardScaler().fit_transform(X))
+    alpha = 0.05
+    sk = LogisticRegression(C=1.0 / (X.shape[0] * alpha), tol=1e-12, max_iter=10000).fit(X, y)
+
+    def centred(c):  # softmax parameters are identified up to a shift per feature
+        return c if n_classes == 2 else c - c.mean(axis=0)
+
+    errors = []
+    for eps in [1e2, 1e4, 1e6, np.inf]:
+        dp = DPLogisticRegression(epsilon=eps, data_norm=1.0, alpha=alpha,
+                                  random_state=0).fit(X, y)
+        errors.append(np.abs(centred(dp.coef_) - centred(sk.coef_)).max())
+    assert errors[0] > errors[1] > errors[2] > errors[3]
+    assert errors[2] < 1e-2  # eps = 1e6
+    assert errors[3] < 1e-6  # no noise: plain gradient descent converges to sklearn's optimum
+    np.testing.assert_allclose(dp.predict_proba(X), sk.predict_proba(X), atol=1e-6)
+
+
+def test_huge_epsilon_approaches_sklearn_ridge():
+    rng = np.random.default_rng(0)
+    X = unit_rows(rng.normal(size=(400, 5)))
+    y = X @ np.array([1.0, -2.0, 0.5, 0.0, 3.0]) + 0.3 + 0.01 * rng.normal(size=400)
+    alpha = 0.01
+    sk = Ridge(alpha=alpha * X.shape[0]).fit(X, y)
+    errors = []
+    for eps in [1e2, 1e4, 1e6, np.inf]:
+        dp = DPRidge(epsilon=eps, data_norm=1.0, y_bound=5.0, alpha=alpha,
+                     random_state=0).fit(X, y)
+        errors.append(max(np.abs(dp.coef_ - sk.coef_).max(), abs(dp.intercept_ - sk.intercept_)))
+    assert errors[0] > errors[1] > errors[2] > errors[3]
+    assert errors[2] < 2e-2
+    assert errors[3] < 1e-6
+
+
+def test_breast_cancer_eps_one_beats_majority(cancer):
+    Xtr, Xte, ytr, yte = cancer
+    majority = max(np.mean(yte), 1 - np.mean(yte))
+    accs = [DPLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=s).fit(Xtr, ytr)
+            .score(Xte, yte) for s in range(5)]
+    assert np.median(accs) > majority + 0.15
+
+
+def test_accuracy_does_not_fall_as_epsilon_grows(cancer):
+    Xtr, Xte, ytr, yte = cancer
+    med = []
+    for eps in [0.1, 1.0, 10.0]:
+        accs = [DPLogisticRegression(epsilon=eps, data_norm=1.0, random_state=s).fit(Xtr, ytr)
+                .score(Xte, yte) for s in range(7)]
+        med.append(np.median(accs))
+    assert med[0] <= med[1] + 0.01 <= med[2] + 0.02
+    assert med[2] > 0.9
+
+
+# --- privacy attributes -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("Est", [DPLogisticRegression, DPRidge])
+@pytest.mark.parametrize("epsilon,delta", [(0.3, 1e-6), (2.0, 1e-5)])
+def test_privacy_attributes(Est, epsilon, delta, cancer):
+    Xtr, _, ytr, _ = cancer
+    kw = {"y_bound": 1.0} if Est is DPRidge else {}
+    est = Est(epsilon=epsilon, delta=delta, data_norm=1.0, random_state=0, **kw).fit(Xtr, ytr)
+    assert est.epsilon_ <= epsilon
+    assert est.epsilon_ >= epsilon * (1 - 1e-9)
+    assert est.delta_ == delta
+    assert est.mu_ == pytest.approx(compose_gdp(est.noise_multipliers_))
+    assert est.rho_ == pytest.approx(est.mu_ ** 2 / 2)
+    assert gdp_epsilon(delta, est.mu_) == pytest.approx(est.epsilon_)
+    assert est.n_iter_ == len(est.noise_multipliers_) == len(est.step_sizes_)
+    assert est.schedule_ == "uniform"
+    assert est.neighbouring_ == "replace-one"
+    assert est.mechanism_ == "gradient"
+
+
+def test_default_delta_is_far_below_one_over_n(cancer):
+    Xtr, _, ytr, _ = cancer
+    est = DPLogisticRegression(data_norm=1.0, random_state=0).fit(Xtr, ytr)
+    assert est.delta_ == pytest.approx(min(1e-5, 1 / len(ytr) ** 2))
+    assert est.delta_ < 0.01 / len(ytr)
+
+
+def test_infinite_epsilon_adds_no_noise(cancer):
+    Xtr, _, ytr, _ = cancer
+    a = DPLogisticRegression(epsilon=np.inf, data_norm=1.0, random_state=0).fit(Xtr, ytr)
+    b = DPLogisticRegression(epsilon=np.inf, data_norm=1.0, random_state=1).fit(Xtr, ytr)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.epsilon_ == math.inf and np.all(a.noise_multipliers_ == 0)
+
+
+def test_add_remove_neighbouring_halves_the_noise(cancer):
+    Xtr, _, ytr, _ = cancer
+    r = DPLogisticRegression(data_norm=1.0, random_state=0, max_iter=50).fit(Xtr, ytr)
+    a = DPLogisticRegression(data_norm=1.0, random_state=0, max_iter=50,
+                             neighbouring="add_remove").fit(Xtr, ytr)
+    # same budget -> same multipliers; the sensitivity (and so the noise std) halves
+    np.testing.assert_allclose(r.noise_multipliers_, a.noise_multipliers_)
+    assert a.neighbouring_ == "add/remove-one"
+    assert np.linalg.norm(a.coef_) != np.linalg.norm(r.coef_)
+
+
+def test_reproducible_and_inputs_not_mutated(cancer):
+    Xtr, _, ytr, _ = cancer
+    X0, y0 = Xtr.copy(), ytr.copy()
+    w = np.full(len(ytr), 0.5)
+    w0 = w.copy()
+    a = DPLogisticRegression(data_norm=0.5, random_state=3).fit(Xtr, ytr, sample_weight=w)
+    b = DPLogisticRegression(data_norm=0.5, random_state=3).fit(Xtr, ytr, sample_weight=w)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    c = DPLogisticRegression(data_norm=0.5, random_state=4).fit(Xtr, ytr, sample_weight=w)
+    assert not np.array_equal(a.coef_, c.coef_)
+    np.testing.assert_array_equal(Xtr, X0)
+    np.testing.assert_array_equal(ytr, y0)
+    np.testing.assert_array_equal(w, w0)
+
+
+def test_data_norm_inferred_with_warning_and_not_otherwise(cancer):
+    Xtr, _, ytr, _ = cancer
+    with pytest.warns(PrivacyLeakWarning, match="data_norm"):
+        est = DPLogisticRegression(random_state=0).fit(Xtr, ytr)
+    assert est.data_norm_ == pytest.approx(np.linalg.norm(Xtr, axis=1).max())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        DPLogisticRegression(data_norm=1.0, random_state=0).fit(Xtr, ytr)
+        DPRidge(data_norm=1.0, y_bound=1.0, random_state=0).fit(Xtr, ytr)
+    with pytest.warns(PrivacyLeakWarning, match="y_bound"):
+        DPRidge(data_norm=1.0, random_state=0).fit(Xtr, ytr)
+
+
+def test_pipeline_and_multiclass_strings():
+    X, y = load_iris(return_X_y=True)
+    labels = np.array(["setosa", "versicolor", "virginica"])[y]
+    pipe = make_pipeline(StandardScaler(), Normalizer(),
+                         DPLogisticRegression(epsilon=5.0, data_norm=1.0, random_state=0))
+    pipe.fit(X, labels)
+    assert set(pipe.predict(X)) <= set(labels)
+    assert pipe.score(X, labels) > 0.6
+    proba = pipe.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(np.exp(pipe.predict_log_proba(X)), proba, rtol=1e-10)
+    assert list(pipe[-1].classes_) == list(labels[[0, 50, 100]])
+    assert pipe[-1].coef_.shape == (3, 4)
+
+
+# --- bad input ----------------------------------------------------------------------------
+
+BAD_PARAMS = [
+    ({"epsilon": 0.0}, "epsilon"),
+    ({"epsilon": -1.0}, "epsilon"),
+    ({"delta": 0.0}, "delta"),
+    ({"delta": 1.0}, "delta"),
+    ({"delta": 1.5}, "delta"),
+    ({"data_norm": 0.0}, "data_norm"),
+    ({"data_norm": -2.0}, "data_norm"),
+    ({"alpha": -1.0}, "alpha"),
+    ({"schedule": "nope"}, "schedule"),
+    ({"momentum": 1.0}, "momentum"),
+    ({"max_iter": 0}, "max_iter"),
+    ({"neighbouring": "swap"}, "neighbouring"),
+]
+
+
+@pytest.mark.parametrize("Est", [DPLogisticRegression, DPRidge])
+@pytest.mark.parametrize("params,name", BAD_PARAMS)
+def test_bad_parameters(Est, params, name, cancer):
+    Xtr, _, ytr, _ = cancer
+    with pytest.raises(ValueError, match=name):
+        Est(**params).fit(Xtr, ytr)
+
+
+@pytest.mark.parametrize("Est", [DPLogisticRegression, DPRidge])
+def test_bad_data(Est):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(20, 3)), np.arange(20) % 2
+    est = Est(data_norm=1.0, **({"y_bound": 1.0} if Est is DPRidge else {}))
+    Xnan = X.copy()
+    Xnan[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit(Xnan, y)
+    Xinf = X.copy()
+    Xinf[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        est.fit(Xinf, y)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        est.fit(X, y[:-1])
+    with pytest.raises(ValueError, match="2D array"):
+        est.fit(X[:, 0], y)
+    with pytest.raises(ValueError, match="0 sample"):
+        est.fit(X[:0], y[:0])
+    with pytest.raises(TypeError, match="[Ss]parse"):
+        est.fit(sparse.csr_matrix(X), y)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        est.fit(X, y, sample_weight=np.full(20, 2.0))
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        est.fit(X, y, sample_weight=-np.ones(20))
+    with pytest.raises(ValueError, match="one entry per sample"):
+        est.fit(X, y, sample_weight=np.ones(5))
+    with pytest.raises(ValueError, match="zero for every sample"):
+        est.fit(X, y, sample_weight=np.zeros(20))
+    est.fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(X[:, :2])
+
+
+def test_single_class_is_refused():
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    with pytest.raises(ValueError, match="only one class"):
+        DPLogisticRegression(data_norm=1.0).fit(X, np.ones(10))
+    with pytest.raises(ValueError, match="Unknown label type|continuous"):
+        DPLogisticRegression(data_norm=1.0).fit(X, np.linspace(0, 1, 10))
