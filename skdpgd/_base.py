@@ -40,6 +40,7 @@ COMMON_CONSTRAINTS = {
     "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "alpha": [Interval(numbers.Real, 0, None, closed="left")],
     "fit_intercept": ["boolean"],
+    "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
     "schedule": [StrOptions(schedule_names()), HasMethods(["plan"])],
     "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
     "momentum": [Interval(numbers.Real, 0, 1, closed="left")],
@@ -114,9 +115,11 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     delta = default_delta(n) if est.delta is None else float(est.delta)
     alpha = float(est.alpha)
     fit_intercept = bool(est.fit_intercept)
+    # the intercept's column holds the constant c = intercept_scaling * data_norm
+    c = float(est.intercept_scaling) * data_norm if fit_intercept else 1.0
 
     # --- public constants (never from the data, except data_norm/y_bound with a warning) ---
-    row_bound = math.sqrt(data_norm ** 2 + (1.0 if fit_intercept else 0.0))
+    row_bound = math.sqrt(data_norm ** 2 + c * c) if fit_intercept else data_norm
     G = loss.lipschitz(row_bound, n_outputs)
     problem = Problem(
         n_samples=n,
@@ -138,20 +141,28 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     z = accountant.calibrate(plan.noise_multipliers, epsilon, delta)
 
     # --- kernel ---
+    # The kernels put 1 in the intercept's column. The problem with column c is the same
+    # problem in the coordinates w' = c w, b' = c b~ on rows x / c: losses, clipping and
+    # sensitivity (G' = G / c) match, the penalty becomes alpha / c^2 and a step 1/M becomes
+    # c^2 / M, so the kernel runs there and w = w' / c maps back (b' is the intercept).
     gen = _generator(est.random_state)
     Xc = np.ascontiguousarray(X, dtype=np.float64)
     yc = np.ascontiguousarray(y, dtype=np.float64)
-    row_scale, row_norm_aug = _kernels.row_clip_factors(Xc, data_norm, fit_intercept)
+    row_scale, row_norm_aug = _kernels.row_clip_factors(Xc, data_norm / c, fit_intercept)
+    row_scale = row_scale / c
     param = 0.0
     if plan.mechanism == "gradient":
         coef, intercept = _kernels.run_gd_full_batch(
-            Xc, yc, sample_weight, row_scale, row_norm_aug, loss.code, param, G,
-            fit_intercept, alpha, plan.step_sizes, z * problem.sensitivity,
-            problem.momentum, np.zeros((n_outputs, d)), np.zeros(n_outputs), gen)
+            Xc, yc, sample_weight, row_scale, row_norm_aug, loss.code, param, G / c,
+            fit_intercept, alpha / c ** 2, plan.step_sizes * c ** 2,
+            z * problem.sensitivity / c, problem.momentum, np.zeros((n_outputs, d)),
+            np.zeros(n_outputs), gen)
     else:
         coef, intercept = _output_perturbation(
-            Xc, yc, sample_weight, row_scale, row_norm_aug, loss, param, G, fit_intercept,
-            alpha, n_outputs, problem, z[0], plan.solver_tol_factor, gen)
+            Xc, yc, sample_weight, row_scale, row_norm_aug, loss, param, G / c, fit_intercept,
+            alpha / c ** 2, n_outputs, problem.sensitivity / c, z[0], plan.solver_tol_factor,
+            gen)
+    coef = coef / c
 
     # --- what was spent (recomputed from the multipliers actually used) ---
     steps_mu = compose_gdp(z)
@@ -171,23 +182,24 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     return coef, intercept
 
 
-def _output_perturbation(X, y, sw, row_scale, row_norm_aug, loss, param, G, fit_intercept,
-                         alpha, n_outputs, problem, z, tol_factor, gen):
+def _output_perturbation(X, y, sw, row_scale, row_norm_aug, loss, param, clip_norm,
+                         fit_intercept, alpha, n_outputs, sensitivity, z, tol_factor, gen):
     """Release ``theta_hat + N(0, (z * Delta_out)^2 I)``.
 
-    Sensitivity of the exact minimiser of the alpha-strongly convex F (intercept penalised
-    too, so that F is strongly convex in every coordinate): ``problem.sensitivity / (N alpha)``,
-    i.e. ``2G/(N alpha)`` replace-one and ``G/(N alpha)`` add/remove-one. The solver stops at
-    ``||grad F|| <= g`` so each of the two neighbouring solutions is within ``g/alpha`` of its
-    exact minimiser: ``Delta_out = sensitivity / (N alpha) + 2 g / alpha``.
+    ``sensitivity`` is that of the gradient sum (2G replace-one, G add/remove-one). The exact
+    minimiser of the alpha-strongly convex F (intercept penalised too, so that F is strongly
+    convex in every coordinate) moves by at most ``sensitivity / (N alpha)`` between
+    neighbours. The solver stops at ``||grad F|| <= g`` so each of the two neighbouring
+    solutions is within ``g / alpha`` of its exact minimiser:
+    ``Delta_out = sensitivity / (N alpha) + 2 g / alpha``.
     """
     if alpha <= 0:
         raise ValueError("output perturbation needs alpha > 0 (strong convexity).")
     n = X.shape[0]
-    g = tol_factor * problem.sensitivity / n
-    coef, intercept = solve_regularised(X, y, sw, row_scale, row_norm_aug, loss.code, param, G,
-                                        fit_intercept, alpha, alpha, n_outputs, g)
-    delta_out = problem.sensitivity / (n * alpha) + 2.0 * g / alpha
+    g = tol_factor * sensitivity / n
+    coef, intercept = solve_regularised(X, y, sw, row_scale, row_norm_aug, loss.code, param,
+                                        clip_norm, fit_intercept, alpha, alpha, n_outputs, g)
+    delta_out = sensitivity / (n * alpha) + 2.0 * g / alpha
     std = z * delta_out
     if std > 0:
         coef = coef + std * gen.standard_normal(coef.shape)

@@ -128,7 +128,14 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
         ``alpha = 1 / (N C)`` matches scikit-learn's ``LogisticRegression(C=C)``.
 
     fit_intercept : bool, default=True
-        Whether to fit an intercept (it enters the row-norm bound as an extra coordinate 1).
+        Whether to fit an intercept.
+
+    intercept_scaling : float, default=0.5
+        The intercept is learnt as the weight of a constant column equal to
+        ``intercept_scaling * data_norm``. That column enters every example's gradient norm,
+        so a value below 1 lowers the sensitivity ``sqrt(data_norm**2 + c**2)`` (less noise for
+        the same epsilon) at the price of a slower-moving intercept. The fitted ``intercept_``
+        is the effective intercept either way.
 {_SCHEDULE_PARAMS_DOC}
     Attributes
     ----------
@@ -156,8 +163,8 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
     -----
     **Privacy.** Each step releases the sum of per-example gradients plus Gaussian noise.
     Rows are scaled to norm at most ``data_norm``, so one example's gradient has norm at most
-    ``G = sqrt(data_norm**2 + 1)`` (without intercept: ``data_norm``), times ``sqrt(2)`` for the
-    multinomial loss; sample weights must lie in [0, 1]. The sum's sensitivity is ``2G``
+    ``G = sqrt(data_norm**2 + c**2)`` with ``c = intercept_scaling * data_norm`` (without
+    intercept: ``data_norm``), times ``sqrt(2)`` for the multinomial loss; sample weights must lie in [0, 1]. The sum's sensitivity is ``2G``
     (replace-one, the default) or ``G`` (add/remove-one). The steps compose exactly as Gaussian
     DP, and epsilon is the exact (epsilon, delta) curve of that composition. What is public:
     ``data_norm``, N, the number of features and classes, the hyperparameters. The class labels
@@ -186,13 +193,14 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
     """
 
     def __init__(self, epsilon=1.0, delta=None, data_norm=None, alpha=1e-3, fit_intercept=True,
-                 schedule="uniform", max_iter="auto", momentum=0.0, neighbouring="replace",
-                 random_state=None):
+                 intercept_scaling=0.5, schedule="uniform", max_iter="auto", momentum=0.0,
+                 neighbouring="replace", random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
         self.alpha = alpha
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.schedule = schedule
         self.max_iter = max_iter
         self.momentum = momentum
@@ -292,8 +300,8 @@ class DPRidge(RegressorMixin, _DPLinearBase):
 
     clip_norm : float or 'auto', default='auto'
         Per-example gradient clipping norm (the G of the sensitivity). 'auto' uses
-        ``y_bound * sqrt(data_norm**2 + fit_intercept)``, the largest gradient norm at the
-        starting point 0.
+        ``y_bound * sqrt(data_norm**2 + c**2)`` (c the intercept column, 0 without intercept),
+        the largest gradient norm at the starting point 0.
 
     alpha : float, default=1e-3
         L2 penalty on the weights (not the intercept). scikit-learn's ``Ridge(alpha=a)``
@@ -302,6 +310,10 @@ class DPRidge(RegressorMixin, _DPLinearBase):
 
     fit_intercept : bool, default=True
         Whether to fit an intercept.
+
+    intercept_scaling : float, default=0.5
+        The intercept is learnt as the weight of a constant column equal to
+        ``intercept_scaling * data_norm`` (see :class:`DPLogisticRegression`).
 {_SCHEDULE_PARAMS_DOC}
     Attributes
     ----------
@@ -355,8 +367,8 @@ class DPRidge(RegressorMixin, _DPLinearBase):
     }
 
     def __init__(self, epsilon=1.0, delta=None, data_norm=None, y_bound=None, clip_norm="auto",
-                 alpha=1e-3, fit_intercept=True, schedule="uniform", max_iter="auto",
-                 momentum=0.0, neighbouring="replace", random_state=None):
+                 alpha=1e-3, fit_intercept=True, intercept_scaling=0.5, schedule="uniform",
+                 max_iter="auto", momentum=0.0, neighbouring="replace", random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -364,6 +376,7 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         self.clip_norm = clip_norm
         self.alpha = alpha
         self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
         self.schedule = schedule
         self.max_iter = max_iter
         self.momentum = momentum
@@ -393,7 +406,8 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         data_norm = resolve_data_norm(self.data_norm, X)
         y_bound = self._resolve_y_bound(y)
         if self.clip_norm == "auto":
-            clip_norm = y_bound * np.sqrt(data_norm ** 2 + float(self.fit_intercept))
+            c = self.intercept_scaling * data_norm if self.fit_intercept else 0.0
+            clip_norm = y_bound * np.sqrt(data_norm ** 2 + c * c)
         else:
             clip_norm = float(self.clip_norm)
         coef, intercept = fit_full_batch(

@@ -22,6 +22,10 @@ __all__ = [
     "NoisePlan",
     "Schedule",
     "Uniform",
+    "Hong",
+    "PUR",
+    "OutputPerturbation",
+    "Exponential",
     "MAX_AUTO_ITER",
     "get_schedule",
 ]
@@ -31,6 +35,10 @@ __all__ = [
 #: fit costs more time than it gains. ``n_iter_theory_`` on a fitted estimator shows the
 #: uncapped value; pass an integer ``max_iter`` to override.
 MAX_AUTO_ITER = 10_000
+
+
+#: Largest ratio between the noisiest and the least noisy step of a dynamic schedule.
+MAX_SHAPE_RATIO = 1e4
 
 
 @dataclass(frozen=True)
@@ -182,7 +190,215 @@ class Uniform(Schedule):
                          n_iter_theory=theory, schedule=self.name)
 
 
-_SCHEDULES = {cls.name: cls for cls in (Uniform,)}
+def hong_momentum_eta0(beta, kappa):
+    """Largest eta_0 allowed by Hong et al., Theorem 4.5, for momentum beta.
+
+    ``eta_0 <= 8 / (sqrt(1 + 64 beta gamma (gamma - beta)^-2 (1 - beta)^-3) + 1)`` with
+    ``gamma = 1 - eta_0 / kappa``; the right side grows with gamma, which shrinks as eta_0
+    grows, so a fixed-point iteration from gamma = 1 decreases monotonically to the answer.
+    The theorem also needs beta < gamma.
+    """
+    eta0 = 1.0
+    for _ in range(200):
+        gamma = 1.0 - eta0 / kappa if math.isfinite(kappa) else 1.0
+        if gamma <= beta:
+            eta0 *= 0.5
+            continue
+        bound = 8.0 / (math.sqrt(1.0 + 64.0 * beta * gamma / ((gamma - beta) ** 2
+                                                             * (1.0 - beta) ** 3)) + 1.0)
+        if abs(bound - eta0) <= 1e-12 * eta0:
+            return bound
+        eta0 = min(eta0, bound) if bound < eta0 else bound
+    return eta0
+
+
+def hong_momentum_log_influence(T, gamma, beta):
+    """Influence q_i of step i's noise variance on Hong et al.'s momentum bound (Thm 4.5).
+
+    ``U_3 = sum_t gamma^(T-t) b_t^2 sum_{i<=t} beta^(2(t-i)) sigma_i^2`` with
+    ``b_t = (1 - beta) / (1 - beta^t)``, so the weight of ``sigma_i^2`` is
+    ``q_i = sum_{t>=i} gamma^(T-t) b_t^2 beta^(2(t-i))`` (computed backwards, O(T)). Theorem 4.7's
+    two-phase form (rising before T-hat, falling after) is a bound on this sequence.
+    Returned as ``log q`` (the raw values underflow for long runs): with
+    ``q_i = gamma^(T-i) r_i``, ``r_i = b_i^2 + (beta^2 / gamma) r_{i+1}`` stays bounded because
+    the theorem requires beta < gamma.
+    """
+    t = np.arange(1, T + 1, dtype=float)
+    b2 = ((1.0 - beta) / (1.0 - beta ** t)) ** 2
+    r = np.empty(T)
+    acc = 0.0
+    for i in range(T - 1, -1, -1):
+        acc = b2[i] + (beta * beta / gamma) * acc
+        r[i] = acc
+    return (T - t) * math.log(gamma) + np.log(r)
+
+
+@dataclass(frozen=True)
+class Hong(Schedule):
+    """Hong et al. (2022) dynamic schedule: noise variance proportional to ``q_t^(-1/2)``.
+
+    Lemma 4.3: for influences q_t, the noise variances minimising ``sum_t q_t sigma_t^2`` under
+    ``sum_t sigma_t^-2 = R`` are ``sigma_t^2 = (1/R) sum_i sqrt(q_i / q_t)``, i.e. a shape
+    ``sigma_t^2 proportional to q_t^(-1/2)``.
+
+    * Gradient descent (Theorem 4.4): ``q_t = gamma^(T - t)``, so ``sigma_t^2`` is proportional
+      to ``gamma^(t/2)`` (the noise shrinks over the run); ``gamma = 1 - 1/kappa``,
+      ``T = ceil(2 kappa ln(1 + 1/(kappa alpha_H)))``, step 1/M.
+    * Momentum beta > 0 (Theorems 4.5 and 4.7): step ``eta_0 / (2M)`` with the largest eta_0
+      Theorem 4.5 allows, ``gamma = 1 - eta_0 / kappa``,
+      ``T = ceil((2 kappa / eta_0) ln(1 + eta_0 / (kappa alpha_H)))``, influences from the
+      momentum bound (:func:`hong_momentum_log_influence`).
+
+    Needs strong convexity (alpha > 0): without it gamma = 1 and the schedule is undefined.
+    """
+
+    name = "hong"
+
+    def plan(self, problem, mu, max_iter=None):
+        kappa = problem.kappa
+        if math.isinf(kappa):
+            raise ValueError(
+                "the 'hong' schedule needs a strongly convex objective (alpha > 0); "
+                "use schedule='pur' or 'uniform' with alpha=0."
+            )
+        a = problem.hong_alpha(mu)
+        beta = problem.momentum
+        # step eta0 / (2M): eta0 = 2 is gradient descent's 1/M
+        eta0 = 2.0 if beta == 0 else hong_momentum_eta0(beta, kappa)
+        if beta == 0:
+            theory = math.inf if a == 0 else 2.0 * kappa * math.log1p(1.0 / (kappa * a))
+            gamma = 1.0 - 1.0 / kappa
+        else:
+            theory = (math.inf if a == 0
+                      else (2.0 * kappa / eta0) * math.log1p(eta0 / (kappa * a)))
+            gamma = 1.0 - eta0 / kappa
+        T = _resolve_n_iter(theory, max_iter)
+        if beta == 0:
+            logq = (T - np.arange(1, T + 1, dtype=float)) * math.log(gamma)
+        else:
+            logq = hong_momentum_log_influence(T, gamma, beta)
+        # sigma_t^2 ~ q_t^(-1/2)  =>  z_t ~ q_t^(-1/4), relative to the least noisy step.
+        # Steps whose multiplier would exceed MAX_SHAPE_RATIO times the smallest spend under
+        # 1e-8 of the budget; they are capped there (the shape otherwise overflows for long runs).
+        logz = -(logq - logq.max()) / 4.0
+        z = np.exp(np.minimum(logz - logz.min(), math.log(MAX_SHAPE_RATIO)))
+        return NoisePlan(z, np.full(T, eta0 / (2.0 * problem.smoothness)), n_iter_theory=theory,
+                         schedule=self.name)
+
+
+@dataclass(frozen=True)
+class PUR(Schedule):
+    """Fay et al. (2023) data-independent privacy-utility-ratio schedules, step 1/(2M).
+
+    Noise standard deviation on the *mean* gradient (sensitivity of the mean: ``Delta / N``):
+
+    * strongly convex (alpha > 0, Proposition 3c): ``sigma_t = sqrt(2 mu B r^t / d)`` with
+      ``r = 1 - mu / (2M)`` (the noise shrinks geometrically);
+    * convex (alpha = 0, Proposition 3a/4a): ``sigma_t = 4 M sqrt(B) / (sqrt(d) t)``, t = 1, 2, ...
+      (decays as 1/t: the per-step zCDP cost grows as t^2; the text's ``sqrt(d t)`` is a typo).
+
+    The run continues while the budget lasts: steps are added while ``sum z_t^-2 <= mu^2``
+    (``z_t = sigma_t N / Delta``), and the remainder of the budget is spent exactly in a last,
+    less noisy step. T is computed numerically (the paper's closed form drops kappa).
+    ``max_iter`` caps T (the remainder then goes to the last allowed step).
+    """
+
+    name = "pur"
+
+    def log_sigmas(self, problem, T):
+        """log of the paper's noise std on the mean gradient for steps 1..T (log space: the
+        strongly convex schedule underflows within a few thousand steps when kappa is small)."""
+        d = problem.n_params
+        t = np.arange(1, T + 1, dtype=float)
+        if problem.strong_convexity > 0:
+            r = 1.0 - problem.strong_convexity / (2.0 * problem.smoothness)
+            # t = 0, 1, ... in Proposition 3c; one step per t here, the first at t = 0
+            return 0.5 * (math.log(2.0 * problem.strong_convexity * problem.loss_bound / d)
+                          + (t - 1.0) * math.log(r))
+        return math.log(4.0 * problem.smoothness * math.sqrt(problem.loss_bound / d)) - np.log(t)
+
+    def plan(self, problem, mu, max_iter=None):
+        cap = MAX_AUTO_ITER if max_iter is None else int(max_iter)
+        step = np.full(cap, 1.0 / (2.0 * problem.smoothness))
+        if math.isinf(mu):
+            return NoisePlan(np.ones(cap), step, n_iter_theory=math.inf, schedule=self.name)
+        # z_t^-2 of the paper's schedule (increasing in t; inf once it overflows) and its total
+        logz = self.log_sigmas(problem, cap) + math.log(problem.n_samples / problem.sensitivity)
+        with np.errstate(over="ignore"):
+            inv2 = np.exp(-2.0 * logz)
+            cum = np.cumsum(inv2)
+        if cum[-1] < mu * mu:
+            # the budget outlasts the cap: keep the shape, the accountant scales it up
+            return NoisePlan(np.exp(logz), step, n_iter_theory=math.inf, schedule=self.name)
+        n_full = int(np.searchsorted(cum, mu * mu, side="left"))  # steps with cum < mu^2
+        remainder = mu * mu - (cum[n_full - 1] if n_full > 0 else 0.0)
+        z = np.append(np.exp(logz[:n_full]), remainder ** -0.5)  # last step: what is left
+        return NoisePlan(z, step[: n_full + 1], n_iter_theory=float(n_full + 1),
+                         schedule=self.name)
+
+
+@dataclass(frozen=True)
+class OutputPerturbation(Schedule):
+    """Output perturbation: solve the regularised problem exactly, release it plus Gaussian noise.
+
+    The minimiser of an alpha-strongly convex F whose per-example losses are G-Lipschitz moves
+    by at most ``Delta / (N alpha)`` between neighbours (``Delta`` = 2G replace-one, G add/remove).
+    The solver stops at ``||grad F|| <= g`` with ``g = tol * Delta / N``, which adds ``2 g / alpha``
+    to the sensitivity. One Gaussian release: exactly ``1/z``-GDP. The intercept is penalised
+    by alpha as well, so that F is strongly convex in every coordinate.
+
+    Parameters
+    ----------
+    tol : float, default=1e-4
+        Solver tolerance relative to ``Delta / N`` (it costs a factor ``1 + 2 tol`` in noise).
+    """
+
+    tol: float = 1e-4
+
+    name = "output"
+
+    def plan(self, problem, mu, max_iter=None):
+        if problem.strong_convexity <= 0:
+            raise ValueError("the 'output' schedule needs alpha > 0 (strong convexity).")
+        return NoisePlan(np.ones(1), np.zeros(1), mechanism="output", n_iter_theory=0.0,
+                         schedule=self.name, solver_tol_factor=self.tol)
+
+
+@dataclass(frozen=True)
+class Exponential(Schedule):
+    """Noise multipliers ``z_t proportional to decay^t`` (t = 0..T-1), step 1/M.
+
+    ``decay < 1``: the noise shrinks (the per-step GDP ``1/z_t`` grows), which covers Du et
+    al.'s growing-mu_t schedule ``mu_t = rho_mu^(t/T) mu_0`` with ``decay = rho_mu^(-1/T)``.
+    ``decay = 1`` is uniform. The budget is spent exactly by the exact GDP accountant (not
+    by Du et al.'s CLT approximation, which under-reports epsilon).
+
+    Parameters
+    ----------
+    decay : float, default=0.99
+        Ratio between consecutive noise multipliers.
+    n_iter : int or None, default=None
+        T; None takes the uniform schedule's theoretical T.
+    """
+
+    decay: float = 0.99
+    n_iter: int | None = None
+
+    name = "exponential"
+
+    def plan(self, problem, mu, max_iter=None):
+        if not self.decay > 0:
+            raise ValueError(f"decay must be > 0, got {self.decay!r}.")
+        theory = (Uniform.theory_n_iter(problem, mu) if self.n_iter is None
+                  else float(self.n_iter))
+        T = _resolve_n_iter(theory, max_iter if max_iter is not None else self.n_iter)
+        logz = np.arange(T) * math.log(self.decay)
+        z = np.exp(logz - logz.max())
+        return NoisePlan(z, np.full(T, 1.0 / problem.smoothness), n_iter_theory=theory,
+                         schedule=self.name)
+
+
+_SCHEDULES = {cls.name: cls for cls in (Uniform, Hong, PUR, OutputPerturbation, Exponential)}
 
 
 def get_schedule(schedule):

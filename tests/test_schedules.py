@@ -1,0 +1,200 @@
+"""Schedules: shapes against hand computations, the paper-to-code mappings, exact spending."""
+
+import math
+
+import numpy as np
+import pytest
+
+from skdpgd.accounting import GaussianDPAccountant, GaussianSteps, gdp_mu, zcdp_rho
+from skdpgd.schedules import (
+    MAX_AUTO_ITER,
+    PUR,
+    Exponential,
+    Hong,
+    OutputPerturbation,
+    Problem,
+    Uniform,
+    get_schedule,
+    hong_momentum_eta0,
+    hong_momentum_log_influence,
+)
+
+
+def problem(n=500, d=10, alpha=1e-2, G=math.sqrt(2), replace=True, momentum=0.0, B=math.log(2)):
+    return Problem(n_samples=n, n_params=d, sensitivity=(2 * G if replace else G), lipschitz=G,
+                   smoothness=G * G / 4 + alpha, strong_convexity=alpha, loss_bound=B,
+                   momentum=momentum)
+
+
+SCHEDULES = [Uniform(), Hong(), PUR(), Exponential(0.98), Hong(), OutputPerturbation()]
+
+
+# --- the budget is spent exactly -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("schedule", ["uniform", "hong", "pur", "output", "exponential"])
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 8.0])
+@pytest.mark.parametrize("delta", [1e-5, 1e-9])
+@pytest.mark.parametrize("n,d,alpha", [(100, 3, 1e-1), (5000, 50, 1e-3), (10**6, 20, 1e-4)])
+def test_plan_then_calibrate_spends_exactly(schedule, epsilon, delta, n, d, alpha):
+    p = problem(n=n, d=d, alpha=alpha)
+    acc = GaussianDPAccountant()
+    plan = get_schedule(schedule).plan(p, acc.budget(epsilon, delta))
+    z = acc.calibrate(plan.noise_multipliers, epsilon, delta)
+    spent = acc.epsilon(GaussianSteps(z), delta)
+    assert spent <= epsilon
+    assert spent >= epsilon * (1 - 1e-9)
+    assert plan.n_steps <= MAX_AUTO_ITER
+
+
+# --- uniform --------------------------------------------------------------------------------
+
+
+def test_uniform_T_is_hong_theorem_4_2():
+    p = problem(n=1000, d=20, alpha=0.01)
+    mu = 0.5
+    kappa = p.smoothness / 0.01
+    a = 20 * (2 * math.sqrt(2)) ** 2 / (2 * mu ** 2 * p.smoothness * 1000 ** 2 * math.log(2))
+    lg = math.log(1 / (1 - 1 / kappa))
+    T = math.ceil(math.log(1 + lg / a) / lg)
+    plan = Uniform().plan(p, mu)
+    assert plan.n_steps == T
+    assert np.all(plan.noise_multipliers == 1)
+    assert np.allclose(plan.step_sizes, 1 / p.smoothness)
+    # without strong convexity the formula tends to 1 / alpha_H
+    p0 = problem(n=1000, d=20, alpha=0.0)
+    assert Uniform().plan(p0, mu).n_steps == math.ceil(1 / p0.hong_alpha(mu))
+
+
+# --- Hong et al. ----------------------------------------------------------------------------
+
+
+def test_hong_alpha_maps_their_normalisation_onto_ours():
+    """Hong et al. add sigma_t G / N to the mean gradient with sum sigma_t^-2 = R (= 2 rho).
+
+    Our add/remove mean-gradient noise is z_t G / N with sum z_t^-2 = mu^2, so z_t = sigma_t,
+    R = mu^2 and their alpha is ours. Replace-one doubles the sensitivity: G -> 2G.
+    """
+    n, d, G, alpha = 800, 12, 1.3, 0.02
+    M, B = G * G / 4 + alpha, math.log(2)
+    rho = zcdp_rho(4.0, 1e-8)  # their experiment's budget: 0.1963-zCDP
+    R = 2 * rho
+    theirs = d * G ** 2 / (2 * R * M * n ** 2 * B)
+    add_remove = Problem(n, d, G, G, M, alpha, B)
+    replace = Problem(n, d, 2 * G, G, M, alpha, B)
+    assert add_remove.hong_alpha(math.sqrt(R)) == pytest.approx(theirs, rel=1e-12)
+    assert replace.hong_alpha(math.sqrt(R)) == pytest.approx(4 * theirs, rel=1e-12)
+    # and the noise a plan implies on the mean gradient is sigma_t G / N
+    plan = Hong().plan(add_remove, math.sqrt(R))
+    z = GaussianDPAccountant().calibrate(plan.noise_multipliers, 4.0, 1e-8)
+    assert np.sum(z ** -2.0) <= gdp_mu(4.0, 1e-8) ** 2  # exact GDP budget >= zCDP's R
+
+
+def test_hong_gd_shape_and_T_are_theorem_4_4():
+    p = problem(n=2000, d=10, alpha=0.05)
+    mu = 0.7
+    kappa = p.smoothness / 0.05
+    gamma = 1 - 1 / kappa
+    a = p.hong_alpha(mu)
+    plan = Hong().plan(p, mu)
+    assert plan.n_steps == math.ceil(2 * kappa * math.log(1 + 1 / (kappa * a)))
+    # sigma_t^2 proportional to gamma^(t/2): consecutive multipliers shrink by gamma^(1/4)
+    z = plan.noise_multipliers
+    np.testing.assert_allclose(z[1:] / z[:-1], gamma ** 0.25, rtol=1e-12)
+    # Lemma 4.3 closed form for the calibrated values: sigma_t^2 = (1/R) sum_i sqrt(q_i/q_t)
+    T = plan.n_steps
+    q = gamma ** (T - np.arange(1, T + 1))
+    R = mu * mu
+    expected = np.sqrt(np.sum(np.sqrt(q)) / np.sqrt(q) / R)
+    zc = z * math.sqrt(np.sum(z ** -2.0) / R)  # scale to sum z^-2 = R
+    np.testing.assert_allclose(zc, expected, rtol=1e-10)
+    np.testing.assert_allclose(plan.step_sizes, 1 / p.smoothness)
+
+
+def test_hong_momentum_influence_matches_brute_force_double_sum():
+    T, gamma, beta = 40, 0.97, 0.6
+    t = np.arange(1, T + 1)
+    b = (1 - beta) / (1 - beta ** t)
+    q = np.array([sum(gamma ** (T - s) * b[s - 1] ** 2 * beta ** (2 * (s - i))
+                      for s in range(i, T + 1)) for i in range(1, T + 1)])
+    np.testing.assert_allclose(hong_momentum_log_influence(T, gamma, beta), np.log(q),
+                               rtol=1e-12)
+
+
+def test_hong_momentum_step_and_eta0_fixed_point():
+    beta, kappa = 0.5, 200.0
+    eta0 = hong_momentum_eta0(beta, kappa)
+    gamma = 1 - eta0 / kappa
+    bound = 8 / (math.sqrt(1 + 64 * beta * gamma / ((gamma - beta) ** 2 * (1 - beta) ** 3)) + 1)
+    assert eta0 == pytest.approx(bound, rel=1e-10)
+    p = problem(alpha=0.01, momentum=beta)
+    plan = Hong().plan(p, 0.5)
+    np.testing.assert_allclose(plan.step_sizes, hong_momentum_eta0(beta, p.kappa) /
+                               (2 * p.smoothness))
+
+
+def test_hong_and_output_refuse_without_strong_convexity():
+    p = problem(alpha=0.0)
+    with pytest.raises(ValueError, match="strongly convex|alpha > 0"):
+        Hong().plan(p, 1.0)
+    with pytest.raises(ValueError, match="alpha > 0"):
+        OutputPerturbation().plan(p, 1.0)
+
+
+# --- PUR (Fay et al.) ------------------------------------------------------------------------
+
+
+def test_pur_strongly_convex_shape_and_remainder():
+    p = problem(n=20000, d=10, alpha=0.05)
+    mu = 2.0
+    plan = PUR().plan(p, mu)
+    z = plan.noise_multipliers
+    T = len(z)
+    r = 1 - 0.05 / (2 * p.smoothness)
+    # sigma_t on the mean gradient, z_t = sigma_t N / Delta, t = 0, 1, ...
+    sigma = np.sqrt(2 * 0.05 * math.log(2) * r ** np.arange(T - 1) / 10)
+    np.testing.assert_allclose(z[:-1], sigma * 20000 / p.sensitivity, rtol=1e-12)
+    # the budget is exhausted exactly, the last step takes the remainder (noisier or equal)
+    assert np.sum(z ** -2.0) == pytest.approx(mu * mu, rel=1e-12)
+    assert z[-1] >= z[-2] * r ** 0.5 * (1 - 1e-12)
+    np.testing.assert_allclose(plan.step_sizes, 1 / (2 * p.smoothness))
+
+
+def test_pur_convex_shape_decays_as_one_over_t():
+    p = problem(n=20000, d=10, alpha=0.0)
+    plan = PUR().plan(p, 1.5)
+    z = plan.noise_multipliers[:-1]
+    t = np.arange(1, len(z) + 1)
+    expected = 4 * p.smoothness * math.sqrt(math.log(2)) / (math.sqrt(10) * t)
+    np.testing.assert_allclose(z, expected * 20000 / p.sensitivity, rtol=1e-12)
+    assert np.sum(plan.noise_multipliers ** -2.0) == pytest.approx(1.5 ** 2, rel=1e-12)
+
+
+# --- exponential --------------------------------------------------------------------------
+
+
+def test_exponential_shape():
+    p = problem()
+    plan = Exponential(decay=0.95, n_iter=30).plan(p, 1.0)
+    assert plan.n_steps == 30
+    z = plan.noise_multipliers
+    np.testing.assert_allclose(z[1:] / z[:-1], 0.95, rtol=1e-12)
+    # Du et al.: mu_t = rho^(t/T) mu_0  <=>  z_t = z_0 rho^(-t/T): decay = rho^(-1/T)
+    rho_mu = 4.0
+    plan = Exponential(decay=rho_mu ** (-1 / 30), n_iter=30).plan(p, 1.0)
+    assert plan.noise_multipliers[0] / plan.noise_multipliers[-1] == pytest.approx(
+        rho_mu ** (29 / 30))
+
+
+def test_max_iter_overrides_theory():
+    p = problem()
+    for s in [Uniform(), Hong(), Exponential(0.99)]:
+        plan = s.plan(p, 1.0, max_iter=17)
+        assert plan.n_steps == 17
+    assert PUR().plan(problem(n=10**7), 1.0, max_iter=17).n_steps <= 17
+
+
+def test_infinite_budget_runs_the_capped_horizon():
+    p = problem()
+    assert Uniform().plan(p, math.inf).n_steps == MAX_AUTO_ITER
+    assert PUR().plan(p, math.inf).n_steps == MAX_AUTO_ITER
