@@ -148,8 +148,10 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     gen = _generator(est.random_state)
     Xc = np.ascontiguousarray(X, dtype=np.float64)
     yc = np.ascontiguousarray(y, dtype=np.float64)
-    row_scale, row_norm_aug = _kernels.row_clip_factors(Xc, data_norm / c, fit_intercept)
+    # rows clipped to data_norm in the original units, then expressed on rows / c
+    row_scale, clipped_norm = _kernels.row_clip_factors(Xc, data_norm, False)
     row_scale = row_scale / c
+    row_norm_aug = np.sqrt((clipped_norm / c) ** 2 + 1.0) if fit_intercept else clipped_norm
     param = 0.0
     if plan.mechanism == "gradient":
         coef, intercept = _kernels.run_gd_full_batch(

@@ -247,3 +247,41 @@ def test_single_class_is_refused():
         DPLogisticRegression(data_norm=1.0).fit(X, np.ones(10))
     with pytest.raises(ValueError, match="Unknown label type|continuous"):
         DPLogisticRegression(data_norm=1.0).fit(X, np.linspace(0, 1, 10))
+
+
+# --- sensitivity, end to end --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("Est", [DPLogisticRegression, DPRidge])
+@pytest.mark.parametrize("data_norm", [0.05, 1.0, 30.0])
+@pytest.mark.parametrize("intercept_scaling", [0.1, 0.5, 2.0])
+def test_one_step_moves_by_at_most_the_sensitivity(Est, data_norm, intercept_scaling):
+    """Without noise, one step from 0 is ``-eta * S / N``; between neighbouring datasets the
+    released sum S moves by at most 2G (replace-one). Checked in the original coordinates
+    (w, b / c), where G = sqrt(data_norm^2 + c^2) is the bound the noise is calibrated to."""
+    rng = np.random.default_rng(0)
+    n, d = 40, 6
+    X = rng.normal(size=(n, d)) * rng.choice([0.01, 1.0, 100.0], size=(n, 1))
+    y = rng.integers(0, 2, n) if Est is DPLogisticRegression else rng.normal(size=n) * 3
+    kw = {"y_bound": 2.0} if Est is DPRidge else {}
+    c = intercept_scaling * data_norm
+    G = (np.sqrt(data_norm ** 2 + c ** 2) if Est is DPLogisticRegression
+         else 2.0 * np.sqrt(data_norm ** 2 + c ** 2))  # DPRidge: clip_norm = y_bound * row bound
+
+    def one_step(X, y):
+        est = Est(epsilon=np.inf, data_norm=data_norm, intercept_scaling=intercept_scaling,
+                  alpha=0.0, max_iter=1, random_state=0, **kw).fit(X, y)
+        theta = np.append(np.ravel(est.coef_), np.ravel(est.intercept_) / c)
+        return theta, est.step_sizes_[0]
+
+    theta, eta = one_step(X, y)
+    worst = 0.0
+    for i in range(8):
+        X2, y2 = X.copy(), y.copy()
+        X2[i] = rng.normal(size=d) * 1e4
+        y2[i] = 1 - y[i] if Est is DPLogisticRegression else -50.0 * np.sign(y[i])
+        theta2, _ = one_step(X2, y2)
+        moved = np.linalg.norm(theta - theta2) * n / eta
+        worst = max(worst, moved)
+        assert moved <= 2 * G * (1 + 1e-9)
+    assert worst > 0.5 * G  # the test has power: the neighbour does move the sum
