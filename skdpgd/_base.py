@@ -20,7 +20,7 @@ from . import _kernels
 from ._optimize import solve_regularised
 from .accounting import GaussianDPAccountant, GaussianSteps, compose_gdp
 from .exceptions import PrivacyLeakWarning
-from .schedules import Problem, get_schedule, schedule_names
+from .schedules import Problem, auto_alpha, get_schedule, schedule_names
 
 NEIGHBOURING = {"replace": "replace-one", "add_remove": "add/remove-one"}
 
@@ -38,7 +38,8 @@ COMMON_CONSTRAINTS = {
     "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right")],  # inf: no noise
     "delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],
     "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
-    "alpha": [Interval(numbers.Real, 0, None, closed="left")],
+    "alpha": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"auto"})],
+    "row_clip": [StrOptions({"auto", "data_norm"})],
     "fit_intercept": ["boolean"],
     "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
     "schedule": [StrOptions(schedule_names()), HasMethods(["plan"])],
@@ -102,6 +103,42 @@ def _generator(random_state):
     return np.random.default_rng(rs.randint(0, 2**32 - 1, size=4, dtype=np.uint64))
 
 
+#: Row clipping with ``row_clip='auto'``: rows are clipped to ``ROW_CLIP_FACTOR`` times a
+#: private estimate of the mean row norm. Signal per unit of sensitivity is what DP-GD pays
+#: for: clipping at a typical norm instead of the worst-case bound lowers the noise for all
+#: rows at the cost of shrinking the largest ones (calibrated on public benchmark data, see
+#: benchmarks/calibrate_auto.py).
+ROW_CLIP_FACTOR = 0.35
+#: Most of the budget (as a share of mu^2) the norm query may use.
+ROW_CLIP_MAX_SHARE = 0.1
+#: Target relative standard deviation of the norm estimate (assuming a mean norm of at
+#: least a quarter of data_norm); it sets the query's share of the budget when below the cap.
+ROW_CLIP_TARGET_RELATIVE_ERROR = 0.2
+
+
+def private_row_clip(clipped_norms, sample_weight, data_norm, mu_total, gen):
+    """Choose the row-clipping bound from a Gaussian-mechanism estimate of the mean row norm.
+
+    Releases ``S + N(0, (z R)^2)`` with ``S = sum_i w_i min(||x_i||, R)``, ``R = data_norm``,
+    ``w_i`` in [0, 1]. Replacing, adding or removing one example changes S by at most R:
+    the L2 sensitivity is R, so the release is ``1/z``-GDP. Returns ``(bound, z)``;
+    ``bound = ROW_CLIP_FACTOR * m`` where m is the estimate ``S~ / N`` held inside
+    ``[2 sigma, R]`` (``sigma = z R / N``, the estimate's noise: a noise-dominated estimate
+    keeps the bound conservative rather than tiny). ``z`` is None when mu_total is infinite.
+    """
+    n = clipped_norms.shape[0]
+    total = float(np.dot(sample_weight, clipped_norms))
+    if math.isinf(mu_total):
+        return min(data_norm, ROW_CLIP_FACTOR * total / n), None
+    mu_q = min(math.sqrt(ROW_CLIP_MAX_SHARE) * mu_total,
+               4.0 / (ROW_CLIP_TARGET_RELATIVE_ERROR * n))
+    z = 1.0 / mu_q
+    estimate = (total + z * data_norm * gen.standard_normal()) / n
+    sigma = z * data_norm / n
+    m = min(max(estimate, 2.0 * sigma), data_norm)
+    return min(data_norm, ROW_CLIP_FACTOR * m), z
+
+
 def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None):
     """Fit a linear model privately; set the privacy attributes on ``est``.
 
@@ -113,43 +150,55 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     n, d = X.shape
     epsilon = float(est.epsilon)
     delta = default_delta(n) if est.delta is None else float(est.delta)
-    alpha = float(est.alpha)
     fit_intercept = bool(est.fit_intercept)
-    # the intercept's column holds the constant c = intercept_scaling * data_norm
-    c = float(est.intercept_scaling) * data_norm if fit_intercept else 1.0
+    accountant = GaussianDPAccountant()
+    mu_total = accountant.budget(epsilon, delta)
+    gen = _generator(est.random_state)
+    Xc = np.ascontiguousarray(X, dtype=np.float64)
+    yc = np.ascontiguousarray(y, dtype=np.float64)
 
-    # --- public constants (never from the data, except data_norm/y_bound with a warning) ---
-    row_bound = math.sqrt(data_norm ** 2 + c * c) if fit_intercept else data_norm
+    # --- the row-clipping bound: data_norm, or a private typical norm (a prior release) ---
+    row_scale, clipped_norm = _kernels.row_clip_factors(Xc, data_norm, False)
+    prior = []
+    bound = data_norm
+    if est.row_clip == "auto":
+        bound, z_q = private_row_clip(clipped_norm, sample_weight, data_norm, mu_total, gen)
+        if z_q is not None:
+            prior.append(z_q)
+        if bound < data_norm:
+            row_scale, clipped_norm = _kernels.row_clip_factors(Xc, bound, False)
+    mu_left = (math.inf if math.isinf(mu_total)
+               else math.sqrt(mu_total ** 2 - sum(q ** -2.0 for q in prior)))
+
+    # --- public constants (theory, parameters, or released above; never read from the data) ---
+    # the intercept's column holds the constant c = intercept_scaling * bound
+    c = float(est.intercept_scaling) * bound if fit_intercept else 1.0
+    row_bound = math.sqrt(bound ** 2 + c * c) if fit_intercept else bound
     G = loss.lipschitz(row_bound, n_outputs)
+    loss_smoothness = loss.smoothness(row_bound, n_outputs)
+    alpha = auto_alpha(loss_smoothness) if est.alpha == "auto" else float(est.alpha)
     problem = Problem(
         n_samples=n,
         n_params=n_outputs * (d + int(fit_intercept)),
         sensitivity=2.0 * G if est.neighbouring == "replace" else G,
         lipschitz=G,
-        smoothness=loss.smoothness(row_bound, n_outputs) + alpha,
+        smoothness=loss_smoothness + alpha,
         strong_convexity=alpha,
         loss_bound=loss.initial_gap(n_outputs, y_bound),
         momentum=float(est.momentum),
     )
 
-    # --- schedule (shape) -> accountant (scale) ---
+    # --- schedule (shape) -> accountant (scale, composed with the prior release) ---
     schedule = get_schedule(est.schedule)
-    accountant = GaussianDPAccountant()
-    mu_budget = accountant.budget(epsilon, delta)
     max_iter = None if est.max_iter == "auto" else int(est.max_iter)
-    plan = schedule.plan(problem, mu_budget, max_iter)
-    z = accountant.calibrate(plan.noise_multipliers, epsilon, delta)
+    plan = schedule.plan(problem, mu_left, max_iter)
+    z = accountant.calibrate(plan.noise_multipliers, epsilon, delta, prior=prior)
 
     # --- kernel ---
     # The kernels put 1 in the intercept's column. The problem with column c is the same
     # problem in the coordinates w' = c w, b' = c b~ on rows x / c: losses, clipping and
     # sensitivity (G' = G / c) match, the penalty becomes alpha / c^2 and a step 1/M becomes
     # c^2 / M, so the kernel runs there and w = w' / c maps back (b' is the intercept).
-    gen = _generator(est.random_state)
-    Xc = np.ascontiguousarray(X, dtype=np.float64)
-    yc = np.ascontiguousarray(y, dtype=np.float64)
-    # rows clipped to data_norm in the original units, then expressed on rows / c
-    row_scale, clipped_norm = _kernels.row_clip_factors(Xc, data_norm, False)
     row_scale = row_scale / c
     row_norm_aug = np.sqrt((clipped_norm / c) ** 2 + 1.0) if fit_intercept else clipped_norm
     param = 0.0
@@ -166,16 +215,20 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
             gen)
     coef = coef / c
 
-    # --- what was spent (recomputed from the multipliers actually used) ---
-    steps_mu = compose_gdp(z)
+    # --- what was spent (recomputed from every multiplier actually used) ---
+    all_z = np.concatenate([prior, z])
+    steps_mu = compose_gdp(all_z)
     est.noise_multipliers_ = z
+    est.row_clip_ = bound
+    est.row_clip_noise_multiplier_ = prior[0] if prior else None
+    est.clip_norm_ = G
     est.n_iter_ = plan.n_steps if plan.mechanism == "gradient" else 0
     est.n_iter_theory_ = plan.n_iter_theory
     est.step_sizes_ = plan.step_sizes if plan.mechanism == "gradient" else np.empty(0)
     est.mu_ = steps_mu
     est.rho_ = steps_mu ** 2 / 2.0
     est.delta_ = delta
-    est.epsilon_ = accountant.epsilon(GaussianSteps(z), delta)
+    est.epsilon_ = accountant.epsilon(GaussianSteps(all_z), delta)
     est.schedule_ = plan.schedule or schedule.name
     est.neighbouring_ = NEIGHBOURING[est.neighbouring]
     est.data_norm_ = data_norm

@@ -142,47 +142,321 @@ def loss_value(loss, z, yi, param, clip_threshold):
     return np.nan  # no value for this loss code (the solver only uses codes 0-2)
 
 
-# Reassociation lets LLVM vectorise the dot products; no flag that assumes finite values.
+# ---------------------------------------------------------------------------------------------
+# Summing clipped gradients, one tile of rows at a time
+# ---------------------------------------------------------------------------------------------
+#
+# A step's work is split in three stages per tile of rows that fits in L1 (``TILE_BYTES``):
+# (1) the margins ``z_i = s_i x_i . theta + b``, four rows at a time (vectorised dot products),
+# (2) the derivatives and clip factors of the whole tile as flat loops without branches inside
+# (they vectorise, exponential included), (3) ``sum_i f_i s_i x_i``, four rows at a time, while
+# the tile is still in L1. So X is read once from memory per step, and nothing is called per row.
+
+#: Bytes of X per tile (L1 is 32 KiB); a tile has between 4 and ``TILE_MAX`` rows.
+TILE_BYTES = 16384
+TILE_MAX = 256
+
+# Flags of the row-summing kernels: reassociation lets LLVM vectorise the dot products. No flag
+# that assumes finite values (an overflowing exponential must stay an infinity).
 _FASTMATH = {"reassoc", "contract", "nsz", "arcp"}
+# Flags of the derivative stage: no reassociation, which would fold the rounding trick of the
+# exponential, ``(a + R) - R -> a``, and merge the two halves of ln 2.
+_EXACT = {"contract"}
+
+# exp(u) = 2^k e^x with k = round(u / ln 2) and |x| <= ln(2) / 2 (Cody and Waite).
+_LOG2E = 1.4426950408889634
+_ROUND = 6755399441055744.0  # 1.5 * 2^52: u + _ROUND holds round(u) in its low mantissa bits
+_ROUND_BITS = 0x4338000000000000  # the int64 bits of _ROUND
+_LN2_HI = 0.6931471803691238  # ln 2 = _LN2_HI + _LN2_LO; k * _LN2_HI is exact for |k| < 2^20
+_LN2_LO = 1.9082149292705877e-10
+_EXP_ARG_MAX = 708.0  # arguments are clamped to +-708, where e^u and 2^k are normal numbers
+# Taylor coefficients 1/n!, n = 2..12: the remainder on |x| <= ln(2)/2 is below 2.5e-16 relative.
+_C2 = 1.0 / 2.0
+_C3 = 1.0 / 6.0
+_C4 = 1.0 / 24.0
+_C5 = 1.0 / 120.0
+_C6 = 1.0 / 720.0
+_C7 = 1.0 / 5040.0
+_C8 = 1.0 / 40320.0
+_C9 = 1.0 / 362880.0
+_C10 = 1.0 / 3628800.0
+_C11 = 1.0 / 39916800.0
+_C12 = 1.0 / 479001600.0
+
+
+def tile_rows(n_features):
+    """Rows per tile for ``n_features`` columns (a multiple of 4 in [4, TILE_MAX])."""
+    return min(TILE_MAX, max(4, TILE_BYTES // (8 * max(n_features, 1)) // 4 * 4))
+
+
+@njit(cache=True, fastmath=_EXACT)
+def _tile_factors(loss, param, clip_norm, nb, n_out, Z, yt, wt, at, F, U, P, Pbits):
+    """``F[r] = w_r min(1, clip_norm / ||g_r||) l'(Z[r])`` for the ``nb`` rows of a tile.
+
+    Row r's margins and factors are ``Z[r*n_out : (r+1)*n_out]`` and ``F[...]`` (flat);
+    ``yt``, ``wt``, ``at`` hold the rows' labels, weights and augmented norms. Row r's
+    gradient is ``l'(z_r) x~_r``, so ``||g_r|| = ||l'(z_r)|| at[r]``, and the contribution
+    ``F[r] x~_r`` has norm ``<= wt[r] * clip_norm``: the clip uses the very values of F that
+    are accumulated. ``U``, ``P`` (and ``Pbits``, an int64 view of ``P``) are scratch.
+    Losses other than the multinomial need ``n_out == 1``; unknown codes give NaN.
+    """
+    if loss == LOSS_LOGISTIC or loss == LOSS_MULTINOMIAL:
+        m = nb * n_out
+        if loss == LOSS_LOGISTIC:
+            for r in range(nb):
+                U[r] = yt[r] * Z[r]
+        else:
+            for r in range(nb):
+                mx = Z[r * n_out]
+                for k in range(1, n_out):
+                    v = Z[r * n_out + k]
+                    mx = v if v > mx else mx
+                for k in range(n_out):
+                    U[r * n_out + k] = Z[r * n_out + k] - mx
+        # U <- exp(U), branch free: the three loops vectorise (a NaN stays a NaN)
+        for p in range(m):
+            u = U[p]
+            u = _EXP_ARG_MAX if u > _EXP_ARG_MAX else u
+            u = -_EXP_ARG_MAX if u < -_EXP_ARG_MAX else u
+            kr = u * _LOG2E + _ROUND
+            kf = kr - _ROUND
+            x = (u - kf * _LN2_HI) - kf * _LN2_LO
+            U[p] = 1.0 + x * (1.0 + x * (_C2 + x * (_C3 + x * (_C4 + x * (_C5 + x * (
+                _C6 + x * (_C7 + x * (_C8 + x * (_C9 + x * (_C10 + x * (
+                    _C11 + x * _C12)))))))))))
+            P[p] = kr
+        for p in range(m):
+            Pbits[p] = (Pbits[p] - (_ROUND_BITS - 1023)) << 52  # the bits of 2^k
+        for p in range(m):
+            U[p] *= P[p]
+        if loss == LOSS_LOGISTIC:
+            # -y / (1 + e^{yz}): an infinite exponential gives -0, no branch needed
+            for r in range(nb):
+                F[r] = -yt[r] / (1.0 + U[r])
+        else:
+            for r in range(nb):
+                tot = 0.0
+                for k in range(n_out):
+                    tot += U[r * n_out + k]
+                c = int(yt[r])
+                for k in range(n_out):
+                    F[r * n_out + k] = U[r * n_out + k] / tot - (1.0 if k == c else 0.0)
+    elif n_out != 1:
+        for p in range(nb * n_out):
+            F[p] = np.nan
+    elif loss == LOSS_SQUARED:
+        for r in range(nb):
+            F[r] = Z[r] - yt[r]
+    elif loss == LOSS_HINGE:
+        for r in range(nb):
+            F[r] = -yt[r] if yt[r] * Z[r] < 1.0 else 0.0
+    elif loss == LOSS_MODIFIED_HUBER:
+        for r in range(nb):
+            t = yt[r] * Z[r]
+            v = -2.0 * yt[r] * (1.0 - t) if t >= -1.0 else -4.0 * yt[r]
+            F[r] = v if t < 1.0 else 0.0
+    elif loss == LOSS_SQUARED_HINGE:
+        for r in range(nb):
+            t = yt[r] * Z[r]
+            F[r] = -2.0 * yt[r] * (1.0 - t) if t < 1.0 else 0.0
+    elif loss == LOSS_HUBER:
+        for r in range(nb):
+            v = Z[r] - yt[r]
+            v = param if v > param else v
+            F[r] = -param if v < -param else v
+    else:
+        for r in range(nb):
+            F[r] = np.nan
+    # per-example clipping, in closed form
+    if n_out == 1:
+        for r in range(nb):
+            dz = F[r]
+            g = abs(dz) * at[r]
+            c = wt[r] * (clip_norm / g) if g > clip_norm else wt[r]
+            F[r] = c * dz
+    else:
+        for r in range(nb):
+            nrm2 = 0.0
+            for k in range(n_out):
+                nrm2 += F[r * n_out + k] * F[r * n_out + k]
+            g = math.sqrt(nrm2) * at[r]
+            c = wt[r] * (clip_norm / g) if g > clip_norm else wt[r]
+            for k in range(n_out):
+                F[r * n_out + k] = c * F[r * n_out + k]
 
 
 @njit(cache=True, fastmath=_FASTMATH)
-def _clipped_sum_rows(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-                      coef, intercept, lo, hi, gcoef, gint):
-    """``sum_{lo <= i < hi} w_i clip(grad_i)`` into (gcoef, gint); each term has norm <= clip_norm.
-
-    One pass over the rows: the margin ``z_i = x~_i . theta`` and then ``l'(z_i) x~_i`` are
-    computed while the row is in cache. ``||grad_i|| = ||l'(z_i)|| ||x~_i||`` in closed form.
-    """
+def _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss, param,
+              clip_norm, coef, intercept, gcoef, gint):
+    """``sum_p w_i clip(grad_i)`` over ``i = rows[p]``, ``lo <= p < hi`` (``i = p`` if ``rows``
+    is empty), written into (gcoef, gint). Each term has norm <= clip_norm."""
     n_out, d = coef.shape
-    z = np.empty(n_out)
-    dz = np.empty(n_out)
+    direct = rows.shape[0] == 0
+    tile = min(TILE_MAX, max(4, TILE_BYTES // (8 * max(d, 1)) // 4 * 4))
+    Z = np.empty(tile * n_out)
+    F = np.empty(tile * n_out)
+    U = np.empty(tile * n_out)
+    P = np.empty(tile * n_out)
+    Pbits = P.view(np.int64)
+    idx = np.empty(tile, np.int64)
+    yb = np.empty(tile)
+    wb = np.empty(tile)
+    ab = np.empty(tile)
+    sb = np.empty(tile)
     for k in range(n_out):
         for j in range(d):
             gcoef[k, j] = 0.0
         gint[k] = 0.0
-    for i in range(lo, hi):
-        s = row_scale[i]
+    for t0 in range(lo, hi, tile):
+        nb = min(tile, hi - t0)
+        if direct:
+            for r in range(nb):
+                idx[r] = t0 + r
+            yt = y[t0:t0 + nb]
+            wt = sample_weight[t0:t0 + nb]
+            at = row_norm_aug[t0:t0 + nb]
+            st = row_scale[t0:t0 + nb]
+        else:
+            for r in range(nb):
+                i = rows[t0 + r]
+                idx[r] = i
+                yb[r] = y[i]
+                wb[r] = sample_weight[i]
+                ab[r] = row_norm_aug[i]
+                sb[r] = row_scale[i]
+            yt = yb
+            wt = wb
+            at = ab
+            st = sb
+        # (1) margins, four rows at a time
         for k in range(n_out):
-            acc = 0.0
-            for j in range(d):
-                acc += X[i, j] * coef[k, j]
-            z[k] = s * acc + intercept[k]
-        loss_derivative(loss, z, y[i], param, dz)
-        nrm2 = 0.0
-        for k in range(n_out):
-            nrm2 += dz[k] * dz[k]
-        gnorm = math.sqrt(nrm2) * row_norm_aug[i]
-        w = sample_weight[i]
-        if gnorm > clip_norm:
-            w = w * (clip_norm / gnorm)
-        for k in range(n_out):
-            f = w * dz[k]
-            fs = f * s
-            if fs != 0.0:
+            ck = coef[k]
+            bk = intercept[k]
+            r = 0
+            while r + 4 <= nb:
+                i0 = idx[r]
+                i1 = idx[r + 1]
+                i2 = idx[r + 2]
+                i3 = idx[r + 3]
+                a0 = 0.0
+                a1 = 0.0
+                a2 = 0.0
+                a3 = 0.0
                 for j in range(d):
-                    gcoef[k, j] += fs * X[i, j]
-            gint[k] += f
+                    c = ck[j]
+                    a0 += X[i0, j] * c
+                    a1 += X[i1, j] * c
+                    a2 += X[i2, j] * c
+                    a3 += X[i3, j] * c
+                Z[r * n_out + k] = st[r] * a0 + bk
+                Z[(r + 1) * n_out + k] = st[r + 1] * a1 + bk
+                Z[(r + 2) * n_out + k] = st[r + 2] * a2 + bk
+                Z[(r + 3) * n_out + k] = st[r + 3] * a3 + bk
+                r += 4
+            while r < nb:
+                i0 = idx[r]
+                a0 = 0.0
+                for j in range(d):
+                    a0 += X[i0, j] * ck[j]
+                Z[r * n_out + k] = st[r] * a0 + bk
+                r += 1
+        # (2) derivatives and clip factors
+        _tile_factors(loss, param, clip_norm, nb, n_out, Z, yt, wt, at, F, U, P, Pbits)
+        # (3) accumulate, four rows at a time
+        for k in range(n_out):
+            gk = gcoef[k]
+            gi = 0.0
+            r = 0
+            while r + 4 <= nb:
+                f0 = F[r * n_out + k]
+                f1 = F[(r + 1) * n_out + k]
+                f2 = F[(r + 2) * n_out + k]
+                f3 = F[(r + 3) * n_out + k]
+                gi += (f0 + f1) + (f2 + f3)
+                f0 *= st[r]
+                f1 *= st[r + 1]
+                f2 *= st[r + 2]
+                f3 *= st[r + 3]
+                if f0 != 0.0 or f1 != 0.0 or f2 != 0.0 or f3 != 0.0:
+                    i0 = idx[r]
+                    i1 = idx[r + 1]
+                    i2 = idx[r + 2]
+                    i3 = idx[r + 3]
+                    for j in range(d):
+                        gk[j] += (f0 * X[i0, j] + f1 * X[i1, j]) + (f2 * X[i2, j]
+                                                                    + f3 * X[i3, j])
+                r += 4
+            while r < nb:
+                f0 = F[r * n_out + k]
+                gi += f0
+                f0 *= st[r]
+                if f0 != 0.0:
+                    i0 = idx[r]
+                    for j in range(d):
+                        gk[j] += f0 * X[i0, j]
+                r += 1
+            gint[k] += gi
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi,
+                  loss, param, clip_norm, coef, intercept, gcoef, gint):
+    """:func:`_sum_rows` for X in CSR form (canonical: sorted indices, no duplicates)."""
+    n_out, d = coef.shape
+    direct = rows.shape[0] == 0
+    tile = TILE_MAX
+    Z = np.empty(tile * n_out)
+    F = np.empty(tile * n_out)
+    U = np.empty(tile * n_out)
+    P = np.empty(tile * n_out)
+    Pbits = P.view(np.int64)
+    idx = np.empty(tile, np.int64)
+    yb = np.empty(tile)
+    wb = np.empty(tile)
+    ab = np.empty(tile)
+    sb = np.empty(tile)
+    for k in range(n_out):
+        for j in range(d):
+            gcoef[k, j] = 0.0
+        gint[k] = 0.0
+    for t0 in range(lo, hi, tile):
+        nb = min(tile, hi - t0)
+        if direct:
+            for r in range(nb):
+                idx[r] = t0 + r
+            yt = y[t0:t0 + nb]
+            wt = sample_weight[t0:t0 + nb]
+            at = row_norm_aug[t0:t0 + nb]
+            st = row_scale[t0:t0 + nb]
+        else:
+            for r in range(nb):
+                i = rows[t0 + r]
+                idx[r] = i
+                yb[r] = y[i]
+                wb[r] = sample_weight[i]
+                ab[r] = row_norm_aug[i]
+                sb[r] = row_scale[i]
+            yt = yb
+            wt = wb
+            at = ab
+            st = sb
+        for r in range(nb):
+            i = idx[r]
+            for k in range(n_out):
+                acc = 0.0
+                for p in range(indptr[i], indptr[i + 1]):
+                    acc += data[p] * coef[k, indices[p]]
+                Z[r * n_out + k] = st[r] * acc + intercept[k]
+        _tile_factors(loss, param, clip_norm, nb, n_out, Z, yt, wt, at, F, U, P, Pbits)
+        for r in range(nb):
+            i = idx[r]
+            for k in range(n_out):
+                f = F[r * n_out + k]
+                fs = f * st[r]
+                if fs != 0.0:
+                    for p in range(indptr[i], indptr[i + 1]):
+                        gcoef[k, indices[p]] += fs * data[p]
+                gint[k] += f
 
 
 @njit(cache=True)
@@ -190,8 +464,9 @@ def _noisy_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_
                   coef, intercept, vcoef, vint, gen):
     """Add the noise to the block sums, then take one (momentum) step: post-processing.
 
-    ``g = (sum_blocks S + N(0, std^2)) / n + alpha * w``; ``v = beta v + (1 - beta) g``;
-    ``theta -= eta * v / (1 - beta^t)`` with ``beta_pow = beta^t``.
+    ``g = (sum_blocks S + N(0, std^2)) / n_norm + alpha * w``; ``v = beta v + (1 - beta) g``;
+    ``theta -= eta * v / (1 - beta^t)`` with ``beta_pow = beta^t``. Blocks are added in
+    order, so the result does not depend on how they were computed.
     """
     n_blocks, n_out, d = gcoef.shape
     corr = 1.0 - beta_pow
@@ -216,21 +491,33 @@ def _noisy_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_
             intercept[k] -= eta * vint[k] / corr
 
 
+# ---------------------------------------------------------------------------------------------
+# Full-batch gradient descent
+# ---------------------------------------------------------------------------------------------
+
 #: Below this many matrix entries a step runs on one thread (a parallel launch costs more).
 PARALLEL_MIN_ENTRIES = 200_000
+#: Rows of X are summed in blocks of at least this many entries (at most MAX_ROW_BLOCKS blocks).
+BLOCK_MIN_ENTRIES = 100_000
+MAX_ROW_BLOCKS = 64
 
 
 def n_row_blocks(n_samples, n_features):
-    """Row blocks a step is split into: fixed by the data shape, not by the thread count,
-    so a fit gives the same numbers on any number of threads. 1 means the serial kernel."""
-    if n_samples * n_features < PARALLEL_MIN_ENTRIES:
-        return 1
-    return int(min(32, max(2, n_samples // 4096)))
+    """Row blocks a step is split into, fixed by the data shape and never by the thread count,
+    so a fit gives the same numbers on any number of threads, serial or parallel."""
+    return int(min(MAX_ROW_BLOCKS, max(1, n_samples * n_features // BLOCK_MIN_ENTRIES)))
+
+
+def use_parallel(n_samples, n_features):
+    """Whether :func:`run_gd_full_batch` runs the parallel kernel (same numbers either way)."""
+    return n_samples * n_features >= PARALLEL_MIN_ENTRIES and n_row_blocks(n_samples,
+                                                                           n_features) > 1
 
 
 @njit(cache=True)
-def gd_full_batch(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-                  fit_intercept, alpha, step_sizes, noise_std, momentum, coef0, intercept0, gen):
+def _gd_serial(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
+               fit_intercept, alpha, step_sizes, noise_std, momentum, coef0, intercept0,
+               n_blocks, gen):
     """Full-batch DP gradient descent on one thread, all T steps in compiled code.
 
     Step t releases ``S_t = sum_i w_i clip(grad_i(theta_t)) + N(0, noise_std[t]^2 I)``:
@@ -238,20 +525,24 @@ def gd_full_batch(X, y, sample_weight, row_scale, row_norm_aug, loss, param, cli
     or clip_norm (add/remove-one). Then, as post-processing, ``g_t = S_t / n + alpha * w``
     (intercept not penalised) and, with momentum beta (Hong et al., Eq. 3, bias-corrected):
     ``v_t = beta v_{t-1} + (1 - beta) g_t``, ``theta_{t+1} = theta_t - step_t v_t / (1 - beta^t)``.
-    ``momentum = 0`` is plain gradient descent. Returns the last iterate (coef, intercept).
+    ``momentum = 0`` is plain gradient descent. The rows are summed in ``n_blocks`` blocks
+    (as the parallel kernel does). Returns the last iterate (coef, intercept).
     """
     n, d = X.shape
     n_out = coef0.shape[0]
     coef = coef0.copy()
     intercept = intercept0.copy()
-    gcoef = np.zeros((1, n_out, d))
-    gint = np.zeros((1, n_out))
+    gcoef = np.zeros((n_blocks, n_out, d))
+    gint = np.zeros((n_blocks, n_out))
     vcoef = np.zeros((n_out, d))
     vint = np.zeros(n_out)
+    rows = np.empty(0, np.int64)
     beta_pow = 1.0
     for t in range(step_sizes.shape[0]):
-        _clipped_sum_rows(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-                          coef, intercept, 0, n, gcoef[0], gint[0])
+        for c in range(n_blocks):
+            _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, c * n // n_blocks,
+                      (c + 1) * n // n_blocks, loss, param, clip_norm, coef, intercept,
+                      gcoef[c], gint[c])
         beta_pow *= momentum
         _noisy_update(gcoef, gint, noise_std[t], float(n), alpha, step_sizes[t], momentum,
                       beta_pow, fit_intercept, coef, intercept, vcoef, vint, gen)
@@ -262,10 +553,10 @@ def gd_full_batch(X, y, sample_weight, row_scale, row_norm_aug, loss, param, cli
 def gd_full_batch_parallel(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
                            fit_intercept, alpha, step_sizes, noise_std, momentum, coef0,
                            intercept0, n_blocks, gen):
-    """:func:`gd_full_batch` with the rows of each step summed in ``n_blocks`` parallel blocks.
+    """:func:`gd_full_batch` with the ``n_blocks`` row blocks of each step summed in parallel.
 
-    Block sums are added in block order, so the result does not depend on the thread count.
-    Same release, same sensitivity.
+    Block sums are added in block order, so the result does not depend on the thread count
+    and equals the serial kernel's with the same ``n_blocks``. Same release, same sensitivity.
     """
     n, d = X.shape
     n_out = coef0.shape[0]
@@ -275,29 +566,39 @@ def gd_full_batch_parallel(X, y, sample_weight, row_scale, row_norm_aug, loss, p
     gint = np.zeros((n_blocks, n_out))
     vcoef = np.zeros((n_out, d))
     vint = np.zeros(n_out)
+    rows = np.empty(0, np.int64)
     beta_pow = 1.0
     for t in range(step_sizes.shape[0]):
         for c in prange(n_blocks):
-            _clipped_sum_rows(X, y, sample_weight, row_scale, row_norm_aug, loss, param,
-                              clip_norm, coef, intercept, c * n // n_blocks,
-                              (c + 1) * n // n_blocks, gcoef[c], gint[c])
+            _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, c * n // n_blocks,
+                      (c + 1) * n // n_blocks, loss, param, clip_norm, coef, intercept,
+                      gcoef[c], gint[c])
         beta_pow *= momentum
         _noisy_update(gcoef, gint, noise_std[t], float(n), alpha, step_sizes[t], momentum,
                       beta_pow, fit_intercept, coef, intercept, vcoef, vint, gen)
     return coef, intercept
 
 
+def gd_full_batch(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
+                  fit_intercept, alpha, step_sizes, noise_std, momentum, coef0, intercept0, gen,
+                  n_blocks=1):
+    """Full-batch DP gradient descent on one thread (see :func:`_gd_serial`)."""
+    return _gd_serial(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
+                      fit_intercept, alpha, step_sizes, noise_std, momentum, coef0, intercept0,
+                      n_blocks, gen)
+
+
 def run_gd_full_batch(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
                       fit_intercept, alpha, step_sizes, noise_std, momentum, coef0, intercept0,
                       gen):
-    """Dispatch to the serial or the parallel kernel by the size of X (same results)."""
+    """Full-batch DP-GD: the serial or the parallel kernel by the size of X (same numbers)."""
     n, d = X.shape
     blocks = n_row_blocks(n, d)
     args = (X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, fit_intercept,
-            alpha, step_sizes, noise_std, momentum, coef0, intercept0)
-    if blocks == 1:
-        return gd_full_batch(*args, gen)
-    return gd_full_batch_parallel(*args, blocks, gen)
+            alpha, step_sizes, noise_std, momentum, coef0, intercept0, blocks, gen)
+    if use_parallel(n, d):
+        return gd_full_batch_parallel(*args)
+    return _gd_serial(*args)
 
 
 @njit(cache=True)

@@ -305,27 +305,34 @@ class GaussianDPAccountant:
         """GDP parameter mu that spends exactly (epsilon, delta): ``sum_t z_t^-2 <= mu^2``."""
         return gdp_mu(epsilon, delta)
 
-    def calibrate(self, shape, epsilon, delta, sampling_rate=1.0):
+    def calibrate(self, shape, epsilon, delta, sampling_rate=1.0, prior=()):
         """Scale ``shape`` (relative multipliers) so the run spends exactly (epsilon, delta).
 
-        Returns the noise multipliers ``z = c * shape``. With ``epsilon = inf`` returns zeros.
-        Closed form: ``c = sqrt(sum shape^-2) / mu``; then the composed delta is recomputed
-        and ``c`` nudged up until ``delta(epsilon) <= delta`` holds in floating point.
+        ``prior`` lists the multipliers of Gaussian releases this fit has already made (e.g. a
+        private statistic used to set the schedule); they are composed with the new steps.
+        Returns the noise multipliers ``z = c * shape``; with ``epsilon = inf``, zeros.
+        Closed form: ``c = sqrt(sum shape^-2 / (mu^2 - sum prior^-2))``; then the composed delta
+        is recomputed and ``c`` nudged up until ``delta(epsilon) <= delta`` holds in floating
+        point.
         """
         if sampling_rate != 1.0:
             raise ValueError("GaussianDPAccountant calibrates full-batch schedules only.")
         shape = np.asarray(shape, dtype=float).ravel()
         if shape.size == 0 or np.any(~np.isfinite(shape)) or np.any(shape <= 0):
             raise ValueError("a schedule shape must be a non-empty array of positive finite values.")
+        prior = np.asarray(prior, dtype=float).ravel()
         mu = self.budget(epsilon, delta)
         if math.isinf(mu):
             return np.zeros_like(shape)
         # Aim a hair (1e-12 relative) inside the budget: the computed delta(epsilon; mu) has
         # rounding noise near 1e-14, and the reported epsilon must never exceed the target.
         mu *= 1.0 - _CALIBRATION_MARGIN
-        c = math.sqrt(np.sum(1.0 / (shape * shape))) / mu
+        left = mu * mu - (compose_gdp(prior) ** 2 if prior.size else 0.0)
+        if not left > 0:
+            raise ValueError("the prior releases already spend the whole budget.")
+        c = math.sqrt(np.sum(1.0 / (shape * shape)) / left)
         z = c * shape
-        while gdp_delta(epsilon, compose_gdp(z)) > delta:
+        while gdp_delta(epsilon, compose_gdp(np.concatenate([prior, z]))) > delta:
             c *= 1 + 1e-14
             z = c * shape
         return z

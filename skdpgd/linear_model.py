@@ -33,13 +33,28 @@ _PRIVACY_PARAMS_DOC = """
         it (per-row clipping) before they touch the model. None infers it from the data as the
         largest row norm and emits a :class:`~skdpgd.PrivacyLeakWarning`, because a bound read
         from the private data is not covered by epsilon.
+
+"""
+
+_ROW_CLIP_DOC = """
+    row_clip : {'auto', 'data_norm'}, default='auto'
+        The norm rows are clipped to during training. 'data_norm' clips to ``data_norm``.
+        'auto' spends a small share of the budget (at most 10% of the GDP mu^2, accounted in
+        ``epsilon_``) on a Gaussian-mechanism estimate of the mean row norm and clips rows to
+        0.35 times it: DP-GD pays noise for the worst-case row, so clipping at a typical norm
+        gives far more signal per unit of noise when most rows are well inside the bound.
+        Prediction always uses the rows as given.
 """
 
 _SCHEDULE_PARAMS_DOC = """
-    schedule : str or Schedule, default='uniform'
-        How the noise is spread over the steps, and how many steps there are. 'uniform':
-        constant noise, T from Hong et al. (2022), Theorem 4.2. A
-        :class:`~skdpgd.schedules.Schedule` instance is accepted too.
+    schedule : str or Schedule, default='auto'
+        How the noise is spread over the steps, how many steps there are and their size.
+        'auto' chooses from public constants only (see :class:`~skdpgd.schedules.Auto`);
+        'uniform': constant noise, T from Hong et al. (2022), Theorem 4.2; 'hong': their
+        dynamic schedule (Theorem 4.4, or 4.7 with momentum); 'pur': Fay et al. (2023)
+        data-independent schedules; 'output': output perturbation; 'exponential':
+        geometrically decaying noise. A :class:`~skdpgd.schedules.Schedule` instance is
+        accepted too. ``schedule_`` tells which one ran.
 
     max_iter : int or 'auto', default='auto'
         Number of gradient steps. 'auto' lets the schedule choose it from theory and public
@@ -68,7 +83,8 @@ _FITTED_PRIVACY_DOC = """
         Delta the guarantee is stated for.
 
     mu_ : float
-        Gaussian-DP parameter of the fit (the whole run is mu-GDP, exactly).
+        Gaussian-DP parameter of the fit (the whole run, including the row-norm query, is
+        mu-GDP, exactly).
 
     rho_ : float
         zCDP parameter (``mu_**2 / 2``).
@@ -95,7 +111,16 @@ _FITTED_PRIVACY_DOC = """
         'replace-one' or 'add/remove-one'.
 
     data_norm_ : float
-        The row-norm bound used.
+        The public row-norm bound.
+
+    row_clip_ : float
+        The norm rows were clipped to during training.
+
+    row_clip_noise_multiplier_ : float or None
+        Noise multiplier of the private mean-norm query (``row_clip='auto'``), else None.
+
+    clip_norm_ : float
+        Bound on one example's gradient norm (the G of the sensitivity).
 
     alpha_ : float
         The L2 penalty used.
@@ -122,9 +147,11 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
 
     Parameters
     ----------
-{_PRIVACY_PARAMS_DOC}
-    alpha : float, default=1e-3
+{_PRIVACY_PARAMS_DOC}{_ROW_CLIP_DOC}
+    alpha : float or 'auto', default='auto'
         L2 penalty on the weights. It also sets the strong convexity the schedules use.
+        'auto' sets it from public constants so that the condition number is
+        ``skdpgd.schedules.AUTO_KAPPA`` (it scales with the squared row bound).
         ``alpha = 1 / (N C)`` matches scikit-learn's ``LogisticRegression(C=C)``.
 
     fit_intercept : bool, default=True
@@ -192,12 +219,13 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
     True
     """
 
-    def __init__(self, epsilon=1.0, delta=None, data_norm=None, alpha=1e-3, fit_intercept=True,
-                 intercept_scaling=0.5, schedule="uniform", max_iter="auto", momentum=0.0,
-                 neighbouring="replace", random_state=None):
+    def __init__(self, epsilon=1.0, delta=None, data_norm=None, row_clip="auto", alpha="auto",
+                 fit_intercept=True, intercept_scaling=0.5, schedule="auto", max_iter="auto",
+                 momentum=0.0, neighbouring="replace", random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
+        self.row_clip = row_clip
         self.alpha = alpha
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
@@ -293,6 +321,11 @@ class DPRidge(RegressorMixin, _DPLinearBase):
     Parameters
     ----------
 {_PRIVACY_PARAMS_DOC}
+    row_clip : {'data_norm', 'auto'}, default='data_norm'
+        As in :class:`DPLogisticRegression`, but the default is 'data_norm': a regression's
+        predictions scale with x, so training on rows clipped below their norm shrinks the
+        fitted function for the rows it clipped.
+
     y_bound : float or None, default=None
         Public bound on ``|y|``; targets are clipped to it. It sets the loss bound
         ``B = y_bound**2 / 2`` and the default clip norm. None infers ``max |y|`` from the data
@@ -300,11 +333,12 @@ class DPRidge(RegressorMixin, _DPLinearBase):
 
     clip_norm : float or 'auto', default='auto'
         Per-example gradient clipping norm (the G of the sensitivity). 'auto' uses
-        ``y_bound * sqrt(data_norm**2 + c**2)`` (c the intercept column, 0 without intercept),
-        the largest gradient norm at the starting point 0.
+        ``y_bound * sqrt(r**2 + c**2)`` with r the row-clipping bound (``row_clip_``) and c the
+        intercept column (0 without intercept): the largest gradient norm at the start, 0.
 
-    alpha : float, default=1e-3
-        L2 penalty on the weights (not the intercept). scikit-learn's ``Ridge(alpha=a)``
+    alpha : float or 'auto', default='auto'
+        L2 penalty on the weights (not the intercept); 'auto' as in
+        :class:`DPLogisticRegression`. scikit-learn's ``Ridge(alpha=a)``
         minimises ``||y - Xw||^2 + a ||w||^2``, which has the same minimiser as ``alpha = a / N``
         here (without clipping).
 
@@ -332,8 +366,6 @@ class DPRidge(RegressorMixin, _DPLinearBase):
     y_bound_ : float
         The target bound used.
 
-    clip_norm_ : float
-        The clipping norm used.
 {_FITTED_PRIVACY_DOC}
     See Also
     --------
@@ -366,12 +398,14 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
     }
 
-    def __init__(self, epsilon=1.0, delta=None, data_norm=None, y_bound=None, clip_norm="auto",
-                 alpha=1e-3, fit_intercept=True, intercept_scaling=0.5, schedule="uniform",
-                 max_iter="auto", momentum=0.0, neighbouring="replace", random_state=None):
+    def __init__(self, epsilon=1.0, delta=None, data_norm=None, row_clip="data_norm", y_bound=None,
+                 clip_norm="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
+                 schedule="auto", max_iter="auto", momentum=0.0, neighbouring="replace",
+                 random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
+        self.row_clip = row_clip
         self.y_bound = y_bound
         self.clip_norm = clip_norm
         self.alpha = alpha
@@ -405,16 +439,12 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
         data_norm = resolve_data_norm(self.data_norm, X)
         y_bound = self._resolve_y_bound(y)
-        if self.clip_norm == "auto":
-            c = self.intercept_scaling * data_norm if self.fit_intercept else 0.0
-            clip_norm = y_bound * np.sqrt(data_norm ** 2 + c * c)
-        else:
-            clip_norm = float(self.clip_norm)
+        clip_norm = None if self.clip_norm == "auto" else float(self.clip_norm)
         coef, intercept = fit_full_batch(
-            self, X, np.clip(y, -y_bound, y_bound), sample_weight, SquaredError(clip_norm), 1,
-            data_norm=data_norm, y_bound=y_bound)
+            self, X, np.clip(y, -y_bound, y_bound), sample_weight,
+            SquaredError(clip_norm=clip_norm, y_bound=y_bound), 1, data_norm=data_norm,
+            y_bound=y_bound)
         self.y_bound_ = y_bound
-        self.clip_norm_ = float(clip_norm)
         self.coef_ = coef[0]
         self.intercept_ = float(intercept[0]) if self.fit_intercept else 0.0
         return self

@@ -91,6 +91,8 @@ class MultinomialLogistic(Loss):
 class SquaredError(Loss):
     """``(z - y)^2 / 2`` with per-example gradients clipped to ``clip_norm``.
 
+    ``clip_norm=None`` uses ``y_bound * row_bound``, the largest gradient norm at theta = 0.
+
     The unclipped gradient ``(z - y) x`` has no bound, so each example's gradient is scaled to
     norm at most ``clip_norm`` in closed form (its norm is ``|z - y| ||x||``). Clipping turns the
     loss into a Huber loss in the residual with threshold ``clip_norm / ||x||``; the kernels and
@@ -98,13 +100,18 @@ class SquaredError(Loss):
     and with targets clipped to ``|y| <= y_bound``: F(0) <= y_bound^2 / 2 and F* >= 0.
     """
 
-    clip_norm: float = 1.0
+    clip_norm: float | None = None
+    y_bound: float | None = None
 
     name = "squared_error"
     code = K.LOSS_SQUARED
 
     def lipschitz(self, row_bound, n_outputs=1):
-        return float(self.clip_norm)
+        if self.clip_norm is not None:
+            return float(self.clip_norm)
+        if self.y_bound is None:
+            raise ValueError("the squared loss needs clip_norm or y_bound.")
+        return float(self.y_bound) * float(row_bound)
 
     def smoothness(self, row_bound, n_outputs=1):
         return float(row_bound) ** 2

@@ -16,17 +16,21 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.signal import lfilter
 
 __all__ = [
     "Problem",
     "NoisePlan",
     "Schedule",
+    "Auto",
     "Uniform",
     "Hong",
     "PUR",
     "OutputPerturbation",
     "Exponential",
     "MAX_AUTO_ITER",
+    "AUTO_KAPPA",
+    "auto_alpha",
     "get_schedule",
 ]
 
@@ -37,8 +41,12 @@ __all__ = [
 MAX_AUTO_ITER = 10_000
 
 
-#: Largest ratio between the noisiest and the least noisy step of a dynamic schedule.
-MAX_SHAPE_RATIO = 1e4
+#: Largest ratio between the noisiest and the least noisy step of Hong's dynamic schedule.
+#: The bound's optimal shape spans orders of magnitude for long runs; its noisiest early steps
+#: spend almost no budget but can throw a logistic model into the flat region of the loss,
+#: where later steps cannot pull it back (measured: accuracy 0.60 instead of 0.80). Capped
+#: steps spend at most 1% of what the least noisy one does.
+MAX_SHAPE_RATIO = 10.0
 
 
 @dataclass(frozen=True)
@@ -152,6 +160,27 @@ def _resolve_n_iter(theory, max_iter):
     return max(1, int(math.ceil(theory)))
 
 
+def argmin_bound(bound, cap, max_points=3000, span=100, refine=100_000):
+    """Integer T minimising a theorem's utility bound ``bound(T)`` (vectorised over T).
+
+    The bound is evaluated on a log-spaced grid over [1, span * cap] and refined over the
+    integers between the grid neighbours of the best point (when there are at most ``refine``
+    of them). Returns ``(T, theory)``: ``theory`` is the minimiser (inf if the bound still
+    decreases at the end of the grid) and ``T`` is it capped at ``cap``.
+    """
+    grid = np.unique(np.round(np.geomspace(1, span * cap, max_points)).astype(np.int64))
+    vals = bound(grid.astype(float))
+    i = int(np.nanargmin(vals))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    if hi - lo <= refine:
+        ts = np.arange(lo, hi + 1)
+        best = int(ts[int(np.nanargmin(bound(ts.astype(float))))])
+    else:
+        best = int(grid[i])
+    theory = math.inf if best >= grid[-1] else float(best)
+    return max(1, min(best, cap)), theory
+
+
 @dataclass(frozen=True)
 class Schedule:
     """Base class for noise schedules (see the module docstring)."""
@@ -164,28 +193,45 @@ class Schedule:
 
 @dataclass(frozen=True)
 class Uniform(Schedule):
-    """The same noise at every step; T from Hong et al., Theorem 4.2; step size 1/M.
+    """The same noise at every step, step size 1/M; T minimises Hong et al.'s bound (Thm 4.2).
 
-    ``T = ln(1 + ln(1/gamma) / alpha_H) / ln(1/gamma)`` with ``gamma = 1 - 1/kappa``; without
-    strong convexity (gamma -> 1) this tends to ``1 / alpha_H``.
+    With ``sigma_t^2 = T / R`` Theorem 4.1's bound on the excess risk (relative to B) is
+    ``E(T) = gamma^T + alpha_H kappa (1 - gamma^T) T`` (``gamma = 1 - 1/kappa``); T is its
+    integer minimiser. The theorem's closed form ``ln(1 + ln(1/gamma)/alpha_H) / ln(1/gamma)``
+    approximates it when ``kappa alpha_H`` is small but tends to ``1/alpha_H`` when the noise
+    dominates (``kappa alpha_H >> 1``), where the bound is smallest near
+    ``1 / (2 kappa alpha_H)`` steps: the closed form would run ~2 kappa times too long.
+    Without strong convexity there is no bound; T is the closed form's limit ``1/alpha_H``.
     """
 
     name = "uniform"
 
     @staticmethod
-    def theory_n_iter(problem, mu):
+    def bound(problem, mu):
+        """Theorem 4.1/4.2's bound E(T) for the uniform schedule (vectorised over T)."""
+        a = problem.hong_alpha(mu)
+        log_gamma = math.log1p(-1.0 / problem.kappa)
+
+        def E(T):
+            g = np.exp(T * log_gamma)
+            return g + a * problem.kappa * (1.0 - g) * T
+
+        return E
+
+    @classmethod
+    def n_iter(cls, problem, mu, max_iter=None):
+        """(T, theory): the bound's minimiser capped at MAX_AUTO_ITER, or ``max_iter``."""
         a = problem.hong_alpha(mu)
         if a == 0.0:
-            return math.inf
-        kappa = problem.kappa
-        if math.isinf(kappa):
-            return 1.0 / a
-        lg = -math.log1p(-1.0 / kappa)  # ln(1/gamma)
-        return math.log1p(lg / a) / lg
+            theory = math.inf
+        elif math.isinf(problem.kappa):
+            theory = 1.0 / a
+        else:
+            theory = argmin_bound(cls.bound(problem, mu), MAX_AUTO_ITER)[1]
+        return _resolve_n_iter(theory, max_iter), theory
 
     def plan(self, problem, mu, max_iter=None):
-        theory = self.theory_n_iter(problem, mu)
-        T = _resolve_n_iter(theory, max_iter)
+        T, theory = self.n_iter(problem, mu, max_iter)
         return NoisePlan(np.ones(T), np.full(T, 1.0 / problem.smoothness),
                          n_iter_theory=theory, schedule=self.name)
 
@@ -225,11 +271,8 @@ def hong_momentum_log_influence(T, gamma, beta):
     """
     t = np.arange(1, T + 1, dtype=float)
     b2 = ((1.0 - beta) / (1.0 - beta ** t)) ** 2
-    r = np.empty(T)
-    acc = 0.0
-    for i in range(T - 1, -1, -1):
-        acc = b2[i] + (beta * beta / gamma) * acc
-        r[i] = acc
+    # r_i = b2_i + rho r_{i+1}: a first-order recursion run backwards (scipy's C filter)
+    r = lfilter([1.0], [1.0, -(beta * beta / gamma)], b2[::-1])[::-1]
     return (T - t) * math.log(gamma) + np.log(r)
 
 
@@ -242,17 +285,49 @@ class Hong(Schedule):
     ``sigma_t^2 proportional to q_t^(-1/2)``.
 
     * Gradient descent (Theorem 4.4): ``q_t = gamma^(T - t)``, so ``sigma_t^2`` is proportional
-      to ``gamma^(t/2)`` (the noise shrinks over the run); ``gamma = 1 - 1/kappa``,
-      ``T = ceil(2 kappa ln(1 + 1/(kappa alpha_H)))``, step 1/M.
+      to ``gamma^(t/2)`` (the noise shrinks over the run), ``gamma = 1 - 1/kappa``, step 1/M.
+      The bound is ``E(T) = gamma^T + alpha_H (sum_t gamma^((T-t)/2))^2`` and T is its integer
+      minimiser. (The theorem's closed form ``2 kappa ln(1 + 1/(kappa alpha_H))`` tends to
+      ``2/alpha_H`` when the noise dominates, where the bound is smallest near
+      ``1/(2 kappa alpha_H)``.)
     * Momentum beta > 0 (Theorems 4.5 and 4.7): step ``eta_0 / (2M)`` with the largest eta_0
-      Theorem 4.5 allows, ``gamma = 1 - eta_0 / kappa``,
-      ``T = ceil((2 kappa / eta_0) ln(1 + eta_0 / (kappa alpha_H)))``, influences from the
-      momentum bound (:func:`hong_momentum_log_influence`).
+      Theorem 4.5 allows, ``gamma = 1 - eta_0 / kappa``, influences from the momentum bound
+      (:func:`hong_momentum_log_influence`; Theorem 4.7's two-phase form bounds them), and T
+      minimises ``gamma^T + 2 eta_0 alpha_H (sum_t sqrt(q_t))^2`` (Lemma 4.3 applied to the
+      noise term of Theorem 4.5).
 
     Needs strong convexity (alpha > 0): without it gamma = 1 and the schedule is undefined.
     """
 
     name = "hong"
+
+    @staticmethod
+    def gd_bound(problem, mu):
+        a = problem.hong_alpha(mu)
+        log_gamma = math.log1p(-1.0 / problem.kappa)
+        sg = math.exp(0.5 * log_gamma)
+
+        def E(T):
+            return (np.exp(T * log_gamma)
+                    + a * ((1.0 - np.exp(0.5 * T * log_gamma)) / (1.0 - sg)) ** 2)
+
+        return E
+
+    @staticmethod
+    def momentum_bound(problem, mu, eta0):
+        a = problem.hong_alpha(mu)
+        gamma = 1.0 - eta0 / problem.kappa
+        beta = problem.momentum
+
+        def E(Ts):
+            out = np.empty(len(Ts))
+            for k, T in enumerate(Ts):
+                logq = hong_momentum_log_influence(int(T), gamma, beta)
+                s = np.sum(np.exp(0.5 * logq))
+                out[k] = gamma ** T + 2.0 * eta0 * a * s * s
+            return out
+
+        return E
 
     def plan(self, problem, mu, max_iter=None):
         kappa = problem.kappa
@@ -265,21 +340,23 @@ class Hong(Schedule):
         beta = problem.momentum
         # step eta0 / (2M): eta0 = 2 is gradient descent's 1/M
         eta0 = 2.0 if beta == 0 else hong_momentum_eta0(beta, kappa)
-        if beta == 0:
-            theory = math.inf if a == 0 else 2.0 * kappa * math.log1p(1.0 / (kappa * a))
-            gamma = 1.0 - 1.0 / kappa
+        # GD with step 1/M contracts by 1 - 1/kappa (Theorem 4.4); Theorem 4.5's momentum
+        # rate is 1 - eta0/kappa
+        gamma = 1.0 - 1.0 / kappa if beta == 0 else 1.0 - eta0 / kappa
+        if a == 0.0:
+            theory = math.inf
+        elif beta == 0:
+            theory = argmin_bound(self.gd_bound(problem, mu), MAX_AUTO_ITER)[1]
         else:
-            theory = (math.inf if a == 0
-                      else (2.0 * kappa / eta0) * math.log1p(eta0 / (kappa * a)))
-            gamma = 1.0 - eta0 / kappa
+            theory = argmin_bound(self.momentum_bound(problem, mu, eta0), MAX_AUTO_ITER,
+                                  max_points=60, span=1, refine=0)[1]
         T = _resolve_n_iter(theory, max_iter)
         if beta == 0:
             logq = (T - np.arange(1, T + 1, dtype=float)) * math.log(gamma)
         else:
             logq = hong_momentum_log_influence(T, gamma, beta)
         # sigma_t^2 ~ q_t^(-1/2)  =>  z_t ~ q_t^(-1/4), relative to the least noisy step.
-        # Steps whose multiplier would exceed MAX_SHAPE_RATIO times the smallest spend under
-        # 1e-8 of the budget; they are capped there (the shape otherwise overflows for long runs).
+        # Multipliers are capped at MAX_SHAPE_RATIO times the smallest (see its comment).
         logz = -(logq - logq.max()) / 4.0
         z = np.exp(np.minimum(logz - logz.min(), math.log(MAX_SHAPE_RATIO)))
         return NoisePlan(z, np.full(T, eta0 / (2.0 * problem.smoothness)), n_iter_theory=theory,
@@ -378,7 +455,7 @@ class Exponential(Schedule):
     decay : float, default=0.99
         Ratio between consecutive noise multipliers.
     n_iter : int or None, default=None
-        T; None takes the uniform schedule's theoretical T.
+        T; None takes the uniform schedule's T (the minimiser of its bound).
     """
 
     decay: float = 0.99
@@ -389,7 +466,7 @@ class Exponential(Schedule):
     def plan(self, problem, mu, max_iter=None):
         if not self.decay > 0:
             raise ValueError(f"decay must be > 0, got {self.decay!r}.")
-        theory = (Uniform.theory_n_iter(problem, mu) if self.n_iter is None
+        theory = (Uniform.n_iter(problem, mu)[1] if self.n_iter is None
                   else float(self.n_iter))
         T = _resolve_n_iter(theory, max_iter if max_iter is not None else self.n_iter)
         logz = np.arange(T) * math.log(self.decay)
@@ -398,7 +475,52 @@ class Exponential(Schedule):
                          schedule=self.name)
 
 
-_SCHEDULES = {cls.name: cls for cls in (Uniform, Hong, PUR, OutputPerturbation, Exponential)}
+#: ``alpha='auto'`` sets the L2 penalty so that the condition number is ``AUTO_KAPPA``:
+#: ``alpha = M_loss / (AUTO_KAPPA - 1)`` with M_loss the loss's smoothness bound. The penalty
+#: then scales with the squared row bound (as the loss's curvature does), and the number of
+#: steps follows from Hong et al.'s theory for that kappa and the budget. Calibrated on public
+#: benchmark data (benchmarks/calibrate_auto.py).
+AUTO_KAPPA = 20.0
+#: ``schedule='auto'`` uses Hong et al.'s dynamic schedule when ``kappa * alpha_H`` (the noise
+#: of the whole budget relative to the problem's curvature) is below this, and the uniform
+#: schedule otherwise: with so much noise that theory asks for a handful of steps, spreading
+#: the budget unevenly over them costs more than it gains (measured, benchmarks/).
+AUTO_DYNAMIC_THRESHOLD = 0.3
+
+
+def auto_alpha(loss_smoothness):
+    """``alpha='auto'``: the L2 penalty giving condition number ``AUTO_KAPPA``."""
+    return float(loss_smoothness) / (AUTO_KAPPA - 1.0)
+
+
+@dataclass(frozen=True)
+class Auto(Schedule):
+    """The default: picks a schedule from public constants only, never from the data.
+
+    Rule: with strong convexity, Hong et al.'s dynamic schedule if
+    ``kappa * alpha_H < AUTO_DYNAMIC_THRESHOLD`` and the uniform schedule otherwise, each with
+    the number of steps its theorem gives; without strong convexity (alpha = 0), the uniform
+    schedule. The fitted estimator's ``schedule_`` says which one ran. Choosing the schedule,
+    T or the step size by cross-validation on the private data would leak privacy; this rule
+    only reads N, the dimension, the loss constants and the budget.
+    """
+
+    name = "auto"
+
+    def choose(self, problem, mu):
+        kappa = problem.kappa
+        if math.isinf(kappa) or math.isinf(mu):
+            return Uniform()
+        if kappa * problem.hong_alpha(mu) < AUTO_DYNAMIC_THRESHOLD:
+            return Hong()
+        return Uniform()
+
+    def plan(self, problem, mu, max_iter=None):
+        return self.choose(problem, mu).plan(problem, mu, max_iter)
+
+
+_SCHEDULES = {cls.name: cls
+              for cls in (Auto, Uniform, Hong, PUR, OutputPerturbation, Exponential)}
 
 
 def get_schedule(schedule):

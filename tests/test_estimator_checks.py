@@ -19,7 +19,19 @@ _EXPECTED_FAILURES = {
 }
 
 
+_RIDGE_EXPECTED_FAILURES = {
+    "check_regressors_train": (
+        "asserts R^2 > 0.5 on 200 rows of make_regression at our default epsilon=1; "
+        "the Gaussian noise that epsilon=1 needs on 200 rows keeps the private fit near "
+        "R^2 = 0.05-0.1 (it passes only from roughly epsilon=10 on). DPLogisticRegression "
+        "passes the classifier counterpart at epsilon=1"
+    ),
+}
+
+
 def expected_failed_checks(estimator):
+    if isinstance(estimator, DPRidge):
+        return {**_EXPECTED_FAILURES, **_RIDGE_EXPECTED_FAILURES}
     return _EXPECTED_FAILURES
 
 

@@ -47,8 +47,8 @@ def test_huge_epsilon_approaches_sklearn_logistic(n_classes):
 
     errors = []
     for eps in [1e2, 1e4, 1e6, np.inf]:
-        dp = DPLogisticRegression(epsilon=eps, data_norm=1.0, alpha=alpha,
-                                  random_state=0).fit(X, y)
+        dp = DPLogisticRegression(epsilon=eps, data_norm=1.0, row_clip="data_norm",
+                                  alpha=alpha, random_state=0).fit(X, y)
         errors.append(np.abs(centred(dp.coef_) - centred(sk.coef_)).max())
     assert errors[0] > errors[1] > errors[2] > errors[3]
     assert errors[2] < 1e-2  # eps = 1e6
@@ -64,8 +64,8 @@ def test_huge_epsilon_approaches_sklearn_ridge():
     sk = Ridge(alpha=alpha * X.shape[0]).fit(X, y)
     errors = []
     for eps in [1e2, 1e4, 1e6, np.inf]:
-        dp = DPRidge(epsilon=eps, data_norm=1.0, y_bound=5.0, alpha=alpha,
-                     random_state=0).fit(X, y)
+        dp = DPRidge(epsilon=eps, data_norm=1.0, row_clip="data_norm", y_bound=5.0,
+                     alpha=alpha, random_state=0).fit(X, y)
         errors.append(max(np.abs(dp.coef_ - sk.coef_).max(), abs(dp.intercept_ - sk.intercept_)))
     assert errors[0] > errors[1] > errors[2] > errors[3]
     assert errors[2] < 2e-2
@@ -103,11 +103,21 @@ def test_privacy_attributes(Est, epsilon, delta, cancer):
     assert est.epsilon_ <= epsilon
     assert est.epsilon_ >= epsilon * (1 - 1e-9)
     assert est.delta_ == delta
-    assert est.mu_ == pytest.approx(compose_gdp(est.noise_multipliers_))
+    # mu_ composes the gradient steps with the private row-norm query (logistic default);
+    # DPRidge clips rows at data_norm by default and has no query
+    z_all = est.noise_multipliers_
+    if Est is DPRidge:
+        assert est.row_clip_noise_multiplier_ is None
+    else:
+        assert est.row_clip_noise_multiplier_ is not None
+        # the query uses at most 10% of mu^2
+        assert est.row_clip_noise_multiplier_ ** -2 <= 0.1 * est.mu_ ** 2 * (1 + 1e-9)
+        z_all = np.append(z_all, est.row_clip_noise_multiplier_)
+    assert est.mu_ == pytest.approx(compose_gdp(z_all))
     assert est.rho_ == pytest.approx(est.mu_ ** 2 / 2)
     assert gdp_epsilon(delta, est.mu_) == pytest.approx(est.epsilon_)
     assert est.n_iter_ == len(est.noise_multipliers_) == len(est.step_sizes_)
-    assert est.schedule_ == "uniform"
+    assert est.schedule_ in ("uniform", "hong")
     assert est.neighbouring_ == "replace-one"
     assert est.mechanism_ == "gradient"
 
@@ -129,9 +139,10 @@ def test_infinite_epsilon_adds_no_noise(cancer):
 
 def test_add_remove_neighbouring_halves_the_noise(cancer):
     Xtr, _, ytr, _ = cancer
-    r = DPLogisticRegression(data_norm=1.0, random_state=0, max_iter=50).fit(Xtr, ytr)
-    a = DPLogisticRegression(data_norm=1.0, random_state=0, max_iter=50,
-                             neighbouring="add_remove").fit(Xtr, ytr)
+    kw = dict(data_norm=1.0, random_state=0, max_iter=50, schedule="uniform",
+              row_clip="data_norm")
+    r = DPLogisticRegression(**kw).fit(Xtr, ytr)
+    a = DPLogisticRegression(neighbouring="add_remove", **kw).fit(Xtr, ytr)
     # same budget -> same multipliers; the sensitivity (and so the noise std) halves
     np.testing.assert_allclose(r.noise_multipliers_, a.noise_multipliers_)
     assert a.neighbouring_ == "add/remove-one"
@@ -269,8 +280,9 @@ def test_one_step_moves_by_at_most_the_sensitivity(Est, data_norm, intercept_sca
          else 2.0 * np.sqrt(data_norm ** 2 + c ** 2))  # DPRidge: clip_norm = y_bound * row bound
 
     def one_step(X, y):
-        est = Est(epsilon=np.inf, data_norm=data_norm, intercept_scaling=intercept_scaling,
-                  alpha=0.0, max_iter=1, random_state=0, **kw).fit(X, y)
+        est = Est(epsilon=np.inf, data_norm=data_norm, row_clip="data_norm",
+                  intercept_scaling=intercept_scaling, alpha=0.0, max_iter=1, random_state=0,
+                  **kw).fit(X, y)
         theta = np.append(np.ravel(est.coef_), np.ravel(est.intercept_) / c)
         return theta, est.step_sizes_[0]
 
@@ -285,3 +297,46 @@ def test_one_step_moves_by_at_most_the_sensitivity(Est, data_norm, intercept_sca
         worst = max(worst, moved)
         assert moved <= 2 * G * (1 + 1e-9)
     assert worst > 0.5 * G  # the test has power: the neighbour does move the sum
+
+
+def test_private_row_clip_statistic_sensitivity_and_noise():
+    """The released statistic sum_i w_i min(||x_i||, R) moves by at most R between
+    neighbours, and the noise added to it has standard deviation z R."""
+    from skdpgd._base import ROW_CLIP_FACTOR, private_row_clip
+
+    R, n = 2.0, 50
+    rng = np.random.default_rng(0)
+    norms = np.minimum(rng.uniform(0, 5, n), R)
+    w = rng.uniform(0, 1, n)
+    # no noise (mu infinite): the bound is ROW_CLIP_FACTOR times the weighted mean norm
+    b, z = private_row_clip(norms, w, R, np.inf, rng)
+    assert z is None and b == pytest.approx(ROW_CLIP_FACTOR * np.dot(w, norms) / n)
+    # neighbours: any one term replaced by anything in [0, R] with weight in [0, 1]
+    for i in range(n):
+        for new in [0.0, R]:
+            n2 = norms.copy()
+            n2[i] = new
+            w2 = w.copy()
+            w2[i] = 1.0
+            assert abs(np.dot(w, norms) - np.dot(w2, n2)) <= R
+    # the noise: estimates around the truth with std z R / n (mu small enough that the
+    # clamp at 2 sigma rarely binds)
+    ests = []
+    for seed in range(4000):
+        g = np.random.default_rng(seed)
+        b, z = private_row_clip(np.full(n, 1.5), np.ones(n), R, 2.0, g)
+        g = np.random.default_rng(seed)
+        ests.append(1.5 + z * R * g.standard_normal() / n)
+    sigma = z * R / n
+    assert np.std(ests) == pytest.approx(sigma, rel=0.05)
+
+
+def test_row_clip_auto_without_noise_is_a_fraction_of_the_mean_norm(cancer):
+    from skdpgd._base import ROW_CLIP_FACTOR
+
+    Xtr, _, ytr, _ = cancer
+    est = DPLogisticRegression(epsilon=np.inf, data_norm=1.0, random_state=0).fit(Xtr, ytr)
+    assert est.row_clip_ == pytest.approx(ROW_CLIP_FACTOR * np.linalg.norm(Xtr, axis=1).mean())
+    assert est.row_clip_noise_multiplier_ is None
+    est = DPLogisticRegression(data_norm=1.0, row_clip="data_norm", random_state=0).fit(Xtr, ytr)
+    assert est.row_clip_ == 1.0 and est.row_clip_noise_multiplier_ is None

@@ -8,6 +8,7 @@ import pytest
 from skdpgd.accounting import GaussianDPAccountant, GaussianSteps, gdp_mu, zcdp_rho
 from skdpgd.schedules import (
     MAX_AUTO_ITER,
+    MAX_SHAPE_RATIO,
     PUR,
     Exponential,
     Hong,
@@ -50,20 +51,33 @@ def test_plan_then_calibrate_spends_exactly(schedule, epsilon, delta, n, d, alph
 # --- uniform --------------------------------------------------------------------------------
 
 
-def test_uniform_T_is_hong_theorem_4_2():
+def test_uniform_T_minimises_hong_theorem_4_2_bound():
+    """T is the integer minimiser of gamma^T + alpha_H kappa (1 - gamma^T) T (brute force)."""
     p = problem(n=1000, d=20, alpha=0.01)
     mu = 0.5
     kappa = p.smoothness / 0.01
+    gamma = 1 - 1 / kappa
     a = 20 * (2 * math.sqrt(2)) ** 2 / (2 * mu ** 2 * p.smoothness * 1000 ** 2 * math.log(2))
-    lg = math.log(1 / (1 - 1 / kappa))
-    T = math.ceil(math.log(1 + lg / a) / lg)
+    Ts = np.arange(1, MAX_AUTO_ITER + 1)
+    bound = gamma ** Ts + a * kappa * (1 - gamma ** Ts) * Ts
     plan = Uniform().plan(p, mu)
-    assert plan.n_steps == T
+    assert plan.n_steps == Ts[np.argmin(bound)]
+    assert 1 < plan.n_steps < MAX_AUTO_ITER  # an interior minimum: the test means something
     assert np.all(plan.noise_multipliers == 1)
     assert np.allclose(plan.step_sizes, 1 / p.smoothness)
-    # without strong convexity the formula tends to 1 / alpha_H
+    # without strong convexity the bound's minimiser tends to 1 / alpha_H
     p0 = problem(n=1000, d=20, alpha=0.0)
     assert Uniform().plan(p0, mu).n_steps == math.ceil(1 / p0.hong_alpha(mu))
+
+
+def test_theorem_closed_forms_overshoot_when_noise_dominates():
+    """Erratum (docs/theory.md): Hong's closed-form T is ~2 kappa alpha_H too long there."""
+    p = problem(n=100, d=20, alpha=0.05)
+    mu = 0.3
+    kappa, a = p.kappa, p.hong_alpha(mu)
+    assert kappa * a > 1
+    closed = math.ceil(2 * kappa * math.log(1 + 1 / (kappa * a)))
+    assert Hong().plan(p, mu).n_steps < closed / 2
 
 
 # --- Hong et al. ----------------------------------------------------------------------------
@@ -97,18 +111,30 @@ def test_hong_gd_shape_and_T_are_theorem_4_4():
     gamma = 1 - 1 / kappa
     a = p.hong_alpha(mu)
     plan = Hong().plan(p, mu)
-    assert plan.n_steps == math.ceil(2 * kappa * math.log(1 + 1 / (kappa * a)))
+    # T minimises Theorem 4.4's bound with Lemma 4.3's optimal variances (brute force)
+    Ts = np.arange(1, MAX_AUTO_ITER + 1)
+    bound = gamma ** Ts + a * np.array([np.sum(gamma ** ((T - np.arange(1, T + 1)) / 2)) ** 2
+                                        for T in Ts[:2000]] + [np.inf] * (len(Ts) - 2000))
+    assert plan.n_steps == Ts[np.argmin(bound)]
     # sigma_t^2 proportional to gamma^(t/2): consecutive multipliers shrink by gamma^(1/4)
     z = plan.noise_multipliers
+    T = plan.n_steps
+    assert gamma ** (-T / 4) < 10  # the MAX_SHAPE_RATIO cap does not bind here
     np.testing.assert_allclose(z[1:] / z[:-1], gamma ** 0.25, rtol=1e-12)
     # Lemma 4.3 closed form for the calibrated values: sigma_t^2 = (1/R) sum_i sqrt(q_i/q_t)
-    T = plan.n_steps
     q = gamma ** (T - np.arange(1, T + 1))
     R = mu * mu
     expected = np.sqrt(np.sum(np.sqrt(q)) / np.sqrt(q) / R)
     zc = z * math.sqrt(np.sum(z ** -2.0) / R)  # scale to sum z^-2 = R
     np.testing.assert_allclose(zc, expected, rtol=1e-10)
     np.testing.assert_allclose(plan.step_sizes, 1 / p.smoothness)
+
+
+def test_hong_shape_is_capped_at_max_shape_ratio():
+    p = problem(n=100_000, d=10, alpha=1e-3)
+    z = Hong().plan(p, 2.0).noise_multipliers
+    assert z.max() / z.min() == pytest.approx(MAX_SHAPE_RATIO)
+    assert np.all(np.diff(z) <= 1e-12)  # never increasing
 
 
 def test_hong_momentum_influence_matches_brute_force_double_sum():
