@@ -21,9 +21,12 @@ computing the dot product and then accumulating ``l'(z_i) x~_i`` while the row i
 """
 
 import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from numba import njit, prange
+from numba import config as _numba_config
+from numba import njit
 
 # Loss codes shared with skdpgd.losses (full batch: 0-2; minibatch-only losses: 3 and up).
 LOSS_LOGISTIC = 0  # binary log-loss, y in {-1, +1}
@@ -495,8 +498,11 @@ def _noisy_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_
 # Full-batch gradient descent
 # ---------------------------------------------------------------------------------------------
 
-#: Below this many matrix entries a step runs on one thread (a parallel launch costs more).
-PARALLEL_MIN_ENTRIES = 200_000
+#: Below this many matrix entries a step runs on one thread. A threaded step costs two kernel
+#: dispatches and a hand-off between threads (~0.1 ms, much more when other processes keep the
+#: cores busy), so it only pays off once a serial step takes a millisecond or more
+#: (benchmarks/bench_step.py --detail times both paths).
+PARALLEL_MIN_ENTRIES = 2_000_000
 #: Rows of X are summed in blocks of at least this many entries (at most MAX_ROW_BLOCKS blocks).
 BLOCK_MIN_ENTRIES = 100_000
 MAX_ROW_BLOCKS = 64
@@ -508,10 +514,31 @@ def n_row_blocks(n_samples, n_features):
     return int(min(MAX_ROW_BLOCKS, max(1, n_samples * n_features // BLOCK_MIN_ENTRIES)))
 
 
+def n_threads():
+    """Threads a parallel step uses: numba's thread count (``NUMBA_NUM_THREADS``)."""
+    return max(1, int(_numba_config.NUMBA_NUM_THREADS))
+
+
 def use_parallel(n_samples, n_features):
     """Whether :func:`run_gd_full_batch` runs the parallel kernel (same numbers either way)."""
-    return n_samples * n_features >= PARALLEL_MIN_ENTRIES and n_row_blocks(n_samples,
-                                                                           n_features) > 1
+    return (n_threads() > 1 and n_samples * n_features >= PARALLEL_MIN_ENTRIES
+            and n_row_blocks(n_samples, n_features) > 1)
+
+
+@njit(cache=True, nogil=True)
+def _block_sums(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef,
+                intercept, gcoef, gint, c0, c1):
+    """Row blocks ``c0 <= c < c1`` of a step: ``gcoef[c], gint[c] = sum_{i in block c}
+    w_i clip(grad_i)`` (:func:`_sum_rows`; each term has norm <= clip_norm). Block c holds
+    rows ``c n / B <= i < (c + 1) n / B`` with ``B = gcoef.shape[0]``. Runs without the GIL,
+    so threads can sum disjoint ranges of blocks at the same time."""
+    n = X.shape[0]
+    n_blocks = gcoef.shape[0]
+    rows = np.empty(0, np.int64)
+    for c in range(c0, c1):
+        _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, c * n // n_blocks,
+                  (c + 1) * n // n_blocks, loss, param, clip_norm, coef, intercept,
+                  gcoef[c], gint[c])
 
 
 @njit(cache=True)
@@ -539,6 +566,7 @@ def _gd_serial(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_n
     rows = np.empty(0, np.int64)
     beta_pow = 1.0
     for t in range(step_sizes.shape[0]):
+        # the loop of _block_sums, written out: one compiled layer less to build on first use
         for c in range(n_blocks):
             _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, c * n // n_blocks,
                       (c + 1) * n // n_blocks, loss, param, clip_norm, coef, intercept,
@@ -549,33 +577,56 @@ def _gd_serial(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_n
     return coef, intercept
 
 
-@njit(cache=True, parallel=True)
+_POOL = None
+_POOL_LOCK = threading.Lock()
+
+
+def _thread_pool():
+    """One pool of ``n_threads() - 1`` workers, made on first use (the caller is the last)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max(1, n_threads() - 1), thread_name_prefix="skdpgd")
+        return _POOL
+
+
 def gd_full_batch_parallel(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
                            fit_intercept, alpha, step_sizes, noise_std, momentum, coef0,
                            intercept0, n_blocks, gen):
-    """:func:`gd_full_batch` with the ``n_blocks`` row blocks of each step summed in parallel.
+    """:func:`_gd_serial` with the ``n_blocks`` row blocks of each step summed by several threads.
 
-    Block sums are added in block order, so the result does not depend on the thread count
-    and equals the serial kernel's with the same ``n_blocks``. Same release, same sensitivity.
+    Each thread runs the compiled :func:`_block_sums` (GIL released) on its own contiguous range
+    of blocks; the step waits for all of them, then :func:`_noisy_update` adds the block sums in
+    block order and the noise. So the result does not depend on the thread count and equals
+    the serial kernel's with the same ``n_blocks``. Same release, same sensitivity. The loop
+    over steps runs in Python (two compiled calls per step), which is negligible at the sizes
+    where this kernel is used, and it needs no compilation beyond the serial kernel's parts.
     """
     n, d = X.shape
     n_out = coef0.shape[0]
-    coef = coef0.copy()
-    intercept = intercept0.copy()
+    coef = np.array(coef0, dtype=np.float64)  # copies, C order, as coef0.copy() in _gd_serial
+    intercept = np.array(intercept0, dtype=np.float64)
     gcoef = np.zeros((n_blocks, n_out, d))
     gint = np.zeros((n_blocks, n_out))
     vcoef = np.zeros((n_out, d))
     vint = np.zeros(n_out)
-    rows = np.empty(0, np.int64)
+    k = max(1, min(n_threads(), n_blocks))
+    ranges = [(r * n_blocks // k, (r + 1) * n_blocks // k) for r in range(k)]
+    pool = _thread_pool() if k > 1 else None
+    common = (X, y, sample_weight, row_scale, row_norm_aug, int(loss), float(param),
+              float(clip_norm), coef, intercept, gcoef, gint)
+    fit_intercept, alpha, momentum = bool(fit_intercept), float(alpha), float(momentum)
     beta_pow = 1.0
     for t in range(step_sizes.shape[0]):
-        for c in prange(n_blocks):
-            _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, c * n // n_blocks,
-                      (c + 1) * n // n_blocks, loss, param, clip_norm, coef, intercept,
-                      gcoef[c], gint[c])
+        futures = [pool.submit(_block_sums, *common, c0, c1) for c0, c1 in ranges[1:]]
+        try:
+            _block_sums(*common, ranges[0][0], ranges[0][1])
+        finally:
+            for f in futures:
+                f.result()  # every block is written before the update reads them
         beta_pow *= momentum
-        _noisy_update(gcoef, gint, noise_std[t], float(n), alpha, step_sizes[t], momentum,
-                      beta_pow, fit_intercept, coef, intercept, vcoef, vint, gen)
+        _noisy_update(gcoef, gint, float(noise_std[t]), float(n), alpha, float(step_sizes[t]),
+                      momentum, beta_pow, fit_intercept, coef, intercept, vcoef, vint, gen)
     return coef, intercept
 
 
