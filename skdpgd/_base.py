@@ -13,7 +13,9 @@ import numbers
 import warnings
 
 import numpy as np
+from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from . import _kernels
@@ -47,6 +49,7 @@ COMMON_CONSTRAINTS = {
     "momentum": [Interval(numbers.Real, 0, 1, closed="left")],
     "neighbouring": [StrOptions(set(NEIGHBOURING))],
     "random_state": ["random_state"],
+    "budget": [HasMethods(["charge"]), None],
 }
 
 
@@ -83,7 +86,13 @@ def resolve_data_norm(data_norm, X):
     """The public row-norm bound, or (with a PrivacyLeakWarning) the data's largest row norm."""
     if data_norm is not None:
         return float(data_norm)
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X)) if X.size else np.zeros(1)
+    if hasattr(X, "tocsr"):  # sparse: row norms without densifying
+        from ._kernels_sgd import csr_row_norms
+
+        Xc = X.tocsr()
+        norms = csr_row_norms(Xc.data, Xc.indptr) if X.shape[0] else np.zeros(1)
+    else:
+        norms = np.sqrt(np.einsum("ij,ij->i", X, X)) if X.size else np.zeros(1)
     inferred = float(np.max(norms))
     if not np.isfinite(inferred):
         raise ValueError("cannot infer data_norm: the row norms overflow; pass data_norm.")
@@ -91,6 +100,53 @@ def resolve_data_norm(data_norm, X):
         "data_norm was not given, so it was set to the largest row norm of the training data "
         f"({inferred:.4g}). This bound is read from the private data and leaks privacy that "
         "epsilon does not account for. Pass a public data_norm (and scale rows to it) to fix.",
+        PrivacyLeakWarning,
+        stacklevel=3,
+    )
+    return inferred if inferred > 0 else 1.0
+
+
+def encode_classes(y):
+    """``(classes_, y_kernel)``: labels as +-1 for two classes, class indices for more.
+
+    Raises a ValueError naming the problem when y has a single class.
+    """
+    check_classification_targets(y)
+    classes, y_idx = np.unique(y, return_inverse=True)
+    if classes.shape[0] < 2:
+        raise ValueError(
+            "This solver needs samples of at least 2 classes in the data, but the data "
+            f"contains only one class: {classes[0]!r}."
+        )
+    if classes.shape[0] == 2:
+        return classes, np.where(y_idx == 1, 1.0, -1.0)
+    return classes, y_idx.astype(np.float64)
+
+
+def proba_from_scores(scores):
+    """Class probabilities from decision scores: sigmoid (1-D scores) or softmax."""
+    if scores.ndim == 1:
+        p = expit(scores)
+        return np.column_stack([1.0 - p, p])
+    return softmax(scores, axis=1)
+
+
+def log_proba_from_scores(scores):
+    """Logarithm of :func:`proba_from_scores`, computed stably."""
+    if scores.ndim == 1:
+        return np.column_stack([log_expit(-scores), log_expit(scores)])
+    return log_softmax(scores, axis=1)
+
+
+def resolve_y_bound(y_bound, y):
+    """The public target bound, or (with a PrivacyLeakWarning) the data's largest ``|y|``."""
+    if y_bound is not None:
+        return float(y_bound)
+    inferred = float(np.max(np.abs(y))) if y.size else 1.0
+    warnings.warn(
+        "y_bound was not given, so it was set to the largest |y| of the training data "
+        f"({inferred:.4g}). This bound is read from the private data and leaks privacy "
+        "that epsilon does not account for. Pass a public y_bound to fix.",
         PrivacyLeakWarning,
         stacklevel=3,
     )
@@ -176,15 +232,18 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     row_bound = math.sqrt(bound ** 2 + c * c) if fit_intercept else bound
     G = loss.lipschitz(row_bound, n_outputs)
     loss_smoothness = loss.smoothness(row_bound, n_outputs)
+    sensitivity = 2.0 * G if est.neighbouring == "replace" else G
+    n_params = n_outputs * (d + int(fit_intercept))
+    loss_bound = loss.initial_gap(n_outputs, y_bound)
     alpha = auto_alpha(loss_smoothness) if est.alpha == "auto" else float(est.alpha)
     problem = Problem(
         n_samples=n,
-        n_params=n_outputs * (d + int(fit_intercept)),
-        sensitivity=2.0 * G if est.neighbouring == "replace" else G,
+        n_params=n_params,
+        sensitivity=sensitivity,
         lipschitz=G,
         smoothness=loss_smoothness + alpha,
         strong_convexity=alpha,
-        loss_bound=loss.initial_gap(n_outputs, y_bound),
+        loss_bound=loss_bound,
         momentum=float(est.momentum),
     )
 
@@ -193,6 +252,8 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     max_iter = None if est.max_iter == "auto" else int(est.max_iter)
     plan = schedule.plan(problem, mu_left, max_iter)
     z = accountant.calibrate(plan.noise_multipliers, epsilon, delta, prior=prior)
+    if est.budget is not None:  # refuses (raises) before any gradient is computed
+        est.budget.charge(z, 1.0, est.neighbouring, label=type(est).__name__, extra=prior)
 
     # --- kernel ---
     # The kernels put 1 in the intercept's column. The problem with column c is the same

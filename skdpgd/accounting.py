@@ -336,3 +336,27 @@ class GaussianDPAccountant:
             c *= 1 + 1e-14
             z = c * shape
         return z
+
+
+# ---------------------------------------------------------------------------------------
+# Renyi DP of Poisson-subsampled Gaussian steps (skdpgd._rdp). That module imports nothing
+# from this one at import time, so this re-export cannot be circular.
+# ---------------------------------------------------------------------------------------
+
+from ._rdp import (  # noqa: E402
+    DEFAULT_ORDERS as RDP_DEFAULT_ORDERS,
+    RDPAccountant,
+    pld_epsilon,
+    rdp_delta,
+    rdp_epsilon,
+    rdp_subsampled_gaussian,
+)
+
+__all__ += [
+    "RDP_DEFAULT_ORDERS",
+    "RDPAccountant",
+    "pld_epsilon",
+    "rdp_delta",
+    "rdp_epsilon",
+    "rdp_subsampled_gaussian",
+]

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
-from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import COMMON_CONSTRAINTS, check_sample_weight_dp, fit_full_batch, resolve_data_norm
-from .exceptions import PrivacyLeakWarning
+from ._base import (COMMON_CONSTRAINTS, check_sample_weight_dp, encode_classes, fit_full_batch,
+                    log_proba_from_scores, proba_from_scores, resolve_data_norm, resolve_y_bound)
 from .losses import BinaryLogistic, MultinomialLogistic, SquaredError
 
 __all__ = ["DPLogisticRegression", "DPRidge"]
@@ -72,6 +69,11 @@ _SCHEDULE_PARAMS_DOC = """
 
     random_state : int, RandomState instance or None, default=None
         Seeds the one generator all noise is drawn from; an int makes a fit reproducible.
+
+    budget : PrivacyBudget or None, default=None
+        A shared budget this fit is charged to (see :class:`~skdpgd.PrivacyBudget`); a fit
+        that would overspend it raises :class:`~skdpgd.BudgetExceededError` and releases
+        nothing.
 """
 
 _FITTED_PRIVACY_DOC = """
@@ -221,7 +223,7 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
 
     def __init__(self, epsilon=1.0, delta=None, data_norm=None, row_clip="auto", alpha="auto",
                  fit_intercept=True, intercept_scaling=0.5, schedule="auto", max_iter="auto",
-                 momentum=0.0, neighbouring="replace", random_state=None):
+                 momentum=0.0, neighbouring="replace", random_state=None, budget=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -234,6 +236,7 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
         self.momentum = momentum
         self.neighbouring = neighbouring
         self.random_state = random_state
+        self.budget = budget
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -254,20 +257,12 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
             The fitted estimator.
         """
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        check_classification_targets(y)
-        classes, y_idx = np.unique(y, return_inverse=True)
-        if classes.shape[0] < 2:
-            raise ValueError(
-                "This solver needs samples of at least 2 classes in the data, but the data "
-                f"contains only one class: {classes[0]!r}."
-            )
+        classes, y_k = encode_classes(y)
         sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
         self.classes_ = classes
         if classes.shape[0] == 2:
-            y_k = np.where(y_idx == 1, 1.0, -1.0)
             loss, n_outputs = BinaryLogistic(), 1
         else:
-            y_k = y_idx.astype(np.float64)
             loss, n_outputs = MultinomialLogistic(), classes.shape[0]
         data_norm = resolve_data_norm(self.data_norm, X)
         coef, intercept = fit_full_batch(self, X, y_k, sample_weight, loss, n_outputs,
@@ -287,11 +282,7 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            p = expit(scores)
-            return np.column_stack([1.0 - p, p])
-        return softmax(scores, axis=1)
+        return proba_from_scores(self.decision_function(X))
 
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba`, computed stably.
@@ -304,10 +295,7 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
         """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return np.column_stack([log_expit(-scores), log_expit(scores)])
-        return log_softmax(scores, axis=1)
+        return log_proba_from_scores(self.decision_function(X))
 
 
 class DPRidge(RegressorMixin, _DPLinearBase):
@@ -401,7 +389,7 @@ class DPRidge(RegressorMixin, _DPLinearBase):
     def __init__(self, epsilon=1.0, delta=None, data_norm=None, row_clip="data_norm", y_bound=None,
                  clip_norm="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
                  schedule="auto", max_iter="auto", momentum=0.0, neighbouring="replace",
-                 random_state=None):
+                 random_state=None, budget=None):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -416,6 +404,7 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         self.momentum = momentum
         self.neighbouring = neighbouring
         self.random_state = random_state
+        self.budget = budget
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -438,7 +427,7 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
         data_norm = resolve_data_norm(self.data_norm, X)
-        y_bound = self._resolve_y_bound(y)
+        y_bound = resolve_y_bound(self.y_bound, y)
         clip_norm = None if self.clip_norm == "auto" else float(self.clip_norm)
         coef, intercept = fit_full_batch(
             self, X, np.clip(y, -y_bound, y_bound), sample_weight,
@@ -448,19 +437,6 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         self.coef_ = coef[0]
         self.intercept_ = float(intercept[0]) if self.fit_intercept else 0.0
         return self
-
-    def _resolve_y_bound(self, y):
-        if self.y_bound is not None:
-            return float(self.y_bound)
-        inferred = float(np.max(np.abs(y))) if y.size else 1.0
-        warnings.warn(
-            "y_bound was not given, so it was set to the largest |y| of the training data "
-            f"({inferred:.4g}). This bound is read from the private data and leaks privacy "
-            "that epsilon does not account for. Pass a public y_bound to fix.",
-            PrivacyLeakWarning,
-            stacklevel=3,
-        )
-        return inferred if inferred > 0 else 1.0
 
     def predict(self, X):
         """Predict targets.

@@ -2,7 +2,7 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skdpgd import DPLogisticRegression, DPRidge
+from skdpgd import DPLogisticRegression, DPRidge, DPSGDClassifier, DPSGDRegressor
 
 # Each expected failure with the reason a maintainer can check.
 _WEIGHTS_ABOVE_ONE = (
@@ -12,6 +12,9 @@ _WEIGHTS_ABOVE_ONE = (
 _EXPECTED_FAILURES = {
     "check_sample_weights_list": _WEIGHTS_ABOVE_ONE,
     "check_sample_weights_not_overwritten": _WEIGHTS_ABOVE_ONE,
+    "check_sample_weight_equivalence_on_sparse_data": (
+        _WEIGHTS_ABOVE_ONE + " (the sparse variant of the check below)"
+    ),
     "check_sample_weight_equivalence_on_dense_data": (
         _WEIGHTS_ABOVE_ONE + "; besides, integer weights cannot equal repeated rows under DP: "
         "the noise is calibrated to N, which repeating rows changes"
@@ -30,13 +33,14 @@ _RIDGE_EXPECTED_FAILURES = {
 
 
 def expected_failed_checks(estimator):
-    if isinstance(estimator, DPRidge):
+    if isinstance(estimator, (DPRidge, DPSGDRegressor)):
         return {**_EXPECTED_FAILURES, **_RIDGE_EXPECTED_FAILURES}
     return _EXPECTED_FAILURES
 
 
 @parametrize_with_checks(
-    [DPLogisticRegression(random_state=0), DPRidge(random_state=0)],
+    [DPLogisticRegression(random_state=0), DPRidge(random_state=0),
+     DPSGDClassifier(random_state=0), DPSGDRegressor(random_state=0)],
     expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_compatible_estimator(estimator, check):

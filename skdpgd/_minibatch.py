@@ -1,0 +1,172 @@
+"""Plumbing of the minibatch estimators (DPSGDClassifier, DPSGDRegressor).
+
+The same path as the full-batch one (:mod:`skdpgd._base`):
+
+    estimator (validate, public constants) -> schedule (shape over the T steps)
+    -> RDP accountant (scale the shape to the budget at sampling rate q)
+    -> kernel (Poisson sampling, clip, sum, noise).
+
+Privacy model: **add/remove-one** neighbours. Poisson subsampling amplifies privacy only for
+that relation (the batch size is random, and dividing by the *expected* size keeps it private).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+
+from . import _kernels, _kernels_sgd
+from ._base import _generator, default_delta
+from ._rdp import RDPAccountant
+from .accounting import GaussianSteps, gdp_mu
+from .schedules import Exponential, Hong, Problem, Uniform, auto_alpha
+
+#: Default per-example clip norm as a fraction of the loss's worst-case gradient norm
+#: ``G = |l'|_max * sqrt(data_norm^2 + c^2)``. Noise is paid for the clip norm, and most
+#: examples' gradients are far below the worst case once the model starts to fit, so clipping
+#: at a fraction of it buys signal per unit of noise at a small bias (calibrated on public
+#: benchmark data, benchmarks/calibrate_auto.py). A public constant: it never reads the data.
+SGD_CLIP_FACTOR = 0.5
+
+#: Schedules a minibatch fit accepts by name (T is fixed by ``epochs`` and ``batch_size``, so
+#: only the *shape* of a schedule is used; schedules that choose T themselves are refused).
+#: 'exponential' by name lets the noise multiplier shrink geometrically by a factor
+#: ``SGD_EXPONENTIAL_RANGE`` from the first step to the last, whatever T is.
+SGD_SCHEDULES = {"auto": Uniform(), "uniform": Uniform(), "hong": Hong(),
+                 "exponential": None}
+SGD_EXPONENTIAL_RANGE = 10.0
+
+#: ``average=True`` returns the mean of the iterates over the last half of the run (tail
+#: averaging, post-processing of the released steps): with a constant step, the last iterate
+#: of noisy SGD wanders around the optimum, and for the hinge loss its intercept drifts.
+SGD_AVERAGE_FROM = 0.5
+
+SGD_CONSTRAINTS = {
+    "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right")],
+    "delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+    "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
+    "alpha": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"auto"})],
+    "fit_intercept": ["boolean"],
+    "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
+    "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+    "epochs": [Interval(numbers.Real, 0, None, closed="neither")],
+    "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
+    "momentum": [Interval(numbers.Real, 0, 1, closed="left")],
+    "average": ["boolean"],
+    "schedule": [StrOptions(set(SGD_SCHEDULES)), HasMethods(["plan"])],
+    "random_state": ["random_state"],
+    "budget": [HasMethods(["charge"]), None],
+}
+
+
+def canonical_csr(X):
+    """X as canonical CSR (sorted indices, no duplicates), copying only when it must."""
+    X = sp.csr_matrix(X) if not sp.isspmatrix_csr(X) else X
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+def _row_factors(X, bound):
+    """Per-row scale ``min(1, bound / ||x_i||)`` and the clipped norms (dense or CSR)."""
+    if sp.issparse(X):
+        norms = _kernels_sgd.csr_row_norms(X.data, X.indptr)
+        with np.errstate(divide="ignore"):
+            scale = np.where(norms > bound, bound / np.where(norms > 0, norms, 1.0), 1.0)
+        return scale, np.minimum(norms, bound)
+    return _kernels.row_clip_factors(X, bound, False)
+
+
+def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None):
+    """Fit a linear model by Poisson-sampled DP-SGD; set the privacy attributes on ``est``.
+
+    ``X`` is dense float64 or canonical CSR; ``y`` is encoded for the kernel. Returns
+    (coef, intercept) with shapes (n_outputs, d) and (n_outputs,).
+    """
+    n, d = X.shape
+    epsilon = float(est.epsilon)
+    delta = default_delta(n) if est.delta is None else float(est.delta)
+    fit_intercept = bool(est.fit_intercept)
+    q = min(1.0, est.batch_size / n)
+    n_steps = max(1, math.ceil(float(est.epochs) / q))
+    gen = _generator(est.random_state)
+
+    # --- public constants: parameters and theory only ---
+    c = float(est.intercept_scaling) * data_norm if fit_intercept else 1.0
+    row_bound = math.sqrt(data_norm ** 2 + c * c) if fit_intercept else data_norm
+    g_max = loss.lipschitz(row_bound, n_outputs)
+    clip = SGD_CLIP_FACTOR * g_max if est.clip_norm == "auto" else float(est.clip_norm)
+    loss_smoothness = loss.smoothness(row_bound, n_outputs)
+    alpha = auto_alpha(loss_smoothness) if est.alpha == "auto" else float(est.alpha)
+    lr = (1.0 / (loss_smoothness + alpha) if est.learning_rate == "auto"
+          else float(est.learning_rate))
+    try:
+        loss_bound = loss.initial_gap(n_outputs, y_bound)
+    except ValueError:  # only the schedules that choose T read B, and T is fixed here
+        loss_bound = 1.0
+    problem = Problem(
+        n_samples=n, n_params=n_outputs * (d + int(fit_intercept)), sensitivity=clip,
+        lipschitz=clip, smoothness=loss_smoothness + alpha, strong_convexity=alpha,
+        loss_bound=loss_bound, momentum=float(est.momentum), sampling_rate=q)
+
+    # --- schedule (shape only) -> RDP accountant (scale) ---
+    schedule = (SGD_SCHEDULES[est.schedule] if isinstance(est.schedule, str) else est.schedule)
+    if schedule is None:
+        schedule = Exponential(decay=SGD_EXPONENTIAL_RANGE ** (-1.0 / max(n_steps - 1, 1)))
+    if isinstance(schedule, Hong) and alpha == 0:
+        raise ValueError("schedule='hong' needs alpha > 0 (its shape comes from the "
+                         "strongly convex rate); use 'uniform' or 'exponential'.")
+    plan = schedule.plan(problem, gdp_mu(epsilon, delta), n_steps)
+    if (getattr(schedule, "chooses_n_iter", False) or plan.mechanism != "gradient"
+            or plan.n_steps != n_steps):
+        raise ValueError(
+            f"schedule {getattr(schedule, 'name', schedule)!r} chooses its own number of steps "
+            "or is not a gradient schedule; a minibatch fit has T = ceil(epochs / q) steps and "
+            "uses only the shape of the noise. Use 'uniform', 'hong' or 'exponential'.")
+    accountant = RDPAccountant()
+    z = accountant.calibrate(plan.noise_multipliers, epsilon, delta, sampling_rate=q)
+    if est.budget is not None:  # refuses (raises) before the kernel runs
+        est.budget.charge(z, q, "add_remove", label=type(est).__name__)
+
+    # --- kernel, in the coordinates where the intercept column is 1 (see _base.fit_full_batch):
+    # rows x / c, clip and sensitivity / c, penalty alpha / c^2, step lr c^2, coef' / c ---
+    row_scale, clipped_norm = _row_factors(X, data_norm)
+    row_scale = row_scale / c
+    row_norm_aug = np.sqrt((clipped_norm / c) ** 2 + 1.0) if fit_intercept else clipped_norm
+    steps = np.full(n_steps, lr * c * c)
+    noise_std = z * clip / c
+    yc = np.ascontiguousarray(y, dtype=np.float64)
+    coef0, int0 = np.zeros((n_outputs, d)), np.zeros(n_outputs)
+    average_start = (n_steps - 1 if not est.average
+                     else min(n_steps - 1, int(SGD_AVERAGE_FROM * n_steps)))
+    common = (loss.code, loss.param, clip / c, fit_intercept, alpha / (c * c), q, steps,
+              noise_std, float(est.momentum), coef0, int0, average_start, gen)
+    if sp.issparse(X):
+        coef, intercept, _ = _kernels_sgd.sgd_csr(
+            X.data.astype(np.float64, copy=False), X.indices.astype(np.int64, copy=False),
+            X.indptr.astype(np.int64, copy=False), d, yc, sample_weight, row_scale,
+            row_norm_aug, *common)
+    else:
+        coef, intercept, _ = _kernels_sgd.sgd_dense(
+            X, yc, sample_weight, row_scale, row_norm_aug, *common)
+    coef = coef / c
+
+    est.noise_multipliers_ = z
+    est.sampling_rate_ = q
+    est.n_iter_ = n_steps
+    est.clip_norm_ = clip
+    est.alpha_ = alpha
+    est.learning_rate_ = lr
+    est.delta_ = delta
+    est.epsilon_ = accountant.epsilon(GaussianSteps(z, q), delta)
+    est.schedule_ = plan.schedule or schedule.name
+    est.neighbouring_ = "add/remove-one"
+    est.accountant_ = accountant.name
+    est.data_norm_ = data_norm
+    return coef, intercept

@@ -1,0 +1,319 @@
+"""Optional PyTorch backend for small neural networks (used by :mod:`skdpgd.neural`).
+
+Nothing here runs at ``import skdpgd``: :func:`import_torch` is called inside ``fit``, and
+the estimators predict with numpy. Every function takes plain arrays and numbers and does
+no privacy arithmetic: the noise standard deviations arrive already calibrated by an
+accountant, and this module only clips, sums, draws the noise and steps.
+
+One step of :func:`run_noisy_gd` releases
+
+    S_t = sum_{i in batch_t} clip_C(g_i) + N(0, std_t^2 I),     clip_C(g) = g min(1, C / ||g||),
+
+where ``g_i`` is example i's gradient with respect to *all* parameters (flattened), so every
+example's contribution has L2 norm at most C. Dividing by the normaliser, momentum and the
+parameter update are post-processing of ``S_t``.
+
+Two exact ways to get ``sum_i clip_C(g_i)`` (:data:`PER_EXAMPLE_METHOD` picks one):
+
+* ``'vmap'``: per-example gradients with ``torch.func`` (``vmap(grad(loss))`` over the rows,
+  ``functional_call`` on the module), clipped and summed. General (any module), but it writes
+  n x D floats per step: memory-bound.
+* ``'outer'`` (the default, for the MLPs here): a Linear layer's per-example weight gradient
+  is the outer product ``delta_i a_i^T`` of the back-propagated signal ``delta_i`` (gradient of
+  the summed loss with respect to the layer's pre-activation row i: one ordinary backward
+  pass, since example i's loss depends on row i only) and the layer input ``a_i``; the bias
+  gradient is ``delta_i``. So ``||g_i||^2 = sum_layers ||delta_i||^2 (||a_i||^2 + 1)`` and the
+  clipped sum is ``sum_i f_i delta_i a_i^T = (f * delta)^T A``: a matrix product, no n x D
+  tensor (Goodfellow, 2015; "ghost clipping", Lee and Kifer, 2021). The same numbers as 'vmap'
+  up to float32 rounding (tested), 10-50x faster on CPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: The CPU build of PyTorch the optional extra pins (a plain "torch" requirement would pull a
+#: multi-GB CUDA build).
+TORCH_REQUIREMENT = "torch==2.13.0"
+
+#: Per-example gradients are clipped to ``clip_norm * (1 - CLIP_MARGIN)``: norms are computed
+#: in float32 ('vmap': cascade summation over D entries, relative error ~1e-6) or float64 from
+#: float32 factors ('outer'), and the clipped vector is rounded to float32 (~1e-7 relative);
+#: the margin keeps every contribution within clip_norm despite that rounding.
+CLIP_MARGIN = 1e-5
+
+#: How :func:`clipped_grad_sum` gets per-example gradients: 'outer' or 'vmap' (see above).
+PER_EXAMPLE_METHOD = "outer"
+
+#: Per-example gradients are computed in chunks of at most this many floats (n_chunk * D), so
+#: memory stays bounded and the chunk stays cache-friendly (measured fastest near 4M on CPU).
+CHUNK_FLOATS = 2 ** 22
+
+
+def import_torch():
+    """Import torch, or raise an ImportError that says how to install it."""
+    try:
+        import torch
+        import torch.func  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(
+            "skdpgd's neural-network estimators need PyTorch, an optional dependency. "
+            'Install it with:  pip install "skdpgd[torch]"  (this pins the CPU build '
+            f"{TORCH_REQUIREMENT}; a plain 'pip install torch' may pull a multi-GB CUDA build)."
+        ) from exc
+    return torch
+
+
+_ACTIVATIONS = {"relu": "ReLU", "tanh": "Tanh", "logistic": "Sigmoid"}
+
+
+def build_mlp(layer_sizes, activation):
+    """``torch.nn.Sequential`` of Linear layers with ``activation`` between them (float32).
+
+    ``layer_sizes = (n_features, hidden_1, ..., n_outputs)``. Linear layer k sits at index
+    ``2 k`` of the Sequential, so its parameters are named ``"{2k}.weight"``/``"{2k}.bias"``.
+    """
+    torch = import_torch()
+    layers = []
+    for k in range(len(layer_sizes) - 1):
+        if k > 0:
+            layers.append(getattr(torch.nn, _ACTIVATIONS[activation])())
+        layers.append(torch.nn.Linear(layer_sizes[k], layer_sizes[k + 1]))
+    return torch.nn.Sequential(*layers).to(torch.float32)
+
+
+def params_to_torch(coefs, intercepts):
+    """Numpy weights (sklearn layout: coef of shape (fan_in, fan_out)) -> torch parameter dict."""
+    torch = import_torch()
+    params = {}
+    for k, (W, b) in enumerate(zip(coefs, intercepts)):
+        params[f"{2 * k}.weight"] = torch.tensor(np.asarray(W).T, dtype=torch.float32)
+        params[f"{2 * k}.bias"] = torch.tensor(np.asarray(b), dtype=torch.float32)
+    return params
+
+
+def params_to_numpy(params, n_layers):
+    """Inverse of :func:`params_to_torch` (float64 numpy arrays)."""
+    coefs = [params[f"{2 * k}.weight"].detach().numpy().T.astype(np.float64)
+             for k in range(n_layers)]
+    intercepts = [params[f"{2 * k}.bias"].detach().numpy().astype(np.float64)
+                  for k in range(n_layers)]
+    return coefs, intercepts
+
+
+def example_loss(model, n_outputs):
+    """Loss of one example as a function ``(params, x, y) -> scalar`` for ``torch.func``.
+
+    One output: binary log-loss on the logit, ``softplus(-s (2y - 1))`` with y in {0, 1}.
+    More outputs: cross-entropy of the softmax, ``-sum_k y_k log_softmax(s)_k`` with y the
+    one-hot row of the class (see :func:`encode_targets`; indexing by a class index is
+    data-dependent control flow, which ``vmap`` does not support).
+    """
+    torch = import_torch()
+    from torch.func import functional_call
+
+    if n_outputs == 1:
+        def loss(params, x, y):
+            s = functional_call(model, params, (x.unsqueeze(0),))[0, 0]
+            return torch.nn.functional.softplus(-(2.0 * y - 1.0) * s)
+    else:
+        def loss(params, x, y):
+            s = functional_call(model, params, (x.unsqueeze(0),))[0]
+            return -(y * torch.log_softmax(s, dim=0)).sum()
+    return loss
+
+
+def encode_targets(y, n_outputs):
+    """Class indices -> float32 tensor: as is for one output (0/1), one-hot rows otherwise."""
+    torch = import_torch()
+    y = np.asarray(y)
+    if n_outputs == 1:
+        return torch.as_tensor(y, dtype=torch.float32)
+    onehot = np.zeros((y.shape[0], n_outputs), dtype=np.float32)
+    onehot[np.arange(y.shape[0]), y.astype(np.int64)] = 1.0
+    return torch.as_tensor(onehot)
+
+
+def per_example_grads(model, params, X, y, n_outputs):
+    """Gradient of each example's loss: dict name -> tensor of shape (n, *param.shape).
+
+    ``vmap(grad(loss))`` over the rows of X (torch.func), with the parameters shared; y as
+    made by :func:`encode_targets`.
+    """
+    import_torch()
+    from torch.func import grad, vmap
+
+    return vmap(grad(example_loss(model, n_outputs)), in_dims=(None, 0, 0))(params, X, y)
+
+
+def clip_factors(grads, clip_norm):
+    """Per-example scale ``min(1, C (1 - CLIP_MARGIN) / ||g_i||)`` and the norms ``||g_i||``.
+
+    Norms are of the full flattened gradient (all layers); each layer's in float32, combined
+    in float64. Non-finite entries must have been zeroed before (see :func:`clipped_grad_sum`).
+    """
+    torch = import_torch()
+    per_param = [torch.linalg.vector_norm(g.flatten(1), dim=1).double()
+                 for g in grads.values()]
+    norms = torch.linalg.vector_norm(torch.stack(per_param), dim=0)
+    target = float(clip_norm) * (1.0 - CLIP_MARGIN)
+    factors = torch.clamp(target / torch.clamp(norms, min=1e-300), max=1.0)
+    return factors, norms
+
+
+def clipped_grad_sum(model, params, X, y, n_outputs, clip_norm, method=None):
+    """``sum_i clip_C(g_i)`` over the rows of X; dict name -> tensor like params.
+
+    Sensitivity: each term has L2 norm at most C (the whole parameter vector of one example is
+    scaled together), so adding/removing one row moves the sum by at most C and replacing one
+    row by at most 2C. Non-finite gradient entries (overflow) are set to 0 before clipping, so
+    one pathological row cannot turn the released sum into NaN. ``method`` defaults to
+    :data:`PER_EXAMPLE_METHOD`; 'outer' needs ``model`` to be a :func:`build_mlp` network.
+    """
+    method = PER_EXAMPLE_METHOD if method is None else method
+    if method == "outer":
+        return _clipped_grad_sum_outer(model, params, X, y, n_outputs, clip_norm)
+    if method != "vmap":
+        raise ValueError(f"unknown per-example method {method!r}.")
+    torch = import_torch()
+    total = {k: torch.zeros_like(v) for k, v in params.items()}
+    n = X.shape[0]
+    if n == 0:
+        return total
+    n_params = sum(v.numel() for v in params.values())
+    chunk = max(1, min(n, CHUNK_FLOATS // max(n_params, 1)))
+    for start in range(0, n, chunk):
+        grads = per_example_grads(model, params, X[start:start + chunk],
+                                  y[start:start + chunk], n_outputs)
+        grads = {k: torch.nan_to_num(g, nan=0.0, posinf=0.0, neginf=0.0)
+                 for k, g in grads.items()}
+        factors, _ = clip_factors(grads, clip_norm)
+        f = factors.to(torch.float32)
+        for k, g in grads.items():
+            total[k] += torch.tensordot(f, g, dims=1)
+    return total
+
+
+def _mlp_signals(model, params, X, y, n_outputs):
+    """Layer inputs ``a_k`` (n, fan_in) and back-propagated signals ``delta_k`` (n, fan_out).
+
+    ``delta_k[i]`` is the gradient of example i's loss with respect to layer k's
+    pre-activation row i, obtained as the gradient of the *summed* loss (row i of the
+    pre-activation only enters example i's loss). Non-finite entries are set to 0.
+    """
+    torch = import_torch()
+    n_layers = len([m for m in model if isinstance(m, torch.nn.Linear)])
+    act_name = None
+    for m in model:
+        if not isinstance(m, torch.nn.Linear):
+            act_name = type(m).__name__
+            break
+    act = {"ReLU": torch.relu, "Tanh": torch.tanh, "Sigmoid": torch.sigmoid, None: None}[act_name]
+    inputs, pres = [], []
+    with torch.enable_grad():
+        a = X
+        for k in range(n_layers):
+            inputs.append(a.detach())
+            z = a @ params[f"{2 * k}.weight"].T + params[f"{2 * k}.bias"]
+            if k == 0:
+                z = z.detach().requires_grad_(True)  # the graph starts here (X needs no grad)
+            pres.append(z)
+            a = act(z) if k < n_layers - 1 else z
+        if n_outputs == 1:
+            loss = torch.nn.functional.softplus(-(2.0 * y - 1.0) * a[:, 0]).sum()
+        else:
+            loss = -(y * torch.log_softmax(a, dim=1)).sum()
+        deltas = torch.autograd.grad(loss, pres)
+    clean = [torch.nan_to_num(t, nan=0.0, posinf=0.0, neginf=0.0) for t in inputs]
+    deltas = [torch.nan_to_num(t.detach(), nan=0.0, posinf=0.0, neginf=0.0) for t in deltas]
+    return clean, deltas
+
+
+def _clipped_grad_sum_outer(model, params, X, y, n_outputs, clip_norm):
+    """'outer' method of :func:`clipped_grad_sum` (see the module docstring)."""
+    torch = import_torch()
+    total = {k: torch.zeros_like(v) for k, v in params.items()}
+    if X.shape[0] == 0:
+        return total
+    inputs, deltas = _mlp_signals(model, params, X, y, n_outputs)
+    # ||g_i||^2 = sum_k ||delta_ik||^2 (||a_ik||^2 + 1), in float64 (n x width: cheap)
+    sq = torch.zeros(X.shape[0], dtype=torch.float64)
+    for a, d in zip(inputs, deltas):
+        sq += (d.double() ** 2).sum(1) * ((a.double() ** 2).sum(1) + 1.0)
+    norms = torch.sqrt(sq)
+    target = float(clip_norm) * (1.0 - CLIP_MARGIN)
+    f = torch.clamp(target / torch.clamp(norms, min=1e-300), max=1.0).to(torch.float32)
+    for k, (a, d) in enumerate(zip(inputs, deltas)):
+        fd = d * f[:, None]
+        total[f"{2 * k}.weight"] = fd.T @ a
+        total[f"{2 * k}.bias"] = fd.sum(0)
+    return total
+
+
+def run_noisy_gd(X, y, n_outputs, layer_sizes, activation, coefs, intercepts, *, clip_norm,
+                 learning_rate, momentum, noise_std, sampling_rate, normaliser, seed):
+    """Noisy (minibatch) gradient descent on an MLP; returns (coefs, intercepts) as numpy.
+
+    Parameters
+    ----------
+    X : ndarray (n, d); y : ndarray (n,)
+        Data; y holds class indices (0/1 when ``n_outputs == 1``).
+    coefs, intercepts : lists of ndarray
+        Initial weights in scikit-learn's layout.
+    clip_norm : float
+        C, bound on each example's gradient norm.
+    noise_std : ndarray of shape (T,)
+        Standard deviation of the Gaussian noise added to the clipped *sum* at each step
+        (already ``z_t * sensitivity``: this function does no privacy arithmetic). 0 = no noise.
+    sampling_rate : float
+        q: each row joins a step's batch independently with probability q (Poisson sampling);
+        1 is full batch.
+    normaliser : float
+        The public number the noisy sum is divided by (N, or the expected batch size qN).
+    seed : int
+        Seeds the one ``torch.Generator`` that draws the batches and the noise.
+
+    Update (Hong et al., Eq. 3, bias-corrected momentum; momentum 0 is plain GD):
+    ``g_t = S_t / normaliser``, ``v_t = beta v_{t-1} + (1 - beta) g_t``,
+    ``theta_{t+1} = theta_t - lr v_t / (1 - beta^t)``.
+    """
+    torch = import_torch()
+    gen = torch.Generator().manual_seed(int(seed))
+    model = build_mlp(layer_sizes, activation)
+    params = params_to_torch(coefs, intercepts)
+    Xt = torch.from_numpy(np.array(X, dtype=np.float32))  # a private, writable copy
+    yt = encode_targets(y, n_outputs)
+    n = Xt.shape[0]
+    beta = float(momentum)
+    velocity = {k: torch.zeros_like(v) for k, v in params.items()}
+    beta_pow = 1.0
+    # parameters are plain tensors (no autograd graph): torch.func.grad differentiates inside
+    for std in np.asarray(noise_std, dtype=float):
+        if sampling_rate < 1.0:
+            keep = torch.rand(n, generator=gen, dtype=torch.float64) < sampling_rate
+            Xb, yb = Xt[keep], yt[keep]
+        else:
+            Xb, yb = Xt, yt
+        total = clipped_grad_sum(model, params, Xb, yb, n_outputs, clip_norm)
+        beta_pow *= beta
+        for k in params:  # fixed order: the noise draws are reproducible
+            noisy = total[k]
+            if std > 0:
+                noisy = noisy + float(std) * torch.randn(
+                    noisy.shape, generator=gen, dtype=torch.float32)
+            g = noisy / float(normaliser)
+            if beta > 0:
+                velocity[k] = beta * velocity[k] + (1.0 - beta) * g
+                g = velocity[k] / (1.0 - beta_pow)
+            params[k] = params[k] - float(learning_rate) * g
+    return params_to_numpy(params, len(layer_sizes) - 1)
+
+
+def torch_seed(gen):
+    """A torch seed drawn from the fit's numpy Generator (so random_state fixes everything)."""
+    return int(gen.integers(0, 2 ** 63 - 1))
+
+
+__all__ = ["import_torch", "run_noisy_gd", "clipped_grad_sum", "per_example_grads",
+           "clip_factors", "build_mlp", "encode_targets", "PER_EXAMPLE_METHOD", "params_to_torch", "params_to_numpy", "torch_seed",
+           "TORCH_REQUIREMENT", "CLIP_MARGIN"]

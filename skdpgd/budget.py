@@ -1,0 +1,210 @@
+"""A privacy budget that several fits draw from, composed tightly.
+
+Each fit charges the budget with the exact description of what it released (its noise
+multipliers and sampling rate) *before* it runs its kernel; a fit that would overspend is
+refused with :class:`~skdpgd.BudgetExceededError` and releases nothing.
+
+Composition:
+
+* while every charge is full batch (sampling rate 1), the releases are Gaussian mechanisms and
+  compose **exactly** in Gaussian DP: ``mu = sqrt(sum z^-2)`` over all of them;
+* once one charge is Poisson-subsampled, everything is composed in Renyi DP (a full-batch
+  Gaussian step with multiplier z has RDP ``alpha / (2 z^2)``) and converted with the improved
+  RDP -> (epsilon, delta) bound.
+
+The budget is stated for one neighbouring relation. ``'add_remove'`` (the default) accepts every
+fit: a replace-one full-batch release with multiplier z (noise ``z * 2C``) is an add/remove-one
+release with multiplier ``2z`` (the sum moves by at most C when a row is added or removed).
+``'replace'`` accepts full-batch fits only (subsampling amplification is stated for add/remove);
+an add/remove full-batch release with multiplier z is a replace-one release with ``z / 2``.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+from scipy.optimize import brentq
+
+from .accounting import _check_delta, _check_epsilon, gdp_epsilon, gdp_mu
+from .exceptions import BudgetExceededError
+
+__all__ = ["PrivacyBudget"]
+
+_RELATIONS = {"add_remove": "add/remove-one", "replace": "replace-one"}
+_NAME_OF = {v: k for k, v in _RELATIONS.items()}
+
+
+class PrivacyBudget:
+    """An (epsilon, delta) budget shared by several fits.
+
+    Pass it to an estimator's ``budget`` parameter; every fit then charges the budget with the
+    multipliers it is about to use, and a fit that would take the composed epsilon above
+    ``epsilon`` raises :class:`~skdpgd.BudgetExceededError` before touching the data's
+    gradients. A fit's own ``epsilon``/``delta`` still set its noise; the budget checks the
+    composition of all fits at the budget's ``delta``.
+
+    Copies share the ledger (``copy.copy``, ``copy.deepcopy`` and so scikit-learn's ``clone``
+    return the same object), so fits inside pipelines and cross-validation draw from it. A
+    budget cannot be pickled: a copy in another process would keep its own ledger and let
+    the fits there overspend unseen (fit with ``n_jobs=1``).
+
+    Parameters
+    ----------
+    epsilon : float
+        Total epsilon (> 0).
+    delta : float
+        Delta in (0, 1) the total is stated for.
+    neighbouring : {'add_remove', 'replace'}, default='add_remove'
+        Relation the total guarantee is stated for (see the module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpgd import DPLogisticRegression, PrivacyBudget
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 4)) / 2
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> budget = PrivacyBudget(epsilon=1.5, delta=1e-6)
+    >>> clf = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=2.0, budget=budget)
+    >>> clf = clf.fit(X, y)
+    >>> round(budget.spent_epsilon(), 3) <= 1.5
+    True
+    """
+
+    def __init__(self, epsilon, delta, neighbouring="add_remove"):
+        _check_epsilon(epsilon)
+        _check_delta(delta)
+        if math.isinf(float(epsilon)):
+            raise ValueError("a shared budget needs a finite epsilon.")
+        if neighbouring not in _RELATIONS:
+            raise ValueError(f"neighbouring must be one of {sorted(_RELATIONS)}, "
+                             f"got {neighbouring!r}.")
+        self.epsilon = float(epsilon)
+        self.delta = float(delta)
+        self.neighbouring = neighbouring
+        self._charges = []  # (label, multipliers under the budget's relation, sampling rate)
+        self._lock = threading.Lock()
+
+    # a ledger is shared, never copied
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        raise TypeError(
+            "a PrivacyBudget cannot be pickled or sent to another process: a copy there would "
+            "keep its own ledger. Run the fits that share it in one process (n_jobs=1)."
+        )
+
+    def __repr__(self):
+        return (f"PrivacyBudget(epsilon={self.epsilon!r}, delta={self.delta!r}, "
+                f"neighbouring={self.neighbouring!r}; spent {self.spent_epsilon():.4g} in "
+                f"{len(self._charges)} fit(s))")
+
+    # ------------------------------------------------------------------------------------
+    @property
+    def charges(self):
+        """List of ``(label, noise_multipliers, sampling_rate)``, under the budget's relation."""
+        return list(self._charges)
+
+    def _convert(self, multipliers, sampling_rate, neighbouring):
+        z = np.asarray(multipliers, dtype=float).ravel()
+        relation = _NAME_OF.get(neighbouring, neighbouring)
+        if relation not in _RELATIONS:
+            raise ValueError(f"unknown neighbouring relation {neighbouring!r}.")
+        if self.neighbouring == "replace" and sampling_rate < 1.0:
+            raise ValueError(
+                "this budget is stated for replace-one neighbours, and Poisson-subsampled fits "
+                "are accounted under add/remove-one; create the budget with "
+                "neighbouring='add_remove' to share it with DP-SGD fits."
+            )
+        if relation == self.neighbouring:
+            return z
+        # replace-one noise is calibrated to 2C: as add/remove it has multiplier 2z, and an
+        # add/remove release (noise z C) seen as replace-one (sensitivity 2C) has z / 2
+        return 2.0 * z if self.neighbouring == "add_remove" else 0.5 * z
+
+    @staticmethod
+    def _epsilon_of(charges, delta):
+        if not charges:
+            return 0.0
+        if all(q == 1.0 for _, _, q in charges):
+            inv2 = sum(float(np.sum(1.0 / (z * z))) if np.all(z > 0) else math.inf
+                       for _, z, _ in charges)
+            return gdp_epsilon(delta, math.sqrt(inv2))
+        from ._rdp import DEFAULT_ORDERS, rdp_epsilon, rdp_subsampled_gaussian
+
+        rdp = np.zeros(len(DEFAULT_ORDERS))
+        for _, z, q in charges:
+            rdp = rdp + rdp_subsampled_gaussian(q, z, DEFAULT_ORDERS)
+        return rdp_epsilon(rdp, DEFAULT_ORDERS, delta)
+
+    def spent_epsilon(self):
+        """Epsilon (at the budget's delta) of all fits charged so far: an upper bound."""
+        return self._epsilon_of(self._charges, self.delta)
+
+    def remaining_epsilon(self, delta=None):
+        """The largest epsilon a further full-batch fit at ``delta`` (default: the budget's)
+        could be given without overspending (0 when the budget is spent).
+
+        The fit is assumed to spend its epsilon as one Gaussian-DP ``mu`` (what the full-batch
+        estimators do); the answer is checked by composing that ``mu`` with the ledger.
+        """
+        delta = self.delta if delta is None else float(delta)
+        total = gdp_mu(self.epsilon, self.delta)
+
+        def spent_with(mu):
+            extra = [("next", np.array([1.0 / mu]), 1.0)] if mu > 0 else []
+            return self._epsilon_of(self._charges + extra, self.delta)
+
+        if spent_with(0.0) >= self.epsilon:
+            return 0.0
+        hi = total
+        if spent_with(hi) <= self.epsilon:
+            mu = hi
+        else:
+            mu = brentq(lambda m: spent_with(m) - self.epsilon, 0.0, hi, xtol=1e-14,
+                        rtol=1e-12)
+            while mu > 0 and spent_with(mu) > self.epsilon:
+                mu *= 1 - 1e-12
+        return gdp_epsilon(delta, mu) if mu > 0 else 0.0
+
+    def charge(self, multipliers, sampling_rate=1.0, neighbouring="add_remove", label="fit",
+               extra=()):
+        """Record a fit's releases, or raise :class:`~skdpgd.BudgetExceededError`.
+
+        Parameters
+        ----------
+        multipliers : array-like
+            The fit's noise multipliers (relative to its own sensitivity).
+        sampling_rate : float, default=1.0
+            Poisson sampling rate of those steps.
+        neighbouring : str
+            The relation the fit calibrated its noise for ('replace'/'replace-one' or
+            'add_remove'/'add/remove-one').
+        label : str
+            Name shown in :attr:`charges`.
+        extra : sequence of float
+            Multipliers of further full-batch releases of the same fit (e.g. a private
+            statistic used to set up the fit).
+        """
+        q = float(sampling_rate)
+        parts = [(label, self._convert(multipliers, q, neighbouring), q)]
+        if len(extra):
+            parts.append((label + " (setup)", self._convert(extra, 1.0, neighbouring), 1.0))
+        with self._lock:
+            after = self._epsilon_of(self._charges + parts, self.delta)
+            if after > self.epsilon:
+                before = self._epsilon_of(self._charges, self.delta)
+                raise BudgetExceededError(
+                    f"this fit would take the shared budget to epsilon={after:.6g} at "
+                    f"delta={self.delta:g}, above its total {self.epsilon:g} (spent so far: "
+                    f"{before:.6g}; a full-batch fit may still use epsilon="
+                    f"{self.remaining_epsilon():.6g}). Nothing was released."
+                )
+            self._charges.extend(parts)
+        return after

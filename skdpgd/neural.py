@@ -1,0 +1,530 @@
+"""Differentially private multi-layer perceptron (optional PyTorch backend).
+
+``import skdpgd.neural`` does not import torch: the backend (:mod:`skdpgd._torch_backend`) is
+imported inside ``fit``, and prediction runs in numpy.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import (NEIGHBOURING, _generator, default_delta, encode_classes,
+                    log_proba_from_scores, proba_from_scores)
+from .accounting import GaussianDPAccountant, GaussianSteps, compose_gdp
+from .schedules import PUR, Exponential, Problem, Uniform, get_schedule
+
+__all__ = ["DPMLPClassifier"]
+
+#: ``schedule='hong'`` with ``decay=None``: Hong's gamma is set so that ``gamma^T`` equals this,
+#: i.e. the first step's noise has this share of the last step's influence on the final
+#: model. The noise multipliers then fall by ``HONG_DEFAULT_INFLUENCE ** (-1/4)`` (1.78x for
+#: 0.1) from the first to the last step, whatever T. A heuristic (no theorem gives gamma for a
+#: non-convex loss), chosen as Hong et al. chose theirs: on public auxiliary data (Gaussian
+#: rows of norm 10, a random linear teacher, N = 750, the benchmark's network, T in {50, 100,
+#: 150}, 3 seeds): 0.3 and 0.1 tied with the uniform schedule (within 0.6 points) and 0.01 was
+#: 0.5-1 point worse than 0.1; the benchmark's own auxiliary grid (benchmarks/bench_hong_mlp.py)
+#: agrees at 4 of 5 values of T. On MNIST 3 vs 5 no gamma differed significantly from uniform.
+HONG_DEFAULT_INFLUENCE = 0.1
+
+#: ``schedule='exponential'`` with ``decay=None``: ratio between consecutive multipliers.
+EXPONENTIAL_DEFAULT_DECAY = 0.99
+
+_SCHEDULE_NAMES = {"uniform", "hong", "pur", "exponential"}
+
+
+def _rdp_accountant():
+    """The Renyi-DP accountant for Poisson-sampled steps (add/remove-one neighbours)."""
+    try:
+        from .accounting import RDPAccountant
+    except ImportError:
+        from ._rdp import RDPAccountant
+    return RDPAccountant()
+
+
+def _glorot_init(layer_sizes, activation, gen):
+    """Glorot-uniform weights and biases as scikit-learn's MLPClassifier draws them.
+
+    ``U(-b, b)`` with ``b = sqrt(f / (fan_in + fan_out))``, f = 2 for the logistic activation,
+    6 otherwise. Drawn from the fit's numpy Generator: data-independent, costs no privacy.
+    """
+    factor = 2.0 if activation == "logistic" else 6.0
+    coefs, intercepts = [], []
+    for fan_in, fan_out in zip(layer_sizes[:-1], layer_sizes[1:]):
+        bound = math.sqrt(factor / (fan_in + fan_out))
+        coefs.append(gen.uniform(-bound, bound, size=(fan_in, fan_out)))
+        intercepts.append(gen.uniform(-bound, bound, size=fan_out))
+    return coefs, intercepts
+
+
+def _forward(coefs, intercepts, activation, X):
+    """Output-layer scores (logits) in numpy float64."""
+    act = {"relu": lambda a: np.maximum(a, 0.0), "tanh": np.tanh, "logistic": expit}[activation]
+    a = X
+    for k, (W, b) in enumerate(zip(coefs, intercepts)):
+        a = a @ W + b
+        if k < len(coefs) - 1:
+            a = act(a)
+    return a
+
+
+class DPMLPClassifier(ClassifierMixin, BaseEstimator):
+    """Differentially private multi-layer perceptron classifier (DP-GD / DP-SGD, PyTorch).
+
+    Trains a fully connected network by noisy gradient descent: each example's gradient
+    (with respect to all weights) is clipped to ``clip_norm``, the clipped gradients are
+    summed, Gaussian noise calibrated to ``(epsilon, delta)`` is added, and the sum is divided
+    by the public number of examples. Two classes use one logistic output unit (binary
+    log-loss); more classes use a softmax output (cross-entropy). Needs PyTorch
+    (``pip install "skdpgd[torch]"``) for ``fit``; prediction runs in numpy.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : array-like of int, default=(100,)
+        Units of each hidden layer.
+
+    activation : {'relu', 'tanh', 'logistic'}, default='relu'
+        Hidden-layer activation.
+
+    epsilon : float, default=1.0
+        Privacy budget epsilon (> 0). ``np.inf`` disables the noise (gradients are still
+        clipped).
+
+    delta : float or None, default=None
+        Privacy budget delta in (0, 1). None uses ``min(1e-5, 1 / n_samples**2)``.
+
+    clip_norm : float, default=1.0
+        C: every example's gradient (all layers together) is scaled down to L2 norm at most
+        C. Public; it sets the sensitivity. Choosing it by looking at the private data's
+        gradients leaks privacy.
+
+    learning_rate : float, default=0.1
+        Step size of every step.
+
+    max_iter : int, default=100
+        T, the number of noisy steps. There is no convergence theory for a non-convex network
+        that would choose T from public constants (as the linear models do), so it is a plain
+        parameter; 100 is the middle of the range [50, 150] Hong et al. searched on MNIST 3 vs
+        5, not a value tuned for your data. Choosing T by validation on the private data
+        leaks privacy.
+
+    batch_size : int or None, default=None
+        None: full-batch gradient descent. An int b < n_samples: Poisson sampling, each row
+        joins each step's batch independently with probability ``q = b / n_samples``; the
+        noisy sum is divided by the expected batch size ``q n_samples = b`` (not the realised
+        one), and the run is accounted with Renyi DP of the subsampled Gaussian under
+        add/remove-one neighbours. ``b >= n_samples`` is full batch.
+
+    schedule : {'uniform', 'hong', 'exponential', 'pur'} or Schedule, default='uniform'
+        Shape of the noise over the T steps; the accountant scales it to the budget.
+        'uniform': the same multiplier at every step. 'hong': Hong et al.'s dynamic
+        shape for gradient descent, noise variance ``z_t^2`` proportional to ``gamma^(t/2)``
+        (decreasing noise), ``gamma = decay``. 'exponential': multipliers proportional to
+        ``decay^t`` ('hong' is 'exponential' with ``decay = gamma^(1/4)``). 'pur': Fay et
+        al.'s convex data-independent schedule (noise on the mean gradient falling as 1/t,
+        run while the budget lasts, at most ``max_iter`` steps; full batch only). A
+        :class:`~skdpgd.schedules.Schedule` instance gets a :class:`~skdpgd.schedules.Problem`
+        built from public constants (see Notes); only its noise shape and number of steps
+        are used (the step size is always ``learning_rate``).
+
+    decay : float in (0, 1] or None, default=None
+        For 'hong': Hong's gamma (the per-step decay of a step's influence on the result);
+        None sets ``gamma = 0.1 ** (1 / max_iter)`` (see ``HONG_DEFAULT_INFLUENCE``). For
+        'exponential': the ratio between consecutive multipliers; None means 0.99. Ignored by
+        the other schedules.
+
+    momentum : float in [0, 1), default=0.0
+        Momentum (bias-corrected moving average of the noisy gradients, Hong et al., Eq. 3).
+
+    neighbouring : {'auto', 'replace', 'add_remove'}, default='auto'
+        Neighbouring relation of the guarantee. 'replace': datasets differ in one example
+        (sensitivity of the gradient sum 2C); 'add_remove': one example added or removed
+        (sensitivity C; the normaliser stays the public N). 'auto' is 'replace' for full batch
+        and 'add_remove' for Poisson minibatches (the only relation the subsampled accountant
+        supports; 'replace' with minibatches is an error).
+
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initial weights, the minibatch sampling and the noise (one numpy Generator,
+        which also seeds the torch Generator); an int makes a fit reproducible.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+
+    n_features_in_ : int
+        Number of features seen during fit.
+
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of the features, when X has string column names.
+
+    coefs_ : list of ndarray
+        Weight matrices, ``coefs_[k]`` of shape (fan_in, fan_out) (scikit-learn's layout).
+
+    intercepts_ : list of ndarray
+        Bias vectors.
+
+    n_layers_ : int
+        Number of layers, input and output included.
+
+    n_outputs_ : int
+        Output units (1 for two classes, else n_classes).
+
+    out_activation_ : str
+        'logistic' or 'softmax'.
+
+    epsilon_ : float
+        Epsilon spent (an upper bound, never above ``epsilon``).
+
+    delta_ : float
+        Delta the guarantee is stated for.
+
+    mu_ : float or None
+        Gaussian-DP parameter of a full-batch fit (exact); None for Poisson minibatches,
+        which are accounted with Renyi DP.
+
+    rho_ : float or None
+        zCDP parameter ``mu_**2 / 2`` (None for minibatches).
+
+    noise_multipliers_ : ndarray of shape (n_iter_,)
+        Noise standard deviation of each step divided by the sensitivity of the sum.
+
+    n_iter_ : int
+        Number of noisy steps taken.
+
+    schedule_ : str
+        The schedule that ran.
+
+    decay_ : float or None
+        The decay the schedule used ('hong': gamma; 'exponential': ratio), else None.
+
+    sampling_rate_ : float
+        Poisson sampling rate q (1.0 for full batch).
+
+    neighbouring_ : str
+        'replace-one' or 'add/remove-one'.
+
+    clip_norm_ : float
+        The clip norm C.
+
+    sensitivity_ : float
+        L2 sensitivity of each step's clipped gradient sum (2C or C).
+
+    See Also
+    --------
+    sklearn.neural_network.MLPClassifier : The non-private estimator.
+    DPLogisticRegression : Convex, with schedules chosen by theory.
+
+    Notes
+    -----
+    **Privacy.** Step t releases ``sum_i clip_C(g_i) + N(0, (z_t Delta)^2 I)`` over the full
+    batch or a Poisson-sampled batch. Each clipped gradient has norm at most C, so the sum's
+    L2 sensitivity ``Delta`` is 2C under replace-one and C under add/remove-one. Dividing by
+    the public normaliser, momentum and the update are post-processing. Full batch is
+    accounted exactly as Gaussian DP (``mu = sqrt(sum z_t^-2)``, exact (epsilon, delta)
+    curve); Poisson minibatches with Renyi DP of the subsampled Gaussian. Public: N,
+    the number of features and classes, the architecture and all hyperparameters (including
+    ``clip_norm``, ``learning_rate``, ``max_iter``); ``classes_`` reveals the labels present.
+    The initial weights are drawn independently of the data. The training loss is not
+    recorded (it would be computed on private data without noise).
+
+    **What theory carries over.** The privacy guarantee holds for any model (clipping
+    bounds the sensitivity whatever the loss). Hong et al.'s Lemma 4.3, that noise
+    variances ``sigma_t^2 proportional to q_t^(-1/2)`` minimise ``sum_t q_t sigma_t^2`` under a
+    fixed budget, is exact for any influences q_t. The *influences* ``q_t = gamma^(T - t)``,
+    their gamma (``1 - 1/kappa``) and the number of steps come from their Theorem 4.4 for
+    losses satisfying the Polyak-Lojasiewicz condition, which a network does not; here gamma
+    is a public parameter and T is ``max_iter``: a heuristic, motivated by their Fig. 1
+    (influences measured by retraining were roughly exponential in t). 'pur' takes Fay et
+    al.'s convex schedule with the smoothness M = 1 / (2 learning_rate) (so that its step
+    1/(2M) is ``learning_rate``) and loss bound ``B = log(max(n_classes, 2))``; neither is a
+    true constant of the network. The :class:`~skdpgd.schedules.Problem` given to a schedule
+    object has those constants, ``n_params`` = number of weights, ``sensitivity`` = Delta,
+    ``lipschitz`` = C and ``strong_convexity = 0``.
+
+    **Per-example gradients** are exact. ``fit`` gets them from one backward pass as outer
+    products per Linear layer (``||g_i||^2 = sum_layers ||delta_i||^2 (||a_i||^2 + 1)``, the
+    clipped sum a matrix product); the backend's ``torch.func`` path (``vmap(grad(loss))``
+    with ``functional_call``) computes the same numbers (tested) but is memory-bound.
+
+    **Numerics.** The network is trained in float32 (per-example gradients dominate the
+    cost); norms for clipping are computed in float64 and clipping aims a hair
+    (``CLIP_MARGIN``) inside C. Non-finite gradient entries are zeroed before clipping. The
+    noise comes from torch's floating-point Gaussian sampler, which, like every peer's, is
+    not hardened against floating-point side channels. Prediction is float64 numpy.
+
+    References
+    ----------
+    Hong, Wang and Zhou (2022), Dynamic privacy budget allocation improves data efficiency of
+    differentially private gradient descent. Fay, Magnusson, Sjolund and Johansson (2023),
+    Adaptive hyperparameter selection for differentially private gradient descent. Abadi et
+    al. (2016), Deep learning with differential privacy. Mironov, Talwar and Zhang (2019),
+    Renyi differential privacy of the sampled Gaussian mechanism.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpgd.neural import DPMLPClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(500, 4))
+    >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    >>> clf = DPMLPClassifier(hidden_layer_sizes=(16,), epsilon=2.0, clip_norm=1.0,
+    ...                       learning_rate=0.5, max_iter=50, random_state=0)
+    >>> clf = clf.fit(X, y)  # doctest: +SKIP
+    >>> clf.epsilon_ <= 2.0  # doctest: +SKIP
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "hidden_layer_sizes": ["array-like", Interval(numbers.Integral, 1, None, closed="left")],
+        "activation": [StrOptions({"relu", "tanh", "logistic"})],
+        "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right")],
+        "delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+        "clip_norm": [Interval(numbers.Real, 0, None, closed="neither")],
+        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "schedule": [StrOptions(_SCHEDULE_NAMES), HasMethods(["plan"])],
+        "decay": [Interval(numbers.Real, 0, 1, closed="right"), None],
+        "momentum": [Interval(numbers.Real, 0, 1, closed="left")],
+        "neighbouring": [StrOptions({"auto", *NEIGHBOURING})],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, hidden_layer_sizes=(100,), activation="relu", epsilon=1.0, delta=None,
+                 clip_norm=1.0, learning_rate=0.1, max_iter=100, batch_size=None,
+                 schedule="uniform", decay=None, momentum=0.0, neighbouring="auto",
+                 random_state=None):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.epsilon = epsilon
+        self.delta = delta
+        self.clip_norm = clip_norm
+        self.learning_rate = learning_rate
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.schedule = schedule
+        self.decay = decay
+        self.momentum = momentum
+        self.neighbouring = neighbouring
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+    # ---- resolution of the public quantities (no data read here) -------------------------
+
+    def _hidden_sizes(self):
+        sizes = self.hidden_layer_sizes
+        sizes = [sizes] if isinstance(sizes, numbers.Integral) else list(sizes)
+        if not all(isinstance(s, numbers.Integral) and s >= 1 for s in sizes):
+            raise ValueError(
+                f"hidden_layer_sizes must be positive integers, got {self.hidden_layer_sizes!r}."
+            )
+        return [int(s) for s in sizes]
+
+    def _resolve_schedule(self, T):
+        """(Schedule, decay used) for the schedule parameter."""
+        if self.schedule == "hong":
+            gamma = (HONG_DEFAULT_INFLUENCE ** (1.0 / T) if self.decay is None
+                     else float(self.decay))
+            # sigma_t^2 ~ gamma^(t/2)  <=>  z_t ~ gamma^(t/4)
+            return Exponential(decay=gamma ** 0.25, n_iter=T), gamma, "hong"
+        if self.schedule == "exponential":
+            decay = EXPONENTIAL_DEFAULT_DECAY if self.decay is None else float(self.decay)
+            return Exponential(decay=decay, n_iter=T), decay, "exponential"
+        if self.schedule == "uniform":
+            return Uniform(), None, "uniform"
+        if self.schedule == "pur":
+            return PUR(), None, "pur"
+        schedule = get_schedule(self.schedule)
+        return schedule, None, getattr(schedule, "name", type(schedule).__name__)
+
+    # ---- fit ------------------------------------------------------------------------------
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the network privately.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (dense).
+        y : array-like of shape (n_samples,)
+            Class labels (at least two classes).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
+        classes, y_k = encode_classes(y)
+        y_idx = np.searchsorted(classes, y) if classes.shape[0] > 2 else (y_k > 0).astype(int)
+        hidden = self._hidden_sizes()
+        from . import _torch_backend  # raises a clear ImportError without torch
+
+        _torch_backend.import_torch()
+
+        n, d = X.shape
+        n_classes = classes.shape[0]
+        n_outputs = 1 if n_classes == 2 else n_classes
+        layer_sizes = [d, *hidden, n_outputs]
+        n_params = sum((a + 1) * b for a, b in zip(layer_sizes[:-1], layer_sizes[1:]))
+        epsilon = float(self.epsilon)
+        delta = default_delta(n) if self.delta is None else float(self.delta)
+        clip_norm = float(self.clip_norm)
+        T = int(self.max_iter)
+
+        # --- batch and neighbouring relation -> sensitivity of the released sum ---
+        q = 1.0 if self.batch_size is None else min(1.0, self.batch_size / n)
+        if q < 1.0:
+            if self.neighbouring == "replace":
+                raise ValueError(
+                    "Poisson minibatches (batch_size < n_samples) are accounted under "
+                    "add/remove-one neighbours only; use neighbouring='add_remove' or 'auto', "
+                    "or batch_size=None for replace-one full-batch training."
+                )
+            neighbouring = "add_remove"
+        else:
+            neighbouring = "replace" if self.neighbouring == "auto" else self.neighbouring
+        # One example's clipped gradient has norm <= C: the sum moves by <= C when it is
+        # added or removed, by <= 2C when it is replaced by another (two clipped terms differ).
+        sensitivity = 2.0 * clip_norm if neighbouring == "replace" else clip_norm
+        normaliser = q * n  # N for full batch; expected batch size for Poisson
+
+        # --- schedule (shape) -> accountant (scale) ---
+        schedule, decay_used, schedule_name = self._resolve_schedule(T)
+        if schedule_name == "pur" and q < 1.0:
+            raise ValueError("schedule='pur' runs until a full-batch budget is spent; it "
+                             "supports batch_size=None only.")
+        gdp = GaussianDPAccountant()
+        mu_budget = gdp.budget(epsilon, delta)
+        problem = Problem(
+            n_samples=n,
+            n_params=n_params,
+            sensitivity=sensitivity,
+            lipschitz=clip_norm,
+            smoothness=1.0 / (2.0 * float(self.learning_rate)),
+            strong_convexity=0.0,
+            loss_bound=math.log(max(n_classes, 2)),
+            momentum=float(self.momentum),
+            sampling_rate=q,
+        )
+        plan = schedule.plan(problem, mu_budget, T)
+        if plan.mechanism != "gradient":
+            raise ValueError(f"schedule {schedule_name!r} is not a gradient schedule; "
+                             "DPMLPClassifier runs noisy gradient steps only.")
+        shape = plan.noise_multipliers
+        if q < 1.0:
+            accountant = _rdp_accountant()
+            z = accountant.calibrate(shape, epsilon, delta, sampling_rate=q)
+        else:
+            accountant = gdp
+            z = accountant.calibrate(shape, epsilon, delta)
+        z = np.asarray(z, dtype=float)
+
+        # --- initial weights (data-independent) and the backend ---
+        gen = _generator(self.random_state)
+        coefs0, intercepts0 = _glorot_init(layer_sizes, self.activation, gen)
+        y_k = y_idx.astype(np.float64)
+        coefs, intercepts = _torch_backend.run_noisy_gd(
+            X, y_k, n_outputs, layer_sizes, self.activation, coefs0, intercepts0,
+            clip_norm=clip_norm, learning_rate=float(self.learning_rate),
+            momentum=float(self.momentum), noise_std=z * sensitivity, sampling_rate=q,
+            normaliser=normaliser, seed=_torch_backend.torch_seed(gen))
+
+        # --- what was spent (recomputed from the multipliers actually used) ---
+        steps = GaussianSteps(z, sampling_rate=q)
+        self.classes_ = classes
+        self.coefs_ = coefs
+        self.intercepts_ = intercepts
+        self.n_layers_ = len(layer_sizes)
+        self.n_outputs_ = n_outputs
+        self.out_activation_ = "logistic" if n_outputs == 1 else "softmax"
+        self.noise_multipliers_ = z
+        self.n_iter_ = int(z.shape[0])
+        self.delta_ = delta
+        self.epsilon_ = float(accountant.epsilon(steps, delta))
+        if q < 1.0:
+            self.mu_ = None
+            self.rho_ = None
+        else:
+            self.mu_ = compose_gdp(z)
+            self.rho_ = self.mu_ ** 2 / 2.0
+        self.schedule_ = schedule_name
+        self.decay_ = decay_used
+        self.sampling_rate_ = q
+        self.neighbouring_ = NEIGHBOURING[neighbouring]
+        self.clip_norm_ = clip_norm
+        self.sensitivity_ = sensitivity
+        return self
+
+    # ---- prediction (numpy, no torch needed) ----------------------------------------------
+
+    def decision_function(self, X):
+        """Output-layer scores: shape (n_samples,) for two classes, else (n_samples, n_classes).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        scores = _forward(self.coefs_, self.intercepts_, self.activation, X)
+        return scores[:, 0] if self.n_outputs_ == 1 else scores
+
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        return proba_from_scores(self.decision_function(X))
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`, computed stably.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        return log_proba_from_scores(self.decision_function(X))
+
+    def predict(self, X):
+        """Predicted class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]

@@ -1,0 +1,124 @@
+"""PrivacyBudget: tight composition across fits, refusals, sharing through clone."""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from skdpgd import (BudgetExceededError, DPLogisticRegression, DPRidge, DPSGDClassifier,
+                    PrivacyBudget)
+from skdpgd._rdp import RDPAccountant
+from skdpgd.accounting import GaussianSteps, compose_gdp, gdp_epsilon, gdp_mu
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 5)) / 3
+    y = (X[:, 0] - X[:, 1] > 0).astype(int)
+    return X, y
+
+
+def test_full_batch_fits_compose_exactly_in_gdp(data):
+    X, y = data
+    budget = PrivacyBudget(epsilon=3.0, delta=1e-6)
+    fits = [DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=s,
+                                 budget=budget, neighbouring="add_remove").fit(X, y)
+            for s in range(2)]
+    z = np.concatenate([np.append(f.noise_multipliers_, f.row_clip_noise_multiplier_)
+                        for f in fits])
+    assert budget.spent_epsilon() == pytest.approx(gdp_epsilon(1e-6, compose_gdp(z)), rel=1e-12)
+    # tight: two fits at epsilon 1 spend much less than 2 (basic composition)
+    assert budget.spent_epsilon() < 1.6
+    # exactly the GDP mu of each fit adds in squares
+    assert compose_gdp(z) == pytest.approx(np.hypot(fits[0].mu_, fits[1].mu_), rel=1e-9)
+
+
+def test_overspending_fit_is_refused_and_nothing_is_recorded(data):
+    X, y = data
+    budget = PrivacyBudget(epsilon=1.2, delta=1e-6)
+    DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0,
+                         neighbouring="add_remove", budget=budget).fit(X, y)
+    n_before, spent_before = len(budget.charges), budget.spent_epsilon()
+    left = budget.remaining_epsilon()
+    assert 0 < left < 1.0
+    est = DPLogisticRegression(epsilon=left * 1.01, delta=1e-6, data_norm=1.0,
+                               neighbouring="add_remove", budget=budget)
+    with pytest.raises(BudgetExceededError, match="above its total"):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_")
+    assert len(budget.charges) == n_before and budget.spent_epsilon() == spent_before
+    # what remaining_epsilon promised can be spent, and then the budget is full
+    DPLogisticRegression(epsilon=left, delta=1e-6, data_norm=1.0, random_state=1,
+                         neighbouring="add_remove", budget=budget).fit(X, y)
+    assert budget.spent_epsilon() <= 1.2
+    assert budget.spent_epsilon() == pytest.approx(1.2, rel=1e-6)
+    assert budget.remaining_epsilon() < 1e-3
+
+
+def test_replace_one_fits_count_double_under_add_remove(data):
+    X, y = data
+    ar = PrivacyBudget(epsilon=5.0, delta=1e-6)
+    fit = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0,
+                               budget=ar).fit(X, y)  # replace-one: noise calibrated to 2C
+    z_all = np.append(fit.noise_multipliers_, fit.row_clip_noise_multiplier_)
+    assert ar.spent_epsilon() == pytest.approx(gdp_epsilon(1e-6, compose_gdp(2 * z_all)),
+                                               rel=1e-12)
+    assert ar.spent_epsilon() < 1.0  # the same noise is more private under add/remove
+    rep = PrivacyBudget(epsilon=5.0, delta=1e-6, neighbouring="replace")
+    DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0,
+                         budget=rep).fit(X, y)
+    assert rep.spent_epsilon() == pytest.approx(1.0, rel=1e-9)
+    assert rep.spent_epsilon() <= 1.0
+    with pytest.raises(ValueError, match="replace-one"):
+        DPSGDClassifier(epsilon=1.0, delta=1e-6, data_norm=1.0, budget=rep).fit(X, y)
+
+
+def test_mixed_fits_compose_in_rdp(data):
+    X, y = data
+    budget = PrivacyBudget(epsilon=4.0, delta=1e-6)
+    sgd = DPSGDClassifier(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0,
+                          budget=budget).fit(X, y)
+    # a single subsampled fit: the ledger's RDP epsilon is the fit's own
+    assert budget.spent_epsilon() == pytest.approx(sgd.epsilon_, rel=1e-9)
+    ridge = DPRidge(epsilon=1.0, delta=1e-6, data_norm=1.0, y_bound=1.0, random_state=0,
+                    neighbouring="add_remove", budget=budget).fit(X, y.astype(float))
+    rdp_alone = RDPAccountant().epsilon(GaussianSteps(ridge.noise_multipliers_), 1e-6)
+    # the composition is more than either part and less than the sum of the parts
+    assert max(sgd.epsilon_, rdp_alone) < budget.spent_epsilon() < sgd.epsilon_ + rdp_alone
+
+
+def test_clone_and_copies_share_the_ledger_and_pickling_refuses(data):
+    X, y = data
+    budget = PrivacyBudget(epsilon=2.0, delta=1e-6)
+    assert copy.deepcopy(budget) is budget and copy.copy(budget) is budget
+    pipe = make_pipeline(FunctionTransformer(),
+                         DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0,
+                                              budget=budget))
+    clone(pipe).fit(X, y)
+    assert len(budget.charges) == 2  # the steps and the row-norm query, charged on the original
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(budget)
+
+
+def test_invalid_budgets():
+    with pytest.raises(ValueError):
+        PrivacyBudget(epsilon=0.0, delta=1e-6)
+    with pytest.raises(ValueError):
+        PrivacyBudget(epsilon=1.0, delta=1.0)
+    with pytest.raises(ValueError):
+        PrivacyBudget(epsilon=np.inf, delta=1e-6)
+    with pytest.raises(ValueError, match="neighbouring"):
+        PrivacyBudget(epsilon=1.0, delta=1e-6, neighbouring="swap")
+
+
+def test_infinite_epsilon_fit_cannot_draw_from_a_budget(data):
+    X, y = data
+    budget = PrivacyBudget(epsilon=10.0, delta=1e-6)
+    with pytest.raises(BudgetExceededError):
+        DPLogisticRegression(epsilon=np.inf, data_norm=1.0, budget=budget).fit(X, y)
+    assert gdp_mu(10.0, 1e-6) > 0 and budget.spent_epsilon() == 0.0

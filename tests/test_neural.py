@@ -1,0 +1,409 @@
+"""DPMLPClassifier and the optional torch backend.
+
+Tests that need torch take the ``torch`` fixture (``pytest.importorskip``); the import-error
+and lazy-import tests run without it.
+"""
+
+import importlib.util
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skdpgd._base import _generator
+from skdpgd.accounting import GaussianDPAccountant, GaussianSteps, compose_gdp
+from skdpgd.neural import HONG_DEFAULT_INFLUENCE, DPMLPClassifier, _glorot_init
+
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+try:
+    from skdpgd.accounting import RDPAccountant
+except ImportError:  # not re-exported (yet): its home module
+    from skdpgd._rdp import RDPAccountant
+
+
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch")
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """One intra-op thread: on a busy machine every multi-threaded matmul waits ~20 ms for
+    a descheduled worker, which made these tiny fits ~15x slower."""
+    if not HAS_TORCH:
+        yield
+        return
+    import torch
+
+    n_threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n_threads)
+
+
+def _data(n=60, d=3, n_classes=2, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    if n_classes == 2:
+        y = (X[:, 0] + 0.5 * X[:, 1] > 0).astype(int)
+    else:
+        y = np.digitize(X[:, 0], np.linspace(-0.6, 0.6, n_classes - 1))
+    return X, y
+
+
+# ---------------------------------------------------------------------------------------
+# without torch
+# ---------------------------------------------------------------------------------------
+
+
+def test_import_skdpgd_does_not_import_torch():
+    code = ("import sys, skdpgd, skdpgd.neural, skdpgd.accounting, skdpgd.schedules; "
+            "assert 'torch' not in sys.modules, 'torch was imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_clear_import_error_without_torch(monkeypatch):
+    # None in sys.modules makes ``import torch`` raise ImportError, as if it were missing.
+    monkeypatch.setitem(sys.modules, "torch", None)
+    monkeypatch.setitem(sys.modules, "torch.func", None)
+    X, y = _data()
+    with pytest.raises(ImportError, match=r'pip install "skdpgd\[torch\]"'):
+        DPMLPClassifier(hidden_layer_sizes=(4,), max_iter=2).fit(X, y)
+
+
+def test_validation_errors_before_torch():
+    X, y = _data()
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        DPMLPClassifier().fit(X, np.zeros(len(y)))
+    with pytest.raises(ValueError):
+        DPMLPClassifier(hidden_layer_sizes=(4, 0)).fit(X, y)
+    with pytest.raises(ValueError):
+        DPMLPClassifier(activation="softsign").fit(X, y)
+
+
+# ---------------------------------------------------------------------------------------
+# backend: per-example gradients and clipping
+# ---------------------------------------------------------------------------------------
+
+
+def _loop_grads(torch, layer_sizes, activation, coefs, intercepts, X, y, n_outputs):
+    """Per-example gradients the slow way: one autograd backward per example."""
+    from skdpgd import _torch_backend as tb
+
+    model = tb.build_mlp(layer_sizes, activation)
+    init = tb.params_to_torch(coefs, intercepts)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(init[name])
+    out = []
+    for i in range(X.shape[0]):
+        model.zero_grad()
+        s = model(torch.tensor(X[i:i + 1], dtype=torch.float32))
+        if n_outputs == 1:
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                s[:, 0], torch.tensor([float(y[i])]))
+        else:
+            loss = torch.nn.functional.cross_entropy(s, torch.tensor([int(y[i])]))
+        loss.backward()
+        out.append({name: p.grad.detach().clone() for name, p in model.named_parameters()})
+    return out
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("activation", ["relu", "tanh", "logistic"])
+def test_per_example_grads_match_loop(torch, n_classes, activation):
+    from skdpgd import _torch_backend as tb
+
+    X, y = _data(n=9, d=3, n_classes=n_classes, seed=1)
+    n_outputs = 1 if n_classes == 2 else n_classes
+    layer_sizes = [3, 5, 4, n_outputs]
+    coefs, intercepts = _glorot_init(layer_sizes, activation, np.random.default_rng(0))
+    model = tb.build_mlp(layer_sizes, activation)
+    params = tb.params_to_torch(coefs, intercepts)
+    grads = tb.per_example_grads(model, params, torch.tensor(X, dtype=torch.float32),
+                                 tb.encode_targets(y, n_outputs), n_outputs)
+    loop = _loop_grads(torch, layer_sizes, activation, coefs, intercepts, X, y, n_outputs)
+    for i, ref in enumerate(loop):
+        for name, g in ref.items():
+            np.testing.assert_allclose(grads[name][i].numpy(), g.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_clipped_contributions_within_clip_norm(torch):
+    from skdpgd import _torch_backend as tb
+
+    X, y = _data(n=40, d=3, seed=2)
+    X[0] *= 1e3  # a far-out row: large gradient
+    layer_sizes = [3, 6, 1]
+    coefs, intercepts = _glorot_init(layer_sizes, "relu", np.random.default_rng(1))
+    model = tb.build_mlp(layer_sizes, "relu")
+    params = tb.params_to_torch(coefs, intercepts)
+    Xt, yt = torch.tensor(X, dtype=torch.float32), tb.encode_targets(y, 1)
+    grads = tb.per_example_grads(model, params, Xt, yt, 1)
+    for C in (1e-3, 0.05, 1.0):
+        factors, norms = tb.clip_factors(grads, C)
+        assert float(norms.max()) > C  # clipping is active for some rows
+        clipped = [torch.cat([(factors[i].float() * g[i]).flatten() for g in grads.values()])
+                   for i in range(X.shape[0])]
+        clipped_norms = np.array([float(torch.linalg.vector_norm(c, dtype=torch.float64))
+                                  for c in clipped])
+        assert np.all(clipped_norms <= C), clipped_norms.max() / C
+        # the released sum of one row is one clipped contribution: norm <= C (sensitivity)
+        for i in (0, 1):
+            for method in ("outer", "vmap"):
+                s = tb.clipped_grad_sum(model, params, Xt[i:i + 1], yt[i:i + 1], 1, C,
+                                        method=method)
+                total = math.sqrt(sum(float((v.double() ** 2).sum()) for v in s.values()))
+                assert total <= C
+
+
+@pytest.mark.parametrize("hidden", [(), (6,), (5, 4)])
+@pytest.mark.parametrize("n_classes", [2, 4])
+@pytest.mark.parametrize("activation", ["relu", "tanh", "logistic"])
+def test_outer_method_matches_vmap(torch, hidden, n_classes, activation):
+    """The fast outer-product clipped sum equals the torch.func (vmap) one."""
+    from skdpgd import _torch_backend as tb
+
+    X, y = _data(n=30, d=3, n_classes=n_classes, seed=9)
+    X[:3] *= 30.0  # some rows clipped, some not
+    n_outputs = 1 if n_classes == 2 else n_classes
+    layer_sizes = [3, *hidden, n_outputs]
+    coefs, intercepts = _glorot_init(layer_sizes, activation, np.random.default_rng(2))
+    model = tb.build_mlp(layer_sizes, activation)
+    params = tb.params_to_torch(coefs, intercepts)
+    Xt, yt = torch.tensor(X, dtype=torch.float32), tb.encode_targets(y, n_outputs)
+    for C in (0.05, 1.0, 1e6):
+        a = tb.clipped_grad_sum(model, params, Xt, yt, n_outputs, C, method="outer")
+        b = tb.clipped_grad_sum(model, params, Xt, yt, n_outputs, C, method="vmap")
+        for k in params:
+            np.testing.assert_allclose(a[k].numpy(), b[k].numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_estimator_same_with_either_method(torch, monkeypatch):
+    from skdpgd import _torch_backend as tb
+
+    X, y = _data(n=40, n_classes=3, seed=10)
+    params = dict(hidden_layer_sizes=(5,), epsilon=2.0, clip_norm=0.3, max_iter=8,
+                  random_state=0)
+    a = DPMLPClassifier(**params).fit(X, y)
+    monkeypatch.setattr(tb, "PER_EXAMPLE_METHOD", "vmap")
+    b = DPMLPClassifier(**params).fit(X, y)
+    for wa, wb in zip(a.coefs_ + a.intercepts_, b.coefs_ + b.intercepts_):
+        np.testing.assert_allclose(wa, wb, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("method", ["outer", "vmap"])
+def test_non_finite_gradients_are_zeroed(torch, method):
+    from skdpgd import _torch_backend as tb
+
+    layer_sizes = [2, 3, 1]
+    coefs, intercepts = _glorot_init(layer_sizes, "relu", np.random.default_rng(0))
+    model = tb.build_mlp(layer_sizes, "relu")
+    params = tb.params_to_torch(coefs, intercepts)
+    X = torch.tensor([[3e38, 3e38], [1.0, -1.0]], dtype=torch.float32)
+    s = tb.clipped_grad_sum(model, params, X, tb.encode_targets(np.array([0, 1]), 1), 1, 1.0,
+                            method=method)
+    assert all(bool(torch.isfinite(v).all()) for v in s.values())
+    total = math.sqrt(sum(float((v.double() ** 2).sum()) for v in s.values()))
+    assert total <= 2.0
+
+
+# ---------------------------------------------------------------------------------------
+# the estimator
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.5])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_noise_off_matches_plain_full_batch_gd(torch, momentum, n_classes):
+    """epsilon=inf and a clip norm that never binds: the plain mean-loss GD of torch."""
+    X, y = _data(n=50, d=4, n_classes=n_classes, seed=3)
+    T, lr = 15, 0.3
+    clf = DPMLPClassifier(hidden_layer_sizes=(7,), activation="tanh", epsilon=np.inf,
+                          clip_norm=1e6, learning_rate=lr, max_iter=T, momentum=momentum,
+                          random_state=5).fit(X, y)
+    assert np.all(clf.noise_multipliers_ == 0)
+
+    n_outputs = 1 if n_classes == 2 else n_classes
+    layer_sizes = [4, 7, n_outputs]
+    coefs, intercepts = _glorot_init(layer_sizes, "tanh", _generator(5))
+    model = torch.nn.Sequential(torch.nn.Linear(4, 7), torch.nn.Tanh(),
+                                torch.nn.Linear(7, n_outputs))
+    with torch.no_grad():
+        for k, idx in enumerate((0, 2)):
+            model[idx].weight.copy_(torch.tensor(coefs[k].T))
+            model[idx].bias.copy_(torch.tensor(intercepts[k]))
+    Xt = torch.tensor(X, dtype=torch.float32)
+    velocity = [torch.zeros_like(p) for p in model.parameters()]
+    for t in range(1, T + 1):
+        model.zero_grad()
+        s = model(Xt)
+        if n_outputs == 1:
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(
+                s[:, 0], torch.tensor(y, dtype=torch.float32))
+        else:
+            loss = torch.nn.functional.cross_entropy(s, torch.tensor(y))
+        loss.backward()
+        with torch.no_grad():
+            for v, p in zip(velocity, model.parameters()):
+                if momentum:
+                    v.mul_(momentum).add_((1 - momentum) * p.grad)
+                    p -= lr * v / (1 - momentum ** t)
+                else:
+                    p -= lr * p.grad
+    for k, idx in enumerate((0, 2)):
+        np.testing.assert_allclose(clf.coefs_[k], model[idx].weight.detach().numpy().T,
+                                   rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(clf.intercepts_[k], model[idx].bias.detach().numpy(),
+                                   rtol=1e-4, atol=1e-5)
+    assert clf.score(X, y) > 0.7
+
+
+@pytest.mark.parametrize("schedule", ["uniform", "hong", "exponential", "pur"])
+@pytest.mark.parametrize("neighbouring", ["replace", "add_remove"])
+def test_accounting_matches_gdp_accountant(torch, schedule, neighbouring):
+    X, y = _data(n=80, seed=4)
+    eps, delta, T, C = 1.5, 1e-6, 12, 0.7
+    clf = DPMLPClassifier(hidden_layer_sizes=(3,), epsilon=eps, delta=delta, clip_norm=C,
+                          max_iter=T, schedule=schedule, neighbouring=neighbouring,
+                          random_state=0).fit(X, y)
+    acc = GaussianDPAccountant()
+    if schedule == "uniform":
+        shape = np.ones(T)
+    elif schedule == "hong":
+        gamma = HONG_DEFAULT_INFLUENCE ** (1 / T)
+        assert clf.decay_ == pytest.approx(gamma)
+        shape = gamma ** (np.arange(T) / 4.0)  # z_t^2 ~ gamma^(t/2)
+    elif schedule == "exponential":
+        shape = 0.99 ** np.arange(T)  # the default decay of 'exponential'
+    else:
+        shape = clf.noise_multipliers_  # PUR picks its own T; its shape is checked below
+        assert clf.n_iter_ <= T
+        t = np.arange(1, clf.n_iter_)
+        np.testing.assert_allclose(shape[:-1] * t, shape[0], rtol=1e-10)  # 1/t decay
+    z = acc.calibrate(shape, eps, delta)
+    np.testing.assert_allclose(clf.noise_multipliers_, z, rtol=1e-12)
+    # epsilon_ is recomputed from the multipliers actually used
+    assert clf.epsilon_ == acc.epsilon(GaussianSteps(clf.noise_multipliers_), delta)
+    assert clf.epsilon_ <= eps and clf.epsilon_ == pytest.approx(eps, rel=1e-9)
+    assert clf.mu_ == pytest.approx(compose_gdp(z)) and clf.rho_ == pytest.approx(clf.mu_ ** 2 / 2)
+    assert clf.delta_ == delta and clf.schedule_ == schedule
+    assert clf.sensitivity_ == (2 * C if neighbouring == "replace" else C)
+    assert clf.neighbouring_ == ("replace-one" if neighbouring == "replace" else "add/remove-one")
+
+
+@pytest.mark.parametrize("neighbouring", ["replace", "add_remove"])
+def test_noise_scale_is_multiplier_times_sensitivity(torch, neighbouring):
+    """With X = 0 the first layer's weights get no gradient: their change is pure noise,
+    ``-lr * N(0, (z Delta)^2) / N``, which measures the Delta the code really uses."""
+    n, d, C, lr = 50, 40, 0.3, 0.7
+    X = np.zeros((n, d))
+    y = np.arange(n) % 2
+    clf = DPMLPClassifier(hidden_layer_sizes=(100,), epsilon=1.0, clip_norm=C, learning_rate=lr,
+                          max_iter=1, neighbouring=neighbouring, random_state=0).fit(X, y)
+    coefs0, _ = _glorot_init([d, 100, 1], "relu", _generator(0))
+    noise = (clf.coefs_[0] - coefs0[0]) * (-n / lr)
+    delta_sum = 2 * C if neighbouring == "replace" else C
+    expected = clf.noise_multipliers_[0] * delta_sum
+    assert noise.std() == pytest.approx(expected, rel=0.05)
+    assert abs(noise.mean()) < 0.05 * expected
+
+
+def test_reproducible_with_random_state(torch):
+    X, y = _data(n=40, seed=6)
+    params = dict(hidden_layer_sizes=(5,), epsilon=1.0, max_iter=5)
+    a = DPMLPClassifier(**params, random_state=3).fit(X, y)
+    b = DPMLPClassifier(**params, random_state=3).fit(X, y)
+    c = DPMLPClassifier(**params, random_state=4).fit(X, y)
+    for wa, wb, wc in zip(a.coefs_, b.coefs_, c.coefs_):
+        np.testing.assert_array_equal(wa, wb)
+        assert not np.array_equal(wa, wc)
+    Xc = X.copy()
+    a.predict(X)
+    np.testing.assert_array_equal(X, Xc)  # inputs not mutated
+
+
+def test_predict_proba_consistent(torch):
+    X, y = _data(n=60, n_classes=3, seed=7)
+    clf = DPMLPClassifier(hidden_layer_sizes=(6,), epsilon=5.0, max_iter=5,
+                          random_state=0).fit(X, y)
+    p = clf.predict_proba(X)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    np.testing.assert_allclose(np.exp(clf.predict_log_proba(X)), p, rtol=1e-10)
+    np.testing.assert_array_equal(clf.predict(X), clf.classes_[p.argmax(axis=1)])
+
+
+def test_schedule_object(torch):
+    from skdpgd.schedules import Exponential, OutputPerturbation
+
+    X, y = _data(n=50)
+    clf = DPMLPClassifier(hidden_layer_sizes=(3,), max_iter=6, epsilon=1.0,
+                          schedule=Exponential(decay=0.8), random_state=0).fit(X, y)
+    z = clf.noise_multipliers_
+    np.testing.assert_allclose(z[1:] / z[:-1], 0.8, rtol=1e-12)
+    assert clf.n_iter_ == 6 and clf.epsilon_ <= 1.0
+    with pytest.raises(ValueError, match="strong convexity|gradient"):
+        DPMLPClassifier(schedule=OutputPerturbation(), max_iter=2).fit(X, y)
+
+
+def test_minibatch_argument_errors(torch):
+    X, y = _data(n=40)
+    with pytest.raises(ValueError, match="add/remove"):
+        DPMLPClassifier(batch_size=10, neighbouring="replace", max_iter=2).fit(X, y)
+    with pytest.raises(ValueError, match="pur"):
+        DPMLPClassifier(batch_size=10, schedule="pur", max_iter=2).fit(X, y)
+
+
+def test_batch_size_at_least_n_is_full_batch(torch):
+    X, y = _data(n=30)
+    a = DPMLPClassifier(hidden_layer_sizes=(3,), max_iter=3, batch_size=30, random_state=0)
+    b = DPMLPClassifier(hidden_layer_sizes=(3,), max_iter=3, random_state=0)
+    a.fit(X, y), b.fit(X, y)
+    assert a.sampling_rate_ == 1.0 and a.neighbouring_ == "replace-one"
+    np.testing.assert_array_equal(a.coefs_[0], b.coefs_[0])
+
+
+def test_poisson_minibatch_accounting(torch):
+    X, y = _data(n=200, seed=8)
+    eps, delta, T, C, b = 2.0, 1e-5, 20, 0.5, 20
+    clf = DPMLPClassifier(hidden_layer_sizes=(4,), epsilon=eps, delta=delta, clip_norm=C,
+                          max_iter=T, batch_size=b, random_state=0).fit(X, y)
+    acc = RDPAccountant()
+    z = acc.calibrate(np.ones(T), eps, delta, sampling_rate=b / 200)
+    np.testing.assert_allclose(clf.noise_multipliers_, z, rtol=1e-12)
+    assert clf.epsilon_ == acc.epsilon(GaussianSteps(z, sampling_rate=b / 200), delta)
+    assert clf.epsilon_ <= eps
+    assert clf.sampling_rate_ == b / 200 and clf.neighbouring_ == "add/remove-one"
+    assert clf.sensitivity_ == C and clf.mu_ is None
+
+
+def test_poisson_noise_scale(torch):
+    """As the full-batch noise test: Delta = C, and the sum is divided by q N."""
+    n, d, C, lr, b = 200, 40, 0.3, 0.7, 50
+    X = np.zeros((n, d))
+    y = np.arange(n) % 2
+    clf = DPMLPClassifier(hidden_layer_sizes=(100,), epsilon=1.0, clip_norm=C, learning_rate=lr,
+                          max_iter=1, batch_size=b, random_state=0).fit(X, y)
+    coefs0, _ = _glorot_init([d, 100, 1], "relu", _generator(0))
+    noise = (clf.coefs_[0] - coefs0[0]) * (-b / lr)
+    assert noise.std() == pytest.approx(clf.noise_multipliers_[0] * C, rel=0.05)
+
+
+# ---------------------------------------------------------------------------------------
+# scikit-learn's estimator contract (tiny networks, few steps)
+# ---------------------------------------------------------------------------------------
+
+def _expected_failed_checks(estimator):
+    return {}
+
+
+if HAS_TORCH:
+    @parametrize_with_checks(
+        [DPMLPClassifier(hidden_layer_sizes=(8,), max_iter=20, learning_rate=0.5,
+                         random_state=0)],
+        expected_failed_checks=_expected_failed_checks,
+    )
+    def test_sklearn_compatible_estimator(estimator, check):
+        check(estimator)

@@ -1,0 +1,233 @@
+"""Minibatch DP-SGD: sampling, sensitivity, accounting, sparse = dense, utility."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+from sklearn.datasets import load_iris
+from sklearn.exceptions import NotFittedError
+
+from skdpgd import DPLogisticRegression, DPSGDClassifier, DPSGDRegressor, PrivacyLeakWarning
+from skdpgd._kernels import LOSS_LOGISTIC
+from skdpgd._kernels_sgd import poisson_sample, sgd_dense
+from skdpgd._rdp import RDPAccountant
+from skdpgd.accounting import GaussianSteps
+from skdpgd.schedules import PUR
+
+
+def _synthetic(n=20000, d=10, seed=0):
+    """Gaussian rows (norm about 1) labelled by one fixed linear rule plus noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) / math.sqrt(d)
+    w = np.random.default_rng(12345).normal(size=d)
+    y = (X @ w + 0.2 * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+# --- Poisson sampling -----------------------------------------------------------------------
+
+
+def test_poisson_sample_includes_each_row_independently_with_rate_q():
+    n, q, reps = 200, 0.1, 4000
+    gen = np.random.default_rng(1)
+    out = np.empty(n, np.int64)
+    counts = np.zeros(n)
+    sizes = np.empty(reps)
+    for r in range(reps):
+        m = poisson_sample(n, q, gen, out)
+        idx = out[:m]
+        assert np.all(np.diff(idx) > 0) and (m == 0 or (idx[0] >= 0 and idx[-1] < n))
+        counts[idx] += 1
+        sizes[r] = m
+    # every row's inclusion count is Binomial(reps, q): a two-sided 1e-4 test per row
+    lo, hi = stats.binom.ppf([5e-5, 1 - 5e-5], reps, q)
+    assert np.all((counts >= lo) & (counts <= hi))
+    # batch sizes are Binomial(n, q): mean and variance
+    assert sizes.mean() == pytest.approx(n * q, rel=0.02)
+    assert sizes.var() == pytest.approx(n * q * (1 - q), rel=0.1)
+    # the first and last rows are not special (the geometric skips have no edge effects)
+    assert counts[0] / reps == pytest.approx(q, abs=0.02)
+    assert counts[-1] / reps == pytest.approx(q, abs=0.02)
+
+
+def test_poisson_sample_rate_one_takes_every_row():
+    out = np.empty(7, np.int64)
+    assert poisson_sample(7, 1.0, np.random.default_rng(0), out) == 7
+    np.testing.assert_array_equal(out, np.arange(7))
+
+
+# --- sensitivity ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("clip", [0.05, 0.3, 5.0])
+def test_removing_one_example_moves_the_step_sum_by_at_most_clip_norm(clip):
+    """One noiseless step at q = 1 from theta = 0: coef * n_norm / lr is the released sum;
+    a zero weight is the example removed (the sum's normaliser q N is public and fixed)."""
+    rng = np.random.default_rng(3)
+    n, d = 50, 4
+    X = rng.normal(size=(n, d)) * 3
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    norms = np.linalg.norm(X, axis=1)
+    aug = np.sqrt(norms ** 2 + 1)
+    worst = 0.0
+    for k in range(n):
+        out = []
+        for w in (np.ones(n), np.where(np.arange(n) == k, 0.0, 1.0)):
+            c, b, _ = sgd_dense(X, y, w, np.ones(n), aug, LOSS_LOGISTIC, 0.0, clip, True, 0.0,
+                                1.0, np.ones(1), np.zeros(1), 0.0, np.zeros((1, d)),
+                                np.zeros(1), 0, np.random.default_rng(0))
+            out.append(np.concatenate([c.ravel(), b]) * n)
+        worst = max(worst, np.linalg.norm(out[0] - out[1]))
+    assert worst <= clip * (1 + 1e-12)
+    assert worst >= 0.5 * min(clip, 0.5 * aug.max())  # the bound is nearly attained
+
+
+# --- accounting -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("epsilon,delta,batch_size", [(0.5, 1e-6, 50), (2.0, 1e-5, 500)])
+@pytest.mark.parametrize("schedule", ["uniform", "exponential", "hong"])
+def test_fit_spends_the_budget_exactly_by_rdp(epsilon, delta, batch_size, schedule):
+    X, y = _synthetic(n=3000)
+    clf = DPSGDClassifier(epsilon=epsilon, delta=delta, data_norm=2.0, batch_size=batch_size,
+                          epochs=2, schedule=schedule, random_state=0).fit(X, y)
+    assert clf.epsilon_ <= epsilon
+    assert clf.epsilon_ >= epsilon * (1 - 1e-9)
+    q = batch_size / 3000
+    assert clf.sampling_rate_ == q
+    assert clf.n_iter_ == math.ceil(2 / q) == len(clf.noise_multipliers_)
+    assert clf.epsilon_ == RDPAccountant().epsilon(GaussianSteps(clf.noise_multipliers_, q),
+                                                   delta)
+    assert clf.neighbouring_ == "add/remove-one"
+    z = clf.noise_multipliers_
+    if schedule == "uniform":
+        np.testing.assert_allclose(z, z[0])
+    elif schedule == "exponential":
+        assert z[0] / z[-1] == pytest.approx(10.0)
+
+
+def test_more_budget_less_noise_and_infinite_budget_no_noise():
+    X, y = _synthetic(n=2000)
+    z = [DPSGDClassifier(epsilon=e, data_norm=2.0, random_state=0).fit(X, y)
+         .noise_multipliers_[0] for e in (0.5, 1.0, 4.0, np.inf)]
+    assert z[0] > z[1] > z[2] > z[3] == 0.0
+
+
+# --- the kernel ------------------------------------------------------------------------------
+
+
+def test_full_batch_sgd_is_full_batch_gd():
+    """With q = 1 and no noise, DP-SGD is the full-batch kernel's gradient descent."""
+    X, y = _synthetic(n=500, d=5)
+    # clip at the logistic loss's gradient bound ||(x, c)|| <= 1.5 sqrt(1 + 0.5^2), as GD does
+    sgd = DPSGDClassifier(epsilon=np.inf, data_norm=1.5, clip_norm=1.5 * math.sqrt(1.25),
+                          batch_size=10**6, epochs=40, average=False, random_state=0).fit(X, y)
+    gd = DPLogisticRegression(epsilon=np.inf, data_norm=1.5, row_clip="data_norm",
+                              alpha=sgd.alpha_, schedule="uniform", max_iter=40,
+                              random_state=0).fit(X, y)
+    assert sgd.n_iter_ == 40
+    np.testing.assert_allclose(sgd.coef_, gd.coef_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(sgd.intercept_, gd.intercept_, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("Est", [DPSGDClassifier, DPSGDRegressor])
+def test_sparse_and_dense_give_the_same_model(Est):
+    X, y = _synthetic(n=3000, d=30)
+    X[np.abs(X) < 0.15] = 0.0  # about 60% zeros
+    if Est is DPSGDRegressor:
+        y = X[:, 0] - X[:, 1]
+    kw = dict(epsilon=1.0, data_norm=2.0, random_state=7, momentum=0.5)
+    if Est is DPSGDRegressor:
+        kw["y_bound"] = 2.0
+    dense = Est(**kw).fit(X, y)
+    Xs = sp.csr_matrix(X)
+    data_before = Xs.data.copy()
+    sparse = Est(**kw).fit(Xs, y)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(sparse.intercept_, dense.intercept_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(Xs.data, data_before)
+    np.testing.assert_allclose(sparse.predict(Xs), dense.predict(X), rtol=1e-9, atol=1e-12)
+
+
+def test_non_canonical_csr_is_not_modified():
+    X, y = _synthetic(n=400, d=6)
+    Xs = sp.csr_matrix(X)
+    Xs = sp.csr_matrix((np.concatenate([Xs.data, [0.5]]),
+                        np.concatenate([Xs.indices, [0]]),
+                        np.concatenate([Xs.indptr[:-1], [Xs.indptr[-1] + 1]])),
+                       shape=X.shape)  # a duplicate entry in the last row
+    assert not Xs.has_canonical_format
+    before = (Xs.data.copy(), Xs.indices.copy(), Xs.indptr.copy())
+    DPSGDClassifier(epsilon=1.0, data_norm=2.0, random_state=0).fit(Xs, y)
+    for a, b in zip((Xs.data, Xs.indices, Xs.indptr), before):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_reproducible_from_random_state():
+    X, y = _synthetic(n=2000)
+    a = DPSGDClassifier(epsilon=1.0, data_norm=2.0, random_state=3).fit(X, y).coef_
+    b = DPSGDClassifier(epsilon=1.0, data_norm=2.0, random_state=3).fit(X, y).coef_
+    c = DPSGDClassifier(epsilon=1.0, data_norm=2.0, random_state=4).fit(X, y).coef_
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+
+
+# --- estimator surface ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loss", ["log_loss", "hinge", "modified_huber", "squared_hinge"])
+def test_classifier_losses_learn_at_epsilon_one(loss):
+    X, y = _synthetic(n=20000)
+    Xte, yte = _synthetic(n=5000, seed=1)
+    clf = DPSGDClassifier(loss, epsilon=1.0, data_norm=2.0, random_state=0).fit(X, y)
+    assert clf.score(Xte, yte) > 0.9
+    assert hasattr(clf, "predict_proba") == (loss in ("log_loss", "modified_huber"))
+    if hasattr(clf, "predict_proba"):
+        p = clf.predict_proba(Xte[:50])
+        np.testing.assert_allclose(p.sum(axis=1), 1.0)
+        assert np.all((p >= 0) & (p <= 1))
+
+
+def test_multinomial_and_margin_losses_on_multiclass():
+    X, y = load_iris(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    clf = DPSGDClassifier(epsilon=np.inf, data_norm=4.0, batch_size=32, epochs=50,
+                          alpha=1e-3, random_state=0).fit(X, y)
+    assert clf.coef_.shape == (3, 4) and clf.intercept_.shape == (3,)
+    assert clf.score(X, y) > 0.85
+    with pytest.raises(ValueError, match="handles two classes"):
+        DPSGDClassifier("hinge", epsilon=1.0, data_norm=4.0).fit(X, y)
+
+
+def test_schedules_that_choose_their_own_T_are_refused():
+    X, y = _synthetic(n=500)
+    with pytest.raises(ValueError, match="chooses its own number of steps"):
+        DPSGDClassifier(epsilon=1.0, data_norm=2.0, schedule=PUR()).fit(X, y)
+    with pytest.raises(ValueError):
+        DPSGDClassifier(epsilon=1.0, data_norm=2.0, schedule="pur").fit(X, y)
+    with pytest.raises(ValueError, match="alpha > 0"):
+        DPSGDClassifier(epsilon=1.0, data_norm=2.0, alpha=0.0, schedule="hong").fit(X, y)
+
+
+def test_regressor_learns_and_warns_without_bounds():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(20000, 3)) / math.sqrt(3)
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.05 * rng.normal(size=20000)
+    for loss in ("squared_error", "huber"):
+        reg = DPSGDRegressor(loss, epsilon=1.0, data_norm=1.0, y_bound=2.0,
+                             random_state=0).fit(X, y)
+        assert reg.score(X, y) > 0.8
+    with pytest.warns(PrivacyLeakWarning, match="y_bound"):
+        DPSGDRegressor(epsilon=1.0, data_norm=1.0, random_state=0).fit(X, y)
+    with pytest.warns(PrivacyLeakWarning, match="data_norm"):
+        DPSGDRegressor(epsilon=1.0, y_bound=2.0, random_state=0).fit(X, y)
+
+
+def test_not_fitted_and_bad_weights():
+    X, y = _synthetic(n=200)
+    with pytest.raises(NotFittedError):
+        DPSGDClassifier().predict(X)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        DPSGDClassifier(epsilon=1.0, data_norm=2.0).fit(X, y, sample_weight=np.full(200, 2.0))
