@@ -25,6 +25,11 @@ SECTIONS = [
 ]
 
 
+def np_safe(obj):
+    """Constants small enough to print in one line."""
+    return isinstance(obj, (int, float, str)) or len(repr(obj)) < 200
+
+
 def _signature(obj):
     try:
         return str(inspect.signature(obj))
@@ -33,6 +38,8 @@ def _signature(obj):
 
 
 def _entry(name, obj):
+    if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+        return [f"- `{name} = {obj!r}`", ""] if np_safe(obj) else []
     doc = inspect.getdoc(obj) or "(no docstring)"
     kind = "class" if inspect.isclass(obj) else "function"
     out = [f"### `{name}{_signature(obj)}`", "", f"*{kind}*", "", "```text",
