@@ -303,9 +303,9 @@ def diffprivlib_logistic():
             self.epsilon, self.data_norm, self.classes_ = epsilon, data_norm, None
             self.accountant = BudgetAccountant()  # a fresh accountant per model
 
-    import diffprivlib
+    from diffprivlib import __version__ as dpl_version
 
-    return DiffprivlibLogisticRegression, diffprivlib.__version__
+    return DiffprivlibLogisticRegression, dpl_version
 
 
 # ------------------------------------------------------------------------------------------

@@ -76,7 +76,8 @@ def bench_dp_accounting(n_distinct, q, budget_s):
         w0 = time.perf_counter()
         done = 0
         for s in sig:
-            acc.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(float(s))))
+            event = dp_accounting.GaussianDpEvent(float(s))
+            acc.compose(dp_accounting.PoissonSampledDpEvent(q, event))
             done += 1
             if time.perf_counter() - w0 > budget_s:
                 break

@@ -34,11 +34,8 @@ SGD_CLIP_FACTOR = 0.5
 
 #: Schedules a minibatch fit accepts by name (T is fixed by ``epochs`` and ``batch_size``, so
 #: only the *shape* of a schedule is used; schedules that choose T themselves are refused).
-#: 'exponential' by name lets the noise multiplier shrink geometrically by a factor
-#: ``SGD_EXPONENTIAL_RANGE`` from the first step to the last, whatever T is.
 SGD_SCHEDULES = {"auto": Uniform(), "uniform": Uniform(), "hong": Hong(),
-                 "exponential": None}
-SGD_EXPONENTIAL_RANGE = 10.0
+                 "exponential": Exponential()}
 
 #: ``average=True`` returns the mean of the iterates over the last half of the run (tail
 #: averaging, post-processing of the released steps): with a constant step, the last iterate
@@ -117,8 +114,6 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
 
     # --- schedule (shape only) -> RDP accountant (scale) ---
     schedule = (SGD_SCHEDULES[est.schedule] if isinstance(est.schedule, str) else est.schedule)
-    if schedule is None:
-        schedule = Exponential(decay=SGD_EXPONENTIAL_RANGE ** (-1.0 / max(n_steps - 1, 1)))
     if isinstance(schedule, Hong) and alpha == 0:
         raise ValueError("schedule='hong' needs alpha > 0 (its shape comes from the "
                          "strongly convex rate); use 'uniform' or 'exponential'.")

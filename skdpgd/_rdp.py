@@ -14,14 +14,18 @@ Sampled Gaussian Mechanism", arXiv:1908.10530): with ``mu0 = N(0, z^2)`` and the
     A_alpha = E_{x ~ mu0} [ (mu(x) / mu0(x))^alpha ]
             = E_{x ~ mu0} [ (1 - q + q exp((2x - 1) / (2 z^2)))^alpha ],
 
-the divergence of the "remove" direction, which is the larger of the two (their Section 3;
-``tests/test_rdp.py`` also checks it numerically). RDP composes by addition, so a schedule
+the divergence of the "remove" direction. Add/remove neighbours also need the other
+direction, ``D_alpha(mu0 || mu)``; Mironov et al. argue it is the smaller one, and
+dp-accounting and Opacus use ``A_alpha`` alone as well. This module relies on that (it does
+not re-prove it); ``tests/test_rdp.py`` checks it by numerical integration on a grid of
+(q, z, alpha). RDP composes by addition, so a schedule
 with a different multiplier per step costs the sum of the per-step curves; equal
 multipliers are grouped, and the per-step values form one array over orders x distinct
 multipliers, filled by a compiled (numba) kernel.
 
 Every value is an upper bound of the exact one, including the floating-point rounding
-(an allowance of ~1e-12 relative, see ``_ROUNDING_RTOL``):
+(an allowance of ~1e-12 relative, see ``_ROUNDING_RTOL``, plus, for fractional orders, an
+absolute ~1e-13 on log A, visible only when the RDP itself is tiny):
 
 * integer alpha: the binomial expansion
   ``A - 1 = sum_k C(alpha, k) q^k (1-q)^(alpha-k) (exp(k (k-1) / (2 z^2)) - 1)`` (the binomial
@@ -49,8 +53,10 @@ testing interpretations and Renyi differential privacy") and Canonne, Kamath and
 
     epsilon = rdp + log1p(-1/alpha) - (log(delta) + log(alpha)) / (alpha - 1),
 
-minimised over the orders. (dp-accounting also returns epsilon = 0 when the whole RDP is
-below about delta^2, through a total-variation bound; that corner is not used here.)
+minimised over the orders; an RDP of exactly 0 (nothing released) gives epsilon = 0.
+(dp-accounting also returns epsilon = 0 whenever the RDP is below about delta^2, through a
+total-variation bound; that corner is not used here, so there the epsilon reported here can
+be larger by up to ~log(1/delta)/4096.)
 
 Default orders (:data:`DEFAULT_ORDERS`, 154 of them): 1.1, 1.2, ..., 1.9; 2.25, 2.5, 2.75,
 3.25, ..., 10.75 (quarter steps); every integer 2..64; then integers about 8% apart (69, 75,
@@ -71,7 +77,7 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from scipy.special import gammaln
 
 __all__ = [
@@ -84,7 +90,8 @@ __all__ = [
 ]
 
 def _default_orders():
-    frac = np.concatenate([np.arange(11, 20) / 10.0, np.arange(9, 44) / 4.0])  # 1.1..1.9, 2.25..10.75
+    # 1.1, ..., 1.9 and 2.25, 2.5, ..., 10.75 (without the integers)
+    frac = np.concatenate([np.arange(11, 20) / 10.0, np.arange(9, 44) / 4.0])
     frac = frac[frac != np.round(frac)]
     large = np.round(64.0 * 1.08 ** np.arange(1, 55))  # 69, 75, ..., 4084: 8% apart
     orders = np.unique(np.concatenate([frac, np.arange(2.0, 65.0), large, [4096.0]]))
@@ -466,12 +473,12 @@ def _log_a_frac(alpha, log_q, l1q, v, cw, inv_d, cw_abs):
     return log_a * (1.0 + _ROUNDING_RTOL) + err
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _log_a_grid(orders, is_int, lgc, offsets, log_q, l1q, v, cw, inv_d, cw_abs, out):
     """out[i, j] = upper bound of log A_{orders[i]} at 1/z^2 = v[j] (0 < q < 1, 0 < v < inf)."""
     a = log_q - l1q
     n_o = orders.shape[0]
-    for j in prange(v.shape[0]):
+    for j in range(v.shape[0]):
         vj = v[j]
         ev = math.exp(vj)
         d1 = -math.expm1(-vj)
@@ -540,10 +547,18 @@ def _order_tables(orders_key):
 def _log_a_matrix(q, sigmas, orders):
     """Upper bounds of log A_alpha: one row per order, one column per sigma (0 < q < 1)."""
     orders_arr, is_int, offsets, lgc = _order_tables(tuple(float(o) for o in orders))
-    v = 1.0 / (np.asarray(sigmas, dtype=float) ** 2)
-    out = np.empty((orders_arr.size, v.size))
-    _log_a_grid(orders_arr, is_int, lgc, offsets, math.log(q), math.log1p(-q), v,
-                _CRVZ_W, _CRVZ_INV_D, _CRVZ_ABS, out)
+    with np.errstate(over="ignore"):
+        v = 1.0 / (np.asarray(sigmas, dtype=float) ** 2)
+    out = np.full((orders_arr.size, v.size), np.inf)  # 1/z^2 overflowing: z ~ 0, no privacy
+    ok = np.isfinite(v)
+    if ok.all():
+        _log_a_grid(orders_arr, is_int, lgc, offsets, math.log(q), math.log1p(-q), v,
+                    _CRVZ_W, _CRVZ_INV_D, _CRVZ_ABS, out)
+    elif ok.any():
+        part = np.empty((orders_arr.size, int(ok.sum())))
+        _log_a_grid(orders_arr, is_int, lgc, offsets, math.log(q), math.log1p(-q), v[ok],
+                    _CRVZ_W, _CRVZ_INV_D, _CRVZ_ABS, part)
+        out[:, ok] = part
     # log A >= 0 (a Renyi divergence is >= 0): clipping rounding below 0 keeps an upper bound
     return np.maximum(out, 0.0)
 
@@ -731,6 +746,55 @@ def _lower_bounds(orders, rdp, known):
     return low
 
 
+def _illinois(g, a, ga, b, gb, tol):
+    """Root of a decreasing g bracketed by g(a) > 0 >= g(b): Illinois regula falsi.
+
+    Returns the admissible end (b, g(b)) once -tol <= g(b) <= 0 or the bracket is a few ulps
+    wide; it never leaves the bracket and converges superlinearly on smooth g.
+    """
+    side = 0
+    for _ in range(300):
+        if gb >= -tol or abs(b - a) <= 4e-16 * max(1.0, abs(b)):
+            break
+        t = b - gb * (b - a) / (gb - ga)
+        if not min(a, b) < t < max(a, b):
+            t = 0.5 * (a + b)
+        gt = g(t)
+        if gt > 0:
+            a, ga = t, gt
+            if side == -1:
+                gb *= 0.5
+            side = -1
+        else:
+            b, gb = t, gt
+            if side == 1:
+                ga *= 0.5
+            side = 1
+    return b, gb
+
+
+def _bracket(g, t, gt, step):
+    """From (t, g(t)) for a decreasing g, step (doubling) until g changes sign.
+
+    Returns (a, g(a), b, g(b)) with g(a) > 0 >= g(b).
+    """
+    for _ in range(200):
+        if gt > 0:
+            a, ga = t, gt
+            t += step
+            gt = g(t)
+            if gt <= 0:
+                return a, ga, t, gt
+        else:
+            b, gb = t, gt
+            t -= step
+            gt = g(t)
+            if gt > 0:
+                return t, gt, b, gb
+        step *= 2.0
+    raise RuntimeError("calibration could not bracket the noise scale")
+
+
 class RDPAccountant:
     """Renyi-DP accountant for (Poisson-subsampled) Gaussian steps, add/remove-one neighbours.
 
@@ -867,7 +931,8 @@ class RDPAccountant:
         q = _check_q(sampling_rate)
         shape = np.asarray(shape, dtype=float).ravel()
         if shape.size == 0 or np.any(~np.isfinite(shape)) or np.any(shape <= 0):
-            raise ValueError("a schedule shape must be a non-empty array of positive finite values.")
+            raise ValueError(
+                "a schedule shape must be a non-empty array of positive finite values.")
         prior = np.asarray(prior, dtype=float).ravel()
         if math.isinf(epsilon):
             return np.zeros_like(shape)
@@ -885,51 +950,6 @@ class RDPAccountant:
 
         offsets = _conversion_offsets(orders, delta)
         feasible = slack > 0
-
-        def illinois(g, a, ga, b, gb, tol):
-            """Root of a decreasing g, bracketed by g(a) > 0 >= g(b): Illinois regula falsi.
-
-            Returns the admissible end (b, g(b)) once g(b) >= -tol or the bracket is a few ulps.
-            """
-            side = 0
-            for _ in range(300):
-                if gb >= -tol or abs(b - a) <= 4e-16 * max(1.0, abs(b)):
-                    break
-                t = b - gb * (b - a) / (gb - ga)
-                if not min(a, b) < t < max(a, b):
-                    t = 0.5 * (a + b)
-                gt = g(t)
-                if gt > 0:
-                    a, ga = t, gt
-                    if side == -1:
-                        gb *= 0.5
-                    side = -1
-                else:
-                    b, gb = t, gt
-                    if side == 1:
-                        ga *= 0.5
-                    side = 1
-            return b, gb
-
-        def bracket(g, t, gt, step):
-            """From (t, g(t)), step (doubling) until g changes sign; returns (a, ga, b, gb)."""
-            if gt > 0:
-                a, ga = t, gt
-                while True:
-                    t += step
-                    gt = g(t)
-                    if gt <= 0:
-                        return a, ga, t, gt
-                    a, ga = t, gt
-                    step *= 2.0
-            b, gb = t, gt
-            while True:
-                t -= step
-                gt = g(t)
-                if gt > 0:
-                    return t, gt, b, gb
-                b, gb = t, gt
-                step *= 2.0
 
         # --- 1. Search on a coarse summary of the schedule (cheap, approximate) ---------
         # Up to 128 blocks of consecutive distinct shape values, each represented by its
@@ -962,8 +982,8 @@ class RDPAccountant:
         with np.errstate(divide="ignore", invalid="ignore"):
             c_gauss = np.sqrt(np.where(feasible, orders * s2 / slack, np.inf))
         t0 = math.log(float(np.min(c_gauss)))
-        ta, ga, tb, gb = bracket(approx_gap, t0, approx_gap(t0), 0.5)
-        tb, gb = illinois(approx_gap, ta, ga, tb, gb, 1e-6)
+        ta, ga, tb, gb = _bracket(approx_gap, t0, approx_gap(t0), 0.5)
+        tb, gb = _illinois(approx_gap, ta, ga, tb, gb, 1e-6)
         approx_gap(tb)
         i = approx_gap.order
 
@@ -995,8 +1015,8 @@ class RDPAccountant:
             g = order_gap(i)
             gt = g(t)
             # first step: RDP ~ c^-2, and the search put t within ~1e-6 of the root
-            a_, ga_, b_, gb_ = bracket(g, t, gt, max(1e-6, min(0.5 * abs(gt), 0.1)) * 1.5)
-            t, _ = illinois(g, a_, ga_, b_, gb_, 1e-12)
+            a_, ga_, b_, gb_ = _bracket(g, t, gt, max(1e-6, min(0.5 * abs(gt), 0.1)) * 1.5)
+            t, _ = _illinois(g, a_, ga_, b_, gb_, 1e-12)
             eps_c, best_order = total_eps(math.exp(t))
             if eps_c >= epsilon * (1.0 - _CALIB_RTOL):
                 break

@@ -456,24 +456,29 @@ class Exponential(Schedule):
 
     Parameters
     ----------
-    decay : float, default=0.99
-        Ratio between consecutive noise multipliers.
+    decay : float or None, default=None
+        Ratio between consecutive noise multipliers. None shrinks the noise by
+        ``MAX_SHAPE_RATIO`` (10x) from the first step to the last, whatever T is: a fixed
+        ratio such as 0.99 over thousands of steps makes the first steps so noisy (0.99^-3000
+        is 1e13) that they throw the model arbitrarily far, whatever the budget.
     n_iter : int or None, default=None
         T; None takes the uniform schedule's T (the minimiser of its bound).
     """
 
-    decay: float = 0.99
+    decay: float | None = None
     n_iter: int | None = None
 
     name = "exponential"
 
     def plan(self, problem, mu, max_iter=None):
-        if not self.decay > 0:
+        if self.decay is not None and not self.decay > 0:
             raise ValueError(f"decay must be > 0, got {self.decay!r}.")
         theory = (Uniform.n_iter(problem, mu)[1] if self.n_iter is None
                   else float(self.n_iter))
         T = _resolve_n_iter(theory, max_iter if max_iter is not None else self.n_iter)
-        logz = np.arange(T) * math.log(self.decay)
+        log_decay = (-math.log(MAX_SHAPE_RATIO) / max(T - 1, 1) if self.decay is None
+                     else math.log(self.decay))
+        logz = np.arange(T) * log_decay
         z = np.exp(logz - logz.max())
         return NoisePlan(z, np.full(T, 1.0 / problem.smoothness), n_iter_theory=theory,
                          schedule=self.name)

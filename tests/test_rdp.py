@@ -153,7 +153,8 @@ def test_fractional_orders_never_looser_than_dp_accounting():
 
     for q, sigma, alpha in [(0.01, 1.0, 1.5), (0.1, 5.0, 1.1), (0.1, 20.0, 2.5), (0.01, 2.0, 3.5)]:
         ours = rdp_subsampled_gaussian(q, [sigma], [alpha])[0]
-        theirs = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(q, sigma, [alpha])[0]
+        theirs = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(
+            q, sigma, [alpha])[0]
         ref = rdp_integral(q, sigma, alpha)
         assert ours <= theirs * (1 + 1e-12)
         assert ours == pytest.approx(ref, rel=1e-6)
@@ -190,7 +191,8 @@ def test_orders_two_and_three_closed_forms(q, sigma):
 
 
 @pytest.mark.parametrize("q, sigma, alpha", [
-    (0.01, 1.0, 64.0), (0.1, 3.0, 256.0), (0.001, 0.8, 16.0), (0.5, 2.0, 32.0), (0.05, 10.0, 1024.0),
+    (0.01, 1.0, 64.0), (0.1, 3.0, 256.0), (0.001, 0.8, 16.0), (0.5, 2.0, 32.0),
+    (0.05, 10.0, 1024.0),
 ])
 def test_integer_orders_match_integral(q, sigma, alpha):
     ours = rdp_subsampled_gaussian(q, [sigma], [alpha])[0]
@@ -457,8 +459,8 @@ def test_budget_curve():
     acc = RDPAccountant()
     b = acc.budget(1.0, 1e-5)
     assert b.shape == acc.orders.shape
-    np.testing.assert_allclose(
-        b, 1.0 - (np.log1p(-1 / acc.orders) - (np.log(1e-5) + np.log(acc.orders)) / (acc.orders - 1)))
+    o = acc.orders
+    np.testing.assert_allclose(b, 1.0 - (np.log1p(-1 / o) - (np.log(1e-5) + np.log(o)) / (o - 1)))
     assert np.all(np.isinf(acc.budget(np.inf, 1e-5)))
     z = acc.calibrate(np.ones(100), 1.0, 1e-5, sampling_rate=0.01)
     curve = acc.rdp(GaussianSteps(z, 0.01))
