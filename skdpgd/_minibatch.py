@@ -21,8 +21,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from . import _kernels, _kernels_sgd
 from ._base import _generator, default_delta
-from ._rdp import RDPAccountant
-from .accounting import GaussianSteps, gdp_mu
+from .accounting import GaussianSteps, RDPAccountant, gdp_mu
 from .schedules import Exponential, Hong, Problem, Uniform, auto_alpha
 
 #: Default per-example clip norm as a fraction of the loss's worst-case gradient norm

@@ -11,8 +11,8 @@ from sklearn.preprocessing import FunctionTransformer
 
 from skdpgd import (BudgetExceededError, DPLogisticRegression, DPRidge, DPSGDClassifier,
                     PrivacyBudget)
-from skdpgd._rdp import RDPAccountant
-from skdpgd.accounting import GaussianSteps, compose_gdp, gdp_epsilon, gdp_mu
+
+from skdpgd.accounting import GaussianSteps, RDPAccountant, compose_gdp, gdp_epsilon, gdp_mu
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ from sklearn.exceptions import NotFittedError
 from skdpgd import DPLogisticRegression, DPSGDClassifier, DPSGDRegressor, PrivacyLeakWarning
 from skdpgd._kernels import LOSS_LOGISTIC
 from skdpgd._kernels_sgd import poisson_sample, sgd_dense
-from skdpgd._rdp import RDPAccountant
-from skdpgd.accounting import GaussianSteps
+
+from skdpgd.accounting import GaussianSteps, RDPAccountant
 from skdpgd.schedules import PUR
 
 
