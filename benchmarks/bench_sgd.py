@@ -159,8 +159,9 @@ def main():
     if not args.quick:
         base, peak, xbytes = peak_memory(1_000_000, d)
         print(f"\nPeak memory, N = 1e6, d = 100: X = {xbytes / 2**20:.0f} MiB; process peak "
-              f"{peak / 2**20:.0f} MiB (before fit {base / 2**20:.0f} MiB); "
-              f"peak / size(X) = {peak / xbytes:.2f} (includes the interpreter and libraries)")
+              f"{peak / 2**20:.0f} MiB, of which {base / 2**20:.0f} MiB before the fit (X, the "
+              f"temporaries that built it, interpreter and libraries); growth during the fit "
+              f"= {(peak - base) / xbytes:.2f} x size(X)")
     print(json.dumps({"cpu_count": os.cpu_count()}))
 
 
