@@ -500,9 +500,10 @@ def _noisy_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_
 
 #: Below this many matrix entries a step runs on one thread. A threaded step costs two kernel
 #: dispatches and a hand-off between threads (~0.1 ms, much more when other processes keep the
-#: cores busy), so it only pays off once a serial step takes a millisecond or more
-#: (benchmarks/bench_step.py --detail times both paths).
-PARALLEL_MIN_ENTRIES = 2_000_000
+#: cores busy), so it only pays off once a serial step takes about half a millisecond (measured
+#: on an idle 2-core machine: 1e4 x 100 takes 500 us serial, 360 us on two threads; 5e3 x 100
+#: 202 us and 211 us; benchmarks/bench_step.py --detail times both paths).
+PARALLEL_MIN_ENTRIES = 1_000_000
 #: Rows of X are summed in blocks of at least this many entries (at most MAX_ROW_BLOCKS blocks).
 BLOCK_MIN_ENTRIES = 100_000
 MAX_ROW_BLOCKS = 64
