@@ -369,6 +369,12 @@ class DPMLPClassifier(ClassifierMixin, BaseEstimator):
         """
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
         classes, y_k = encode_classes(y)
+        if X.size and np.max(np.abs(X)) > np.finfo(np.float32).max:
+            raise ValueError(
+                "X has values beyond the float32 range (|x| > 3.4e38) that the network is "
+                "trained in; scale the features (the gradient clip bounds their influence, "
+                "not their size)."
+            )
         y_idx = np.searchsorted(classes, y) if classes.shape[0] > 2 else (y_k > 0).astype(int)
         hidden = self._hidden_sizes()
         from . import _torch_backend  # raises a clear ImportError without torch
