@@ -138,6 +138,36 @@ def log_proba_from_scores(scores):
     return log_softmax(scores, axis=1)
 
 
+class ProbaFromScoresMixin:
+    """``predict_proba``/``predict_log_proba`` from ``decision_function`` (sigmoid or softmax)."""
+
+    def predict_proba(self, X):
+        """Class probabilities (sigmoid for two classes, softmax otherwise).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        return proba_from_scores(self.decision_function(X))
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`, computed stably.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        return log_proba_from_scores(self.decision_function(X))
+
+
 def resolve_y_bound(y_bound, y):
     """The public target bound, or (with a PrivacyLeakWarning) the data's largest ``|y|``."""
     if y_bound is not None:

@@ -80,6 +80,9 @@ import numpy as np
 from numba import njit
 from scipy.special import gammaln
 
+from ._checks import check_delta as _check_delta
+from ._checks import check_epsilon as _check_epsilon
+
 __all__ = [
     "DEFAULT_ORDERS",
     "RDPAccountant",
@@ -507,20 +510,6 @@ def _check_q(q):
     if not 0.0 < q <= 1.0:  # also rejects NaN
         raise ValueError(f"sampling_rate must be in (0, 1], got {q!r}.")
     return q
-
-
-def _check_delta(delta):
-    delta = float(delta)
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in the open interval (0, 1), got {delta!r}.")
-    return delta
-
-
-def _check_epsilon(epsilon):
-    epsilon = float(epsilon)
-    if not epsilon > 0:  # also rejects NaN
-        raise ValueError(f"epsilon must be > 0 (np.inf means no privacy), got {epsilon!r}.")
-    return epsilon
 
 
 @lru_cache(maxsize=256)

@@ -37,6 +37,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
+from ._checks import check_delta, check_epsilon
+
 __all__ = [
     "GaussianSteps",
     "GaussianDPAccountant",
@@ -54,23 +56,8 @@ __all__ = [
 _CALIBRATION_MARGIN = 1e-12
 
 
-def _check_epsilon(epsilon):
-    epsilon = float(epsilon)
-    if not epsilon > 0:  # also rejects NaN
-        raise ValueError(f"epsilon must be > 0 (np.inf means no privacy), got {epsilon!r}.")
-    return epsilon
-
-
-def _check_delta(delta):
-    delta = float(delta)
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in the open interval (0, 1), got {delta!r}.")
-    return delta
-
-
-# ---------------------------------------------------------------------------------------
-# Gaussian differential privacy (exact for full-batch Gaussian compositions)
-# ---------------------------------------------------------------------------------------
+_check_epsilon = check_epsilon
+_check_delta = check_delta
 
 
 def _tighten(ok, x, bad_side, good_side):

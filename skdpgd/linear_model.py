@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (COMMON_CONSTRAINTS, check_sample_weight_dp, encode_classes, fit_full_batch,
-                    log_proba_from_scores, proba_from_scores, resolve_data_norm, resolve_y_bound)
+                    ProbaFromScoresMixin, resolve_data_norm, resolve_y_bound)
 from .losses import BinaryLogistic, MultinomialLogistic, SquaredError
 
 __all__ = ["DPLogisticRegression", "DPRidge"]
@@ -139,7 +139,7 @@ class _DPLinearBase(BaseEstimator):
         return tags
 
 
-class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
+class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinearBase):
     __doc__ = f"""Differentially private logistic regression (binary and multinomial).
 
     Minimises ``(1/N) sum_i w_i l(theta; x_i, y_i) + alpha/2 ||coef||^2`` (the intercept is
@@ -270,32 +270,6 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
         self.coef_ = coef
         self.intercept_ = intercept
         return self
-
-    def predict_proba(self, X):
-        """Class probabilities (sigmoid for two classes, softmax otherwise).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        return proba_from_scores(self.decision_function(X))
-
-    def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba`, computed stably.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-        """
-        return log_proba_from_scores(self.decision_function(X))
 
 
 class DPRidge(RegressorMixin, _DPLinearBase):

@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (NEIGHBOURING, _generator, default_delta, encode_classes,
-                    log_proba_from_scores, proba_from_scores)
+                    ProbaFromScoresMixin)
 from .accounting import GaussianDPAccountant, GaussianSteps, compose_gdp
 from .schedules import PUR, Exponential, Problem, Uniform, get_schedule
 
@@ -74,7 +74,7 @@ def _forward(coefs, intercepts, activation, X):
     return a
 
 
-class DPMLPClassifier(ClassifierMixin, BaseEstimator):
+class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
     """Differentially private multi-layer perceptron classifier (DP-GD / DP-SGD, PyTorch).
 
     Trains a fully connected network by noisy gradient descent: each example's gradient
@@ -492,32 +492,6 @@ class DPMLPClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         scores = _forward(self.coefs_, self.intercepts_, self.activation, X)
         return scores[:, 0] if self.n_outputs_ == 1 else scores
-
-    def predict_proba(self, X):
-        """Class probabilities.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        return proba_from_scores(self.decision_function(X))
-
-    def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba`, computed stably.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-        """
-        return log_proba_from_scores(self.decision_function(X))
 
     def predict(self, X):
         """Predicted class labels.
