@@ -6,7 +6,9 @@ N in {1e5, 1e6}, d = 100, batch sizes 256..4096, for
 * skdpgd: the numba kernel alone (warm JIT cache), and the whole ``DPSGDClassifier.fit``
   (validation, RDP calibration of the schedule, kernel);
 * a plain numpy DP-SGD loop (same Poisson sampling, per-example clipping, noise);
-* Opacus (``PrivacyEngine`` on a ``torch.nn.Linear``) when torch and opacus import.
+* Opacus (``PrivacyEngine`` on a ``torch.nn.Linear``) when torch and opacus import
+  (``pip install ".[torch]"`` first, then ``pip install opacus``: opacus requires torch, and
+  installing it before the CPU wheel would pull the multi-GB CUDA build).
 
 and, in separate processes, the peak resident memory of a fit on N = 1e6, d = 100 next to the
 size of X. Usage: ``python benchmarks/bench_sgd.py [--quick]``.
