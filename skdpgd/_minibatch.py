@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from . import _kernels, _kernels_sgd
-from ._base import _generator, default_delta
+from ._base import COMMON_CONSTRAINTS, _generator, default_delta
 from .accounting import GaussianSteps, RDPAccountant, gdp_mu
 from .schedules import Exponential, Hong, Problem, Uniform, auto_alpha
 
@@ -42,21 +42,15 @@ SGD_SCHEDULES = {"auto": Uniform(), "uniform": Uniform(), "hong": Hong(),
 SGD_AVERAGE_FROM = 0.5
 
 SGD_CONSTRAINTS = {
-    "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right")],
-    "delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],
-    "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    **{k: COMMON_CONSTRAINTS[k] for k in (
+        "epsilon", "delta", "data_norm", "alpha", "fit_intercept", "intercept_scaling",
+        "momentum", "random_state", "budget")},
     "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
-    "alpha": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"auto"})],
-    "fit_intercept": ["boolean"],
-    "intercept_scaling": [Interval(numbers.Real, 0, None, closed="neither")],
     "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
     "epochs": [Interval(numbers.Real, 0, None, closed="neither")],
     "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
-    "momentum": [Interval(numbers.Real, 0, 1, closed="left")],
     "average": ["boolean"],
     "schedule": [StrOptions(set(SGD_SCHEDULES)), HasMethods(["plan"])],
-    "random_state": ["random_state"],
-    "budget": [HasMethods(["charge"]), None],
 }
 
 

@@ -129,19 +129,37 @@ class PrivacyBudget:
         return 2.0 * z if self.neighbouring == "add_remove" else 0.5 * z
 
     @staticmethod
-    def _epsilon_of(charges, delta):
-        if not charges:
-            return 0.0
+    def _summary(charges):
+        """What the composition of ``charges`` keeps: ``sum z^-2`` while all are full batch
+        (exact GDP), else the summed RDP curve over ``DEFAULT_ORDERS``."""
         if all(q == 1.0 for _, _, q in charges):
-            inv2 = sum(float(np.sum(1.0 / (z * z))) if np.all(z > 0) else math.inf
-                       for _, z, _ in charges)
-            return gdp_epsilon(delta, math.sqrt(inv2))
-        from ._rdp import DEFAULT_ORDERS, rdp_epsilon, rdp_subsampled_gaussian
+            return sum(float(np.sum(1.0 / (z * z))) if np.all(z > 0) else math.inf
+                       for _, z, _ in charges), None
+        from ._rdp import DEFAULT_ORDERS, rdp_subsampled_gaussian
 
         rdp = np.zeros(len(DEFAULT_ORDERS))
         for _, z, q in charges:
             rdp = rdp + rdp_subsampled_gaussian(q, z, DEFAULT_ORDERS)
+        return None, rdp
+
+    @staticmethod
+    def _epsilon_of_summary(inv2, rdp, delta, extra_mu=0.0):
+        """Epsilon at ``delta`` of a summary composed with one more full-batch ``extra_mu``-GDP
+        release (0: none)."""
+        if rdp is None:
+            total = inv2 + extra_mu * extra_mu
+            return gdp_epsilon(delta, math.sqrt(total)) if total > 0 else 0.0
+        from ._rdp import DEFAULT_ORDERS, rdp_epsilon, rdp_subsampled_gaussian
+
+        if extra_mu > 0:
+            rdp = rdp + rdp_subsampled_gaussian(1.0, [1.0 / extra_mu], DEFAULT_ORDERS)
         return rdp_epsilon(rdp, DEFAULT_ORDERS, delta)
+
+    @classmethod
+    def _epsilon_of(cls, charges, delta):
+        if not charges:
+            return 0.0
+        return cls._epsilon_of_summary(*cls._summary(charges), delta)
 
     def spent_epsilon(self):
         """Epsilon (at the budget's delta) of all fits charged so far: an upper bound."""
@@ -157,9 +175,11 @@ class PrivacyBudget:
         delta = self.delta if delta is None else float(delta)
         total = gdp_mu(self.epsilon, self.delta)
 
+        # the ledger is summarised once; the search only adds the next fit's release to it
+        inv2, rdp = self._summary(self._charges)
+
         def spent_with(mu):
-            extra = [("next", np.array([1.0 / mu]), 1.0)] if mu > 0 else []
-            return self._epsilon_of(self._charges + extra, self.delta)
+            return self._epsilon_of_summary(inv2, rdp, self.delta, mu)
 
         if spent_with(0.0) >= self.epsilon:
             return 0.0

@@ -375,7 +375,7 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
                 "trained in; scale the features (the gradient clip bounds their influence, "
                 "not their size)."
             )
-        y_idx = np.searchsorted(classes, y) if classes.shape[0] > 2 else (y_k > 0).astype(int)
+        y_k = np.maximum(y_k, 0.0)  # the backend takes 0/1 for two classes, else class indices
         hidden = self._hidden_sizes()
         from . import _torch_backend  # raises a clear ImportError without torch
 
@@ -442,7 +442,6 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         # --- initial weights (data-independent) and the backend ---
         gen = _generator(self.random_state)
         coefs0, intercepts0 = _glorot_init(layer_sizes, self.activation, gen)
-        y_k = y_idx.astype(np.float64)
         coefs, intercepts = _torch_backend.run_noisy_gd(
             X, y_k, n_outputs, layer_sizes, self.activation, coefs0, intercepts0,
             clip_norm=clip_norm, learning_rate=float(self.learning_rate),
