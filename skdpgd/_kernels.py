@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import config as _numba_config
-from numba import njit
+from ._jit import njit
 
 # Loss codes shared with skdpgd.losses (full batch: 0-2; minibatch-only losses: 3 and up).
 LOSS_LOGISTIC = 0  # binary log-loss, y in {-1, +1}
@@ -63,7 +63,7 @@ def row_clip_factors(X, data_norm, fit_intercept, chunk=8192):
     return scale, aug
 
 
-@njit(cache=True)
+@njit
 def loss_derivative(loss, z, yi, param, out):
     """Write ``dl/dz`` (one entry per output) for one example into ``out``."""
     if loss == LOSS_LOGISTIC:
@@ -114,7 +114,7 @@ def loss_derivative(loss, z, yi, param, out):
         out[0] = np.nan
 
 
-@njit(cache=True)
+@njit
 def loss_value(loss, z, yi, param, clip_threshold):
     """Value of the (clipped) loss for one example.
 
@@ -192,7 +192,7 @@ def tile_rows(n_features):
     return min(TILE_MAX, max(4, TILE_BYTES // (8 * max(n_features, 1)) // 4 * 4))
 
 
-@njit(cache=True, fastmath=_EXACT)
+@njit(fastmath=_EXACT)
 def _tile_factors(loss, param, clip_norm, nb, n_out, Z, yt, wt, at, F, U, P, Pbits):
     """``F[r] = w_r min(1, clip_norm / ||g_r||) l'(Z[r])`` for the ``nb`` rows of a tile.
 
@@ -288,7 +288,7 @@ def _tile_factors(loss, param, clip_norm, nb, n_out, Z, yt, wt, at, F, U, P, Pbi
                 F[r * n_out + k] = c * F[r * n_out + k]
 
 
-@njit(cache=True, fastmath=_FASTMATH)
+@njit(fastmath=_FASTMATH)
 def _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss, param,
               clip_norm, coef, intercept, gcoef, gint):
     """``sum_p w_i clip(grad_i)`` over ``i = rows[p]``, ``lo <= p < hi`` (``i = p`` if ``rows``
@@ -401,7 +401,7 @@ def _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss, 
             gint[k] += gi
 
 
-@njit(cache=True, fastmath=_FASTMATH)
+@njit(fastmath=_FASTMATH)
 def _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi,
                   loss, param, clip_norm, coef, intercept, gcoef, gint):
     """:func:`_sum_rows` for X in CSR form (canonical: sorted indices, no duplicates)."""
@@ -462,7 +462,7 @@ def _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_a
                 gint[k] += f
 
 
-@njit(cache=True)
+@njit
 def _noisy_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_intercept,
                   coef, intercept, vcoef, vint, gen):
     """Add the noise to the block sums, then take one (momentum) step: post-processing.
@@ -526,7 +526,7 @@ def use_parallel(n_samples, n_features):
             and n_row_blocks(n_samples, n_features) > 1)
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)
 def _block_sums(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef,
                 intercept, gcoef, gint, c0, c1):
     """Row blocks ``c0 <= c < c1`` of a step: ``gcoef[c], gint[c] = sum_{i in block c}
@@ -542,7 +542,7 @@ def _block_sums(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_
                   gcoef[c], gint[c])
 
 
-@njit(cache=True)
+@njit
 def _gd_serial(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
                fit_intercept, alpha, step_sizes, noise_std, momentum, coef0, intercept0,
                n_blocks, gen):
@@ -653,7 +653,7 @@ def run_gd_full_batch(X, y, sample_weight, row_scale, row_norm_aug, loss, param,
     return _gd_serial(*args)
 
 
-@njit(cache=True)
+@njit
 def objective_and_gradient(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
                            fit_intercept, alpha, alpha_intercept, coef, intercept, gcoef, gint):
     """Exact regularised objective and its gradient (no noise), for the output-perturbation solver.

@@ -19,12 +19,12 @@ The sampling uses the same generator as the noise, so one seed reproduces the ru
 import math
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 
 from ._kernels import _noisy_update, _sum_rows, _sum_rows_csr
 
 
-@njit(cache=True)
+@njit
 def poisson_sample(n, q, gen, out):
     """Write the indices of a Poisson sample of ``range(n)`` (rate q) into ``out``; return
     how many there are.
@@ -53,7 +53,7 @@ def poisson_sample(n, q, gen, out):
     return m
 
 
-@njit(cache=True)
+@njit
 def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
               fit_intercept, alpha, q, step_sizes, noise_std, momentum, coef0, intercept0,
               average_start, gen):
@@ -94,7 +94,7 @@ def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_no
     return acoef / k, aint / k, sizes
 
 
-@njit(cache=True)
+@njit
 def sgd_csr(data, indices, indptr, n_features, y, sample_weight, row_scale, row_norm_aug, loss,
             param, clip_norm, fit_intercept, alpha, q, step_sizes, noise_std, momentum, coef0,
             intercept0, average_start, gen):
@@ -130,7 +130,7 @@ def sgd_csr(data, indices, indptr, n_features, y, sample_weight, row_scale, row_
     return acoef / k, aint / k, sizes
 
 
-@njit(cache=True)
+@njit
 def csr_row_norms(data, indptr):
     """L2 norm of each CSR row; rows whose squared norm would overflow are rescaled first."""
     n = indptr.shape[0] - 1

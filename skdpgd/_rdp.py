@@ -77,7 +77,7 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from numba import njit
+from ._jit import njit
 from scipy.special import gammaln
 
 from ._checks import check_delta as _check_delta
@@ -174,7 +174,7 @@ _CRVZ_W, _CRVZ_INV_D, _CRVZ_ABS = _crvz_tables(_CRVZ_TERMS)
 # ---------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit
 def _log_ndtr(x):
     """log Phi(x) for the standard normal cdf, accurate in both tails."""
     if x > 5.0:
@@ -192,7 +192,7 @@ def _log_ndtr(x):
     return -0.5 * x * x - math.log(-x) - _LOG_2PI_HALF + math.log(acc)
 
 
-@njit(cache=True)
+@njit
 def _one_minus_exp_neg(x):
     """1 - exp(-x) for x >= 0, rounded up to 1 where it is within 1e-16 of 1."""
     if x > 37.0:
@@ -200,19 +200,19 @@ def _one_minus_exp_neg(x):
     return -math.expm1(-x)
 
 
-@njit(cache=True)
+@njit
 def _f_int(lgc, off, k, a, v):
     # log of the k-th binomial term of A without the common factor (1-q)^alpha
     return lgc[off + k] + k * a + 0.5 * k * (k - 1.0) * v
 
 
-@njit(cache=True)
+@njit
 def _d_int(lgc, off, k, a, v):
     # f(k+1) - f(k)
     return lgc[off + k + 1] - lgc[off + k] + a + k * v
 
 
-@njit(cache=True)
+@njit
 def _first_nonpos(lgc, off, a, v, lo, hi):
     """First k in [lo, hi] with D(k) <= 0, for D non-increasing there; hi + 1 if none."""
     if _d_int(lgc, off, hi, a, v) > 0.0:
@@ -226,7 +226,7 @@ def _first_nonpos(lgc, off, a, v, lo, hi):
     return lo
 
 
-@njit(cache=True)
+@njit
 def _sum_am1(lgc, off, alpha, lo, hi, a, v, big, ev, d1):
     """sum_{k=lo}^{hi} exp(f(k) - big) * (1 - exp(-k(k-1)v/2)): the terms of A - 1.
 
@@ -268,7 +268,7 @@ def _sum_am1(lgc, off, alpha, lo, hi, a, v, big, ev, d1):
     return s
 
 
-@njit(cache=True)
+@njit
 def _log_a_int(alpha, lgc, off, a, l1q, v, ev, d1, log_d1):
     """Upper bound of log A_alpha for an integer order alpha >= 2 (0 < q < 1, 0 < v < inf).
 
@@ -398,7 +398,7 @@ def _log_a_int(alpha, lgc, off, a, l1q, v, ev, d1, log_d1):
     return log_a * (1.0 + _ROUNDING_RTOL) + err * frac
 
 
-@njit(cache=True)
+@njit
 def _frac_term(series, k, lck, alpha, log_q, l1q, a, v, sv, z0):
     """log |k-th term| of series 0 or 1 of A_alpha (Mironov et al. 2019, Sec. 3.3)."""
     if series == 0:
@@ -407,7 +407,7 @@ def _frac_term(series, k, lck, alpha, log_q, l1q, a, v, sv, z0):
     return lck + alpha * log_q - k * a + 0.5 * j * (j - 1.0) * v + _log_ndtr((j - z0) * sv)
 
 
-@njit(cache=True)
+@njit
 def _log_a_frac(alpha, log_q, l1q, v, cw, inv_d, cw_abs):
     """Upper bound of log A_alpha for a non-integer order alpha > 1 (0 < q < 1, 0 < v < inf).
 
@@ -476,7 +476,7 @@ def _log_a_frac(alpha, log_q, l1q, v, cw, inv_d, cw_abs):
     return log_a * (1.0 + _ROUNDING_RTOL) + err
 
 
-@njit(cache=True)
+@njit
 def _log_a_grid(orders, is_int, lgc, offsets, log_q, l1q, v, cw, inv_d, cw_abs, out):
     """out[i, j] = upper bound of log A_{orders[i]} at 1/z^2 = v[j] (0 < q < 1, 0 < v < inf)."""
     a = log_q - l1q
