@@ -196,6 +196,8 @@ def tile_rows(n_features):
 def _tile_factors(loss, param, clip_norm, nb, n_out, Z, yt, wt, at, F, U, P, Pbits):
     """``F[r] = w_r min(1, clip_norm / ||g_r||) l'(Z[r])`` for the ``nb`` rows of a tile.
 
+    Returns the number of rows whose gradient norm was not finite (their F is 0).
+
     Row r's margins and factors are ``Z[r*n_out : (r+1)*n_out]`` and ``F[...]`` (flat);
     ``yt``, ``wt``, ``at`` hold the rows' labels, weights and augmented norms. Row r's
     gradient is ``l'(z_r) x~_r``, so ``||g_r|| = ||l'(z_r)|| at[r]``, and the contribution
@@ -270,11 +272,18 @@ def _tile_factors(loss, param, clip_norm, nb, n_out, Z, yt, wt, at, F, U, P, Pbi
     else:
         for r in range(nb):
             F[r] = np.nan
-    # per-example clipping, in closed form
+    # per-example clipping, in closed form. A gradient whose norm is not finite (NaN or
+    # infinite margins, e.g. from a diverging step size) contributes 0 and is counted: a NaN
+    # would pass ``g > clip_norm`` and an unbounded term would break the sensitivity.
+    bad = 0
     if n_out == 1:
         for r in range(nb):
             dz = F[r]
             g = abs(dz) * at[r]
+            if not math.isfinite(g):
+                F[r] = 0.0
+                bad += 1
+                continue
             c = wt[r] * (clip_norm / g) if g > clip_norm else wt[r]
             F[r] = c * dz
     else:
@@ -283,9 +292,15 @@ def _tile_factors(loss, param, clip_norm, nb, n_out, Z, yt, wt, at, F, U, P, Pbi
             for k in range(n_out):
                 nrm2 += F[r * n_out + k] * F[r * n_out + k]
             g = math.sqrt(nrm2) * at[r]
+            if not math.isfinite(g):
+                for k in range(n_out):
+                    F[r * n_out + k] = 0.0
+                bad += 1
+                continue
             c = wt[r] * (clip_norm / g) if g > clip_norm else wt[r]
             for k in range(n_out):
                 F[r * n_out + k] = c * F[r * n_out + k]
+    return bad
 
 
 @njit(fastmath=_FASTMATH)
@@ -310,6 +325,7 @@ def _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss, 
         for j in range(d):
             gcoef[k, j] = 0.0
         gint[k] = 0.0
+    bad = 0
     for t0 in range(lo, hi, tile):
         nb = min(tile, hi - t0)
         if direct:
@@ -364,7 +380,7 @@ def _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss, 
                 Z[r * n_out + k] = st[r] * a0 + bk
                 r += 1
         # (2) derivatives and clip factors
-        _tile_factors(loss, param, clip_norm, nb, n_out, Z, yt, wt, at, F, U, P, Pbits)
+        bad += _tile_factors(loss, param, clip_norm, nb, n_out, Z, yt, wt, at, F, U, P, Pbits)
         # (3) accumulate, four rows at a time
         for k in range(n_out):
             gk = gcoef[k]
@@ -399,6 +415,7 @@ def _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss, 
                         gk[j] += f0 * X[i0, j]
                 r += 1
             gint[k] += gi
+    return bad
 
 
 @njit(fastmath=_FASTMATH)
@@ -422,6 +439,7 @@ def _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_a
         for j in range(d):
             gcoef[k, j] = 0.0
         gint[k] = 0.0
+    bad = 0
     for t0 in range(lo, hi, tile):
         nb = min(tile, hi - t0)
         if direct:
@@ -450,7 +468,7 @@ def _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_a
                 for p in range(indptr[i], indptr[i + 1]):
                     acc += data[p] * coef[k, indices[p]]
                 Z[r * n_out + k] = st[r] * acc + intercept[k]
-        _tile_factors(loss, param, clip_norm, nb, n_out, Z, yt, wt, at, F, U, P, Pbits)
+        bad += _tile_factors(loss, param, clip_norm, nb, n_out, Z, yt, wt, at, F, U, P, Pbits)
         for r in range(nb):
             i = idx[r]
             for k in range(n_out):
@@ -460,6 +478,7 @@ def _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_a
                     for p in range(indptr[i], indptr[i + 1]):
                         gcoef[k, indices[p]] += fs * data[p]
                 gint[k] += f
+    return bad
 
 
 @njit
@@ -536,10 +555,12 @@ def _block_sums(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_
     n = X.shape[0]
     n_blocks = gcoef.shape[0]
     rows = np.empty(0, np.int64)
+    bad = 0
     for c in range(c0, c1):
-        _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, c * n // n_blocks,
-                  (c + 1) * n // n_blocks, loss, param, clip_norm, coef, intercept,
-                  gcoef[c], gint[c])
+        bad += _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, c * n // n_blocks,
+                         (c + 1) * n // n_blocks, loss, param, clip_norm, coef, intercept,
+                         gcoef[c], gint[c])
+    return bad
 
 
 @njit
