@@ -183,16 +183,19 @@ class DenseRows(Rows):
             bad = _kernels._block_sums(*common, 0, n_blocks)
         return gcoef.sum(axis=0), gint.sum(axis=0), int(bad)
 
-    def objective(self, coef, intercept, loss_code, param, clip_norm, alpha, alpha_intercept):
-        """Exact regularised clipped objective and its gradient (no noise; for exact solvers)."""
-        gcoef = np.zeros_like(coef)
+    def objective(self, coef, intercept, loss_code, param, clip_norm):
+        """``(sum_i w_i l_i, its gradient for the weights, for the intercepts)``: the exact
+        clipped loss (its gradient is the clipped per-example gradient), no noise, for exact
+        solvers."""
+        n = self.n_samples
+        gcoef = np.zeros(coef.shape)
         gint = np.zeros(coef.shape[0])
         f = _kernels.objective_and_gradient(
             self.X, self.y, self.sample_weight, self.row_scale, self.row_norm_aug,
-            int(loss_code), float(param), float(clip_norm), self.fit_intercept, float(alpha),
-            float(alpha_intercept), np.ascontiguousarray(coef), np.ascontiguousarray(intercept),
-            gcoef, gint)
-        return f, gcoef, gint
+            int(loss_code), float(param), float(clip_norm), self.fit_intercept, 0.0, 0.0,
+            np.ascontiguousarray(coef, dtype=np.float64),
+            np.ascontiguousarray(intercept, dtype=np.float64), gcoef, gint)
+        return f * n, gcoef * n, gint * n
 
 
 class CSRRows(Rows):
@@ -233,31 +236,22 @@ class CSRRows(Rows):
             np.ascontiguousarray(intercept, dtype=np.float64), gcoef, gint)
         return gcoef, gint, int(bad)
 
-    def objective(self, coef, intercept, loss_code, param, clip_norm, alpha, alpha_intercept):
-        """Exact regularised clipped objective and gradient, computed on dense row blocks."""
-        k_out = coef.shape[0]
+    def objective(self, coef, intercept, loss_code, param, clip_norm):
+        """As :meth:`DenseRows.objective`, computed on dense row blocks."""
         total = 0.0
-        gcoef = np.zeros_like(coef)
-        gint = np.zeros(k_out)
+        gcoef = np.zeros(coef.shape)
+        gint = np.zeros(coef.shape[0])
         for lo, hi in self._chunks():
             block = DenseRows.__new__(DenseRows)
             block.X = self.X[lo:hi].toarray()
+            block.n_samples = hi - lo
             block.y = self.y[lo:hi]
             block.sample_weight = self.sample_weight[lo:hi]
             block.row_scale = self.row_scale[lo:hi]
             block.row_norm_aug = self.row_norm_aug[lo:hi]
             block.fit_intercept = self.fit_intercept
-            m = hi - lo
-            f, gc, gi = block.objective(coef, intercept, loss_code, param, clip_norm, 0.0, 0.0)
-            total += f * m
-            gcoef += gc * m
-            gint += gi * m
-        n = self.n_samples
-        total = total / n + 0.5 * alpha * float(np.sum(coef * coef))
-        gcoef = gcoef / n + alpha * coef
-        if self.fit_intercept:
-            total += 0.5 * alpha_intercept * float(np.sum(intercept * intercept))
-            gint = gint / n + alpha_intercept * intercept
-        else:
-            gint = np.zeros(k_out)
+            f, gc, gi = block.objective(coef, intercept, loss_code, param, clip_norm)
+            total += f
+            gcoef += gc
+            gint += gi
         return total, gcoef, gint

@@ -18,9 +18,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from . import _kernels
-from ._optimize import solve_regularised
-from .accounting import GaussianDPAccountant, GaussianSteps, compose_gdp
+from ._backends import make_rows
+from ._mechanisms import Setup, mechanism_for
+from ._public import resolve_n_samples
+from .accounting import GaussianDPAccountant, Release, gdp_epsilon, gdp_mu_of_releases
 from .exceptions import PrivacyLeakWarning
 from .schedules import Problem, auto_alpha, get_schedule, schedule_names
 
@@ -48,6 +49,7 @@ COMMON_CONSTRAINTS = {
     "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
     "momentum": [Interval(numbers.Real, 0, 1, closed="left")],
     "neighbouring": [StrOptions(set(NEIGHBOURING))],
+    "n_samples": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "random_state": ["random_state"],
     "budget": [HasMethods(["charge"]), None],
 }
@@ -202,153 +204,140 @@ ROW_CLIP_MAX_SHARE = 0.1
 ROW_CLIP_TARGET_RELATIVE_ERROR = 0.2
 
 
-def private_row_clip(clipped_norms, sample_weight, data_norm, mu_total, gen):
+def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen):
     """Choose the row-clipping bound from a Gaussian-mechanism estimate of the mean row norm.
 
-    Releases ``S + N(0, (z R)^2)`` with ``S = sum_i w_i min(||x_i||, R)``, ``R = data_norm``,
-    ``w_i`` in [0, 1]. Replacing, adding or removing one example changes S by at most R:
-    the L2 sensitivity is R, so the release is ``1/z``-GDP. Returns ``(bound, z)``;
-    ``bound = ROW_CLIP_FACTOR * m`` where m is the estimate ``S~ / N`` held inside
-    ``[2 sigma, R]`` (``sigma = z R / N``, the estimate's noise: a noise-dominated estimate
-    keeps the bound conservative rather than tiny). ``z`` is None when mu_total is infinite.
+    Releases ``S + N(0, (z R)^2)`` with ``S = sum_i w_i min(||x_i||, R)`` (``norm_sum``),
+    ``R = data_norm``, ``w_i`` in [0, 1]. Replacing, adding or removing one example changes S
+    by at most R: the L2 sensitivity is R under both relations, so the release is
+    ``1/z``-GDP. Returns ``(bound, z)``; ``bound = ROW_CLIP_FACTOR * m`` where m is the
+    estimate ``S~ / N`` (N public) held inside ``[2 sigma, R]`` (``sigma = z R / N``, the
+    estimate's noise: a noise-dominated estimate keeps the bound conservative rather than
+    tiny). ``z`` is None when mu_total is infinite.
     """
-    n = clipped_norms.shape[0]
-    total = float(np.dot(sample_weight, clipped_norms))
+    n = n_public
     if math.isinf(mu_total):
-        return min(data_norm, ROW_CLIP_FACTOR * total / n), None
+        return min(data_norm, ROW_CLIP_FACTOR * norm_sum / n), None
     mu_q = min(math.sqrt(ROW_CLIP_MAX_SHARE) * mu_total,
                4.0 / (ROW_CLIP_TARGET_RELATIVE_ERROR * n))
     z = 1.0 / mu_q
-    estimate = (total + z * data_norm * gen.standard_normal()) / n
+    estimate = (norm_sum + z * data_norm * gen.standard_normal()) / n
     sigma = z * data_norm / n
     m = min(max(estimate, 2.0 * sigma), data_norm)
     return min(data_norm, ROW_CLIP_FACTOR * m), z
 
 
 def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None):
-    """Fit a linear model privately; set the privacy attributes on ``est``.
+    """Fit a linear model privately; return the fitted attributes as a dict.
 
     ``y`` is already encoded for the kernel (+-1 for binary logistic, class index for
     multinomial, clipped target for squared loss); ``data_norm`` is the resolved public
-    row-norm bound (see :func:`resolve_data_norm`). Returns (coef, intercept) with shapes
-    (n_outputs, d) and (n_outputs,).
+    row-norm bound (see :func:`resolve_data_norm`). The dict holds ``coef`` and ``intercept``
+    with shapes (n_outputs, d) and (n_outputs,) and every privacy attribute (names ending in
+    ``_``); the estimator sets them only once this returns, so a refused or failed fit sets
+    nothing.
     """
-    n, d = X.shape
+    n_rows, d = X.shape
+    relation = est.neighbouring
     epsilon = float(est.epsilon)
-    delta = default_delta(n) if est.delta is None else float(est.delta)
     fit_intercept = bool(est.fit_intercept)
     accountant = GaussianDPAccountant()
-    mu_total = accountant.budget(epsilon, delta)
     gen = _generator(est.random_state)
-    Xc = np.ascontiguousarray(X, dtype=np.float64)
-    yc = np.ascontiguousarray(y, dtype=np.float64)
+
+    # --- N: public under replace-one; a parameter or an accounted noisy count otherwise ---
+    delta_for_count = DEFAULT_DELTA_CAP if est.delta is None else float(est.delta)
+    n_public, z_count = resolve_n_samples(
+        getattr(est, "n_samples", None), n_rows, relation,
+        accountant.budget(epsilon, delta_for_count), gen)
+    delta = default_delta(n_public) if est.delta is None else float(est.delta)
+    mu_total = accountant.budget(epsilon, delta)
+    prior = []  # releases made to set the fit up (fixed multipliers)
+    if z_count is not None:  # a count moves by 1 under add/remove-one, by 0 under replace-one
+        prior.append(Release("row count", [z_count], {"replace": 0.0, "add_remove": 1.0},
+                             relation))
 
     # --- the row-clipping bound: data_norm, or a private typical norm (a prior release) ---
-    row_scale, clipped_norm = _kernels.row_clip_factors(Xc, data_norm, False)
-    prior = []
+    rows = make_rows(X, y, sample_weight, fit_intercept)
     bound = data_norm
     if est.row_clip == "auto":
-        bound, z_q = private_row_clip(clipped_norm, sample_weight, data_norm, mu_total, gen)
-        if z_q is not None:
-            prior.append(z_q)
-        if bound < data_norm:
-            row_scale, clipped_norm = _kernels.row_clip_factors(Xc, bound, False)
-    mu_left = (math.inf if math.isinf(mu_total)
-               else math.sqrt(mu_total ** 2 - sum(q ** -2.0 for q in prior)))
+        bound, z_q = private_row_clip(rows.norm_sum(data_norm), n_public, data_norm,
+                                      mu_total, gen)
+        if z_q is not None:  # sensitivity R = data_norm under both relations
+            prior.append(Release("row norm sum", [z_q],
+                                 {"replace": data_norm, "add_remove": data_norm}, relation))
+    mu_prior = gdp_mu_of_releases(prior)
+    if not mu_prior < mu_total:
+        raise ValueError("epsilon is too small: the set-up releases would spend all of it.")
+    mu_left = math.inf if math.isinf(mu_total) else math.sqrt(mu_total ** 2 - mu_prior ** 2)
 
     # --- public constants (theory, parameters, or released above; never read from the data) ---
     # the intercept's column holds the constant c = intercept_scaling * bound
     c = float(est.intercept_scaling) * bound if fit_intercept else 1.0
+    rows.clip_rows(bound, c)
     row_bound = math.sqrt(bound ** 2 + c * c) if fit_intercept else bound
     G = loss.lipschitz(row_bound, n_outputs)
     loss_smoothness = loss.smoothness(row_bound, n_outputs)
-    sensitivity = 2.0 * G if est.neighbouring == "replace" else G
-    n_params = n_outputs * (d + int(fit_intercept))
-    loss_bound = loss.initial_gap(n_outputs, y_bound)
     alpha = auto_alpha(loss_smoothness) if est.alpha == "auto" else float(est.alpha)
-    problem = Problem(
-        n_samples=n,
-        n_params=n_params,
-        sensitivity=sensitivity,
-        lipschitz=G,
-        smoothness=loss_smoothness + alpha,
-        strong_convexity=alpha,
-        loss_bound=loss_bound,
-        momentum=float(est.momentum),
-    )
+    setup = Setup(
+        loss=loss, n_outputs=n_outputs, fit_intercept=fit_intercept, column=c,
+        n_public=n_public, relation=relation, lipschitz=G, row_bound=row_bound, alpha=alpha,
+        problem=Problem(
+            n_samples=n_public,
+            n_params=n_outputs * (d + int(fit_intercept)),
+            sensitivity=2.0 * G if relation == "replace" else G,
+            lipschitz=G,
+            smoothness=loss_smoothness + alpha,
+            strong_convexity=alpha,
+            loss_bound=loss.initial_gap(n_outputs, y_bound),
+            momentum=float(est.momentum),
+        ))
 
-    # --- schedule (shape) -> accountant (scale, composed with the prior release) ---
+    # --- mechanism (releases' shapes) -> accountant (scale, composed with the prior ones) ---
     schedule = get_schedule(est.schedule)
     max_iter = None if est.max_iter == "auto" else int(est.max_iter)
-    plan = schedule.plan(problem, mu_left, max_iter)
-    z = accountant.calibrate(plan.noise_multipliers, epsilon, delta, prior=prior)
+    plan = schedule.plan(setup.problem, mu_left, max_iter)
+    mechanism = mechanism_for(schedule, plan)
+    shapes = mechanism.releases(setup, plan)
+    z_all = accountant.calibrate(np.concatenate([r.shape for r in shapes]), epsilon, delta,
+                                 prior=np.concatenate([r.multipliers for r in prior])
+                                 if prior else ())
+    releases, start = [], 0
+    for r in shapes:
+        releases.append(Release(r.name, z_all[start:start + r.shape.size], r.sensitivity,
+                                relation))
+        start += r.shape.size
     if est.budget is not None:  # refuses (raises) before any gradient is computed
-        est.budget.charge(z, 1.0, est.neighbouring, label=type(est).__name__, extra=prior)
+        est.budget.charge(prior + releases, label=type(est).__name__)
 
-    # --- kernel ---
-    # The kernels put 1 in the intercept's column. The problem with column c is the same
-    # problem in the coordinates w' = c w, b' = c b~ on rows x / c: losses, clipping and
-    # sensitivity (G' = G / c) match, the penalty becomes alpha / c^2 and a step 1/M becomes
-    # c^2 / M, so the kernel runs there and w = w' / c maps back (b' is the intercept).
-    row_scale = row_scale / c
-    row_norm_aug = np.sqrt((clipped_norm / c) ** 2 + 1.0) if fit_intercept else clipped_norm
-    param = 0.0
-    if plan.mechanism == "gradient":
-        coef, intercept = _kernels.run_gd_full_batch(
-            Xc, yc, sample_weight, row_scale, row_norm_aug, loss.code, param, G / c,
-            fit_intercept, alpha / c ** 2, plan.step_sizes * c ** 2,
-            z * problem.sensitivity / c, problem.momentum, np.zeros((n_outputs, d)),
-            np.zeros(n_outputs), gen)
-    else:
-        coef, intercept = _output_perturbation(
-            Xc, yc, sample_weight, row_scale, row_norm_aug, loss, param, G / c, fit_intercept,
-            alpha / c ** 2, n_outputs, problem.sensitivity / c, z[0], plan.solver_tol_factor,
-            gen)
-    coef = coef / c
+    coef, intercept = mechanism.run(rows, setup, plan, releases, gen)
 
     # --- what was spent (recomputed from every multiplier actually used) ---
-    all_z = np.concatenate([prior, z])
-    steps_mu = compose_gdp(all_z)
-    est.noise_multipliers_ = z
-    est.row_clip_ = bound
-    est.row_clip_noise_multiplier_ = prior[0] if prior else None
-    est.clip_norm_ = G
-    est.n_iter_ = plan.n_steps if plan.mechanism == "gradient" else 0
-    est.n_iter_theory_ = plan.n_iter_theory
-    est.step_sizes_ = plan.step_sizes if plan.mechanism == "gradient" else np.empty(0)
-    est.mu_ = steps_mu
-    est.rho_ = steps_mu ** 2 / 2.0
-    est.delta_ = delta
-    est.epsilon_ = accountant.epsilon(GaussianSteps(all_z), delta)
-    est.schedule_ = plan.schedule or schedule.name
-    est.neighbouring_ = NEIGHBOURING[est.neighbouring]
-    est.data_norm_ = data_norm
-    est.alpha_ = alpha
-    est.mechanism_ = plan.mechanism
-    return coef, intercept
-
-
-def _output_perturbation(X, y, sw, row_scale, row_norm_aug, loss, param, clip_norm,
-                         fit_intercept, alpha, n_outputs, sensitivity, z, tol_factor, gen):
-    """Release ``theta_hat + N(0, (z * Delta_out)^2 I)``.
-
-    ``sensitivity`` is that of the gradient sum (2G replace-one, G add/remove-one). The exact
-    minimiser of the alpha-strongly convex F (intercept penalised too, so that F is strongly
-    convex in every coordinate) moves by at most ``sensitivity / (N alpha)`` between
-    neighbours. The solver stops at ``||grad F|| <= g`` so each of the two neighbouring
-    solutions is within ``g / alpha`` of its exact minimiser:
-    ``Delta_out = sensitivity / (N alpha) + 2 g / alpha``.
-    """
-    if alpha <= 0:
-        raise ValueError("output perturbation needs alpha > 0 (strong convexity).")
-    n = X.shape[0]
-    g = tol_factor * sensitivity / n
-    coef, intercept = solve_regularised(X, y, sw, row_scale, row_norm_aug, loss.code, param,
-                                        clip_norm, fit_intercept, alpha, alpha, n_outputs, g)
-    delta_out = sensitivity / (n * alpha) + 2.0 * g / alpha
-    std = z * delta_out
-    if std > 0:
-        coef = coef + std * gen.standard_normal(coef.shape)
-        if fit_intercept:
-            intercept = intercept + std * gen.standard_normal(intercept.shape)
-    return coef, intercept
+    mu = gdp_mu_of_releases(prior + releases)
+    # the calibration verified delta(epsilon; mu) <= delta (with its rounding bound), so
+    # epsilon itself is a valid upper bound; the search may land a hair above it
+    spent = min(epsilon, gdp_epsilon(delta, mu)) if mu > 0 else 0.0
+    z_steps = releases[0].multipliers
+    return {
+        "coef": coef,
+        "intercept": intercept,
+        "noise_multipliers_": z_steps,
+        "releases_": prior + releases,
+        "row_clip_": bound,
+        "row_clip_noise_multiplier_": next(
+            (float(r.multipliers[0]) for r in prior if r.name == "row norm sum"), None),
+        "n_samples_": n_public,
+        "count_noise_multiplier_": z_count,
+        "clip_norm_": G,
+        "n_iter_": plan.n_steps if mechanism.name == "gradient" else 0,
+        "n_iter_theory_": plan.n_iter_theory,
+        "step_sizes_": plan.step_sizes if mechanism.name == "gradient" else np.empty(0),
+        "mu_": mu,
+        "rho_": mu ** 2 / 2.0,
+        "delta_": delta,
+        "epsilon_": spent,
+        "schedule_": plan.schedule or schedule.name,
+        "neighbouring_": NEIGHBOURING[relation],
+        "data_norm_": data_norm,
+        "alpha_": alpha,
+        "mechanism_": mechanism.name,
+    }

@@ -41,8 +41,12 @@ from ._checks import check_delta, check_epsilon
 
 __all__ = [
     "GaussianSteps",
+    "Release",
+    "RELATIONS",
+    "gdp_mu_of_releases",
     "GaussianDPAccountant",
     "gdp_delta",
+    "gdp_delta_upper",
     "gdp_epsilon",
     "gdp_mu",
     "compose_gdp",
@@ -88,33 +92,71 @@ def _tighten(ok, x, bad_side, good_side):
     return float(good)
 
 
-def gdp_delta(epsilon, mu):
-    """Exact delta(epsilon) of a mu-GDP mechanism (Dong, Roth and Su, Corollary 2.13).
+def _gdp_delta_terms(epsilon, mu):
+    """``(a, b)`` with ``delta = e^a - e^b``: ``a = log Phi(-eps/mu + mu/2)``,
+    ``b = eps + log Phi(-eps/mu - mu/2)``, and a bound on the absolute rounding error of
+    ``e^a - e^b`` computed from them."""
+    x1 = -epsilon / mu + mu / 2.0
+    x2 = -epsilon / mu - mu / 2.0
+    a = float(log_ndtr(x1))
+    b = epsilon + float(log_ndtr(x2))
+    # Error model (u = 2^-53): log_ndtr is accurate to a few ulp of its value; the arguments
+    # carry a relative rounding error of about 2u, which moves log Phi(x) by about
+    # |x| max(|x|, 1) 2u; adding epsilon rounds b by u |b|. The exponentials then have
+    # relative errors of those sizes, and their difference an absolute error of at most the
+    # sum. A factor 16 covers the constants of each step.
+    u = 16.0 * np.finfo(float).eps
+    ea = math.exp(a)
+    eb = math.exp(b) if b < 709.0 else math.inf
+    err = u * (ea * (1.0 + abs(a) + abs(x1) * max(abs(x1), 1.0))
+               + eb * (1.0 + abs(b) + abs(x2) * max(abs(x2), 1.0)))
+    return a, b, err
 
-    Computed in log space with ``log_ndtr`` so that it neither overflows at large epsilon
-    (``exp(epsilon)`` alone overflows near 710) nor loses digits for delta down to 1e-300.
-    """
+
+def _gdp_delta_checked(epsilon, mu):
+    """``(delta, upper)``: delta(epsilon; mu) as computed and a rigorous-in-practice upper
+    bound on the exact value (the computed value plus its rounding error bound)."""
     epsilon = float(epsilon)
     mu = float(mu)
     if mu < 0 or math.isnan(mu) or math.isnan(epsilon):
         raise ValueError(f"need mu >= 0 and real epsilon, got mu={mu!r}, epsilon={epsilon!r}.")
     if mu == 0.0:
-        return 0.0 if epsilon >= 0 else 1.0 - math.exp(epsilon)
+        v = 0.0 if epsilon >= 0 else 1.0 - math.exp(epsilon)
+        return v, v
     if math.isinf(mu):
-        return 1.0
+        return 1.0, 1.0
     if math.isinf(epsilon):
-        return 0.0 if epsilon > 0 else 1.0
-    a = float(log_ndtr(-epsilon / mu + mu / 2.0))
-    b = epsilon + float(log_ndtr(-epsilon / mu - mu / 2.0))
+        v = 0.0 if epsilon > 0 else 1.0
+        return v, v
+    a, b, err = _gdp_delta_terms(epsilon, mu)
     # delta = e^a - e^b = e^a (1 - e^(b - a)); b <= a always, up to rounding.
     diff = b - a
-    if diff >= 0.0:
-        return 0.0
-    return float(-math.exp(a) * math.expm1(diff))
+    value = 0.0 if diff >= 0.0 else float(-math.exp(a) * math.expm1(diff))
+    return value, min(1.0, value + err)
+
+
+def gdp_delta(epsilon, mu):
+    """Exact delta(epsilon) of a mu-GDP mechanism (Dong, Roth and Su, Corollary 2.13).
+
+    Computed in log space with ``log_ndtr`` so that it neither overflows at large epsilon
+    (``exp(epsilon)`` alone overflows near 710) nor loses digits for delta down to 1e-300.
+    At tiny epsilon and mu both terms are near 1/2 and their difference cancels; the
+    calibration therefore works with :func:`gdp_delta_upper`, this value plus a bound on its
+    rounding error.
+    """
+    return _gdp_delta_checked(epsilon, mu)[0]
+
+
+def gdp_delta_upper(epsilon, mu):
+    """An upper bound on the exact delta(epsilon; mu): :func:`gdp_delta` plus its rounding
+    error bound. Every budget check in skdpgd compares this, never the bare value, with the
+    target delta, so that cancellation at tiny (epsilon, mu) cannot report too small an
+    epsilon."""
+    return _gdp_delta_checked(epsilon, mu)[1]
 
 
 def gdp_epsilon(delta, mu):
-    """Smallest epsilon >= 0 with ``gdp_delta(epsilon, mu) <= delta`` (an upper bound).
+    """Smallest epsilon >= 0 with ``gdp_delta_upper(epsilon, mu) <= delta`` (an upper bound).
 
     Root-finding on the monotone map epsilon -> delta(epsilon; mu); the returned value is
     checked and, if rounding put it on the wrong side, moved up until the check holds.
@@ -125,24 +167,24 @@ def gdp_epsilon(delta, mu):
         return 0.0
     if math.isinf(mu):
         return math.inf
-    if gdp_delta(0.0, mu) <= delta:
+    if gdp_delta_upper(0.0, mu) <= delta:
         return 0.0
     lo, hi = 0.0, max(1.0, mu * mu / 2 + mu * math.sqrt(2 * math.log(1 / delta)))
-    while gdp_delta(hi, mu) > delta:
+    while gdp_delta_upper(hi, mu) > delta:
         lo, hi = hi, 2 * hi
 
     def f(e):
-        return math.log(max(gdp_delta(e, mu), 1e-320)) - math.log(delta)
+        return math.log(max(gdp_delta_upper(e, mu), 1e-320)) - math.log(delta)
 
     eps = brentq(f, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
-    return _tighten(lambda e: gdp_delta(e, mu) <= delta, eps, lo, hi)
+    return _tighten(lambda e: gdp_delta_upper(e, mu) <= delta, eps, lo, hi)
 
 
 def gdp_mu(epsilon, delta):
     """Largest mu such that mu-GDP is (epsilon, delta)-DP: the full-batch budget.
 
     ``epsilon = inf`` gives ``mu = inf`` (no noise). The result satisfies
-    ``gdp_delta(epsilon, mu) <= delta`` exactly in floating point.
+    ``gdp_delta_upper(epsilon, mu) <= delta`` exactly in floating point.
     """
     epsilon = _check_epsilon(epsilon)
     delta = _check_delta(delta)
@@ -150,17 +192,17 @@ def gdp_mu(epsilon, delta):
         return math.inf
     # mu-GDP implies (mu^2/2)-zCDP, so the zCDP budget gives a valid lower bracket.
     lo = math.sqrt(2.0 * zcdp_rho(epsilon, delta))
-    if gdp_delta(epsilon, lo) > delta:  # cannot happen mathematically; guard rounding
+    if gdp_delta_upper(epsilon, lo) > delta:  # cannot happen mathematically; guard rounding
         lo *= 0.5
     hi = 2.0 * lo
-    while gdp_delta(epsilon, hi) <= delta:
+    while gdp_delta_upper(epsilon, hi) <= delta:
         lo, hi = hi, 2.0 * hi
 
     def f(m):
-        return math.log(max(gdp_delta(epsilon, m), 1e-320)) - math.log(delta)
+        return math.log(max(gdp_delta_upper(epsilon, m), 1e-320)) - math.log(delta)
 
     mu = brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
-    return _tighten(lambda m: gdp_delta(epsilon, m) <= delta, mu, hi, lo)
+    return _tighten(lambda m: gdp_delta_upper(epsilon, m) <= delta, mu, hi, lo)
 
 
 def compose_gdp(noise_multipliers):
@@ -257,6 +299,87 @@ class GaussianSteps:
         return int(self.noise_multipliers.shape[0])
 
 
+#: The neighbouring relations a guarantee can be stated for.
+RELATIONS = ("replace", "add_remove")
+
+
+@dataclass(frozen=True, eq=False)
+class Release:
+    """A group of Gaussian releases made by one fit, as accountants and budgets see them.
+
+    Each release adds ``N(0, (z_t * sensitivity[relation])^2 I)`` to a quantity whose L2
+    sensitivity between neighbouring datasets is ``sensitivity[r]`` under relation ``r``.
+    The same noise is a different multiplier under the other relation, and the rule depends
+    on the quantity: a clipped gradient sum moves by ``2C`` (replace-one) or ``C``
+    (add/remove-one), a clipped norm sum by ``R`` under both, a count by 0 (N is public
+    under replace-one) or 1. So each release carries its own sensitivities.
+
+    Parameters
+    ----------
+    name : str
+        What was released (shown in budgets and fitted attributes).
+    multipliers : array of shape (T,)
+        Noise standard deviation of each release divided by ``sensitivity[relation]``.
+    sensitivity : dict
+        ``{'replace': float, 'add_remove': float}``, the L2 sensitivity of one released
+        quantity under each relation (in the units of the noise).
+    relation : {'replace', 'add_remove'}
+        The relation the fit calibrated its noise for.
+    sampling_rate : float, default=1.0
+        Poisson sampling rate of each release (1: full batch).
+    """
+
+    name: str
+    multipliers: np.ndarray
+    sensitivity: dict
+    relation: str
+    sampling_rate: float = 1.0
+
+    def __post_init__(self):
+        z = np.array(self.multipliers, dtype=float).ravel()
+        if np.any(np.isnan(z)) or np.any(z < 0):
+            raise ValueError("noise multipliers must be >= 0.")
+        z.setflags(write=False)
+        object.__setattr__(self, "multipliers", z)
+        if self.relation not in RELATIONS or set(self.sensitivity) != set(RELATIONS):
+            raise ValueError("a release needs a relation and a sensitivity for each of "
+                             f"{RELATIONS}.")
+        if any(not v >= 0 for v in self.sensitivity.values()):
+            raise ValueError("sensitivities must be >= 0.")
+
+    def multipliers_under(self, relation):
+        """The multipliers of the same noise under ``relation``: ``z * s_own / s_relation``.
+
+        A sensitivity of 0 under ``relation`` makes the release free there (multiplier inf).
+        The ratio is rounded down by two ulps, so a conversion never under-charges.
+        """
+        own = float(self.sensitivity[self.relation])
+        other = float(self.sensitivity[relation])
+        if relation == self.relation:
+            return self.multipliers.copy()
+        if other == 0.0:
+            return np.full(self.multipliers.shape, np.inf)
+        return self.multipliers * (own / other) * (1.0 - 2.0 * np.finfo(float).eps)
+
+    @property
+    def noise_std(self):
+        """Standard deviation of the noise of each release."""
+        return self.multipliers * float(self.sensitivity[self.relation])
+
+
+def gdp_mu_of_releases(releases, relation=None):
+    """GDP mu of full-batch releases composed, under ``relation`` (default: each one's own)."""
+    inv2 = 0.0
+    for r in releases:
+        if r.sampling_rate != 1.0:
+            raise ValueError("GDP composition covers full-batch releases only.")
+        z = r.multipliers if relation is None else r.multipliers_under(relation)
+        if np.any(z == 0):
+            return math.inf
+        inv2 += float(np.sum(1.0 / (z * z)))
+    return math.sqrt(inv2)
+
+
 class GaussianDPAccountant:
     """Exact accountant for full-batch Gaussian steps (sampling rate 1), via Gaussian DP.
 
@@ -319,7 +442,7 @@ class GaussianDPAccountant:
             raise ValueError("the prior releases already spend the whole budget.")
         c = math.sqrt(np.sum(1.0 / (shape * shape)) / left)
         z = c * shape
-        while gdp_delta(epsilon, compose_gdp(np.concatenate([prior, z]))) > delta:
+        while gdp_delta_upper(epsilon, compose_gdp(np.concatenate([prior, z]))) > delta:
             c *= 1 + 1e-14
             z = c * shape
         return z

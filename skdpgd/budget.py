@@ -27,7 +27,7 @@ import threading
 import numpy as np
 from scipy.optimize import brentq
 
-from .accounting import _check_delta, _check_epsilon, gdp_epsilon, gdp_mu
+from .accounting import Release, _check_delta, _check_epsilon, gdp_epsilon, gdp_mu
 from .exceptions import BudgetExceededError
 
 __all__ = ["PrivacyBudget"]
@@ -111,22 +111,15 @@ class PrivacyBudget:
         """List of ``(label, noise_multipliers, sampling_rate)``, under the budget's relation."""
         return list(self._charges)
 
-    def _convert(self, multipliers, sampling_rate, neighbouring):
-        z = np.asarray(multipliers, dtype=float).ravel()
-        relation = _NAME_OF.get(neighbouring, neighbouring)
-        if relation not in _RELATIONS:
-            raise ValueError(f"unknown neighbouring relation {neighbouring!r}.")
-        if self.neighbouring == "replace" and sampling_rate < 1.0:
+    def _convert(self, release):
+        """A release's multipliers under the budget's relation (each by its own rule)."""
+        if self.neighbouring == "replace" and release.sampling_rate < 1.0:
             raise ValueError(
                 "this budget is stated for replace-one neighbours, and Poisson-subsampled fits "
                 "are accounted under add/remove-one; create the budget with "
                 "neighbouring='add_remove' to share it with DP-SGD fits."
             )
-        if relation == self.neighbouring:
-            return z
-        # replace-one noise is calibrated to 2C: as add/remove it has multiplier 2z, and an
-        # add/remove release (noise z C) seen as replace-one (sensitivity 2C) has z / 2
-        return 2.0 * z if self.neighbouring == "add_remove" else 0.5 * z
+        return release.multipliers_under(self.neighbouring)
 
     @staticmethod
     def _summary(charges):
@@ -134,12 +127,14 @@ class PrivacyBudget:
         (exact GDP), else the summed RDP curve over ``DEFAULT_ORDERS``."""
         if all(q == 1.0 for _, _, q in charges):
             return sum(float(np.sum(1.0 / (z * z))) if np.all(z > 0) else math.inf
-                       for _, z, _ in charges), None
+                       for _, z, _ in charges), None  # z = inf (a free release) adds 0
         from ._rdp import DEFAULT_ORDERS, rdp_subsampled_gaussian
 
         rdp = np.zeros(len(DEFAULT_ORDERS))
         for _, z, q in charges:
-            rdp = rdp + rdp_subsampled_gaussian(q, z, DEFAULT_ORDERS)
+            z = z[np.isfinite(z)]  # an infinite multiplier (a free release) adds nothing
+            if z.size:
+                rdp = rdp + rdp_subsampled_gaussian(q, z, DEFAULT_ORDERS)
         return None, rdp
 
     @staticmethod
@@ -199,23 +194,39 @@ class PrivacyBudget:
 
         Parameters
         ----------
-        multipliers : array-like
-            The fit's noise multipliers (relative to its own sensitivity).
+        multipliers : list of Release, or array-like
+            The fit's releases (:class:`skdpgd.accounting.Release`, each with its own
+            sensitivity per relation), or the noise multipliers of clipped-gradient sums (a
+            sensitivity of 2C replace-one and C add/remove-one).
         sampling_rate : float, default=1.0
-            Poisson sampling rate of those steps.
+            Poisson sampling rate of those steps (with plain multipliers).
         neighbouring : str
             The relation the fit calibrated its noise for ('replace'/'replace-one' or
-            'add_remove'/'add/remove-one').
+            'add_remove'/'add/remove-one'; with plain multipliers).
         label : str
             Name shown in :attr:`charges`.
         extra : sequence of float
-            Multipliers of further full-batch releases of the same fit (e.g. a private
-            statistic used to set up the fit).
+            With plain multipliers: multipliers of further full-batch releases of the same fit
+            whose sensitivity is the same under both relations (e.g. a clipped norm sum).
+
+        Returns
+        -------
+        spent : float
+            The budget's epsilon after this charge.
         """
-        q = float(sampling_rate)
-        parts = [(label, self._convert(multipliers, q, neighbouring), q)]
-        if len(extra):
-            parts.append((label + " (setup)", self._convert(extra, 1.0, neighbouring), 1.0))
+        if len(multipliers) and all(isinstance(r, Release) for r in multipliers):
+            releases = list(multipliers)
+        else:
+            relation = _NAME_OF.get(neighbouring, neighbouring)
+            if relation not in _RELATIONS:
+                raise ValueError(f"unknown neighbouring relation {neighbouring!r}.")
+            releases = [Release("steps", multipliers, {"replace": 2.0, "add_remove": 1.0},
+                                relation, float(sampling_rate))]
+            if len(extra):
+                releases.append(Release("setup", extra, {"replace": 1.0, "add_remove": 1.0},
+                                        relation))
+        parts = [(f"{label} ({r.name})" if len(releases) > 1 else label, self._convert(r),
+                  float(r.sampling_rate)) for r in releases]
         with self._lock:
             after = self._epsilon_of(self._charges + parts, self.delta)
             if after > self.epsilon:

@@ -13,3 +13,11 @@ class PrivacyLeakWarning(UserWarning):
 
 class BudgetExceededError(ValueError):
     """A fit would spend more privacy budget than is left."""
+
+
+class DivergenceError(FloatingPointError):
+    """A private fit diverged: some per-example gradient was not finite.
+
+    Such an example contributes nothing to the released sum (so the sensitivity holds), and
+    the fit stops at once, releasing nothing more and setting no fitted attribute.
+    """

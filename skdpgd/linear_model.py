@@ -10,8 +10,9 @@ from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (COMMON_CONSTRAINTS, check_sample_weight_dp, encode_classes, fit_full_batch,
+from ._base import (COMMON_CONSTRAINTS, check_sample_weight_dp, fit_full_batch,
                     ProbaFromScoresMixin, resolve_data_norm, resolve_y_bound)
+from ._public import encode_binary_or_index, fit_transaction, resolve_classes
 from .losses import BinaryLogistic, MultinomialLogistic, SquaredError
 
 __all__ = ["DPLogisticRegression", "DPRidge"]
@@ -134,9 +135,18 @@ class _DPLinearBase(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True
         tags.non_deterministic = self.random_state is None
         return tags
+
+    def _fit_private(self, X, y, sample_weight, loss, n_outputs, y_bound=None):
+        """Run the private fit and set its attributes (only once it has succeeded)."""
+        data_norm = resolve_data_norm(self.data_norm, X)
+        fitted = fit_full_batch(self, X, y, sample_weight, loss, n_outputs,
+                                data_norm=data_norm, y_bound=y_bound)
+        coef, intercept = fitted.pop("coef"), fitted.pop("intercept")
+        self.__dict__.update(fitted)
+        return coef, intercept
 
 
 class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinearBase):
@@ -221,10 +231,18 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
     True
     """
 
-    def __init__(self, epsilon=1.0, delta=None, data_norm=None, row_clip="auto", alpha="auto",
-                 fit_intercept=True, intercept_scaling=0.5, schedule="auto", max_iter="auto",
-                 momentum=0.0, neighbouring="replace", random_state=None, budget=None):
+    _parameter_constraints: dict = {
+        **_DPLinearBase._parameter_constraints,
+        "classes": ["array-like", None],
+    }
+
+    def __init__(self, epsilon=1.0, delta=None, data_norm=None, classes=None, row_clip="auto",
+                 alpha="auto", fit_intercept=True, intercept_scaling=0.5, schedule="auto",
+                 max_iter="auto", momentum=0.0, neighbouring="replace", n_samples=None,
+                 random_state=None, budget=None):
         self.epsilon = epsilon
+        self.classes = classes
+        self.n_samples = n_samples
         self.delta = delta
         self.data_norm = data_norm
         self.row_clip = row_clip
@@ -256,19 +274,20 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
         self : object
             The fitted estimator.
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        classes, y_k = encode_classes(y)
-        sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
-        self.classes_ = classes
-        if classes.shape[0] == 2:
-            loss, n_outputs = BinaryLogistic(), 1
-        else:
-            loss, n_outputs = MultinomialLogistic(), classes.shape[0]
-        data_norm = resolve_data_norm(self.data_norm, X)
-        coef, intercept = fit_full_batch(self, X, y_k, sample_weight, loss, n_outputs,
-                                         data_norm=data_norm)
-        self.coef_ = coef
-        self.intercept_ = intercept
+        with fit_transaction(self):
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
+                                 y_numeric=False)
+            classes, y_index = resolve_classes(self.classes, y)
+            y_k = encode_binary_or_index(y_index, classes.shape[0])
+            sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
+            if classes.shape[0] == 2:
+                loss, n_outputs = BinaryLogistic(), 1
+            else:
+                loss, n_outputs = MultinomialLogistic(), classes.shape[0]
+            coef, intercept = self._fit_private(X, y_k, sample_weight, loss, n_outputs)
+            self.classes_ = classes
+            self.coef_ = coef
+            self.intercept_ = intercept
         return self
 
 
@@ -363,8 +382,9 @@ class DPRidge(RegressorMixin, _DPLinearBase):
     def __init__(self, epsilon=1.0, delta=None, data_norm=None, row_clip="data_norm", y_bound=None,
                  clip_norm="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
                  schedule="auto", max_iter="auto", momentum=0.0, neighbouring="replace",
-                 random_state=None, budget=None):
+                 n_samples=None, random_state=None, budget=None):
         self.epsilon = epsilon
+        self.n_samples = n_samples
         self.delta = delta
         self.data_norm = data_norm
         self.row_clip = row_clip
@@ -398,18 +418,18 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         self : object
             The fitted estimator.
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
-        data_norm = resolve_data_norm(self.data_norm, X)
-        y_bound = resolve_y_bound(self.y_bound, y)
-        clip_norm = None if self.clip_norm == "auto" else float(self.clip_norm)
-        coef, intercept = fit_full_batch(
-            self, X, np.clip(y, -y_bound, y_bound), sample_weight,
-            SquaredError(clip_norm=clip_norm, y_bound=y_bound), 1, data_norm=data_norm,
-            y_bound=y_bound)
-        self.y_bound_ = y_bound
-        self.coef_ = coef[0]
-        self.intercept_ = float(intercept[0]) if self.fit_intercept else 0.0
+        with fit_transaction(self):
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
+                                 y_numeric=True)
+            sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
+            y_bound = resolve_y_bound(self.y_bound, y)
+            clip_norm = None if self.clip_norm == "auto" else float(self.clip_norm)
+            coef, intercept = self._fit_private(
+                X, np.clip(y, -y_bound, y_bound), sample_weight,
+                SquaredError(clip_norm=clip_norm, y_bound=y_bound), 1, y_bound=y_bound)
+            self.y_bound_ = y_bound
+            self.coef_ = coef[0]
+            self.intercept_ = float(intercept[0]) if self.fit_intercept else 0.0
         return self
 
     def predict(self, X):
@@ -424,5 +444,5 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         return X @ self.coef_ + self.intercept_

@@ -174,8 +174,9 @@ FULL_BATCH = {
     "gd-hong": (ridge("hong", max_iter=10), RIDGE_REPLACE, True, 0.5),
     "gd-pur": (ridge("pur", max_iter=10), RIDGE_REPLACE, True, 0.5),
     "gd-exponential": (ridge("exponential", max_iter=10), RIDGE_REPLACE, True, 0.1),
-    "gd-uniform-add-remove": (ridge("uniform", max_iter=5, neighbouring="add_remove"),
-                              RIDGE_ADD_REMOVE, True, 0.5),
+    # add/remove-one with a public N (the canary's weight 0 or 1 is its absence or presence)
+    "gd-uniform-add-remove": (ridge("uniform", max_iter=5, neighbouring="add_remove",
+                                    n_samples=N), RIDGE_ADD_REMOVE, True, 0.5),
     "output-perturbation": (ridge("output", alpha=1.0), RIDGE_REPLACE, True, 0.5),
     # private row clip (a Gaussian norm query composed with GD): the clip bound is random,
     # so the coefficient is a scale mixture, not Gaussian; threshold audit only
@@ -293,20 +294,20 @@ def _scale_gdp_noise(monkeypatch, factor):
 
 
 def _switch_off_clipping(monkeypatch):
-    """Pass a clip norm 1e9 times too large to the GD kernel and to the output-perturbation
-    solver (positional argument 7 of both); the noise stays calibrated to the true bound."""
-    import skdpgd._base as base
-    import skdpgd._kernels as kernels
+    """Pass a clip norm 1e9 times too large to the backend's gradient sum and to the exact
+    objective of output perturbation (argument 5 of both, after self); the noise stays
+    calibrated to the true bound."""
+    from skdpgd._backends import DenseRows
 
     def unclipped(fn):
         def wrapper(*args, **kwargs):
             args = list(args)
-            args[7] = args[7] * 1e9
+            args[5] = args[5] * 1e9
             return fn(*args, **kwargs)
         return wrapper
 
-    monkeypatch.setattr(kernels, "run_gd_full_batch", unclipped(kernels.run_gd_full_batch))
-    monkeypatch.setattr(base, "solve_regularised", unclipped(base.solve_regularised))
+    monkeypatch.setattr(DenseRows, "grad_sum", unclipped(DenseRows.grad_sum))
+    monkeypatch.setattr(DenseRows, "objective", unclipped(DenseRows.objective))
 
 
 BROKEN = {

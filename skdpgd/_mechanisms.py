@@ -1,0 +1,290 @@
+"""Full-batch mechanisms: what a fit releases, and how it computes through the reductions.
+
+A mechanism does two things and keeps them apart:
+
+* ``releases(setup, plan)`` *describes* the Gaussian releases the fit will make, as release
+  shapes (relative noise multipliers) and the L2 sensitivity of each released quantity under
+  both neighbouring relations. The accountant scales the shapes to the budget, the budget
+  charges each release by its own rule; nothing has touched the data yet.
+* ``run(rows, setup, plan, releases, gen)`` computes: it asks the backend ``rows`` for sums
+  over the training rows (:mod:`skdpgd._backends`), adds the noise of each release from the
+  one generator ``gen``, and post-processes.
+
+Everything runs in the *kernel coordinates* of :mod:`skdpgd._backends`: rows divided by the
+intercept column c, so that the column is 1. A problem with column c is the same problem in
+the coordinates ``w' = c w`` on rows ``x / c``: losses and clipping match, a gradient bound G
+becomes ``G / c``, the penalty ``alpha / c^2``, a step ``1 / M`` becomes ``c^2 / M``, and
+``w = w' / c`` maps back (the intercept is unchanged).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize
+
+from .exceptions import DivergenceError
+from .schedules import Problem
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Public constants of one full-batch fit (never read from the data).
+
+    Attributes
+    ----------
+    loss : Loss
+        The loss, with its kernel code and constants.
+    n_outputs : int
+        Rows of ``coef`` (1, or K for the multinomial loss).
+    fit_intercept : bool
+    column : float
+        The intercept column c (1 without intercept).
+    n_public : float
+        The public N: the normaliser of the average loss (the true N under replace-one; a
+        public parameter or a noisy count under add/remove-one).
+    relation : {'replace', 'add_remove'}
+        The neighbouring relation the noise is calibrated for.
+    lipschitz : float
+        G, the bound on one example's gradient norm (original coordinates).
+    row_bound : float
+        Bound on the augmented row norm ``sqrt(R^2 + c^2)`` (original coordinates).
+    alpha : float
+        The L2 penalty (original coordinates).
+    problem : Problem
+        The constants the schedules read.
+    """
+
+    loss: object
+    n_outputs: int
+    fit_intercept: bool
+    column: float
+    n_public: float
+    relation: str
+    lipschitz: float
+    row_bound: float
+    alpha: float
+    problem: Problem
+
+    @property
+    def grad_sensitivity(self):
+        """L2 sensitivity of a clipped gradient sum: 2G replace-one, G add/remove-one."""
+        return {"replace": 2.0 * self.lipschitz, "add_remove": self.lipschitz}
+
+
+@dataclass(frozen=True)
+class ReleaseShape:
+    """A release before calibration: relative multipliers and sensitivities per relation."""
+
+    name: str
+    shape: np.ndarray
+    sensitivity: dict
+    #: a fixed multiplier (already drawn, e.g. a setup statistic) is not rescaled
+    fixed: bool = False
+
+
+class Mechanism:
+    """Base class; see the module docstring."""
+
+    name = "mechanism"
+
+    def plan(self, setup, mu, max_iter):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def releases(self, setup, plan):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def run(self, rows, setup, plan, releases, gen):  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+def _check_finite(bad, step):
+    if bad:
+        raise DivergenceError(
+            f"the fit diverged: {bad} example(s) had a non-finite gradient at step {step + 1} "
+            "(they were left out of that step's sum, and the fit stopped there, releasing "
+            "nothing more). Lower the step size (max_iter/schedule) or raise alpha."
+        )
+
+
+class GradientDescent(Mechanism):
+    """Noisy full-batch gradient descent whose noise shape, T and steps come from a schedule.
+
+    Step t releases ``S_t = sum_i w_i clip_G(grad_i(theta_t)) + N(0, (z_t Delta)^2 I)``:
+    every term has norm ``<= G`` (closed-form clip in the kernels, weights in [0, 1]), so the
+    sum's sensitivity is ``Delta = 2G`` (replace-one) or ``G`` (add/remove-one). Then, as
+    post-processing, ``g_t = S_t / N_pub + alpha w`` (intercept not penalised) and, with
+    momentum beta (Hong et al., Eq. 3, bias-corrected), ``v_t = beta v + (1 - beta) g_t``,
+    ``theta -= step_t v_t / (1 - beta^t)``.
+    """
+
+    name = "gradient"
+
+    def __init__(self, schedule):
+        self.schedule = schedule
+
+    def plan(self, setup, mu, max_iter):
+        return self.schedule.plan(setup.problem, mu, max_iter)
+
+    def releases(self, setup, plan):
+        return [ReleaseShape("gradient sums", plan.noise_multipliers, setup.grad_sensitivity)]
+
+    def run(self, rows, setup, plan, releases, gen):
+        (grads,) = releases
+        c = setup.column
+        k_out, d = setup.n_outputs, rows.n_features
+        coef = np.zeros((k_out, d))
+        intercept = np.zeros(k_out)
+        vcoef = np.zeros_like(coef)
+        vint = np.zeros_like(intercept)
+        std = grads.noise_std / c  # noise on the sum in kernel coordinates
+        steps = plan.step_sizes * c * c
+        alpha = setup.alpha / (c * c)
+        clip = setup.lipschitz / c
+        beta = float(setup.problem.momentum)
+        beta_pow = 1.0
+        loss = setup.loss
+        for t in range(plan.n_steps):
+            gcoef, gint, bad = rows.grad_sum(coef, intercept, loss.code, loss.param, clip)
+            _check_finite(bad, t)
+            if std[t] > 0:
+                gcoef += std[t] * gen.standard_normal(gcoef.shape)
+                if setup.fit_intercept:
+                    gint += std[t] * gen.standard_normal(gint.shape)
+            gcoef = gcoef / setup.n_public + alpha * coef
+            gint = gint / setup.n_public if setup.fit_intercept else gint * 0.0
+            beta_pow *= beta
+            vcoef = beta * vcoef + (1.0 - beta) * gcoef
+            vint = beta * vint + (1.0 - beta) * gint
+            coef = coef - steps[t] * vcoef / (1.0 - beta_pow)
+            intercept = intercept - steps[t] * vint / (1.0 - beta_pow)
+        if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(intercept))):
+            _check_finite(-1, plan.n_steps - 1)
+        return coef / c, intercept
+
+
+class OutputPerturbation(Mechanism):
+    """Solve the regularised problem exactly, release the solution plus Gaussian noise.
+
+    ``F(theta) = (1/N_pub) sum_i w_i l_i(theta) + alpha/2 ||theta||^2`` (intercept penalised
+    too, so F is alpha-strongly convex in every coordinate) with G-Lipschitz clipped losses.
+    Its exact minimiser moves by at most ``Delta / (N_pub alpha)`` between neighbours
+    (Delta = 2G replace-one, G add/remove-one). The computed point is certified within
+    ``g / alpha`` of the exact minimiser (``g = tol * Delta_own / N_pub``), which adds
+    ``2 g / alpha``: the release has sensitivity ``Delta_r / (N_pub alpha) + 2 g / alpha``
+    under relation r.
+
+    The certificate is unconditional, so the fit never fails after the budget was charged
+    (a failure would be a data-dependent bit): L-BFGS is run first, and its point is used
+    when ``||grad F|| <= g``; otherwise plain gradient descent from 0 with step 1/M runs for
+    the public number of steps after which the contraction ``(1 - alpha/M)^T ||theta*||``,
+    with ``||theta*|| <= ||grad F(0)|| / alpha <= G / alpha``, is below ``g / (2 alpha)``.
+    Both branches land within ``g / alpha`` of the minimiser, so the sensitivity holds
+    whichever ran.
+    """
+
+    name = "output"
+
+    def plan(self, setup, mu, max_iter):
+        if setup.alpha <= 0:
+            raise ValueError("output perturbation needs alpha > 0 (strong convexity).")
+        return self.schedule_plan(setup)
+
+    def __init__(self, schedule):
+        self.schedule = schedule
+
+    def schedule_plan(self, setup):
+        return self.schedule.plan(setup.problem, math.inf, None)
+
+    def tolerance(self, setup, plan):
+        """The certified gradient norm g (original coordinates)."""
+        own = setup.grad_sensitivity[setup.relation]
+        return plan.solver_tol_factor * own / setup.n_public
+
+    def releases(self, setup, plan):
+        g = self.tolerance(setup, plan)
+        a, n = setup.alpha, setup.n_public
+        sens = {r: s / (n * a) + 2.0 * g / a for r, s in setup.grad_sensitivity.items()}
+        return [ReleaseShape("solution", plan.noise_multipliers, sens)]
+
+    def run(self, rows, setup, plan, releases, gen):
+        (release,) = releases
+        c = setup.column
+        k_out, d = setup.n_outputs, rows.n_features
+        n = setup.n_public
+        loss = setup.loss
+        clip = setup.lipschitz / c
+        # F is alpha-strongly convex in the coordinates (w, b~) of the augmented rows
+        # (x, c), where b~ = b' / c is the weight of the intercept column; in kernel
+        # coordinates (w', b') = c (w, b~) the penalty is alpha / c^2 on both.
+        alpha = setup.alpha / (c * c)
+        n_coef = k_out * d
+
+        def unpack(theta):
+            coef = np.ascontiguousarray(theta[:n_coef].reshape(k_out, d))
+            b = theta[n_coef:] if setup.fit_intercept else np.zeros(k_out)
+            return coef, np.ascontiguousarray(b)
+
+        def fun(theta):
+            coef, b = unpack(theta)
+            f, gcoef, gint = rows.objective(coef, b, loss.code, loss.param, clip)
+            f = f / n + 0.5 * alpha * float(np.sum(coef * coef))
+            gcoef = gcoef / n + alpha * coef
+            if setup.fit_intercept:
+                f += 0.5 * alpha * float(np.sum(b * b))
+                return f, np.concatenate([gcoef.ravel(), gint / n + alpha * b])
+            return f, gcoef.ravel()
+
+        # the certificate in the coordinates (w, b~): their gradient is c times the kernel one
+        g = self.tolerance(setup, plan)
+
+        def grad_norm(theta):
+            return c * float(np.linalg.norm(fun(theta)[1]))
+
+        theta = np.zeros(n_coef + (k_out if setup.fit_intercept else 0))
+        certified = False
+        for _ in range(5):
+            res = minimize(fun, theta, jac=True, method="L-BFGS-B",
+                           options={"maxiter": 5000, "gtol": g * 1e-3 / c, "ftol": 0.0,
+                                    "maxcor": 30})
+            theta = res.x
+            if np.all(np.isfinite(theta)) and grad_norm(theta) <= g:
+                certified = True
+                break
+        if not certified:
+            theta = self._contracting_descent(fun, theta.size, setup, g)
+        coef, b = unpack(theta)
+        # the release: (w, b~) + N(0, std^2 I); the intercept b' = c b~ gets c times the noise
+        coef = coef / c
+        std = float(release.noise_std[0])
+        if std > 0:
+            coef = coef + std * gen.standard_normal(coef.shape)
+            if setup.fit_intercept:
+                b = b + c * std * gen.standard_normal(b.shape)
+        return coef, b
+
+    @staticmethod
+    def _contracting_descent(fun, size, setup, g):
+        """Gradient descent from 0 for the public number of steps that certifies ``g / alpha``.
+
+        F is alpha-strongly convex and M-smooth (M = the loss's smoothness + alpha), so a step
+        1/M contracts the distance to the minimiser by ``1 - alpha / M``; the start is within
+        ``G / alpha`` of it. T is chosen so that ``(1 - alpha/M)^T G / alpha <= g / (2 alpha)``.
+        A step 1/M in (w, b~) is a step c^2 / M in the kernel coordinates (w', b').
+        """
+        M = setup.problem.smoothness
+        a = setup.alpha
+        rate = -math.log1p(-a / M)
+        T = int(math.ceil(math.log(2.0 * setup.lipschitz / g) / rate)) + 1
+        step = setup.column ** 2 / M
+        theta = np.zeros(size)
+        for _ in range(T):
+            theta = theta - step * fun(theta)[1]
+        return theta
+
+
+def mechanism_for(schedule, plan):
+    """The mechanism that carries out a schedule's plan (gradient steps or output)."""
+    return (OutputPerturbation if plan.mechanism == "output" else GradientDescent)(schedule)

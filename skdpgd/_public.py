@@ -1,0 +1,96 @@
+"""What shapes a mechanism must be public: the class list, N under add/remove-one, and a fit
+that fails must leave nothing behind."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import warnings
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+
+from .exceptions import PrivacyLeakWarning
+
+#: Share of the budget's mu^2 a noisy row count spends when N is private (add/remove-one
+#: neighbours) and no public ``n_samples`` is given. A public constant.
+COUNT_SHARE = 0.02
+
+
+def resolve_classes(classes, y):
+    """``(classes_, y_index)`` from the public ``classes`` parameter, or read from y with a
+    :class:`PrivacyLeakWarning` when it is None."""
+    check_classification_targets(y)
+    if classes is None:
+        found, y_index = np.unique(y, return_inverse=True)
+        if found.shape[0] < 2:
+            raise ValueError(
+                "This solver needs samples of at least 2 classes in the data, but the data "
+                f"contains only one class: {found[0]!r}."
+            )
+        warnings.warn(
+            "classes was not given, so the class list was read from the private labels. It "
+            "decides binary vs multinomial, the number of outputs, the loss constants and so "
+            "the noise; epsilon does not cover it (a rare class present or absent changes the "
+            "mechanism). Pass classes=[...] listing every possible label to fix.",
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
+        return found, y_index
+    classes_ = np.unique(np.asarray(classes))
+    if classes_.ndim != 1 or classes_.shape[0] < 2:
+        raise ValueError(f"classes must list at least 2 labels, got {classes!r}.")
+    y = np.asarray(y)
+    try:
+        pos = np.searchsorted(classes_, y)
+    except TypeError as exc:
+        raise ValueError("the labels of y and classes are of incomparable types.") from exc
+    pos = np.minimum(pos, classes_.shape[0] - 1)
+    unknown = classes_[pos] != y
+    if np.any(unknown):
+        examples = np.unique(y[unknown])[:5]
+        raise ValueError(
+            f"y has labels outside classes (e.g. {list(examples)!r}); classes must list every "
+            "possible label."
+        )
+    return classes_, pos.astype(np.int64)
+
+
+def encode_binary_or_index(y_index, n_classes):
+    """Kernel labels: +-1 for two classes, the class index (as float) for more."""
+    if n_classes == 2:
+        return np.where(y_index == 1, 1.0, -1.0)
+    return y_index.astype(np.float64)
+
+
+def resolve_n_samples(n_samples, n_rows, neighbouring, mu_total, gen):
+    """``(n_public, count_z)``: the public N a mechanism may use, and the multiplier of the
+    noisy count released to get it (None when none was).
+
+    Under replace-one N is public. Under add/remove-one it is private: a public ``n_samples``
+    is used as given (its value only changes the normaliser and the step count; privacy holds
+    whatever it is), else ``N~ = N + z_c N(0, 1)`` is released. A count moves by 1 when a row
+    is added or removed: sensitivity 1, so the release is ``1/z_c``-GDP with
+    ``z_c = 1 / (sqrt(COUNT_SHARE) mu_total)``.
+    """
+    if neighbouring == "replace":
+        return float(n_rows), None
+    if n_samples is not None:
+        return float(n_samples), None
+    if math.isinf(mu_total):
+        return float(n_rows), None
+    z_c = 1.0 / (math.sqrt(COUNT_SHARE) * mu_total)
+    noisy = n_rows + z_c * gen.standard_normal()  # sensitivity 1 (add/remove-one)
+    return max(float(noisy), 1.0), z_c
+
+
+@contextlib.contextmanager
+def fit_transaction(est):
+    """Restore ``est.__dict__`` if the block raises: a refused or failed fit sets nothing."""
+    saved = dict(est.__dict__)
+    try:
+        yield
+    except BaseException:
+        est.__dict__.clear()
+        est.__dict__.update(saved)
+        raise
