@@ -153,13 +153,15 @@ class GradientDescent(Mechanism):
                 gcoef += std[t] * gen.standard_normal(gcoef.shape)
                 if setup.fit_intercept:
                     gint += std[t] * gen.standard_normal(gint.shape)
-            gcoef = gcoef / setup.n_public + alpha * coef
-            gint = gint / setup.n_public if setup.fit_intercept else gint * 0.0
-            beta_pow *= beta
-            vcoef = beta * vcoef + (1.0 - beta) * gcoef
-            vint = beta * vint + (1.0 - beta) * gint
-            coef = coef - steps[t] * vcoef / (1.0 - beta_pow)
-            intercept = intercept - steps[t] * vint / (1.0 - beta_pow)
+            # post-processing; an overflow here shows up as a non-finite gradient next step
+            with np.errstate(over="ignore", invalid="ignore"):
+                gcoef = gcoef / setup.n_public + alpha * coef
+                gint = gint / setup.n_public if setup.fit_intercept else gint * 0.0
+                beta_pow *= beta
+                vcoef = beta * vcoef + (1.0 - beta) * gcoef
+                vint = beta * vint + (1.0 - beta) * gint
+                coef = coef - steps[t] * vcoef / (1.0 - beta_pow)
+                intercept = intercept - steps[t] * vint / (1.0 - beta_pow)
         if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(intercept))):
             _check_finite(-1, plan.n_steps - 1)
         return coef / c, intercept
