@@ -31,7 +31,15 @@ _PRIVACY_PARAMS_DOC = """
         it (per-row clipping) before they touch the model. None infers it from the data as the
         largest row norm and emits a :class:`~skdpgd.PrivacyLeakWarning`, because a bound read
         from the private data is not covered by epsilon.
+"""
 
+_CLASSES_DOC = """
+    classes : array-like of shape (n_classes,) or None, default=None
+        Every possible label (public). It decides binary vs multinomial, the number of
+        outputs, the loss constants and so the noise; a class with no example in y still
+        gets its coefficients. None reads the labels present in y and emits a
+        :class:`~skdpgd.PrivacyLeakWarning` (a rare class present or absent would change the
+        mechanism). Labels of y outside ``classes`` are an error.
 """
 
 _ROW_CLIP_DOC = """
@@ -66,7 +74,15 @@ _SCHEDULE_PARAMS_DOC = """
     neighbouring : {'replace', 'add_remove'}, default='replace'
         Neighbouring relation the guarantee is stated for: datasets that differ by replacing
         one example (N is public; sensitivity of the gradient sum 2G) or by adding/removing one
-        (the average keeps the normaliser N; sensitivity G).
+        (N is private; sensitivity G; the normaliser is the public ``n_samples``, or a noisy
+        count).
+
+    n_samples : float or None, default=None
+        Only with ``neighbouring='add_remove'``: a public stand-in for the number of training
+        rows, used as the normaliser of the average loss, in the schedule's T and in the
+        default delta (its value need not be exact: privacy holds whatever it is). None
+        releases a noisy count of the rows first, spending 2% of the budget's mu^2
+        (accounted). Under replace-one N is public and this is ignored.
 
     random_state : int, RandomState instance or None, default=None
         Seeds the one generator all noise is drawn from; an int makes a fit reproducible.
@@ -127,6 +143,16 @@ _FITTED_PRIVACY_DOC = """
 
     alpha_ : float
         The L2 penalty used.
+
+    n_samples_ : float
+        The public N the mechanism used (the true N under replace-one).
+
+    count_noise_multiplier_ : float or None
+        Noise multiplier of the noisy row count (add/remove-one without ``n_samples``).
+
+    releases_ : list of Release
+        Every Gaussian release of the fit (:class:`skdpgd.accounting.Release`: multipliers,
+        relation, sensitivity per relation), which ``mu_`` composes and a budget charges.
 """
 
 
@@ -159,7 +185,7 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
 
     Parameters
     ----------
-{_PRIVACY_PARAMS_DOC}{_ROW_CLIP_DOC}
+{_PRIVACY_PARAMS_DOC}{_CLASSES_DOC}{_ROW_CLIP_DOC}
     alpha : float or 'auto', default='auto'
         L2 penalty on the weights. It also sets the strong convexity the schedules use.
         'auto' sets it from public constants so that the condition number is
@@ -262,8 +288,9 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (dense; rows are clipped to ``data_norm``).
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data, dense or sparse (CSR, never densified); rows are clipped to
+            ``data_norm``.
         y : array-like of shape (n_samples,)
             Class labels (at least two classes).
         sample_weight : array-like of shape (n_samples,), default=None
@@ -406,8 +433,9 @@ class DPRidge(RegressorMixin, _DPLinearBase):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (dense; rows are clipped to ``data_norm``).
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data, dense or sparse (CSR, never densified); rows are clipped to
+            ``data_norm``.
         y : array-like of shape (n_samples,)
             Targets (clipped to ``[-y_bound, y_bound]``).
         sample_weight : array-like of shape (n_samples,), default=None

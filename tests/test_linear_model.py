@@ -363,3 +363,23 @@ def test_every_schedule_approaches_the_regularised_optimum_as_epsilon_grows(sche
     assert excess[0] > excess[1] > excess[2] >= -1e-9
     # output perturbation penalises the intercept too, so its limit is a slightly other optimum
     assert excess[2] < (2e-3 if schedule == "output" else 1e-4)
+
+
+@pytest.mark.parametrize("schedule", ["auto", "uniform", "hong", "pur", "output", "exponential"])
+@pytest.mark.parametrize("Est", [DPLogisticRegression, DPRidge])
+def test_sparse_input_gives_the_dense_model(Est, schedule):
+    """CSR input goes through the same reductions (never densified): same model, same epsilon."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(400, 12)) / 3
+    X[rng.random(X.shape) < 0.7] = 0.0
+    y = (X[:, 0] - X[:, 1] > 0).astype(int) if Est is DPLogisticRegression else X[:, 0] - X[:, 2]
+    kw = dict(epsilon=1.0, data_norm=1.0, schedule=schedule, random_state=0)
+    kw.update({"classes": [0, 1]} if Est is DPLogisticRegression else {"y_bound": 1.0})
+    if schedule == "output":
+        kw["alpha"] = 0.1
+    dense = Est(**kw).fit(X, y)
+    csr = Est(**kw).fit(sparse.csr_matrix(X), y)
+    np.testing.assert_allclose(csr.coef_, dense.coef_, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(csr.intercept_, dense.intercept_, rtol=1e-7, atol=1e-9)
+    assert csr.epsilon_ == dense.epsilon_ and csr.n_iter_ == dense.n_iter_
+    np.testing.assert_allclose(csr.predict(sparse.csr_matrix(X)), dense.predict(X))
