@@ -46,9 +46,16 @@ class PrivacyBudget:
     composition of all fits at the budget's ``delta``.
 
     Copies share the ledger (``copy.copy``, ``copy.deepcopy`` and so scikit-learn's ``clone``
-    return the same object), so fits inside pipelines and cross-validation draw from it. A
-    budget cannot be pickled: a copy in another process would keep its own ledger and let
-    the fits there overspend unseen (fit with ``n_jobs=1``).
+    return the same object), so fits inside pipelines and cross-validation draw from it.
+
+    **Pickling.** A budget pickles (so a fitted model that was charged to it can be saved with
+    pickle or joblib), but what comes back is *detached*: a read-only snapshot of the ledger
+    at the time it was pickled. It reports what was spent then and refuses every new charge
+    with a ``RuntimeError``, before anything is computed: a copy in another process keeps its
+    own ledger, so fits charged there would overspend unseen. Hence ``cross_val_score(...,
+    n_jobs=2)`` with a budget fails at its first fit, saying so; run the fits that share a
+    budget in one process (``n_jobs=1``), and give a loaded model a live budget
+    (``set_params(budget=...)``) before fitting it again.
 
     Parameters
     ----------
@@ -86,6 +93,7 @@ class PrivacyBudget:
         self.neighbouring = neighbouring
         self._charges = []  # (label, multipliers under the budget's relation, sampling rate)
         self._lock = threading.Lock()
+        self._detached = False
 
     # a ledger is shared, never copied
     def __copy__(self):
@@ -95,15 +103,19 @@ class PrivacyBudget:
         return self
 
     def __reduce__(self):
-        raise TypeError(
-            "a PrivacyBudget cannot be pickled or sent to another process: a copy there would "
-            "keep its own ledger. Run the fits that share it in one process (n_jobs=1)."
-        )
+        # a detached, read-only snapshot (see the class docstring): never a second live ledger
+        return (_detached_budget, (self.epsilon, self.delta, self.neighbouring,
+                                   list(self._charges)))
+
+    @property
+    def detached(self):
+        """True for a copy restored from a pickle: it reports, and refuses every charge."""
+        return self._detached
 
     def __repr__(self):
         return (f"PrivacyBudget(epsilon={self.epsilon!r}, delta={self.delta!r}, "
                 f"neighbouring={self.neighbouring!r}; spent {self.spent_epsilon():.4g} in "
-                f"{len(self._charges)} fit(s))")
+                f"{len(self._charges)} release group(s){'; detached' if self._detached else ''})")
 
     # ------------------------------------------------------------------------------------
     @property
@@ -225,6 +237,14 @@ class PrivacyBudget:
             if len(extra):
                 releases.append(Release("setup", extra, {"replace": 1.0, "add_remove": 1.0},
                                         relation))
+        if self._detached:
+            raise RuntimeError(
+                "this PrivacyBudget is a detached copy, restored from a pickle (for example in "
+                "a worker process of n_jobs > 1, or a saved model): its ledger is a snapshot, "
+                "and charging it would let fits overspend unseen. Nothing was released. Run the "
+                "fits that share a budget in one process (n_jobs=1), or pass the live budget "
+                "with set_params(budget=...)."
+            )
         parts = [(f"{label} ({r.name})" if len(releases) > 1 else label, self._convert(r),
                   float(r.sampling_rate)) for r in releases]
         with self._lock:
@@ -239,3 +259,11 @@ class PrivacyBudget:
                 )
             self._charges.extend(parts)
         return after
+
+
+def _detached_budget(epsilon, delta, neighbouring, charges):
+    """Unpickle a :class:`PrivacyBudget` as a detached snapshot of its ledger."""
+    budget = PrivacyBudget(epsilon, delta, neighbouring)
+    budget._charges = [(label, np.asarray(z, dtype=float), float(q)) for label, z, q in charges]
+    budget._detached = True
+    return budget

@@ -103,8 +103,52 @@ def test_clone_and_copies_share_the_ledger_and_pickling_refuses(data):
                                               budget=budget))
     clone(pipe).fit(X, y)
     assert len(budget.charges) == 2  # the steps and the row-norm query, charged on the original
-    with pytest.raises(TypeError, match="cannot be pickled"):
-        pickle.dumps(budget)
+
+
+def test_fitted_model_with_a_budget_pickles_and_its_copy_is_detached(data):
+    import joblib
+
+    X, y = data
+    budget = PrivacyBudget(epsilon=2.0, delta=1e-6)
+    est = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1],
+                               random_state=0, budget=budget).fit(X, y)
+    spent_at_pickle = budget.spent_epsilon()
+    for loaded in (pickle.loads(pickle.dumps(est)), _joblib_roundtrip(joblib, est)):
+        np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
+        copy_ = loaded.budget
+        assert copy_ is not budget and copy_.detached and not budget.detached
+        assert copy_.spent_epsilon() == spent_at_pickle
+        before = dict(loaded.__dict__)
+        with pytest.raises(RuntimeError, match="detached"):
+            loaded.fit(X, y)  # refused before anything is computed; the model is kept
+        assert loaded.__dict__.keys() == before.keys()
+        assert [c[0] for c in copy_.charges] == [c[0] for c in budget.charges[:2]]
+        loaded.set_params(budget=budget).fit(X, y)  # a live budget works again
+    assert len(budget.charges) == 6
+
+
+def _joblib_roundtrip(joblib, obj):
+    import io
+
+    buf = io.BytesIO()
+    joblib.dump(obj, buf)
+    buf.seek(0)
+    return joblib.load(buf)
+
+
+def test_budget_in_parallel_cross_validation_is_refused_with_what_to_do(data):
+    from sklearn.model_selection import cross_val_score
+
+    X, y = data
+    budget = PrivacyBudget(epsilon=5.0, delta=1e-6)
+    est = DPLogisticRegression(epsilon=0.5, delta=1e-6, data_norm=1.0, classes=[0, 1],
+                               random_state=0, budget=budget)
+    with pytest.raises(ValueError, match="fits failed") as info:
+        cross_val_score(est, X, y, cv=2, n_jobs=2, error_score=np.nan)
+    assert "n_jobs=1" in str(info.value) or "detached" in str(info.value)
+    assert budget.charges == []  # nothing was charged to (or released from) the live budget
+    scores = cross_val_score(est, X, y, cv=2, n_jobs=1)  # in one process it works
+    assert len(budget.charges) == 4 and np.all(scores > 0.5)  # 2 folds x 2 releases
 
 
 def test_invalid_budgets():
