@@ -302,8 +302,8 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
             The fitted estimator.
         """
         with fit_transaction(self):
-            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
-                                 y_numeric=False)
+            X, y = validate_data(self, X, y, accept_sparse="csr",
+                                 dtype=[np.float64, np.float32], y_numeric=False)
             classes, y_index = resolve_classes(self.classes, y)
             y_k = encode_binary_or_index(y_index, classes.shape[0])
             sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
@@ -313,8 +313,10 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
                 loss, n_outputs = MultinomialLogistic(), classes.shape[0]
             coef, intercept = self._fit_private(X, y_k, sample_weight, loss, n_outputs)
             self.classes_ = classes
-            self.coef_ = coef
-            self.intercept_ = intercept
+            # computed in float64 (sums of clipped terms must not round past their bound);
+            # float32 input gets float32 coefficients, as in scikit-learn
+            self.coef_ = coef.astype(X.dtype, copy=False)
+            self.intercept_ = intercept.astype(X.dtype, copy=False)
         return self
 
 
@@ -363,7 +365,7 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         Weights.
 
     intercept_ : float
-        Intercept (0.0 when ``fit_intercept=False``).
+        Intercept (0.0 when ``fit_intercept=False``), of the dtype of X.
 
     n_features_in_ : int
         Number of features seen during fit.
@@ -437,7 +439,8 @@ class DPRidge(RegressorMixin, _DPLinearBase):
             Training data, dense or sparse (CSR, never densified); rows are clipped to
             ``data_norm``.
         y : array-like of shape (n_samples,)
-            Targets (clipped to ``[-y_bound, y_bound]``).
+            Targets (clipped to ``[-y_bound, y_bound]``). One target: a y with several
+            columns is refused (fit one estimator per target under a shared budget).
         sample_weight : array-like of shape (n_samples,), default=None
             Per-example weights in [0, 1].
 
@@ -446,9 +449,17 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         self : object
             The fitted estimator.
         """
+        y_shape = getattr(y, "shape", None)
+        if y_shape is not None and len(y_shape) == 2 and y_shape[1] > 1:
+            raise ValueError(
+                f"DPRidge fits one target, got y with {y_shape[1]} columns. Fit one DPRidge "
+                "per target: each fit spends its own (epsilon, delta), so share a PrivacyBudget "
+                "to account for them together (a joint multi-output release is not offered)."
+            )
         with fit_transaction(self):
-            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
-                                 y_numeric=True)
+            X, y = validate_data(self, X, y, accept_sparse="csr",
+                                 dtype=[np.float64, np.float32], y_numeric=True)
+            y = np.asarray(y, dtype=np.float64)
             sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
             y_bound = resolve_y_bound(self.y_bound, y)
             clip_norm = None if self.clip_norm == "auto" else float(self.clip_norm)
@@ -456,8 +467,8 @@ class DPRidge(RegressorMixin, _DPLinearBase):
                 X, np.clip(y, -y_bound, y_bound), sample_weight,
                 SquaredError(clip_norm=clip_norm, y_bound=y_bound), 1, y_bound=y_bound)
             self.y_bound_ = y_bound
-            self.coef_ = coef[0]
-            self.intercept_ = float(intercept[0]) if self.fit_intercept else 0.0
+            self.coef_ = coef[0].astype(X.dtype, copy=False)
+            self.intercept_ = X.dtype.type(intercept[0] if self.fit_intercept else 0.0)
         return self
 
     def predict(self, X):
@@ -472,5 +483,6 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                          reset=False)
         return X @ self.coef_ + self.intercept_

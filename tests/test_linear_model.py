@@ -383,3 +383,23 @@ def test_sparse_input_gives_the_dense_model(Est, schedule):
     np.testing.assert_allclose(csr.intercept_, dense.intercept_, rtol=1e-7, atol=1e-9)
     assert csr.epsilon_ == dense.epsilon_ and csr.n_iter_ == dense.n_iter_
     np.testing.assert_allclose(csr.predict(sparse.csr_matrix(X)), dense.predict(X))
+
+
+@pytest.mark.parametrize("Est", [DPLogisticRegression, DPRidge])
+def test_float32_input_keeps_float32_coefficients(Est):
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(300, 4)) / 3).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int) if Est is DPLogisticRegression else X[:, 0].astype(np.float32)
+    kw = {"classes": [0, 1]} if Est is DPLogisticRegression else {"y_bound": 1.0}
+    est = Est(data_norm=1.0, random_state=0, **kw).fit(X, y)
+    ref = Est(data_norm=1.0, random_state=0, **kw).fit(X.astype(np.float64), y)
+    assert est.coef_.dtype == np.float32 and np.asarray(est.intercept_).dtype == np.float32
+    assert ref.coef_.dtype == np.float64
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-5, atol=1e-6)
+    assert X.dtype == np.float32  # input untouched
+
+
+def test_ridge_refuses_several_targets_clearly():
+    X = np.random.default_rng(0).normal(size=(50, 3)) / 3
+    with pytest.raises(ValueError, match="one DPRidge per target"):
+        DPRidge(data_norm=1.0, y_bound=1.0).fit(X, X[:, :2])
