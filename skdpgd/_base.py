@@ -20,7 +20,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._backends import make_rows
 from ._mechanisms import Setup, mechanism_for
-from ._public import resolve_n_samples
+from ._public import resolve_class_weight, resolve_n_samples
 from .accounting import GaussianDPAccountant, Release, gdp_epsilon, gdp_mu_of_releases
 from .exceptions import PrivacyLeakWarning
 from .schedules import Problem, auto_alpha, get_schedule, schedule_names
@@ -227,12 +227,14 @@ def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen):
     return min(data_norm, ROW_CLIP_FACTOR * m), z
 
 
-def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None):
+def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None,
+                   classes=None, y_index=None):
     """Fit a linear model privately; return the fitted attributes as a dict.
 
     ``y`` is already encoded for the kernel (+-1 for binary logistic, class index for
     multinomial, clipped target for squared loss); ``data_norm`` is the resolved public
-    row-norm bound (see :func:`resolve_data_norm`). The dict holds ``coef`` and ``intercept``
+    row-norm bound (see :func:`resolve_data_norm`). Classifiers pass ``classes`` and the
+    class index of each row (``y_index``) for ``class_weight``. The dict holds ``coef`` and ``intercept``
     with shapes (n_outputs, d) and (n_outputs,) and every privacy attribute (names ending in
     ``_``); the estimator sets them only once this returns, so a refused or failed fit sets
     nothing.
@@ -256,6 +258,16 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
         prior.append(Release("row count", [z_count], {"replace": 0.0, "add_remove": 1.0},
                              relation))
 
+    # --- class weights in [0, 1] (public, or from accounted noisy counts) ---
+    weight_scale = 1.0
+    if getattr(est, "class_weight", None) is not None:
+        weights, weight_scale, z_cls = resolve_class_weight(est.class_weight, classes, y_index,
+                                                            mu_total, gen)
+        sample_weight = sample_weight * weights[y_index]
+        if z_cls is not None:  # relabelling one example moves two counts by 1
+            prior.append(Release("class counts", [z_cls],
+                                 {"replace": math.sqrt(2.0), "add_remove": 1.0}, relation))
+
     # --- the row-clipping bound: data_norm, or a private typical norm (a prior release) ---
     rows = make_rows(X, y, sample_weight, fit_intercept)
     bound = data_norm
@@ -278,6 +290,9 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     G = loss.lipschitz(row_bound, n_outputs)
     loss_smoothness = loss.smoothness(row_bound, n_outputs)
     alpha = auto_alpha(loss_smoothness) if est.alpha == "auto" else float(est.alpha)
+    # class weights divided by their largest (weight_scale) shrink the loss by that factor;
+    # alpha / weight_scale keeps the minimiser of the weighted objective
+    alpha = alpha / weight_scale
     setup = Setup(
         loss=loss, n_outputs=n_outputs, fit_intercept=fit_intercept, column=c,
         n_public=n_public, relation=relation, lipschitz=G, row_bound=row_bound, alpha=alpha,

@@ -94,3 +94,48 @@ def fit_transaction(est):
         est.__dict__.clear()
         est.__dict__.update(saved)
         raise
+
+
+#: Share of the budget's mu^2 that noisy class counts spend for ``class_weight='balanced'``.
+CLASS_COUNT_SHARE = 0.02
+
+
+def resolve_class_weight(class_weight, classes, y_index, mu_total, gen):
+    """Per-class weights in [0, 1] and what they cost: ``(weights, scale, z)``.
+
+    ``weights[k]`` multiplies the sample weight of every example of class k; ``scale`` is
+    the factor the requested weights were divided by so that the largest is 1 (a weight above
+    1 would multiply an example's contribution past the clip norm); the caller divides alpha
+    by it so that the regularised objective keeps its minimiser. ``z`` is the noise
+    multiplier of the class counts released for ``'balanced'`` (None otherwise).
+
+    ``'balanced'`` weights ``n / (K n_k)`` need the class counts, which are private: they are
+    released as a histogram plus Gaussian noise. Relabelling one example moves two counts by
+    1 (L2 sensitivity sqrt(2), replace-one); adding or removing one moves one count by 1
+    (sensitivity 1). The release spends ``CLASS_COUNT_SHARE`` of the budget's mu^2 under the
+    fit's relation. A dict gives public weights (labels absent from it weigh 1).
+    """
+    n_classes = classes.shape[0]
+    if class_weight is None:
+        return np.ones(n_classes), 1.0, None
+    if isinstance(class_weight, dict):
+        unknown = [k for k in class_weight if k not in set(classes.tolist())]
+        if unknown:
+            raise ValueError(f"class_weight has labels that are not classes: {unknown!r}.")
+        raw = np.array([float(class_weight.get(c, 1.0)) for c in classes.tolist()])
+        z = None
+    elif class_weight == "balanced":
+        counts = np.bincount(y_index, minlength=n_classes).astype(float)
+        if math.isinf(mu_total):
+            z = None
+        else:
+            z = 1.0 / (math.sqrt(CLASS_COUNT_SHARE) * mu_total)
+            counts = counts + z * gen.standard_normal(n_classes)  # see the docstring
+        counts = np.maximum(counts, 1.0)
+        raw = counts.sum() / (n_classes * counts)
+    else:
+        raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {class_weight!r}.")
+    if not np.all(np.isfinite(raw)) or np.any(raw < 0) or not np.any(raw > 0):
+        raise ValueError("class weights must be finite, >= 0 and not all 0.")
+    scale = float(raw.max())
+    return raw / scale, scale, z

@@ -42,6 +42,17 @@ _CLASSES_DOC = """
         mechanism). Labels of y outside ``classes`` are an error.
 """
 
+_CLASS_WEIGHT_DOC = """
+    class_weight : dict, 'balanced' or None, default=None
+        Weights of the classes, as in scikit-learn. The privacy proof needs every example's
+        weight in [0, 1], so the weights are divided by the largest one, and alpha by the same
+        factor (``alpha_`` reports it): the regularised objective keeps scikit-learn's
+        minimiser, but the loss's share of the gradient, and so its signal against the noise,
+        shrinks by that factor. 'balanced' (``n / (n_classes * n_k)``) needs the class counts,
+        which are private: they are released with Gaussian noise (2% of the budget's mu^2,
+        accounted in ``epsilon_``). A dict is public and costs nothing.
+"""
+
 _ROW_CLIP_DOC = """
     row_clip : {'auto', 'data_norm'}, default='auto'
         The norm rows are clipped to during training. 'data_norm' clips to ``data_norm``.
@@ -165,11 +176,11 @@ class _DPLinearBase(BaseEstimator):
         tags.non_deterministic = self.random_state is None
         return tags
 
-    def _fit_private(self, X, y, sample_weight, loss, n_outputs, y_bound=None):
+    def _fit_private(self, X, y, sample_weight, loss, n_outputs, y_bound=None, **classes):
         """Run the private fit and set its attributes (only once it has succeeded)."""
         data_norm = resolve_data_norm(self.data_norm, X)
         fitted = fit_full_batch(self, X, y, sample_weight, loss, n_outputs,
-                                data_norm=data_norm, y_bound=y_bound)
+                                data_norm=data_norm, y_bound=y_bound, **classes)
         coef, intercept = fitted.pop("coef"), fitted.pop("intercept")
         self.__dict__.update(fitted)
         return coef, intercept
@@ -185,7 +196,7 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
 
     Parameters
     ----------
-{_PRIVACY_PARAMS_DOC}{_CLASSES_DOC}{_ROW_CLIP_DOC}
+{_PRIVACY_PARAMS_DOC}{_CLASSES_DOC}{_CLASS_WEIGHT_DOC}{_ROW_CLIP_DOC}
     alpha : float or 'auto', default='auto'
         L2 penalty on the weights. It also sets the strong convexity the schedules use.
         'auto' sets it from public constants so that the condition number is
@@ -260,13 +271,15 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
     _parameter_constraints: dict = {
         **_DPLinearBase._parameter_constraints,
         "classes": ["array-like", None],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
-    def __init__(self, epsilon=1.0, delta=None, data_norm=None, classes=None, row_clip="auto",
-                 alpha="auto", fit_intercept=True, intercept_scaling=0.5, schedule="auto",
-                 max_iter="auto", momentum=0.0, neighbouring="replace", n_samples=None,
-                 random_state=None, budget=None):
+    def __init__(self, epsilon=1.0, delta=None, data_norm=None, classes=None, class_weight=None,
+                 row_clip="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
+                 schedule="auto", max_iter="auto", momentum=0.0, neighbouring="replace",
+                 n_samples=None, random_state=None, budget=None):
         self.epsilon = epsilon
+        self.class_weight = class_weight
         self.classes = classes
         self.n_samples = n_samples
         self.delta = delta
@@ -311,7 +324,8 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
                 loss, n_outputs = BinaryLogistic(), 1
             else:
                 loss, n_outputs = MultinomialLogistic(), classes.shape[0]
-            coef, intercept = self._fit_private(X, y_k, sample_weight, loss, n_outputs)
+            coef, intercept = self._fit_private(X, y_k, sample_weight, loss, n_outputs,
+                                                classes=classes, y_index=y_index)
             self.classes_ = classes
             # computed in float64 (sums of clipped terms must not round past their bound);
             # float32 input gets float32 coefficients, as in scikit-learn

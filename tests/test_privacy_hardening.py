@@ -274,3 +274,36 @@ def test_output_perturbation_certifies_without_the_solver(data, monkeypatch):
     theta = np.append(fallback.coef_, fallback.intercept_ / (0.5 * 1.0))
     theta0 = np.append(exact.coef_, exact.intercept_ / (0.5 * 1.0))
     assert np.linalg.norm(theta - theta0) <= 2 * g / 0.5
+
+
+# --- issue 12 item 2: class_weight within the sensitivity proof --------------------------------
+
+
+def test_class_weight_balanced_uses_accounted_noisy_counts():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(4000, 3)) / 3
+    y = (X[:, 0] + 0.4 * rng.normal(size=4000) > 0.25).astype(int)  # ~20% positives
+    # output perturbation penalises the intercept too: compare without one
+    kw = dict(data_norm=3.0, classes=[0, 1], class_weight="balanced", alpha=1e-3,
+              schedule="output", row_clip="data_norm", fit_intercept=False, random_state=0)
+    fit = DPLogisticRegression(epsilon=1.0, **kw).fit(X, y)
+    counts = [r for r in fit.releases_ if r.name == "class counts"]
+    assert len(counts) == 1
+    assert counts[0].sensitivity == {"replace": math.sqrt(2.0), "add_remove": 1.0}
+    assert fit.mu_ == pytest.approx(compose_gdp(np.concatenate(
+        [r.multipliers for r in fit.releases_])), rel=1e-12)
+    assert fit.epsilon_ <= 1.0
+    # no noise: the weighted objective of scikit-learn's class_weight='balanced', same alpha
+    exact = DPLogisticRegression(epsilon=np.inf, **kw).fit(X, y)
+    w = len(y) / (2 * np.bincount(y))
+    assert exact.alpha_ == pytest.approx(1e-3 / w.max())
+    ref = LogisticRegression(C=1 / (len(y) * 1e-3), class_weight="balanced", tol=1e-10,
+                             fit_intercept=False, max_iter=10_000).fit(X, y)
+    np.testing.assert_allclose(exact.coef_, ref.coef_, rtol=1e-4, atol=1e-5)
+    # a dict is public: no release
+    d = DPLogisticRegression(epsilon=1.0, **{**kw, "class_weight": {0: 1.0, 1: 4.0}}).fit(X, y)
+    assert not [r for r in d.releases_ if r.name == "class counts"]
+    with pytest.raises(ValueError, match="not classes"):
+        DPLogisticRegression(epsilon=1.0, **{**kw, "class_weight": {3: 1.0}}).fit(X, y)
