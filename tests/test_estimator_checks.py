@@ -32,7 +32,27 @@ _RIDGE_EXPECTED_FAILURES = {
 }
 
 
+_CLASS_WEIGHT_EXPECTED_FAILURES = {
+    "check_class_weight_classifiers": (
+        "fits 50 rows of very noisy blobs with class_weight={0: 1000, 1: 1e-4} and max_iter=1000 "
+        "at our default epsilon=1 and asserts 87% of predictions are class 0. The weights are "
+        "rescaled into [0, 1] (the privacy proof needs it) with alpha compensated, which the "
+        "test of the noiseless fit checks (tests/test_privacy_hardening.py: same minimiser "
+        "as scikit-learn's class_weight); with 1000 noisy steps on 50 rows the noise dominates "
+        "(measured: 0.52 at epsilon=1, 0.92 at epsilon=inf)"
+    ),
+    "check_class_weight_balanced_linear_classifier": (
+        "compares class_weight='balanced' with the same weights given by hand. The class counts "
+        "'balanced' needs are private, so they are released with accounted Gaussian noise and "
+        "the weights differ from the exact ones (and the noise draws shift); without noise "
+        "(epsilon=inf) both give the same model, which tests/test_privacy_hardening.py checks"
+    ),
+}
+
+
 def expected_failed_checks(estimator):
+    if isinstance(estimator, DPLogisticRegression):
+        return {**_EXPECTED_FAILURES, **_CLASS_WEIGHT_EXPECTED_FAILURES}
     if isinstance(estimator, (DPRidge, DPSGDRegressor)):
         return {**_EXPECTED_FAILURES, **_RIDGE_EXPECTED_FAILURES}
     return _EXPECTED_FAILURES

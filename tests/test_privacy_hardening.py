@@ -302,6 +302,8 @@ def test_class_weight_balanced_uses_accounted_noisy_counts():
     ref = LogisticRegression(C=1 / (len(y) * 1e-3), class_weight="balanced", tol=1e-10,
                              fit_intercept=False, max_iter=10_000).fit(X, y)
     np.testing.assert_allclose(exact.coef_, ref.coef_, rtol=1e-4, atol=1e-5)
+    manual = DPLogisticRegression(epsilon=np.inf, **{**kw, "class_weight": dict(enumerate(w))})
+    np.testing.assert_allclose(manual.fit(X, y).coef_, exact.coef_, rtol=1e-10)
     # a dict is public: no release
     d = DPLogisticRegression(epsilon=1.0, **{**kw, "class_weight": {0: 1.0, 1: 4.0}}).fit(X, y)
     assert not [r for r in d.releases_ if r.name == "class counts"]
