@@ -19,7 +19,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._backends import make_rows
-from ._mechanisms import Setup, mechanism_for
+from ._mechanisms import Progress, Setup, mechanism_for
 from ._public import resolve_class_weight, resolve_n_samples
 from .accounting import GaussianDPAccountant, Release, gdp_epsilon, gdp_mu_of_releases
 from .exceptions import PrivacyLeakWarning
@@ -52,6 +52,7 @@ COMMON_CONSTRAINTS = {
     "n_samples": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "random_state": ["random_state"],
     "budget": [HasMethods(["charge"]), None],
+    "verbose": ["verbose"],
 }
 
 
@@ -293,7 +294,9 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     # class weights divided by their largest (weight_scale) shrink the loss by that factor;
     # alpha / weight_scale keeps the minimiser of the weighted objective
     alpha = alpha / weight_scale
+    progress = Progress(getattr(est, "verbose", 0), delta, prior)
     setup = Setup(
+        progress=progress,
         loss=loss, n_outputs=n_outputs, fit_intercept=fit_intercept, column=c,
         n_public=n_public, relation=relation, lipschitz=G, row_bound=row_bound, alpha=alpha,
         problem=Problem(
@@ -324,6 +327,9 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     if est.budget is not None:  # refuses (raises) before any gradient is computed
         est.budget.charge(prior + releases, label=type(est).__name__)
 
+    progress.say(f"{type(est).__name__}: mechanism {mechanism.name} ({plan.schedule or schedule.name}), "
+                 f"{plan.n_steps} release(s) of {', '.join(r.name for r in releases)}, "
+                 f"N (public) = {n_public:g}, epsilon = {epsilon:g}, delta = {delta:.3g}")
     coef, intercept = mechanism.run(rows, setup, plan, releases, gen)
 
     # --- what was spent (recomputed from every multiplier actually used) ---

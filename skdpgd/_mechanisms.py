@@ -20,11 +20,14 @@ becomes ``G / c``, the penalty ``alpha / c^2``, a step ``1 / M`` becomes ``c^2 /
 from __future__ import annotations
 
 import math
+import sys
+import time
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
 
+from .accounting import gdp_epsilon
 from .exceptions import DivergenceError
 from .schedules import Problem
 
@@ -67,11 +70,46 @@ class Setup:
     row_bound: float
     alpha: float
     problem: Problem
+    progress: Progress = None
 
     @property
     def grad_sensitivity(self):
         """L2 sensitivity of a clipped gradient sum: 2G replace-one, G add/remove-one."""
         return {"replace": 2.0 * self.lipschitz, "add_remove": self.lipschitz}
+
+
+class Progress:
+    """``verbose`` output of a fit: only public or already released values.
+
+    It prints the step, the epsilon spent by the releases made so far (computed from their
+    noise multipliers, which are public, at the fit's delta) and the elapsed time, never a
+    value computed from the private data (the training loss is not printed).
+    """
+
+    def __init__(self, verbose, delta, done=(), stream=None):
+        self.verbose = int(verbose or 0)
+        self.delta = delta
+        with np.errstate(divide="ignore"):
+            self.inv2 = sum(float(np.sum(1.0 / r.multipliers ** 2)) for r in done)
+        self.start = time.perf_counter()
+        self.stream = stream
+
+    def say(self, text):
+        if self.verbose:
+            print(f"[skdpgd] {text}", file=self.stream or sys.stdout, flush=True)
+
+    def released(self, z, step, n_steps):
+        """Record releases with multipliers ``z``; at verbose >= 2 print about 10 lines a run."""
+        if not self.verbose:
+            return
+        with np.errstate(divide="ignore"):  # z = 0: no noise (epsilon = inf)
+            self.inv2 += float(np.sum(1.0 / np.square(z)))
+        every = max(1, n_steps // 10)
+        if self.verbose >= 2 and ((step + 1) % every == 0 or step + 1 == n_steps):
+            eps = (math.inf if math.isinf(self.inv2) else
+                   gdp_epsilon(self.delta, math.sqrt(self.inv2)) if self.inv2 > 0 else 0.0)
+            self.say(f"step {step + 1}/{n_steps}  epsilon spent {eps:.4g}  "
+                     f"elapsed {time.perf_counter() - self.start:.2f}s")
 
 
 @dataclass(frozen=True)
@@ -153,6 +191,8 @@ class GradientDescent(Mechanism):
                 gcoef += std[t] * gen.standard_normal(gcoef.shape)
                 if setup.fit_intercept:
                     gint += std[t] * gen.standard_normal(gint.shape)
+            if setup.progress is not None:
+                setup.progress.released(grads.multipliers[t:t + 1], t, plan.n_steps)
             # post-processing; an overflow here shows up as a non-finite gradient next step
             with np.errstate(over="ignore", invalid="ignore"):
                 gcoef = gcoef / setup.n_public + alpha * coef
@@ -257,6 +297,8 @@ class OutputPerturbation(Mechanism):
                 break
         if not certified:
             theta = self._contracting_descent(fun, theta.size, setup, g)
+        if setup.progress is not None:
+            setup.progress.released(release.multipliers, 0, 1)
         coef, b = unpack(theta)
         # the release: (w, b~) + N(0, std^2 I); the intercept b' = c b~ gets c times the noise
         coef = coef / c

@@ -102,6 +102,12 @@ _SCHEDULE_PARAMS_DOC = """
         A shared budget this fit is charged to (see :class:`~skdpgd.PrivacyBudget`); a fit
         that would overspend it raises :class:`~skdpgd.BudgetExceededError` and releases
         nothing.
+
+    verbose : int, default=0
+        1 prints what the fit releases (mechanism, number of releases, the public N, the
+        budget); 2 adds about ten progress lines (step, epsilon spent so far, elapsed time).
+        Only public or already released values are printed: never the training loss, which
+        is a function of the private data.
 """
 
 _FITTED_PRIVACY_DOC = """
@@ -277,8 +283,9 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
     def __init__(self, epsilon=1.0, delta=None, data_norm=None, classes=None, class_weight=None,
                  row_clip="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
                  schedule="auto", max_iter="auto", momentum=0.0, neighbouring="replace",
-                 n_samples=None, random_state=None, budget=None):
+                 n_samples=None, random_state=None, budget=None, verbose=0):
         self.epsilon = epsilon
+        self.verbose = verbose
         self.class_weight = class_weight
         self.classes = classes
         self.n_samples = n_samples
@@ -425,8 +432,9 @@ class DPRidge(RegressorMixin, _DPLinearBase):
     def __init__(self, epsilon=1.0, delta=None, data_norm=None, row_clip="data_norm", y_bound=None,
                  clip_norm="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
                  schedule="auto", max_iter="auto", momentum=0.0, neighbouring="replace",
-                 n_samples=None, random_state=None, budget=None):
+                 n_samples=None, random_state=None, budget=None, verbose=0):
         self.epsilon = epsilon
+        self.verbose = verbose
         self.n_samples = n_samples
         self.delta = delta
         self.data_norm = data_norm

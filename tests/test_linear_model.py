@@ -403,3 +403,21 @@ def test_ridge_refuses_several_targets_clearly():
     X = np.random.default_rng(0).normal(size=(50, 3)) / 3
     with pytest.raises(ValueError, match="one DPRidge per target"):
         DPRidge(data_norm=1.0, y_bound=1.0).fit(X, X[:, :2])
+
+
+@pytest.mark.parametrize("Est", [DPLogisticRegression, DPRidge])
+def test_verbose_prints_only_public_progress(Est, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3)) / 3
+    y = (X[:, 0] > 0).astype(int) if Est is DPLogisticRegression else X[:, 0]
+    kw = {"classes": [0, 1]} if Est is DPLogisticRegression else {"y_bound": 1.0}
+    est = Est(epsilon=1.0, data_norm=1.0, schedule="uniform", max_iter=40, verbose=2,
+              random_state=0, **kw).fit(X, y)
+    out = capsys.readouterr().out
+    lines = [ln for ln in out.splitlines() if "step " in ln]
+    assert 1 <= len(lines) <= 11 and "step 40/40" in lines[-1]
+    spent = [float(ln.split("epsilon spent ")[1].split()[0]) for ln in lines]
+    assert spent == sorted(spent) and spent[-1] == pytest.approx(est.epsilon_, rel=1e-3)
+    assert "loss" not in out.replace("log_loss", "")  # nothing computed from the data
+    Est(epsilon=1.0, data_norm=1.0, random_state=0, **kw).fit(X, y)
+    assert capsys.readouterr().out == ""  # verbose=0 is silent
