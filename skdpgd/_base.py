@@ -16,9 +16,12 @@ import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.base import ClassifierMixin
+from sklearn.utils.extmath import safe_sparse_dot
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._backends import make_rows
+from ._compat import HasMethods, Interval, StrOptions
 from ._mechanisms import Progress, Setup, mechanism_for
 from ._public import resolve_class_weight, resolve_n_samples
 from .accounting import GaussianDPAccountant, Release, gdp_epsilon, gdp_mu_of_releases
@@ -36,7 +39,7 @@ def default_delta(n_samples):
     return min(DEFAULT_DELTA_CAP, 1.0 / float(n_samples) ** 2)
 
 
-#: Constraints shared by every full-batch estimator (checked by sklearn's _fit_context).
+#: Constraints shared by every full-batch estimator (checked by _compat.fit_context).
 COMMON_CONSTRAINTS = {
     "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right")],  # inf: no noise
     "delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],
@@ -139,6 +142,44 @@ def log_proba_from_scores(scores):
     if scores.ndim == 1:
         return np.column_stack([log_expit(-scores), log_expit(scores)])
     return log_softmax(scores, axis=1)
+
+
+class LinearClassifierMixin(ClassifierMixin):
+    """``decision_function``/``predict`` of a linear classifier with ``coef_``,
+    ``intercept_`` and ``classes_`` (one score column for two classes)."""
+
+    def decision_function(self, X):
+        """Signed distance to the separating hyperplane (one column per class for more than
+        two classes).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                          reset=False)
+        scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        scores = self.decision_function(X)
+        index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[index]
 
 
 class ProbaFromScoresMixin:

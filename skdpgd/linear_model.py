@@ -5,13 +5,13 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
-from sklearn.linear_model._base import LinearClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (COMMON_CONSTRAINTS, check_sample_weight_dp, fit_full_batch,
-                    ProbaFromScoresMixin, resolve_data_norm, resolve_y_bound)
+                    LinearClassifierMixin, ProbaFromScoresMixin, resolve_data_norm,
+                    resolve_y_bound)
+from ._compat import Interval, StrOptions, fit_context
 from ._public import encode_binary_or_index, fit_transaction, resolve_classes
 from .losses import BinaryLogistic, MultinomialLogistic, SquaredError
 
@@ -302,7 +302,7 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
         self.random_state = random_state
         self.budget = budget
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model privately.
 
@@ -451,7 +451,7 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         self.random_state = random_state
         self.budget = budget
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model privately.
 
