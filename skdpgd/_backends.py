@@ -181,6 +181,8 @@ class DenseRows(Rows):
             bad += sum(bad_rest)
         else:
             bad = _kernels._block_sums(*common, 0, n_blocks)
+        if n_blocks == 1:
+            return gcoef[0], gint[0], int(bad)
         return gcoef.sum(axis=0), gint.sum(axis=0), int(bad)
 
     def objective(self, coef, intercept, loss_code, param, clip_norm):

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
+from ._kernels import _noisy_update as noisy_update
 from .accounting import gdp_epsilon
 from .exceptions import DivergenceError
 from .schedules import Problem
@@ -184,24 +185,18 @@ class GradientDescent(Mechanism):
         beta = float(setup.problem.momentum)
         beta_pow = 1.0
         loss = setup.loss
+        n_norm = float(setup.n_public)
         for t in range(plan.n_steps):
             gcoef, gint, bad = rows.grad_sum(coef, intercept, loss.code, loss.param, clip)
             _check_finite(bad, t)
-            if std[t] > 0:
-                gcoef += std[t] * gen.standard_normal(gcoef.shape)
-                if setup.fit_intercept:
-                    gint += std[t] * gen.standard_normal(gint.shape)
             if setup.progress is not None:
                 setup.progress.released(grads.multipliers[t:t + 1], t, plan.n_steps)
-            # post-processing; an overflow here shows up as a non-finite gradient next step
-            with np.errstate(over="ignore", invalid="ignore"):
-                gcoef = gcoef / setup.n_public + alpha * coef
-                gint = gint / setup.n_public if setup.fit_intercept else gint * 0.0
-                beta_pow *= beta
-                vcoef = beta * vcoef + (1.0 - beta) * gcoef
-                vint = beta * vint + (1.0 - beta) * gint
-                coef = coef - steps[t] * vcoef / (1.0 - beta_pow)
-                intercept = intercept - steps[t] * vint / (1.0 - beta_pow)
+            beta_pow *= beta
+            # adds N(0, std_t^2) to each coordinate of the sum (weights, then intercepts, in
+            # order, from gen), then post-processing: the (momentum) step, in place
+            noisy_update(gcoef[None], gint[None], float(std[t]), n_norm, alpha,
+                         float(steps[t]), beta, beta_pow, setup.fit_intercept, coef, intercept,
+                         vcoef, vint, gen)
         if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(intercept))):
             _check_finite(-1, plan.n_steps - 1)
         return coef / c, intercept
