@@ -267,6 +267,15 @@ def zcdp_delta(rho, epsilon):
 # ---------------------------------------------------------------------------------------
 
 
+def _frozen_multipliers(multipliers):
+    """Noise multipliers as a read-only 1-D float array (each >= 0; 0 is no noise)."""
+    z = np.array(multipliers, dtype=float).ravel()
+    if np.any(np.isnan(z)) or np.any(z < 0):
+        raise ValueError("noise multipliers must be >= 0.")
+    z.setflags(write=False)
+    return z
+
+
 @dataclass(frozen=True, eq=False)
 class GaussianSteps:
     """Description of a run of Gaussian steps (nothing is computed here).
@@ -284,11 +293,7 @@ class GaussianSteps:
     sampling_rate: float = 1.0
 
     def __post_init__(self):
-        z = np.array(self.noise_multipliers, dtype=float).ravel()
-        if np.any(np.isnan(z)) or np.any(z < 0):
-            raise ValueError("noise multipliers must be >= 0.")
-        z.setflags(write=False)
-        object.__setattr__(self, "noise_multipliers", z)
+        object.__setattr__(self, "noise_multipliers", _frozen_multipliers(self.noise_multipliers))
         q = float(self.sampling_rate)
         if not 0.0 < q <= 1.0:
             raise ValueError(f"sampling_rate must be in (0, 1], got {q!r}.")
@@ -336,11 +341,7 @@ class Release:
     sampling_rate: float = 1.0
 
     def __post_init__(self):
-        z = np.array(self.multipliers, dtype=float).ravel()
-        if np.any(np.isnan(z)) or np.any(z < 0):
-            raise ValueError("noise multipliers must be >= 0.")
-        z.setflags(write=False)
-        object.__setattr__(self, "multipliers", z)
+        object.__setattr__(self, "multipliers", _frozen_multipliers(self.multipliers))
         if self.relation not in RELATIONS or set(self.sensitivity) != set(RELATIONS):
             raise ValueError("a release needs a relation and a sensitivity for each of "
                              f"{RELATIONS}.")
