@@ -10,8 +10,13 @@ Like :mod:`skdpgd._kernels`, nothing here knows about epsilon or delta. Step t:
    sum by at most ``clip_norm``: the L2 sensitivity under add/remove-one is ``clip_norm``, and
    the accountant treats step t as the Poisson-subsampled Gaussian mechanism with rate q and
    multiplier ``noise_std[t] / clip_norm``;
-3. post-processes: ``g_t = S_t / (q N) + alpha w`` (divided by the *expected* batch size,
-   which is public; dividing by the realised size would leak it), then a (momentum) step.
+3. post-processes: ``g_t = S_t / n_norm + alpha w`` where ``n_norm = q N_pub`` is the
+   *expected* batch size computed from a public N (dividing by the realised size, or by the
+   private N under add/remove-one, would leak it), then a (momentum) step.
+
+A per-example gradient that is not finite contributes 0 (so the sum keeps its sensitivity)
+and the run stops after that step's sum, before its noisy release: the kernels return the
+step at which that happened (-1 if never), and the estimator raises, releasing nothing.
 
 The sampling uses the same generator as the noise, so one seed reproduces the run.
 """
@@ -55,79 +60,70 @@ def poisson_sample(n, q, gen, out):
 
 @njit
 def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-              fit_intercept, alpha, q, step_sizes, noise_std, momentum, coef0, intercept0,
+              fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, state, t0, t1,
               average_start, gen):
-    """DP-SGD on dense X: T = len(step_sizes) Poisson-sampled noisy steps (module docstring).
+    """DP-SGD on dense X: steps ``t0 <= t < t1`` of a run of Poisson-sampled noisy steps
+    (module docstring), continuing from ``state`` (:func:`sgd_state`, updated in place), so a
+    run split into several calls gives the same numbers as one call.
 
-    Sensitivity of each step's released sum: ``clip_norm`` (add/remove-one). Returns the
-    average of the iterates after steps ``average_start, ..., T - 1`` (``average_start = T - 1``
-    is the last iterate; averaging is post-processing) and the realised batch sizes
-    (diagnostic only; the estimators do not release them).
+    Sensitivity of each step's released sum: ``clip_norm`` (add/remove-one). The iterates of
+    steps ``>= average_start`` are summed into the state (averaging is post-processing).
+    Returns the step at which a non-finite per-example gradient stopped the run (-1: none).
     """
-    n, d = X.shape
-    n_out = coef0.shape[0]
-    coef = coef0.copy()
-    intercept = intercept0.copy()
-    gcoef = np.zeros((1, n_out, d))
-    gint = np.zeros((1, n_out))
-    vcoef = np.zeros((n_out, d))
-    vint = np.zeros(n_out)
+    n = X.shape[0]
+    coef, intercept, vcoef, vint, acoef, aint, beta = state
+    gcoef = np.zeros((1,) + coef.shape)
+    gint = np.zeros((1, coef.shape[0]))
     rows = np.empty(max(n, 1), np.int64)
-    sizes = np.empty(step_sizes.shape[0], np.int64)
-    n_norm = q * n
-    beta_pow = 1.0
-    acoef = np.zeros((n_out, d))
-    aint = np.zeros(n_out)
-    for t in range(step_sizes.shape[0]):
+    for t in range(t0, t1):
         m = poisson_sample(n, q, gen, rows)
-        sizes[t] = m
         # rows is never empty here, so _sum_rows reads rows[0:m] (m = 0 gives a zero sum)
-        _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, 0, m, loss, param,
-                  clip_norm, coef, intercept, gcoef[0], gint[0])
-        beta_pow *= momentum
+        bad = _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, 0, m, loss, param,
+                        clip_norm, coef, intercept, gcoef[0], gint[0])
+        if bad:
+            return t
+        beta[0] *= momentum
         _noisy_update(gcoef, gint, noise_std[t], n_norm, alpha, step_sizes[t], momentum,
-                      beta_pow, fit_intercept, coef, intercept, vcoef, vint, gen)
+                      beta[0], fit_intercept, coef, intercept, vcoef, vint, gen)
         if t >= average_start:
             acoef += coef
             aint += intercept
-    k = step_sizes.shape[0] - average_start
-    return acoef / k, aint / k, sizes
+    return -1
 
 
 @njit
 def sgd_csr(data, indices, indptr, n_features, y, sample_weight, row_scale, row_norm_aug, loss,
-            param, clip_norm, fit_intercept, alpha, q, step_sizes, noise_std, momentum, coef0,
-            intercept0, average_start, gen):
+            param, clip_norm, fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum,
+            state, t0, t1, average_start, gen):
     """:func:`sgd_dense` for X in canonical CSR form, without densifying it (same release,
     same sensitivity, same random draws: the same seed gives the same batches and noise)."""
     n = indptr.shape[0] - 1
-    n_out = coef0.shape[0]
-    d = n_features
-    coef = coef0.copy()
-    intercept = intercept0.copy()
-    gcoef = np.zeros((1, n_out, d))
-    gint = np.zeros((1, n_out))
-    vcoef = np.zeros((n_out, d))
-    vint = np.zeros(n_out)
+    coef, intercept, vcoef, vint, acoef, aint, beta = state
+    gcoef = np.zeros((1,) + coef.shape)
+    gint = np.zeros((1, coef.shape[0]))
     rows = np.empty(max(n, 1), np.int64)
-    sizes = np.empty(step_sizes.shape[0], np.int64)
-    n_norm = q * n
-    beta_pow = 1.0
-    acoef = np.zeros((n_out, d))
-    aint = np.zeros(n_out)
-    for t in range(step_sizes.shape[0]):
+    for t in range(t0, t1):
         m = poisson_sample(n, q, gen, rows)
-        sizes[t] = m
-        _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, rows, 0,
-                      m, loss, param, clip_norm, coef, intercept, gcoef[0], gint[0])
-        beta_pow *= momentum
+        bad = _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug,
+                            rows, 0, m, loss, param, clip_norm, coef, intercept, gcoef[0],
+                            gint[0])
+        if bad:
+            return t
+        beta[0] *= momentum
         _noisy_update(gcoef, gint, noise_std[t], n_norm, alpha, step_sizes[t], momentum,
-                      beta_pow, fit_intercept, coef, intercept, vcoef, vint, gen)
+                      beta[0], fit_intercept, coef, intercept, vcoef, vint, gen)
         if t >= average_start:
             acoef += coef
             aint += intercept
-    k = step_sizes.shape[0] - average_start
-    return acoef / k, aint / k, sizes
+    return -1
+
+
+def sgd_state(n_outputs, n_features):
+    """The state a DP-SGD run carries between calls: iterate, momentum buffers, sums of the
+    averaged iterates, and ``beta^t`` (a one-element array)."""
+    k, d = n_outputs, n_features
+    return (np.zeros((k, d)), np.zeros(k), np.zeros((k, d)), np.zeros(k), np.zeros((k, d)),
+            np.zeros(k), np.ones(1))
 
 
 @njit

@@ -90,8 +90,9 @@ class Progress:
     def __init__(self, verbose, delta, done=(), stream=None):
         self.verbose = int(verbose or 0)
         self.delta = delta
+        self.done = np.concatenate([r.multipliers for r in done]) if done else np.empty(0)
         with np.errstate(divide="ignore"):
-            self.inv2 = sum(float(np.sum(1.0 / r.multipliers ** 2)) for r in done)
+            self.inv2 = float(np.sum(1.0 / self.done ** 2))
         self.start = time.perf_counter()
         self.stream = stream
 
@@ -111,6 +112,18 @@ class Progress:
                    gdp_epsilon(self.delta, math.sqrt(self.inv2)) if self.inv2 > 0 else 0.0)
             self.say(f"step {step + 1}/{n_steps}  epsilon spent {eps:.4g}  "
                      f"elapsed {time.perf_counter() - self.start:.2f}s")
+
+
+    def released_steps(self, accountant, z, q, delta, step, n_steps):
+        """DP-SGD: after ``step`` Poisson-sampled releases with multipliers ``z`` (RDP)."""
+        if self.verbose < 2:
+            return
+        from .accounting import GaussianSteps
+
+        runs = [GaussianSteps(z, q)] + ([GaussianSteps(self.done, 1.0)] if self.done.size else [])
+        eps = math.inf if np.any(z == 0) else accountant.epsilon(runs, delta)
+        self.say(f"step {step}/{n_steps}  epsilon spent {eps:.4g}  "
+                 f"elapsed {time.perf_counter() - self.start:.2f}s")
 
 
 @dataclass(frozen=True)

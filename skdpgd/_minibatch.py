@@ -12,16 +12,20 @@ that relation (the batch size is random, and dividing by the *expected* size kee
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from . import _kernels, _kernels_sgd
-from ._base import COMMON_CONSTRAINTS, _generator, default_delta
-from .accounting import GaussianSteps, RDPAccountant, gdp_mu
+from ._base import COMMON_CONSTRAINTS, DEFAULT_DELTA_CAP, _generator, default_delta
+from ._compat import HasMethods, Interval, StrOptions
+from ._mechanisms import Progress
+from ._public import resolve_n_samples
+from .accounting import GaussianSteps, RDPAccountant, Release, gdp_mu
+from .exceptions import DivergenceError
 from .schedules import Exponential, Hong, Problem, Uniform, auto_alpha
 
 #: Default per-example clip norm as a fraction of the loss's worst-case gradient norm
@@ -44,7 +48,7 @@ SGD_AVERAGE_FROM = 0.5
 SGD_CONSTRAINTS = {
     **{k: COMMON_CONSTRAINTS[k] for k in (
         "epsilon", "delta", "data_norm", "alpha", "fit_intercept", "intercept_scaling",
-        "momentum", "random_state", "budget")},
+        "momentum", "random_state", "budget", "n_samples", "verbose")},
     "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
     "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
     "epochs": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -74,18 +78,28 @@ def _row_factors(X, bound):
 
 
 def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None):
-    """Fit a linear model by Poisson-sampled DP-SGD; set the privacy attributes on ``est``.
+    """Fit a linear model by Poisson-sampled DP-SGD; return the fitted attributes as a dict.
 
-    ``X`` is dense float64 or canonical CSR; ``y`` is encoded for the kernel. Returns
-    (coef, intercept) with shapes (n_outputs, d) and (n_outputs,).
+    ``X`` is dense float64 or canonical CSR; ``y`` is encoded for the kernel. The dict holds
+    ``coef`` and ``intercept`` (shapes (n_outputs, d) and (n_outputs,)) and the privacy
+    attributes; the estimator sets them only once this returns.
     """
     n, d = X.shape
     epsilon = float(est.epsilon)
-    delta = default_delta(n) if est.delta is None else float(est.delta)
     fit_intercept = bool(est.fit_intercept)
-    q = min(1.0, est.batch_size / n)
-    n_steps = max(1, math.ceil(float(est.epochs) / q))
     gen = _generator(est.random_state)
+    accountant = RDPAccountant()
+
+    # --- N is private (add/remove-one): a public n_samples, or an accounted noisy count ---
+    delta_for_count = DEFAULT_DELTA_CAP if est.delta is None else float(est.delta)
+    n_public, z_count = resolve_n_samples(est.n_samples, n, "add_remove",
+                                          gdp_mu(epsilon, delta_for_count), gen)
+    delta = default_delta(n_public) if est.delta is None else float(est.delta)
+    prior = [] if z_count is None else [
+        Release("row count", [z_count], {"replace": 0.0, "add_remove": 1.0}, "add_remove")]
+    # q, T and the normaliser come from the public N only
+    q = min(1.0, est.batch_size / n_public)
+    n_steps = max(1, math.ceil(float(est.epochs) / q))
 
     # --- public constants: parameters and theory only ---
     c = float(est.intercept_scaling) * data_norm if fit_intercept else 1.0
@@ -101,11 +115,11 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
     except ValueError:  # only the schedules that choose T read B, and T is fixed here
         loss_bound = 1.0
     problem = Problem(
-        n_samples=n, n_params=n_outputs * (d + int(fit_intercept)), sensitivity=clip,
+        n_samples=n_public, n_params=n_outputs * (d + int(fit_intercept)), sensitivity=clip,
         lipschitz=clip, smoothness=loss_smoothness + alpha, strong_convexity=alpha,
         loss_bound=loss_bound, momentum=float(est.momentum), sampling_rate=q)
 
-    # --- schedule (shape only) -> RDP accountant (scale) ---
+    # --- schedule (shape only) -> RDP accountant (scale, composed with the count) ---
     schedule = (SGD_SCHEDULES[est.schedule] if isinstance(est.schedule, str) else est.schedule)
     if isinstance(schedule, Hong) and alpha == 0:
         raise ValueError("schedule='hong' needs alpha > 0 (its shape comes from the "
@@ -117,12 +131,15 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
             f"schedule {getattr(schedule, 'name', schedule)!r} chooses its own number of steps "
             "or is not a gradient schedule; a minibatch fit has T = ceil(epochs / q) steps and "
             "uses only the shape of the noise. Use 'uniform', 'hong' or 'exponential'.")
-    accountant = RDPAccountant()
-    z = accountant.calibrate(plan.noise_multipliers, epsilon, delta, sampling_rate=q)
+    z = accountant.calibrate(plan.noise_multipliers, epsilon, delta, sampling_rate=q,
+                             prior=[r.multipliers[0] for r in prior])
+    # each step's clipped sum moves by clip_norm when a row is added or removed
+    steps_release = Release("gradient sums", z, {"replace": 2.0 * clip, "add_remove": clip},
+                            "add_remove", q)
     if est.budget is not None:  # refuses (raises) before the kernel runs
-        est.budget.charge(z, q, "add_remove", label=type(est).__name__)
+        est.budget.charge(prior + [steps_release], label=type(est).__name__)
 
-    # --- kernel, in the coordinates where the intercept column is 1 (see _base.fit_full_batch):
+    # --- kernel, in the coordinates where the intercept column is 1 (see _mechanisms):
     # rows x / c, clip and sensitivity / c, penalty alpha / c^2, step lr c^2, coef' / c ---
     row_scale, clipped_norm = _row_factors(X, data_norm)
     row_scale = row_scale / c
@@ -130,31 +147,66 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
     steps = np.full(n_steps, lr * c * c)
     noise_std = z * clip / c
     yc = np.ascontiguousarray(y, dtype=np.float64)
-    coef0, int0 = np.zeros((n_outputs, d)), np.zeros(n_outputs)
     average_start = (n_steps - 1 if not est.average
                      else min(n_steps - 1, int(SGD_AVERAGE_FROM * n_steps)))
-    common = (loss.code, loss.param, clip / c, fit_intercept, alpha / (c * c), q, steps,
-              noise_std, float(est.momentum), coef0, int0, average_start, gen)
+    # divide by the expected batch size q N_pub (public)
+    common = (loss.code, loss.param, clip / c, fit_intercept, alpha / (c * c), q,
+              q * n_public, steps, noise_std, float(est.momentum))
     if sp.issparse(X):
-        coef, intercept, _ = _kernels_sgd.sgd_csr(
-            X.data.astype(np.float64, copy=False), X.indices.astype(np.int64, copy=False),
-            X.indptr.astype(np.int64, copy=False), d, yc, sample_weight, row_scale,
-            row_norm_aug, *common)
+        run = functools.partial(
+            _kernels_sgd.sgd_csr, X.data.astype(np.float64, copy=False),
+            X.indices.astype(np.int64, copy=False), X.indptr.astype(np.int64, copy=False), d,
+            yc, sample_weight, row_scale, row_norm_aug, *common)
     else:
-        coef, intercept, _ = _kernels_sgd.sgd_dense(
-            X, yc, sample_weight, row_scale, row_norm_aug, *common)
+        run = functools.partial(_kernels_sgd.sgd_dense, X, yc, sample_weight, row_scale,
+                                row_norm_aug, *common)
+    state = _kernels_sgd.sgd_state(n_outputs, d)
+    progress = Progress(getattr(est, "verbose", 0), delta, prior)
+    progress.say(f"{type(est).__name__}: {n_steps} Poisson-sampled steps at rate q = {q:.4g}, "
+                 f"N (public) = {n_public:g}, epsilon = {epsilon:g}, delta = {delta:.3g}")
+    # ten chunks when verbose (the state carries over: the same numbers as one call)
+    bounds = np.linspace(0, n_steps, 11 if progress.verbose >= 2 else 2).astype(int)
+    for t0, t1 in zip(bounds[:-1], bounds[1:]):
+        bad_step = run(state, int(t0), int(t1), average_start, gen)
+        if bad_step >= 0:
+            raise DivergenceError(
+                f"the fit diverged: a per-example gradient was not finite at step "
+                f"{bad_step + 1} (it was left out of the sum, and the fit stopped before that "
+                "step's release). Lower learning_rate or raise alpha.")
+        progress.released_steps(accountant, z[:t1], q, delta, t1, n_steps)
+    k_avg = n_steps - average_start
+    coef, intercept = state[4] / k_avg, state[5] / k_avg
     coef = coef / c
 
-    est.noise_multipliers_ = z
-    est.sampling_rate_ = q
-    est.n_iter_ = n_steps
-    est.clip_norm_ = clip
-    est.alpha_ = alpha
-    est.learning_rate_ = lr
-    est.delta_ = delta
-    est.epsilon_ = accountant.epsilon(GaussianSteps(z, q), delta)
-    est.schedule_ = plan.schedule or schedule.name
-    est.neighbouring_ = "add/remove-one"
-    est.accountant_ = accountant.name
-    est.data_norm_ = data_norm
-    return coef, intercept
+    releases = prior + [steps_release]
+    return {
+        "coef": coef,
+        "intercept": intercept,
+        "noise_multipliers_": z,
+        "releases_": releases,
+        "sampling_rate_": q,
+        "n_iter_": n_steps,
+        "n_samples_": n_public,
+        "count_noise_multiplier_": z_count,
+        "clip_norm_": clip,
+        "alpha_": alpha,
+        "learning_rate_": lr,
+        "delta_": delta,
+        # the calibration verified this composition at epsilon (RDP upper bound)
+        "epsilon_": _composed_epsilon(accountant, prior, z, q, delta, epsilon),
+        "schedule_": plan.schedule or schedule.name,
+        "neighbouring_": "add/remove-one",
+        "accountant_": accountant.name,
+        "data_norm_": data_norm,
+    }
+
+
+def _composed_epsilon(accountant, prior, z, q, delta, epsilon):
+    """Epsilon of the count (if any) and the steps, composed in RDP (never above epsilon:
+    the calibration checked the composition at epsilon)."""
+    steps = [GaussianSteps(z, q)]
+    if prior:
+        steps.insert(0, GaussianSteps([r.multipliers[0] for r in prior], 1.0))
+    if math.isinf(epsilon):
+        return math.inf
+    return min(epsilon, accountant.epsilon(steps, delta))

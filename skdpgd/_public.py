@@ -12,6 +12,17 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from .exceptions import PrivacyLeakWarning
 
+#: The ``classes`` parameter of every classifier, for their docstrings.
+CLASSES_DOC = """
+    classes : array-like of shape (n_classes,) or None, default=None
+        Every possible label (public). It decides binary vs multinomial, the number of
+        outputs, the loss constants and so the noise; a class with no example in y still
+        gets its coefficients. None reads the labels present in y and emits a
+        :class:`~skdpgd.PrivacyLeakWarning` (a rare class present or absent would change the
+        mechanism). Labels of y outside ``classes`` are an error.
+"""
+
+
 #: Share of the budget's mu^2 a noisy row count spends when N is private (add/remove-one
 #: neighbours) and no public ``n_samples`` is given. A public constant.
 COUNT_SHARE = 0.02

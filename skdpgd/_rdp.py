@@ -97,7 +97,11 @@ def _default_orders():
     frac = np.concatenate([np.arange(11, 20) / 10.0, np.arange(9, 44) / 4.0])
     frac = frac[frac != np.round(frac)]
     large = np.round(64.0 * 1.08 ** np.arange(1, 55))  # 69, 75, ..., 4084: 8% apart
-    orders = np.unique(np.concatenate([frac, np.arange(2.0, 65.0), large, [4096.0]]))
+    # 4096 to ~1e6, 25% apart: only tiny epsilons need them. The conversion's offset is
+    # ~(log(1/delta) - log(alpha)) / alpha, so epsilon ~ 1e-6 needs orders near 1/delta. The
+    # integer orders' binomial table costs alpha floats each (~20 MB in all up to 1e6).
+    huge = np.round(4096.0 * 1.25 ** np.arange(1, 25))
+    orders = np.unique(np.concatenate([frac, np.arange(2.0, 65.0), large, [4096.0], huge]))
     return orders
 
 
@@ -930,9 +934,20 @@ class RDPAccountant:
         rdp_prior = _compose(prior_groups, orders)
         slack = self.budget(epsilon, delta) - rdp_prior  # RDP the new steps may spend
         if not np.any(slack > 0):
+            # with no release at all the RDP is 0 and epsilon is the conversion's offset:
+            # below its minimum over the orders, no noise level can certify (epsilon, delta)
+            eps_min = float(np.min(_conversion_offsets(orders, delta)))
+            if not np.any(self.budget(epsilon, delta) > 0):
+                raise ValueError(
+                    f"epsilon={epsilon:g} is below the smallest epsilon the RDP accountant can "
+                    f"certify at delta={delta:g} with its orders (up to {orders.max():.3g}): "
+                    f"{eps_min:.3g}. Use a larger epsilon or delta, or a full-batch estimator "
+                    "(DPLogisticRegression, DPRidge: exact Gaussian-DP accounting certifies "
+                    "any epsilon).")
             raise ValueError(
-                "the budget cannot be met at any RDP order: the prior releases spend it, or "
-                "epsilon is too small for the largest order (add larger orders).")
+                "the budget cannot be met at any RDP order: the releases made before these "
+                f"steps (e.g. a noisy row count) already spend epsilon={epsilon:g} at "
+                f"delta={delta:g}.")
 
         u, counts = np.unique(shape, return_counts=True)
         counts = counts.astype(float)

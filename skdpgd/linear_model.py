@@ -12,6 +12,7 @@ from ._base import (COMMON_CONSTRAINTS, check_sample_weight_dp, fit_full_batch,
                     LinearClassifierMixin, ProbaFromScoresMixin, resolve_data_norm,
                     resolve_y_bound)
 from ._compat import Interval, StrOptions, fit_context
+from ._public import CLASSES_DOC as _CLASSES_DOC
 from ._public import encode_binary_or_index, fit_transaction, resolve_classes
 from .losses import BinaryLogistic, MultinomialLogistic, SquaredError
 
@@ -31,15 +32,6 @@ _PRIVACY_PARAMS_DOC = """
         it (per-row clipping) before they touch the model. None infers it from the data as the
         largest row norm and emits a :class:`~skdpgd.PrivacyLeakWarning`, because a bound read
         from the private data is not covered by epsilon.
-"""
-
-_CLASSES_DOC = """
-    classes : array-like of shape (n_classes,) or None, default=None
-        Every possible label (public). It decides binary vs multinomial, the number of
-        outputs, the loss constants and so the noise; a class with no example in y still
-        gets its coefficients. None reads the labels present in y and emits a
-        :class:`~skdpgd.PrivacyLeakWarning` (a rare class present or absent would change the
-        mechanism). Labels of y outside ``classes`` are an error.
 """
 
 _CLASS_WEIGHT_DOC = """

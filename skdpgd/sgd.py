@@ -5,15 +5,16 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
-from sklearn.linear_model._base import LinearClassifierMixin
-from sklearn.utils._available_if import available_if
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (check_sample_weight_dp, encode_classes, log_proba_from_scores,
+from ._base import (LinearClassifierMixin, check_sample_weight_dp, log_proba_from_scores,
                     proba_from_scores, resolve_data_norm, resolve_y_bound)
+from ._compat import Interval, StrOptions, fit_context
 from ._minibatch import SGD_CONSTRAINTS, canonical_csr, fit_minibatch
+from ._public import CLASSES_DOC as _CLASSES_DOC
+from ._public import encode_binary_or_index, fit_transaction, resolve_classes
 from .losses import (BinaryLogistic, Hinge, Huber, ModifiedHuber, MultinomialLogistic,
                      SquaredError, SquaredHinge)
 
@@ -80,6 +81,16 @@ _SGD_PARAMS_DOC = """
         A shared budget this fit is charged to (see :class:`~skdpgd.PrivacyBudget`); a fit
         that would overspend it raises :class:`~skdpgd.BudgetExceededError` and releases
         nothing.
+
+    n_samples : float or None, default=None
+        A public stand-in for the number of training rows, which is private under
+        add/remove-one neighbours: it sets ``q = batch_size / n_samples``, the number of steps
+        and the default delta (its value need not be exact; privacy holds whatever it is).
+        None releases a noisy count of the rows first, spending 2% of the budget (accounted).
+
+    verbose : int, default=0
+        1 prints what the fit releases; 2 adds about ten progress lines (step, epsilon spent
+        so far, elapsed time). Only public or released values are printed.
 """
 
 _SGD_FITTED_DOC = """
@@ -118,6 +129,16 @@ _SGD_FITTED_DOC = """
 
     data_norm_ : float
         The public row-norm bound.
+
+    n_samples_ : float
+        The public N the mechanism used (``n_samples``, or the noisy count).
+
+    count_noise_multiplier_ : float or None
+        Noise multiplier of the noisy row count (None when ``n_samples`` was given).
+
+    releases_ : list of Release
+        Every release of the fit (:class:`skdpgd.accounting.Release`), as the accountant and
+        a budget see them.
 """
 
 _SGD_NOTES = """
@@ -126,7 +147,7 @@ _SGD_NOTES = """
     the batch's clipped per-example gradients plus Gaussian noise of standard deviation
     ``noise_multipliers_[t] * clip_norm_``; adding or removing one example changes the sum by
     at most ``clip_norm_`` (sample weights are in [0, 1]). The sum is divided by the expected
-    batch size ``q * n_samples``, which is public. The T steps are accounted as
+    batch size ``q * n_samples_`` (``= batch_size``), which is public. The T steps are accounted as
     Poisson-subsampled Gaussian mechanisms with Renyi DP (Mironov, Talwar and Zhang, 2019),
     converted to (epsilon, delta) with the improved conversion; the schedule's shape is
     scaled so that ``epsilon_`` is the target up to 1e-9 and never above it.
@@ -151,11 +172,29 @@ class _DPSGDBase(BaseEstimator):
         return tags
 
     def _validate(self, X, y, y_numeric):
+        if _is_dask(X) or _is_dask(y):
+            raise TypeError(
+                "DP-SGD does not take dask collections: its Poisson-sampled steps each read a "
+                "random subset of rows, which a distributed array serves badly. Use the "
+                "full-batch estimators (DPLogisticRegression, DPRidge), which reduce each "
+                "release over the chunks in one pass.")
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
                              y_numeric=y_numeric)
         if hasattr(X, "tocsr"):
             X = canonical_csr(X)
         return X, y
+
+    def _fit_private(self, X, y, sample_weight, loss, n_outputs, data_norm, y_bound=None):
+        """Run DP-SGD and set its attributes (only once it has succeeded)."""
+        fitted = fit_minibatch(self, X, y, sample_weight, loss, n_outputs, data_norm=data_norm,
+                               y_bound=y_bound)
+        coef, intercept = fitted.pop("coef"), fitted.pop("intercept")
+        self.__dict__.update(fitted)
+        return coef, intercept
+
+
+def _is_dask(obj):
+    return type(obj).__module__.split(".")[0] in ("dask", "distributed")
 
 
 class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
@@ -170,7 +209,7 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
     loss : {{'log_loss', 'hinge', 'modified_huber', 'squared_hinge'}}, default='log_loss'
         'log_loss' is logistic regression (multinomial with more than two classes). The
         margin losses handle two classes.
-{_SGD_PARAMS_DOC}
+{_CLASSES_DOC}{_SGD_PARAMS_DOC}
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -211,13 +250,18 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
     _parameter_constraints: dict = {
         **_DPSGDBase._parameter_constraints,
         "loss": [StrOptions({"log_loss", "hinge", "modified_huber", "squared_hinge"})],
+        "classes": ["array-like", None],
     }
 
     def __init__(self, loss="log_loss", *, epsilon=1.0, delta=None, data_norm=None,
-                 clip_norm="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
-                 batch_size=256, epochs=5, learning_rate="auto", momentum=0.0,
-                 average=True, schedule="auto", random_state=None, budget=None):
+                 classes=None, clip_norm="auto", alpha="auto", fit_intercept=True,
+                 intercept_scaling=0.5, batch_size=256, epochs=5, learning_rate="auto",
+                 momentum=0.0, average=True, schedule="auto", n_samples=None,
+                 random_state=None, budget=None, verbose=0):
         self.loss = loss
+        self.classes = classes
+        self.n_samples = n_samples
+        self.verbose = verbose
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -234,7 +278,7 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
         self.random_state = random_state
         self.budget = budget
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model privately.
 
@@ -252,26 +296,29 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
         self : object
             The fitted estimator.
         """
-        X, y = self._validate(X, y, y_numeric=False)
-        classes, y_k = encode_classes(y)
-        if classes.shape[0] > 2 and self.loss != "log_loss":
-            raise ValueError(
-                f"loss={self.loss!r} handles two classes; got {classes.shape[0]}. Use "
-                "loss='log_loss' (multinomial) for more classes."
-            )
-        sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
-        self.classes_ = classes
-        if classes.shape[0] == 2:
-            loss = {"log_loss": BinaryLogistic(), "hinge": Hinge(),
-                    "modified_huber": ModifiedHuber(), "squared_hinge": SquaredHinge()}[self.loss]
-            n_outputs = 1
-        else:
-            loss, n_outputs = MultinomialLogistic(), classes.shape[0]
-        data_norm = resolve_data_norm(self.data_norm, X)
-        coef, intercept = fit_minibatch(self, X, y_k, sample_weight, loss, n_outputs,
-                                        data_norm=data_norm)
-        self.coef_ = coef
-        self.intercept_ = intercept
+        with fit_transaction(self):
+            X, y = self._validate(X, y, y_numeric=False)
+            classes, y_index = resolve_classes(self.classes, y)
+            y_k = encode_binary_or_index(y_index, classes.shape[0])
+            if classes.shape[0] > 2 and self.loss != "log_loss":
+                raise ValueError(
+                    f"loss={self.loss!r} handles two classes; got {classes.shape[0]}. Use "
+                    "loss='log_loss' (multinomial) for more classes."
+                )
+            sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
+            if classes.shape[0] == 2:
+                loss = {"log_loss": BinaryLogistic(), "hinge": Hinge(),
+                        "modified_huber": ModifiedHuber(),
+                        "squared_hinge": SquaredHinge()}[self.loss]
+                n_outputs = 1
+            else:
+                loss, n_outputs = MultinomialLogistic(), classes.shape[0]
+            data_norm = resolve_data_norm(self.data_norm, X)
+            coef, intercept = self._fit_private(X, y_k, sample_weight, loss, n_outputs,
+                                                data_norm)
+            self.classes_ = classes
+            self.coef_ = coef
+            self.intercept_ = intercept
         return self
 
     def _has_proba(self):
@@ -381,8 +428,11 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
     def __init__(self, loss="squared_error", *, huber_threshold=1.0, y_bound=None, epsilon=1.0,
                  delta=None, data_norm=None, clip_norm="auto", alpha="auto", fit_intercept=True,
                  intercept_scaling=0.5, batch_size=256, epochs=5, learning_rate="auto",
-                 momentum=0.0, average=True, schedule="auto", random_state=None, budget=None):
+                 momentum=0.0, average=True, schedule="auto", n_samples=None, random_state=None,
+                 budget=None, verbose=0):
         self.loss = loss
+        self.n_samples = n_samples
+        self.verbose = verbose
         self.huber_threshold = huber_threshold
         self.y_bound = y_bound
         self.epsilon = epsilon
@@ -401,7 +451,7 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         self.random_state = random_state
         self.budget = budget
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model privately.
 
@@ -419,23 +469,24 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         self : object
             The fitted estimator.
         """
-        X, y = self._validate(X, y, y_numeric=True)
-        sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
-        data_norm = resolve_data_norm(self.data_norm, X)
-        y_bound = self.y_bound
-        if y_bound is None and self.loss == "squared_error" and self.clip_norm == "auto":
-            y_bound = resolve_y_bound(None, y)
-        y_k = y if y_bound is None else np.clip(y, -y_bound, y_bound)
-        if self.loss == "huber":
-            loss = Huber(threshold=float(self.huber_threshold))
-        else:
-            loss = SquaredError(y_bound=y_bound, clip_norm=(None if self.clip_norm == "auto"
-                                                             else float(self.clip_norm)))
-        coef, intercept = fit_minibatch(self, X, y_k, sample_weight, loss, 1,
-                                        data_norm=data_norm, y_bound=y_bound)
-        self.y_bound_ = None if y_bound is None else float(y_bound)
-        self.coef_ = coef[0]
-        self.intercept_ = intercept
+        with fit_transaction(self):
+            X, y = self._validate(X, y, y_numeric=True)
+            sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
+            data_norm = resolve_data_norm(self.data_norm, X)
+            y_bound = self.y_bound
+            if y_bound is None and self.loss == "squared_error" and self.clip_norm == "auto":
+                y_bound = resolve_y_bound(None, y)
+            y_k = y if y_bound is None else np.clip(y, -y_bound, y_bound)
+            if self.loss == "huber":
+                loss = Huber(threshold=float(self.huber_threshold))
+            else:
+                loss = SquaredError(y_bound=y_bound, clip_norm=(
+                    None if self.clip_norm == "auto" else float(self.clip_norm)))
+            coef, intercept = self._fit_private(X, y_k, sample_weight, loss, 1, data_norm,
+                                                y_bound=y_bound)
+            self.y_bound_ = None if y_bound is None else float(y_bound)
+            self.coef_ = coef[0]
+            self.intercept_ = intercept
         return self
 
     def predict(self, X):

@@ -309,3 +309,65 @@ def test_class_weight_balanced_uses_accounted_noisy_counts():
     assert not [r for r in d.releases_ if r.name == "class counts"]
     with pytest.raises(ValueError, match="not classes"):
         DPLogisticRegression(epsilon=1.0, **{**kw, "class_weight": {3: 1.0}}).fit(X, y)
+
+
+# --- the same items for DP-SGD -------------------------------------------------------------------
+
+
+def test_dp_sgd_classes_public_n_and_refusals(data):
+    from skdpgd import DPSGDClassifier, DPSGDRegressor
+
+    X, y = data
+    y3 = y.copy()
+    y3[0] = 2
+    y3b = y3.copy()
+    y3b[0] = 0
+    kw = dict(epsilon=1.0, data_norm=1.0, random_state=0, epochs=1)
+    with pytest.warns(PrivacyLeakWarning, match="classes"):
+        a = DPSGDClassifier(**kw).fit(X, y3)
+    assert a.coef_.shape == (3, 5)
+    a = DPSGDClassifier(classes=[0, 1, 2], n_samples=1000, **kw).fit(X, y3)
+    b = DPSGDClassifier(classes=[0, 1, 2], n_samples=1000, **kw).fit(X, y3b)
+    assert a.coef_.shape == b.coef_.shape and a.n_iter_ == b.n_iter_
+    # add/remove-one: with a public n_samples, removing a row changes neither q nor T
+    c = DPSGDClassifier(classes=[0, 1], n_samples=1000, **kw).fit(X[:-1], y[:-1])
+    d = DPSGDClassifier(classes=[0, 1], n_samples=1000, **kw).fit(X, y)
+    assert (c.sampling_rate_, c.n_iter_, c.delta_) == (d.sampling_rate_, d.n_iter_, d.delta_)
+    np.testing.assert_array_equal(c.noise_multipliers_, d.noise_multipliers_)
+    # no public N: an accounted noisy count
+    e = DPSGDRegressor(y_bound=1.0, **kw).fit(X, X[:, 0])
+    assert e.count_noise_multiplier_ is not None and e.epsilon_ <= 1.0
+    assert e.epsilon_ >= 1.0 * (1 - 1e-6)  # count and steps together spend the budget
+    assert e.sampling_rate_ == pytest.approx(256 / e.n_samples_)
+    # a refused fit leaves the estimator as it was
+    budget = PrivacyBudget(epsilon=1.1, delta=1e-5)
+    est = DPSGDClassifier(classes=[0, 1], delta=1e-5, budget=budget, **kw).fit(X, y)
+    before = dict(est.__dict__)
+    with pytest.raises(BudgetExceededError):
+        est.fit(X[:, :2], y)
+    assert all(est.__dict__[k] is before[k] for k in before) and est.__dict__.keys() == before.keys()
+
+
+def test_dp_sgd_diverging_step_size_stops_and_sets_nothing(data):
+    from skdpgd import DPSGDClassifier
+
+    X, y = data
+    est = DPSGDClassifier(epsilon=1.0, data_norm=1.0, classes=[0, 1], n_samples=1000,
+                          learning_rate=1e300, alpha=1.0, random_state=0)
+    with pytest.raises(DivergenceError, match="diverged"):
+        est.fit(X, y)
+    assert not [k for k in vars(est) if k.endswith("_")]
+
+
+def test_dp_sgd_verbose_does_not_change_the_model(data, capsys):
+    from skdpgd import DPSGDClassifier
+
+    X, y = data
+    kw = dict(epsilon=1.0, data_norm=1.0, classes=[0, 1], n_samples=1000, random_state=0)
+    quiet = DPSGDClassifier(**kw).fit(X, y)
+    loud = DPSGDClassifier(verbose=2, **kw).fit(X, y)
+    np.testing.assert_array_equal(quiet.coef_, loud.coef_)
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if "epsilon spent" in ln]
+    assert len(lines) == 10
+    assert float(lines[-1].split("epsilon spent ")[1].split()[0]) == pytest.approx(
+        loud.epsilon_, rel=1e-3)

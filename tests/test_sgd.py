@@ -11,7 +11,7 @@ from sklearn.exceptions import NotFittedError
 
 from skdpgd import DPLogisticRegression, DPSGDClassifier, DPSGDRegressor, PrivacyLeakWarning
 from skdpgd._kernels import LOSS_LOGISTIC
-from skdpgd._kernels_sgd import poisson_sample, sgd_dense
+from skdpgd._kernels_sgd import poisson_sample, sgd_dense, sgd_state
 
 from skdpgd.accounting import GaussianSteps, RDPAccountant
 from skdpgd.schedules import PUR
@@ -75,9 +75,11 @@ def test_removing_one_example_moves_the_step_sum_by_at_most_clip_norm(clip):
     for k in range(n):
         out = []
         for w in (np.ones(n), np.where(np.arange(n) == k, 0.0, 1.0)):
-            c, b, _ = sgd_dense(X, y, w, np.ones(n), aug, LOSS_LOGISTIC, 0.0, clip, True, 0.0,
-                                1.0, np.ones(1), np.zeros(1), 0.0, np.zeros((1, d)),
-                                np.zeros(1), 0, np.random.default_rng(0))
+            state = sgd_state(1, d)
+            assert sgd_dense(X, y, w, np.ones(n), aug, LOSS_LOGISTIC, 0.0, clip, True, 0.0,
+                             1.0, float(n), np.ones(1), np.zeros(1), 0.0, state, 0, 1, 0,
+                             np.random.default_rng(0)) == -1
+            c, b = state[0], state[1]
             out.append(np.concatenate([c.ravel(), b]) * n)
         worst = max(worst, np.linalg.norm(out[0] - out[1]))
     assert worst <= clip * (1 + 1e-12)
@@ -92,7 +94,7 @@ def test_removing_one_example_moves_the_step_sum_by_at_most_clip_norm(clip):
 def test_fit_spends_the_budget_exactly_by_rdp(epsilon, delta, batch_size, schedule):
     X, y = _synthetic(n=3000)
     clf = DPSGDClassifier(epsilon=epsilon, delta=delta, data_norm=2.0, batch_size=batch_size,
-                          epochs=2, schedule=schedule, random_state=0).fit(X, y)
+                          epochs=2, schedule=schedule, n_samples=3000, random_state=0).fit(X, y)
     assert clf.epsilon_ <= epsilon
     assert clf.epsilon_ >= epsilon * (1 - 1e-9)
     q = batch_size / 3000
