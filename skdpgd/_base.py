@@ -15,7 +15,6 @@ import warnings
 import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.base import ClassifierMixin
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -110,23 +109,6 @@ def resolve_data_norm(data_norm, X):
         stacklevel=3,
     )
     return inferred if inferred > 0 else 1.0
-
-
-def encode_classes(y):
-    """``(classes_, y_kernel)``: labels as +-1 for two classes, class indices for more.
-
-    Raises a ValueError naming the problem when y has a single class.
-    """
-    check_classification_targets(y)
-    classes, y_idx = np.unique(y, return_inverse=True)
-    if classes.shape[0] < 2:
-        raise ValueError(
-            "This solver needs samples of at least 2 classes in the data, but the data "
-            f"contains only one class: {classes[0]!r}."
-        )
-    if classes.shape[0] == 2:
-        return classes, np.where(y_idx == 1, 1.0, -1.0)
-    return classes, y_idx.astype(np.float64)
 
 
 def proba_from_scores(scores):

@@ -34,12 +34,13 @@ class _Interval:
         self.type, self.left, self.right, self.closed = type, left, right, closed
 
     def is_satisfied_by(self, val):
-        if isinstance(val, bool) or not isinstance(val, self.type):
+        if isinstance(val, bool) or not isinstance(val, self.type) or val != val:  # NaN
             return False
-        lo_ok = self.left is None or (val >= self.left if self.closed in ("left", "both")
-                                      else val > self.left)
-        hi_ok = self.right is None or (val <= self.right if self.closed in ("right", "both")
-                                       else val < self.right)
+        # a missing bound is an open infinite one (as in scikit-learn): inf is outside
+        lo_ok = (val > -np.inf if self.left is None else
+                 val >= self.left if self.closed in ("left", "both") else val > self.left)
+        hi_ok = (val < np.inf if self.right is None else
+                 val <= self.right if self.closed in ("right", "both") else val < self.right)
         return bool(lo_ok and hi_ok)
 
     def __str__(self):

@@ -443,6 +443,13 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         self.random_state = random_state
         self.budget = budget
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # a private fit of 200 rows at epsilon=1 has R^2 near 0.05-0.1: scikit-learn's
+        # regressor checks keep their shape and error assertions, without the score bar
+        tags.regressor_tags.poor_score = True
+        return tags
+
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model privately.

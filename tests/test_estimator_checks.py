@@ -1,8 +1,13 @@
 """scikit-learn's estimator contract, run over every public estimator."""
 
+import importlib.util
+
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skdpgd import DPLogisticRegression, DPRidge, DPSGDClassifier, DPSGDRegressor
+from skdpgd import (DPLogisticRegression, DPMLPClassifier, DPRidge, DPSGDClassifier,
+                    DPSGDRegressor)
+
+HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 # Each expected failure with the reason a maintainer can check.
 _WEIGHTS_ABOVE_ONE = (
@@ -18,16 +23,6 @@ _EXPECTED_FAILURES = {
     "check_sample_weight_equivalence_on_dense_data": (
         _WEIGHTS_ABOVE_ONE + "; besides, integer weights cannot equal repeated rows under DP: "
         "the noise is calibrated to N, which repeating rows changes"
-    ),
-}
-
-
-_RIDGE_EXPECTED_FAILURES = {
-    "check_regressors_train": (
-        "asserts R^2 > 0.5 on 200 rows of make_regression at our default epsilon=1; "
-        "the Gaussian noise that epsilon=1 needs on 200 rows keeps the private fit near "
-        "R^2 = 0.05-0.1 (it passes only from roughly epsilon=10 on). DPLogisticRegression "
-        "passes the classifier counterpart at epsilon=1"
     ),
 }
 
@@ -53,15 +48,16 @@ _CLASS_WEIGHT_EXPECTED_FAILURES = {
 def expected_failed_checks(estimator):
     if isinstance(estimator, DPLogisticRegression):
         return {**_EXPECTED_FAILURES, **_CLASS_WEIGHT_EXPECTED_FAILURES}
-    if isinstance(estimator, (DPRidge, DPSGDRegressor)):
-        return {**_EXPECTED_FAILURES, **_RIDGE_EXPECTED_FAILURES}
     return _EXPECTED_FAILURES
 
 
-@parametrize_with_checks(
-    [DPLogisticRegression(random_state=0), DPRidge(random_state=0),
-     DPSGDClassifier(random_state=0), DPSGDRegressor(random_state=0)],
-    expected_failed_checks=expected_failed_checks,
-)
+ESTIMATORS = [DPLogisticRegression(random_state=0), DPRidge(random_state=0),
+              DPSGDClassifier(random_state=0), DPSGDRegressor(random_state=0)]
+if HAS_TORCH:  # tiny network, few steps
+    ESTIMATORS.append(DPMLPClassifier(hidden_layer_sizes=(8,), max_iter=20, learning_rate=0.5,
+                                      random_state=0))
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
