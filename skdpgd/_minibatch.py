@@ -23,7 +23,7 @@ from . import _kernels, _kernels_sgd
 from ._base import COMMON_CONSTRAINTS, DEFAULT_DELTA_CAP, _generator, default_delta
 from ._compat import HasMethods, Interval, StrOptions
 from ._mechanisms import Progress
-from ._public import resolve_n_samples
+from ._public import resolve_class_weight, resolve_n_samples
 from .accounting import GaussianSteps, RDPAccountant, Release, gdp_mu
 from .exceptions import DivergenceError
 from .schedules import Exponential, Hong, Problem, Uniform, auto_alpha
@@ -77,7 +77,8 @@ def _row_factors(X, bound):
     return _kernels.row_clip_factors(X, bound, False)
 
 
-def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None):
+def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None,
+                  classes=None, y_index=None):
     """Fit a linear model by Poisson-sampled DP-SGD; return the fitted attributes as a dict.
 
     ``X`` is dense float64 or canonical CSR; ``y`` is encoded for the kernel. The dict holds
@@ -97,6 +98,15 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
     delta = default_delta(n_public) if est.delta is None else float(est.delta)
     prior = [] if z_count is None else [
         Release("row count", [z_count], {"replace": 0.0, "add_remove": 1.0}, "add_remove")]
+    # class weights in [0, 1] (public, or from accounted noisy class counts)
+    weight_scale = 1.0
+    if getattr(est, "class_weight", None) is not None:
+        weights, weight_scale, z_cls = resolve_class_weight(
+            est.class_weight, classes, y_index, gdp_mu(epsilon, delta), gen)
+        sample_weight = sample_weight * weights[y_index]
+        if z_cls is not None:  # one example added or removed moves one count by 1
+            prior.append(Release("class counts", [z_cls],
+                                 {"replace": math.sqrt(2.0), "add_remove": 1.0}, "add_remove"))
     # q, T and the normaliser come from the public N only
     q = min(1.0, est.batch_size / n_public)
     n_steps = max(1, math.ceil(float(est.epochs) / q))
@@ -108,6 +118,7 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
     clip = SGD_CLIP_FACTOR * g_max if est.clip_norm == "auto" else float(est.clip_norm)
     loss_smoothness = loss.smoothness(row_bound, n_outputs)
     alpha = auto_alpha(loss_smoothness) if est.alpha == "auto" else float(est.alpha)
+    alpha = alpha / weight_scale  # weights divided by their largest: same minimiser
     lr = (1.0 / (loss_smoothness + alpha) if est.learning_rate == "auto"
           else float(est.learning_rate))
     try:
@@ -132,7 +143,7 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
             "or is not a gradient schedule; a minibatch fit has T = ceil(epochs / q) steps and "
             "uses only the shape of the noise. Use 'uniform', 'hong' or 'exponential'.")
     z = accountant.calibrate(plan.noise_multipliers, epsilon, delta, sampling_rate=q,
-                             prior=[r.multipliers[0] for r in prior])
+                             prior=[float(r.multipliers[0]) for r in prior])
     # each step's clipped sum moves by clip_norm when a row is added or removed
     steps_release = Release("gradient sums", z, {"replace": 2.0 * clip, "add_remove": clip},
                             "add_remove", q)

@@ -23,6 +23,19 @@ CLASSES_DOC = """
 """
 
 
+#: The ``class_weight`` parameter of the linear classifiers, for their docstrings.
+CLASS_WEIGHT_DOC = """
+    class_weight : dict, 'balanced' or None, default=None
+        Weights of the classes, as in scikit-learn. The privacy proof needs every example's
+        weight in [0, 1], so the weights are divided by the largest one, and alpha by the same
+        factor (``alpha_`` reports it): the regularised objective keeps scikit-learn's
+        minimiser, but the loss's share of the gradient, and so its signal against the noise,
+        shrinks by that factor. 'balanced' (``n / (n_classes * n_k)``) needs the class counts,
+        which are private: they are released with Gaussian noise (2% of the budget's mu^2,
+        accounted in ``epsilon_``). A dict is public and costs nothing.
+"""
+
+
 #: Share of the budget's mu^2 a noisy row count spends when N is private (add/remove-one
 #: neighbours) and no public ``n_samples`` is given. A public constant.
 COUNT_SHARE = 0.02

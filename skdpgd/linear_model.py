@@ -12,6 +12,7 @@ from ._base import (COMMON_CONSTRAINTS, check_sample_weight_dp, fit_full_batch,
                     LinearClassifierMixin, ProbaFromScoresMixin, resolve_data_norm,
                     resolve_y_bound)
 from ._compat import Interval, StrOptions, fit_context
+from ._public import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
 from ._public import CLASSES_DOC as _CLASSES_DOC
 from ._public import encode_binary_or_index, fit_transaction, resolve_classes
 from .losses import BinaryLogistic, MultinomialLogistic, SquaredError
@@ -32,17 +33,6 @@ _PRIVACY_PARAMS_DOC = """
         it (per-row clipping) before they touch the model. None infers it from the data as the
         largest row norm and emits a :class:`~skdpgd.PrivacyLeakWarning`, because a bound read
         from the private data is not covered by epsilon.
-"""
-
-_CLASS_WEIGHT_DOC = """
-    class_weight : dict, 'balanced' or None, default=None
-        Weights of the classes, as in scikit-learn. The privacy proof needs every example's
-        weight in [0, 1], so the weights are divided by the largest one, and alpha by the same
-        factor (``alpha_`` reports it): the regularised objective keeps scikit-learn's
-        minimiser, but the loss's share of the gradient, and so its signal against the noise,
-        shrinks by that factor. 'balanced' (``n / (n_classes * n_k)``) needs the class counts,
-        which are private: they are released with Gaussian noise (2% of the budget's mu^2,
-        accounted in ``epsilon_``). A dict is public and costs nothing.
 """
 
 _ROW_CLIP_DOC = """

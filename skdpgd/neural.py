@@ -17,7 +17,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._base import (DEFAULT_DELTA_CAP, NEIGHBOURING, ProbaFromScoresMixin, _generator,
                     check_sample_weight_dp, default_delta)
 from ._compat import HasMethods, Interval, StrOptions, fit_context
-from ._public import CLASSES_DOC, resolve_classes, resolve_n_samples, fit_transaction
+from ._public import (CLASSES_DOC, fit_transaction, resolve_class_weight, resolve_classes,
+                      resolve_n_samples)
 from .accounting import (GaussianDPAccountant, GaussianSteps, Release, compose_gdp,
                          gdp_mu_of_releases)
 from .schedules import PUR, Exponential, Problem, Uniform, get_schedule
@@ -101,6 +102,14 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
     delta : float or None, default=None
         Privacy budget delta in (0, 1). None uses ``min(1e-5, 1 / n_samples**2)``.
 {CLASSES_DOC}
+    class_weight : dict, 'balanced' or None, default=None
+        Weights of the classes (scikit-learn's MLPClassifier has none; this is the linear
+        classifiers' parameter). Divided by the largest so that every example's weight lies
+        in [0, 1] (the privacy proof needs it), with ``learning_rate`` multiplied by the same
+        factor so that the steps follow the weighted loss; the noise is not scaled down, so
+        the signal-to-noise ratio falls by that factor. 'balanced' releases the class counts
+        with Gaussian noise (2% of the budget, accounted).
+
     clip_norm : float, default=1.0
         C: every example's gradient (all layers together) is scaled down to L2 norm at most
         C. Public; it sets the sensitivity. Choosing it by looking at the private data's
@@ -315,16 +324,18 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         "neighbouring": [StrOptions({"auto", *NEIGHBOURING})],
         "random_state": ["random_state"],
         "classes": ["array-like", None],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
         "n_samples": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "n_jobs": [Interval(numbers.Integral, None, None, closed="neither"), None],
         "verbose": ["verbose"],
     }
 
     def __init__(self, hidden_layer_sizes=(100,), activation="relu", epsilon=1.0, delta=None,
-                 classes=None, clip_norm=1.0, learning_rate=0.1, max_iter=100, batch_size=None,
+                 classes=None, class_weight=None, clip_norm=1.0, learning_rate=0.1, max_iter=100, batch_size=None,
                  schedule="uniform", decay=None, momentum=0.0, neighbouring="auto",
                  n_samples=None, n_jobs=None, verbose=0, random_state=None):
         self.classes = classes
+        self.class_weight = class_weight
         self.n_samples = n_samples
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -444,6 +455,14 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         delta = default_delta(n_public) if self.delta is None else float(self.delta)
         prior = [] if z_count is None else [  # a count moves by 1 under add/remove-one
             Release("row count", [z_count], {"replace": 0.0, "add_remove": 1.0}, neighbouring)]
+        # class weights in [0, 1] (public, or from accounted noisy class counts); dividing them
+        # by their largest shrinks the loss by that factor, which the step size makes up for
+        weights, weight_scale, z_cls = resolve_class_weight(
+            self.class_weight, classes, y_index, gdp.budget(epsilon, delta), gen)
+        sample_weight = sample_weight * weights[y_index]
+        if z_cls is not None:  # relabelling one example moves two counts by 1
+            prior.append(Release("class counts", [z_cls],
+                                 {"replace": math.sqrt(2.0), "add_remove": 1.0}, neighbouring))
         # q from the public N; a batch_size >= N is full batch
         q = 1.0 if not minibatch else min(1.0, self.batch_size / n_public)
         # One example's clipped gradient has norm <= C: the sum moves by <= C when it is
@@ -504,7 +523,7 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         with _torch_backend.torch_threads(self.n_jobs):
             coefs, intercepts = _torch_backend.run_noisy_gd(
                 X, y_k, n_outputs, layer_sizes, self.activation, coefs0, intercepts0,
-                clip_norm=clip_norm, learning_rate=float(self.learning_rate),
+                clip_norm=clip_norm, learning_rate=float(self.learning_rate) * weight_scale,
                 momentum=float(self.momentum), noise_std=z * sensitivity, sampling_rate=q,
                 normaliser=normaliser, seed=_torch_backend.torch_seed(gen),
                 sample_weight=sample_weight, callback=report if self.verbose else None)

@@ -13,6 +13,7 @@ from ._base import (LinearClassifierMixin, check_sample_weight_dp, log_proba_fro
                     proba_from_scores, resolve_data_norm, resolve_y_bound)
 from ._compat import Interval, StrOptions, fit_context
 from ._minibatch import SGD_CONSTRAINTS, canonical_csr, fit_minibatch
+from ._public import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
 from ._public import CLASSES_DOC as _CLASSES_DOC
 from ._public import encode_binary_or_index, fit_transaction, resolve_classes
 from .losses import (BinaryLogistic, Hinge, Huber, ModifiedHuber, MultinomialLogistic,
@@ -184,10 +185,11 @@ class _DPSGDBase(BaseEstimator):
             X = canonical_csr(X)
         return X, y
 
-    def _fit_private(self, X, y, sample_weight, loss, n_outputs, data_norm, y_bound=None):
+    def _fit_private(self, X, y, sample_weight, loss, n_outputs, data_norm, y_bound=None,
+                     **classes):
         """Run DP-SGD and set its attributes (only once it has succeeded)."""
         fitted = fit_minibatch(self, X, y, sample_weight, loss, n_outputs, data_norm=data_norm,
-                               y_bound=y_bound)
+                               y_bound=y_bound, **classes)
         coef, intercept = fitted.pop("coef"), fitted.pop("intercept")
         self.__dict__.update(fitted)
         return coef, intercept
@@ -209,7 +211,7 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
     loss : {{'log_loss', 'hinge', 'modified_huber', 'squared_hinge'}}, default='log_loss'
         'log_loss' is logistic regression (multinomial with more than two classes). The
         margin losses handle two classes.
-{_CLASSES_DOC}{_SGD_PARAMS_DOC}
+{_CLASSES_DOC}{_CLASS_WEIGHT_DOC}{_SGD_PARAMS_DOC}
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -251,15 +253,18 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
         **_DPSGDBase._parameter_constraints,
         "loss": [StrOptions({"log_loss", "hinge", "modified_huber", "squared_hinge"})],
         "classes": ["array-like", None],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     def __init__(self, loss="log_loss", *, epsilon=1.0, delta=None, data_norm=None,
-                 classes=None, clip_norm="auto", alpha="auto", fit_intercept=True,
+                 classes=None, class_weight=None, clip_norm="auto", alpha="auto",
+                 fit_intercept=True,
                  intercept_scaling=0.5, batch_size=256, epochs=5, learning_rate="auto",
                  momentum=0.0, average=True, schedule="auto", n_samples=None,
                  random_state=None, budget=None, verbose=0):
         self.loss = loss
         self.classes = classes
+        self.class_weight = class_weight
         self.n_samples = n_samples
         self.verbose = verbose
         self.epsilon = epsilon
@@ -315,7 +320,7 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
                 loss, n_outputs = MultinomialLogistic(), classes.shape[0]
             data_norm = resolve_data_norm(self.data_norm, X)
             coef, intercept = self._fit_private(X, y_k, sample_weight, loss, n_outputs,
-                                                data_norm)
+                                                data_norm, classes=classes, y_index=y_index)
             self.classes_ = classes
             self.coef_ = coef
             self.intercept_ = intercept

@@ -371,3 +371,23 @@ def test_dp_sgd_verbose_does_not_change_the_model(data, capsys):
     assert len(lines) == 10
     assert float(lines[-1].split("epsilon spent ")[1].split()[0]) == pytest.approx(
         loud.epsilon_, rel=1e-3)
+
+
+def test_class_weight_on_dp_sgd_and_mlp():
+    from skdpgd import DPMLPClassifier, DPSGDClassifier
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(3000, 3)) / 3
+    y = (X[:, 0] + 0.3 * rng.normal(size=3000) > 0.3).astype(int)  # ~20% positives
+    sgd = DPSGDClassifier(epsilon=1.0, data_norm=1.0, classes=[0, 1], class_weight="balanced",
+                          n_samples=3000, random_state=0).fit(X, y)
+    plain = DPSGDClassifier(epsilon=1.0, data_norm=1.0, classes=[0, 1], n_samples=3000,
+                            random_state=0).fit(X, y)
+    assert [r.name for r in sgd.releases_] == ["class counts", "gradient sums"]
+    assert sgd.epsilon_ <= 1.0 and sgd.alpha_ < plain.alpha_
+    # balanced weights raise the minority class's recall
+    assert (sgd.predict(X)[y == 1] == 1).mean() > (plain.predict(X)[y == 1] == 1).mean()
+    pytest.importorskip("torch")
+    mlp = DPMLPClassifier(hidden_layer_sizes=(4,), max_iter=5, classes=[0, 1],
+                          class_weight={0: 0.5, 1: 2.0}, random_state=0).fit(X, y)
+    assert mlp.epsilon_ <= 1.0 and [r.name for r in mlp.releases_] == ["gradient sums"]
