@@ -179,8 +179,12 @@ class _DPSGDBase(BaseEstimator):
                 "random subset of rows, which a distributed array serves badly. Use the "
                 "full-batch estimators (DPLogisticRegression, DPRidge), which reduce each "
                 "release over the chunks in one pass.")
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
-                             y_numeric=y_numeric)
+        X, y = validate_data(self, X, y, accept_sparse="csr",
+                             dtype=[np.float64, np.float32], y_numeric=y_numeric)
+        # the kernels sum in float64; float32 input gets float32 weights back (as in
+        # scikit-learn's SGD estimators, whose intercept stays float64)
+        self._input_dtype = X.dtype
+        X = X.astype(np.float64, copy=False)
         if hasattr(X, "tocsr"):
             X = canonical_csr(X)
         return X, y
@@ -192,7 +196,7 @@ class _DPSGDBase(BaseEstimator):
                                y_bound=y_bound, **classes)
         coef, intercept = fitted.pop("coef"), fitted.pop("intercept")
         self.__dict__.update(fitted)
-        return coef, intercept
+        return coef.astype(self.__dict__.pop("_input_dtype"), copy=False), intercept
 
 
 def _is_dask(obj):
@@ -511,5 +515,6 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
+                          reset=False)
         return np.asarray(X @ self.coef_).ravel() + self.intercept_[0]

@@ -233,3 +233,22 @@ def test_not_fitted_and_bad_weights():
         DPSGDClassifier().predict(X)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         DPSGDClassifier(epsilon=1.0, data_norm=2.0).fit(X, y, sample_weight=np.full(200, 2.0))
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+def test_float32_input_keeps_float32_weights(sparse_input):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(500, 4)) / 3).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    Xin = sp.csr_matrix(X) if sparse_input else X
+    clf = DPSGDClassifier(data_norm=1.0, classes=[0, 1], n_samples=500, random_state=0).fit(Xin, y)
+    reg = DPSGDRegressor(data_norm=1.0, y_bound=1.0, n_samples=500, random_state=0).fit(
+        Xin, X[:, 0])
+    assert clf.coef_.dtype == np.float32 and reg.coef_.dtype == np.float32
+    assert clf.intercept_.dtype == np.float64  # as scikit-learn's SGD estimators
+    ref = DPSGDClassifier(data_norm=1.0, classes=[0, 1], n_samples=500, random_state=0).fit(
+        X.astype(np.float64), y)
+    np.testing.assert_allclose(clf.coef_, ref.coef_, rtol=1e-5, atol=1e-6)
+    assert not hasattr(clf, "_input_dtype")
