@@ -24,6 +24,7 @@ from ._base import COMMON_CONSTRAINTS, DEFAULT_DELTA_CAP, _generator, default_de
 from ._compat import HasMethods, Interval, StrOptions
 from ._mechanisms import Progress
 from ._public import resolve_class_weight, resolve_n_samples
+from ._rdp import PLDAccountant
 from .accounting import GaussianSteps, RDPAccountant, Release, gdp_mu
 from .exceptions import DivergenceError
 from .schedules import Exponential, Hong, Problem, Uniform, auto_alpha
@@ -55,6 +56,7 @@ SGD_CONSTRAINTS = {
     "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
     "average": ["boolean"],
     "schedule": [StrOptions(set(SGD_SCHEDULES)), HasMethods(["plan"])],
+    "accountant": [StrOptions({"rdp", "pld"})],
 }
 
 
@@ -89,7 +91,7 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
     epsilon = float(est.epsilon)
     fit_intercept = bool(est.fit_intercept)
     gen = _generator(est.random_state)
-    accountant = RDPAccountant()
+    accountant = RDPAccountant() if est.accountant == "rdp" else PLDAccountant()
 
     # --- N is private (add/remove-one): a public n_samples, or an accounted noisy count ---
     delta_for_count = DEFAULT_DELTA_CAP if est.delta is None else float(est.delta)

@@ -89,6 +89,16 @@ _SGD_PARAMS_DOC = """
         and the default delta (its value need not be exact; privacy holds whatever it is).
         None releases a noisy count of the rows first, spending 2% of the budget (accounted).
 
+    accountant : {'rdp', 'pld'}, default='rdp'
+        How the steps are calibrated and ``epsilon_`` computed. 'rdp': Renyi DP of the
+        subsampled Gaussian (fast, built in). 'pld': dp-accounting's privacy-loss distribution
+        (pessimistic, an upper bound too; needs ``pip install "skdpgd[accounting]"``): 7-17%
+        less noise at the same (epsilon, delta) for long uniform runs (measured: multiplier
+        0.977 -> 0.811 at n = 100k, batch 256, 5 epochs, epsilon 1), for ~2-5 s of calibration,
+        and only for schedules with at most 64 distinct multipliers. Use it for long runs of
+        the uniform schedule. A :class:`~skdpgd.PrivacyBudget` composes in RDP, so it charges a
+        PLD-calibrated fit more than its ``epsilon_``.
+
     verbose : int, default=0
         1 prints what the fit releases; 2 adds about ten progress lines (step, epsilon spent
         so far, elapsed time). Only public or released values are printed.
@@ -126,7 +136,7 @@ _SGD_FITTED_DOC = """
         Always 'add/remove-one'.
 
     accountant_ : str
-        'rdp'.
+        'rdp' or 'pld'.
 
     data_norm_ : float
         The public row-norm bound.
@@ -265,8 +275,9 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
                  fit_intercept=True,
                  intercept_scaling=0.5, batch_size=256, epochs=5, learning_rate="auto",
                  momentum=0.0, average=True, schedule="auto", n_samples=None,
-                 random_state=None, budget=None, verbose=0):
+                 random_state=None, budget=None, verbose=0, accountant="rdp"):
         self.loss = loss
+        self.accountant = accountant
         self.classes = classes
         self.class_weight = class_weight
         self.n_samples = n_samples
@@ -438,8 +449,9 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
                  delta=None, data_norm=None, clip_norm="auto", alpha="auto", fit_intercept=True,
                  intercept_scaling=0.5, batch_size=256, epochs=5, learning_rate="auto",
                  momentum=0.0, average=True, schedule="auto", n_samples=None, random_state=None,
-                 budget=None, verbose=0):
+                 budget=None, verbose=0, accountant="rdp"):
         self.loss = loss
+        self.accountant = accountant
         self.n_samples = n_samples
         self.verbose = verbose
         self.huber_threshold = huber_threshold

@@ -252,3 +252,23 @@ def test_float32_input_keeps_float32_weights(sparse_input):
         X.astype(np.float64), y)
     np.testing.assert_allclose(clf.coef_, ref.coef_, rtol=1e-5, atol=1e-6)
     assert not hasattr(clf, "_input_dtype")
+
+
+def test_pld_accountant_cuts_the_noise_and_never_overspends():
+    pytest.importorskip("dp_accounting")
+    from skdpgd._rdp import pld_epsilon
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20000, 3)) / 3
+    y = (X[:, 0] > 0).astype(int)
+    kw = dict(epsilon=1.0, delta=1e-5, data_norm=1.0, classes=[0, 1], n_samples=20000,
+              epochs=2, random_state=0)
+    rdp = DPSGDClassifier(**kw).fit(X, y)
+    pld = DPSGDClassifier(accountant="pld", **kw).fit(X, y)
+    assert pld.accountant_ == "pld" and rdp.accountant_ == "rdp"
+    assert pld.noise_multipliers_[0] < 0.97 * rdp.noise_multipliers_[0]
+    q = pld.sampling_rate_
+    spent = pld_epsilon(GaussianSteps(pld.noise_multipliers_, q), 1e-5)
+    assert spent <= 1.0 and pld.epsilon_ <= 1.0
+    # tight: 1% less noise would overspend
+    assert pld_epsilon(GaussianSteps(0.99 * pld.noise_multipliers_, q), 1e-5) > 1.0
