@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The oldest scikit-learn pyproject.toml allows: install the package (from pyproject) into a
+# second venv with that scikit-learn pinned, and run the tests that touch scikit-learn's API
+# (estimator checks, input handling, the linear models, DP-SGD, budgets, the compat layer).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OLDEST_SKLEARN="1.6.1"   # keep in step with the lower bound in pyproject.toml
+python3 -m venv .venv-oldest
+. .venv-oldest/bin/activate
+pip install ".[test]" "scikit-learn==${OLDEST_SKLEARN}" "numpy<2.3"
+python -c "import sklearn; assert sklearn.__version__ == '${OLDEST_SKLEARN}', sklearn.__version__"
+python -m pytest -q -p no:cacheprovider tests/test_estimator_checks.py tests/test_input_validation.py \
+    tests/test_linear_model.py tests/test_sgd.py tests/test_budget.py tests/test_compat.py \
+    tests/test_privacy_hardening.py
