@@ -37,9 +37,8 @@ import numpy as np
 
 from .exceptions import DivergenceError
 
-#: The CPU build of PyTorch the optional extra pins (a plain "torch" requirement would pull a
-#: multi-GB CUDA build).
-TORCH_REQUIREMENT = "torch==2.13.0"
+#: What the optional extra asks for (torch.func appeared in 2.0; tested with 2.13.0, CPU build).
+TORCH_REQUIREMENT = "torch>=2.0"
 
 #: Per-example gradients are clipped to ``clip_norm * (1 - CLIP_MARGIN)``: norms are computed
 #: in float32 ('vmap': cascade summation over D entries, relative error ~1e-6) or float64 from
@@ -63,8 +62,10 @@ def import_torch():
     except ImportError as exc:
         raise ImportError(
             "skdpgd's neural-network estimators need PyTorch, an optional dependency. "
-            'Install it with:  pip install "skdpgd[torch]"  (this pins the CPU build '
-            f"{TORCH_REQUIREMENT}; a plain 'pip install torch' may pull a multi-GB CUDA build)."
+            'Install it with:  pip install "skdpgd[torch]"  (it asks for '
+            f"{TORCH_REQUIREMENT}). On a machine without a GPU, install PyTorch's CPU-only "
+            "build first (the CPU wheel index that PyTorch's install page gives): a plain "
+            "'pip install torch' on Linux pulls a multi-GB CUDA build.")
         ) from exc
     return torch
 
