@@ -65,7 +65,7 @@ def import_torch():
             'Install it with:  pip install "skdpgd[torch]"  (it asks for '
             f"{TORCH_REQUIREMENT}). On a machine without a GPU, install PyTorch's CPU-only "
             "build first (the CPU wheel index that PyTorch's install page gives): a plain "
-            "'pip install torch' on Linux pulls a multi-GB CUDA build.")
+            "'pip install torch' on Linux pulls a multi-GB CUDA build."
         ) from exc
     return torch
 

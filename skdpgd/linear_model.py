@@ -107,7 +107,7 @@ _FITTED_PRIVACY_DOC = """
     rho_ : float
         zCDP parameter (``mu_**2 / 2``).
 
-    noise_multipliers_ : ndarray of shape (n_iter_,)
+    noise_multipliers_ : ndarray of shape (`n_iter_`,)
         Noise standard deviation of each step divided by the sensitivity of the gradient sum.
 
     n_iter_ : int
@@ -116,7 +116,7 @@ _FITTED_PRIVACY_DOC = """
     n_iter_theory_ : float
         Number of steps the schedule's theory asked for, before the automatic cap.
 
-    step_sizes_ : ndarray of shape (n_iter_,)
+    step_sizes_ : ndarray of shape (`n_iter_`,)
         Step size of each step.
 
     schedule_ : str
@@ -215,7 +215,7 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
     n_features_in_ : int
         Number of features seen during fit.
 
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when X has string column names.
 {_FITTED_PRIVACY_DOC}
     See Also
@@ -373,7 +373,7 @@ class DPRidge(RegressorMixin, _DPLinearBase):
     n_features_in_ : int
         Number of features seen during fit.
 
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when X has string column names.
 
     y_bound_ : float

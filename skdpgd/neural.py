@@ -189,7 +189,7 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
     n_features_in_ : int
         Number of features seen during fit.
 
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when X has string column names.
 
     coefs_ : list of ndarray
@@ -220,7 +220,7 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
     rho_ : float or None
         zCDP parameter ``mu_**2 / 2`` (None for minibatches).
 
-    noise_multipliers_ : ndarray of shape (n_iter_,)
+    noise_multipliers_ : ndarray of shape (`n_iter_`,)
         Noise standard deviation of each step divided by the sensitivity of the sum.
 
     n_iter_ : int

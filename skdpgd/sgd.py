@@ -111,7 +111,7 @@ _SGD_FITTED_DOC = """
     delta_ : float
         Delta the guarantee is stated for.
 
-    noise_multipliers_ : ndarray of shape (n_iter_,)
+    noise_multipliers_ : ndarray of shape (`n_iter_`,)
         Noise standard deviation of each step divided by ``clip_norm_``.
 
     sampling_rate_ : float
@@ -240,7 +240,7 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
     n_features_in_ : int
         Number of features seen during fit.
 
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when X has string column names.
 {_SGD_FITTED_DOC}
     See Also
@@ -412,7 +412,7 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
     n_features_in_ : int
         Number of features seen during fit.
 
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Names of the features, when X has string column names.
 
     y_bound_ : float or None

@@ -158,7 +158,7 @@ def ridge(schedule, **kw):
 def logistic(**kw):
     def make(seed):
         params = dict(epsilon=EPSILON, delta=DELTA, data_norm=1.0, fit_intercept=False,
-                      random_state=seed)
+                      classes=[0, 1], random_state=seed)
         params.update(kw)
         return DPLogisticRegression(**params)
     return make
@@ -240,7 +240,9 @@ def _memoise_rdp_accounting(monkeypatch, factor=1.0):
         return factor * memo[key]
 
     def cached_epsilon(self, steps, delta):
-        key = ("eps", steps.noise_multipliers.tobytes(), steps.sampling_rate, delta)
+        runs = steps if isinstance(steps, (list, tuple)) else [steps]
+        key = ("eps", tuple((r.noise_multipliers.tobytes(), r.sampling_rate) for r in runs),
+               delta)
         if key not in memo:
             memo[key] = epsilon(self, steps, delta)
         return memo[key]
@@ -255,9 +257,10 @@ def _sgd(cls_name, **kw):
         pytest.skip(f"skdpgd.{cls_name} does not exist yet")
 
     def make(seed):
+        # a public N (the canary's weight 0 or 1 is its absence or presence)
         params = dict(epsilon=EPSILON, delta=DELTA, data_norm=1.0, clip_norm=1.0,
                       fit_intercept=False, batch_size=N // 2, epochs=2, average=False,
-                      random_state=seed)
+                      n_samples=N, random_state=seed)
         params.update(kw)
         return cls(**params)
     return make
@@ -265,7 +268,8 @@ def _sgd(cls_name, **kw):
 
 SGD = {
     "sgd-regressor": ("DPSGDRegressor", dict(y_bound=Y), SGD_REGRESSOR_ADD_REMOVE),
-    "sgd-classifier-hinge": ("DPSGDClassifier", dict(loss="hinge"), SGD_CLASSIFIER_ADD_REMOVE),
+    "sgd-classifier-hinge": ("DPSGDClassifier", dict(loss="hinge", classes=[0, 1]),
+                             SGD_CLASSIFIER_ADD_REMOVE),
 }
 
 
