@@ -159,29 +159,9 @@ class DenseRows(Rows):
         the shape of X (threads sum disjoint blocks when X is large), then the blocks are
         added in order: the same numbers on any number of threads.
         """
-        n, d = self.X.shape
-        k_out = coef.shape[0]
-        n_blocks = _kernels.n_row_blocks(n, d)
-        gcoef = np.zeros((n_blocks, k_out, d))
-        gint = np.zeros((n_blocks, k_out))
-        common = (self.X, self.y, self.sample_weight, self.row_scale, self.row_norm_aug,
-                  int(loss_code), float(param), float(clip_norm),
-                  np.ascontiguousarray(coef, dtype=np.float64),
-                  np.ascontiguousarray(intercept, dtype=np.float64), gcoef, gint)
-        if _kernels.use_parallel(n, d):
-            k = max(1, min(_kernels.n_threads(), n_blocks))
-            ranges = [(r * n_blocks // k, (r + 1) * n_blocks // k) for r in range(k)]
-            pool = _kernels._thread_pool()
-            futures = [pool.submit(_kernels._block_sums, *common, c0, c1)
-                       for c0, c1 in ranges[1:]]
-            try:
-                bad = _kernels._block_sums(*common, ranges[0][0], ranges[0][1])
-            finally:
-                bad_rest = [f.result() for f in futures]
-            bad += sum(bad_rest)
-        else:
-            bad = _kernels._block_sums(*common, 0, n_blocks)
-        return gcoef.sum(axis=0), gint.sum(axis=0), int(bad)
+        return _kernels.dense_grad_sum(self.X, self.y, self.sample_weight, self.row_scale,
+                                       self.row_norm_aug, loss_code, param, clip_norm, coef,
+                                       intercept)
 
     def objective(self, coef, intercept, loss_code, param, clip_norm, alpha, alpha_intercept):
         """Exact regularised clipped objective and its gradient (no noise; for exact solvers)."""
