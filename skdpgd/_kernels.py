@@ -736,3 +736,46 @@ def objective_and_gradient(X, y, sample_weight, row_scale, row_norm_aug, loss, p
         else:
             gint[k] = 0.0
     return total
+
+
+@njit
+def objective_and_gradient_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug,
+                               loss, param, clip_norm, coef, intercept, gcoef, gint):
+    """:func:`objective_and_gradient` for canonical CSR X, without the penalty and the 1/n:
+    returns ``sum_i w_i l_clip(theta; x~_i, y_i)`` and writes its gradient (the sum of the
+    clipped per-example gradients) into (gcoef, gint). Only stored entries are read."""
+    n = indptr.shape[0] - 1
+    n_out = coef.shape[0]
+    z = np.zeros(n_out)
+    dz = np.zeros(n_out)
+    for k in range(n_out):
+        for j in range(coef.shape[1]):
+            gcoef[k, j] = 0.0
+        gint[k] = 0.0
+    total = 0.0
+    for i in range(n):
+        s = row_scale[i]
+        p0 = indptr[i]
+        p1 = indptr[i + 1]
+        for k in range(n_out):
+            acc = 0.0
+            for p in range(p0, p1):
+                acc += data[p] * coef[k, indices[p]]
+            z[k] = s * acc + intercept[k]
+        loss_derivative(loss, z, y[i], param, dz)
+        nrm2 = 0.0
+        for k in range(n_out):
+            nrm2 += dz[k] * dz[k]
+        gnorm = math.sqrt(nrm2) * row_norm_aug[i]
+        c = sample_weight[i]
+        if gnorm > clip_norm:
+            c = c * (clip_norm / gnorm)
+        thr = clip_norm / row_norm_aug[i] if row_norm_aug[i] > 0.0 else np.inf
+        total += sample_weight[i] * loss_value(loss, z, y[i], param, thr)
+        for k in range(n_out):
+            f = c * dz[k]
+            fs = f * s
+            for p in range(p0, p1):
+                gcoef[k, indices[p]] += fs * data[p]
+            gint[k] += f
+    return total
