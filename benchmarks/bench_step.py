@@ -1,11 +1,13 @@
-"""Time per DP-GD step of the full-batch kernel, next to a one-pass floor and plain numpy.
+"""Time per DP-GD step of the full-batch path, next to a one-pass floor and plain numpy.
 
 What is measured (binary logistic loss, intercept, per-example clipping that binds for some
 rows, Gaussian noise at every step):
 
-* **skdpgd**: ``skdpgd._kernels.run_gd_full_batch``, the entry ``fit_full_batch`` calls (it
-  picks the serial or the parallel kernel by the size of X); with ``--detail`` also the
-  serial and the parallel kernel forced, each with the same row blocks.
+* **skdpgd**: one step as the gradient-descent mechanism takes it: ``DenseRows.grad_sum``
+  (the clipped gradient sum; it picks one thread or several by the size of X) then
+  ``_kernels._noisy_update`` (noise and step), from a Python loop. With ``--detail`` also the
+  sum alone on one thread and on all threads forced (``_kernels.dense_grad_sum``), each with
+  the same row blocks.
 * **floor**: the least work a step can do: a numba kernel that reads X once, computing
   ``z_i = x_i . w + b`` and accumulating ``l'(z_i) x_i`` row by row (no clipping, no noise),
   on one thread and on all threads (prange over row blocks); the floor is the faster of the
@@ -22,7 +24,8 @@ figure compared with the targets; the median shows the spread.
 ``DPLogisticRegression(epsilon=1, data_norm=1).fit(X, y)`` with ``NUMBA_CACHE_DIR`` set to a
 new empty directory (cold: the kernels are compiled), then again with that directory filled
 (warm: the kernels are loaded from the cache). Import and fit are timed separately; the
-small shape runs the serial kernel, the large one the parallel kernel.
+small shape sums on one thread, the large one on several. (``benchmarks/bench_compile.py``
+does the same for every estimator and lists the kernels each fit compiles.)
 
 Targets (issue 3): per step <= 2x the floor at N = 1e6, d = 50; faster than numpy at every
 size; cold first fit < 3 s; cached start well under that.
@@ -49,6 +52,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from skdpgd import _kernels as K  # noqa: E402
+from skdpgd._backends import DenseRows  # noqa: E402
 
 SIZES = [(1_000, 20), (1_000, 100), (10_000, 20), (10_000, 100), (100_000, 20), (100_000, 100),
          (1_000_000, 20), (1_000_000, 50), (1_000_000, 100)]
@@ -170,33 +174,46 @@ def make_problem(n, d, seed=0):
     return X, y
 
 
+def skdpgd_dpgd(rows, clip, alpha, eta, std, T, gen):
+    """T steps of noisy GD as the mechanism takes them: grad_sum, then noise and the step."""
+    d = rows.n_features
+    coef, b = np.zeros((1, d)), np.zeros(1)
+    vcoef, vb = np.zeros((1, d)), np.zeros(1)
+    n = float(rows.n_samples)
+    for _ in range(T):
+        gc, gb, _ = rows.grad_sum(coef, b, K.LOSS_LOGISTIC, 0.0, clip)
+        K._noisy_update(gc[None], gb[None], std, n, alpha, eta, 0.0, 0.0, True, coef, b,
+                        vcoef, vb, gen)
+    return coef, b
+
+
 def bench_size(n, d, min_time, reps, detail):
     X, y = make_problem(n, d)
     sw = np.ones(n)
-    s, a = K.row_clip_factors(X, 1.0, True)  # rows clipped to norm 1, augmented by 1
+    rows = DenseRows(X, y, sw, True)
+    rows.clip_rows(1.0, 1.0)  # rows clipped to norm 1, augmented by 1
+    s, a = rows.row_scale, rows.row_norm_aug
     clip, alpha, eta, std = 0.6, 1e-3, 0.5, 3.0  # clip < sqrt(2) * max|l'|: it binds
     blocks = K.n_row_blocks(n, d)
 
-    def kargs(T):
-        return (X, y, sw, s, a, K.LOSS_LOGISTIC, 0.0, clip, True, alpha, np.full(T, eta),
-                np.full(T, std), 0.0, np.zeros((1, d)), np.zeros(1))
-
     row = {"n": n, "d": d, "parallel": bool(K.use_parallel(n, d)), "blocks": blocks}
-    run = lambda T: K.run_gd_full_batch(*kargs(T), np.random.default_rng(0))  # noqa: E731
-    row["kernel"] = time_steps(run, min_time, reps)
+    gen = np.random.default_rng(0)
+    row["kernel"] = time_steps(lambda T: skdpgd_dpgd(rows, clip, alpha, eta, std, T, gen),
+                               min_time, reps)
     if detail:
-        run = lambda T: K._gd_serial(*kargs(T), blocks, np.random.default_rng(0))  # noqa: E731
-        row["serial"] = time_steps(run, min_time, reps)
-        run = lambda T: K.gd_full_batch_parallel(*kargs(T), blocks,  # noqa: E731
-                                                 np.random.default_rng(0))
-        row["par"] = time_steps(run, min_time, reps)
+        coef, b = np.full((1, d), 0.1), np.zeros(1)
+        for key, par in (("serial", False), ("par", True)):
+            def run(T, par=par):
+                for _ in range(T):
+                    K.dense_grad_sum(X, y, sw, s, a, K.LOSS_LOGISTIC, 0.0, clip, coef, b,
+                                     n_blocks=blocks, parallel=par)
+            row[key] = time_steps(run, min_time, reps)
     w0 = np.zeros(d)
     row["floor1"] = time_steps(lambda T: floor_serial(X, y, w0.copy(), 0.0, 0.1, T),
                                min_time, reps)
     nb = max(2, blocks)
     row["floorp"] = time_steps(lambda T: floor_parallel(X, y, w0.copy(), 0.0, 0.1, T, nb),
                                min_time, reps)
-    gen = np.random.default_rng(0)
     row["numpy"] = time_steps(lambda T: numpy_dpgd(X, y, sw, s, a, clip, alpha, eta, std, T,
                                                    gen), min_time, reps, t_max=20_000)
     row["xbytes"] = X.nbytes
@@ -276,7 +293,7 @@ def main():
     head = ["N", "d", "path", "skdpgd /step (min, med)", "floor /step", "X at copy BW",
             "numpy /step", "skdpgd / floor", "numpy / skdpgd"]
     if args.detail:
-        head[4:4] = ["serial", "parallel"]
+        head[4:4] = ["sum, 1 thread", "sum, threads"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     verdicts = []
     for r in rows:

@@ -19,7 +19,10 @@ the same problem in the coordinates ``w' = c w`` on rows ``x / c``; see
 :func:`skdpgd._base.fit_full_batch`.) Sums are accumulated in float64.
 
 :func:`make_rows` picks the backend from the type of X: a dense array or a CSR matrix (never
-densified). A distributed backend supplies the same methods over chunks.
+densified, not even by blocks of rows). Every reduction is a numba kernel
+(:mod:`skdpgd._kernels`, :mod:`skdpgd._kernels_second`), threaded for large X with a split
+fixed by the shape of X, so the numbers do not depend on the thread count. A distributed
+backend supplies the same methods over chunks.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from . import _kernels
+from . import _kernels, _kernels_second
 from ._kernels_sgd import csr_row_norms
 
 
@@ -72,63 +75,22 @@ class Rows:
     def n_params(self):
         return self.n_features + int(self.fit_intercept)
 
-    def augmented_rows(self, lo, hi):
-        """Dense ``x'_i`` for rows ``lo <= i < hi`` (float64, shape (hi - lo, n_params))."""
-        raise NotImplementedError  # pragma: no cover - interface
-
-    # --- reductions ------------------------------------------------------------------------
+    # --- reductions (docstrings here; each backend implements them) -----------------------
     def hessian_sum(self, coef, intercept, loss_code):
         """``sum_i w_i H_i`` with ``H_i`` the Hessian of one example's loss at ``theta``.
 
         Binary logistic: ``s_i (1 - s_i) x'_i x'_i^T`` (``s_i`` the sigmoid of the margin);
         multinomial: ``(diag(p_i) - p_i p_i^T) (x) x'_i x'_i^T`` with parameters ordered
         class-major (index ``k * n_params + j``); squared loss: ``x'_i x'_i^T``.
-        Returns an array of shape ``(K n_params, K n_params)``.
+        Returns an array of shape ``(K n_params, K n_params)``. Each term is PSD with
+        Frobenius norm ``<= h ||x'_i||^2`` (module docstring); a row whose margin is not
+        finite contributes 0 (:meth:`grad_sum` at the same point counts it).
         """
-        k_out = coef.shape[0]
-        P = self.n_params
-        H = np.zeros((k_out * P, k_out * P))
-        for lo, hi in self._chunks():
-            A = self.augmented_rows(lo, hi)
-            w = self.sample_weight[lo:hi]
-            theta = np.hstack([coef, intercept[:, None]]) if self.fit_intercept else coef
-            Z = A @ theta.T
-            if loss_code == _kernels.LOSS_LOGISTIC:
-                s = 1.0 / (1.0 + np.exp(-Z[:, 0]))
-                H += (A * (w * s * (1.0 - s))[:, None]).T @ A
-            elif loss_code == _kernels.LOSS_MULTINOMIAL:
-                Z = Z - Z.max(axis=1, keepdims=True)
-                p = np.exp(Z)
-                p /= p.sum(axis=1, keepdims=True)
-                for a in range(k_out):
-                    for b in range(a, k_out):
-                        f = w * (p[:, a] * ((a == b) - p[:, b]))
-                        block = (A * f[:, None]).T @ A
-                        H[a * P:(a + 1) * P, b * P:(b + 1) * P] += block
-                        if b != a:
-                            H[b * P:(b + 1) * P, a * P:(a + 1) * P] += block
-            elif loss_code == _kernels.LOSS_SQUARED:
-                H += (A * w[:, None]).T @ A
-            else:
-                raise ValueError(f"no Hessian for loss code {loss_code}.")
-        return H
+        raise NotImplementedError  # pragma: no cover - interface
 
     def suff_stats(self):
         """``(sum_i w_i x'_i x'_i^T, sum_i w_i y_i x'_i)`` (the targets as stored)."""
-        P = self.n_params
-        A_tot = np.zeros((P, P))
-        b_tot = np.zeros(P)
-        for lo, hi in self._chunks():
-            A = self.augmented_rows(lo, hi)
-            w = self.sample_weight[lo:hi]
-            A_tot += (A * w[:, None]).T @ A
-            b_tot += A.T @ (w * self.y[lo:hi])
-        return A_tot, b_tot
-
-    def _chunks(self, entries=1 << 20):
-        n = self.n_samples
-        step = max(1, entries // max(1, self.n_params))
-        return [(lo, min(n, lo + step)) for lo in range(0, n, step)]
+        raise NotImplementedError  # pragma: no cover - interface
 
 
 class DenseRows(Rows):
@@ -143,11 +105,16 @@ class DenseRows(Rows):
         _, norms = _kernels.row_clip_factors(self.X, np.inf, False)
         return norms
 
-    def augmented_rows(self, lo, hi):
-        A = self.X[lo:hi] * self.row_scale[lo:hi, None]
-        if self.fit_intercept:
-            A = np.hstack([A, np.ones((hi - lo, 1))])
-        return A
+    def hessian_sum(self, coef, intercept, loss_code):
+        """See :meth:`Rows.hessian_sum` (upper triangles, four rows at a time, mirrored)."""
+        return _kernels_second.hessian_sum(
+            self.X, self.row_scale, self.sample_weight, self.fit_intercept, int(loss_code), coef,
+            intercept)
+
+    def suff_stats(self):
+        """See :meth:`Rows.suff_stats`."""
+        return _kernels_second.suff_stats(self.X, self.row_scale, self.sample_weight,
+                                          self.fit_intercept, self.y)
 
     def grad_sum(self, coef, intercept, loss_code, param, clip_norm):
         """``(sum_i w_i clip(g_i) for the weights, ... for the intercepts, n_bad)``.
@@ -159,31 +126,9 @@ class DenseRows(Rows):
         the shape of X (threads sum disjoint blocks when X is large), then the blocks are
         added in order: the same numbers on any number of threads.
         """
-        n, d = self.X.shape
-        k_out = coef.shape[0]
-        n_blocks = _kernels.n_row_blocks(n, d)
-        gcoef = np.zeros((n_blocks, k_out, d))
-        gint = np.zeros((n_blocks, k_out))
-        common = (self.X, self.y, self.sample_weight, self.row_scale, self.row_norm_aug,
-                  int(loss_code), float(param), float(clip_norm),
-                  np.ascontiguousarray(coef, dtype=np.float64),
-                  np.ascontiguousarray(intercept, dtype=np.float64), gcoef, gint)
-        if _kernels.use_parallel(n, d):
-            k = max(1, min(_kernels.n_threads(), n_blocks))
-            ranges = [(r * n_blocks // k, (r + 1) * n_blocks // k) for r in range(k)]
-            pool = _kernels._thread_pool()
-            futures = [pool.submit(_kernels._block_sums, *common, c0, c1)
-                       for c0, c1 in ranges[1:]]
-            try:
-                bad = _kernels._block_sums(*common, ranges[0][0], ranges[0][1])
-            finally:
-                bad_rest = [f.result() for f in futures]
-            bad += sum(bad_rest)
-        else:
-            bad = _kernels._block_sums(*common, 0, n_blocks)
-        if n_blocks == 1:
-            return gcoef[0], gint[0], int(bad)
-        return gcoef.sum(axis=0), gint.sum(axis=0), int(bad)
+        return _kernels.dense_grad_sum(self.X, self.y, self.sample_weight, self.row_scale,
+                                       self.row_norm_aug, loss_code, param, clip_norm, coef,
+                                       intercept)
 
     def objective(self, coef, intercept, loss_code, param, clip_norm):
         """``(sum_i w_i l_i, its gradient for the weights, for the intercepts)``: the exact
@@ -201,7 +146,7 @@ class DenseRows(Rows):
 
 
 class CSRRows(Rows):
-    """Rows in a canonical CSR matrix, never densified (only row blocks, for the Hessian)."""
+    """Rows in a canonical CSR matrix, never densified."""
 
     def __init__(self, X, y, sample_weight, fit_intercept):
         X = sp.csr_matrix(X) if not sp.isspmatrix_csr(X) else X
@@ -220,11 +165,17 @@ class CSRRows(Rows):
             return np.zeros(0)
         return csr_row_norms(self.data, self.indptr)
 
-    def augmented_rows(self, lo, hi):
-        A = self.X[lo:hi].multiply(self.row_scale[lo:hi, None]).toarray()
-        if self.fit_intercept:
-            A = np.hstack([A, np.ones((hi - lo, 1))])
-        return A
+    def hessian_sum(self, coef, intercept, loss_code):
+        """See :meth:`Rows.hessian_sum` (pairs of a row's stored entries)."""
+        return _kernels_second.hessian_sum_csr(
+            self.data, self.indices, self.indptr, self.n_features, self.row_scale,
+            self.sample_weight, self.fit_intercept, int(loss_code), coef, intercept)
+
+    def suff_stats(self):
+        """See :meth:`Rows.suff_stats`."""
+        return _kernels_second.suff_stats_csr(
+            self.data, self.indices, self.indptr, self.n_features, self.row_scale,
+            self.sample_weight, self.fit_intercept, self.y)
 
     def grad_sum(self, coef, intercept, loss_code, param, clip_norm):
         """As :meth:`DenseRows.grad_sum`, for CSR rows."""
@@ -239,21 +190,12 @@ class CSRRows(Rows):
         return gcoef, gint, int(bad)
 
     def objective(self, coef, intercept, loss_code, param, clip_norm):
-        """As :meth:`DenseRows.objective`, computed on dense row blocks."""
-        total = 0.0
+        """As :meth:`DenseRows.objective`, for CSR rows (only stored entries are read)."""
         gcoef = np.zeros(coef.shape)
         gint = np.zeros(coef.shape[0])
-        for lo, hi in self._chunks():
-            block = DenseRows.__new__(DenseRows)
-            block.X = self.X[lo:hi].toarray()
-            block.n_samples = hi - lo
-            block.y = self.y[lo:hi]
-            block.sample_weight = self.sample_weight[lo:hi]
-            block.row_scale = self.row_scale[lo:hi]
-            block.row_norm_aug = self.row_norm_aug[lo:hi]
-            block.fit_intercept = self.fit_intercept
-            f, gc, gi = block.objective(coef, intercept, loss_code, param, clip_norm)
-            total += f
-            gcoef += gc
-            gint += gi
+        total = _kernels.objective_and_gradient_csr(
+            self.data, self.indices, self.indptr, self.y, self.sample_weight, self.row_scale,
+            self.row_norm_aug, int(loss_code), float(param), float(clip_norm),
+            np.ascontiguousarray(coef, dtype=np.float64),
+            np.ascontiguousarray(intercept, dtype=np.float64), gcoef, gint)
         return total, gcoef, gint

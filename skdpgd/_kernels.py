@@ -16,8 +16,12 @@ model the gradient is ``l'(z_i) x~_i`` so its norm is ``||l'(z_i)|| ||x~_i||``.
 Everything the kernel does after adding the noise (dividing by N, the L2 penalty, momentum,
 step sizes) is post-processing of the noisy sum.
 
-Linear models only need ``z_i = x~_i . theta`` and ``l'(z_i)``; one step reads each row once,
+Linear models only need ``z_i = x~_i . theta`` and ``l'(z_i)``; one sum reads each row once,
 computing the dot product and then accumulating ``l'(z_i) x~_i`` while the row is in cache.
+
+Kernels are compiled on first use (and cached); each fit compiles only the ones it calls. The
+Python drivers here (:func:`dense_grad_sum`) split the rows into blocks fixed by the shape of X
+and hand ranges of blocks to threads; the kernels release the GIL.
 """
 
 import math
@@ -25,7 +29,11 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from llvmlite import ir as llvm_ir
 from numba import config as _numba_config
+from numba import types
+from numba.extending import intrinsic
+
 from ._jit import njit
 
 # Loss codes shared with skdpgd.losses (full batch: 0-2; minibatch-only losses: 3 and up).
@@ -64,17 +72,45 @@ def row_clip_factors(X, data_norm, fit_intercept, chunk=8192):
 
 
 @njit
-def loss_derivative(loss, z, yi, param, out):
-    """Write ``dl/dz`` (one entry per output) for one example into ``out``."""
+def dloss(loss, z, yi, param):
+    """``dl/dz`` of a single-output loss at margin ``z`` (NaN for the multinomial loss and
+    unknown codes: estimators never pass one, and a NaN is counted as a non-finite term)."""
     if loss == LOSS_LOGISTIC:
-        t = yi * z[0]
-        if t > 0.0:
-            e = math.exp(-t)
-            out[0] = -yi * e / (1.0 + e)
-        else:
-            out[0] = -yi / (1.0 + math.exp(t))
-    elif loss == LOSS_MULTINOMIAL:
-        k_out = z.shape[0]
+        # -y / (1 + e^{yz}): an overflowing exponential gives -0, as it should
+        return -yi / (1.0 + math.exp(yi * z))
+    elif loss == LOSS_SQUARED:
+        return z - yi
+    elif loss == LOSS_HINGE:
+        return -yi if yi * z < 1.0 else 0.0
+    elif loss == LOSS_MODIFIED_HUBER:
+        t = yi * z
+        if t >= 1.0:
+            return 0.0
+        elif t >= -1.0:
+            return -2.0 * yi * (1.0 - t)
+        return -4.0 * yi
+    elif loss == LOSS_SQUARED_HINGE:
+        t = yi * z
+        return -2.0 * yi * (1.0 - t) if t < 1.0 else 0.0
+    elif loss == LOSS_HUBER:
+        r = z - yi
+        if r > param:
+            return param
+        elif r < -param:
+            return -param
+        return r
+    return np.nan
+
+
+@njit
+def loss_derivative(loss, z, yi, param, out):
+    """Write ``dl/dz`` (one entry per output) for one example into ``out``.
+
+    Only the multinomial loss has several outputs; any other loss with several outputs, and
+    unknown codes, give NaN (a non-finite term: it contributes 0 and is counted).
+    """
+    k_out = z.shape[0]
+    if loss == LOSS_MULTINOMIAL:
         m = z[0]
         for k in range(1, k_out):
             if z[k] > m:
@@ -83,35 +119,14 @@ def loss_derivative(loss, z, yi, param, out):
         for k in range(k_out):
             out[k] = math.exp(z[k] - m)
             tot += out[k]
-        c = int(yi)
         for k in range(k_out):
             out[k] = out[k] / tot
+        c = int(yi)
         out[c] -= 1.0
-    elif loss == LOSS_SQUARED:
-        out[0] = z[0] - yi
-    elif loss == LOSS_HINGE:
-        out[0] = -yi if yi * z[0] < 1.0 else 0.0
-    elif loss == LOSS_MODIFIED_HUBER:
-        t = yi * z[0]
-        if t >= 1.0:
-            out[0] = 0.0
-        elif t >= -1.0:
-            out[0] = -2.0 * yi * (1.0 - t)
-        else:
-            out[0] = -4.0 * yi
-    elif loss == LOSS_SQUARED_HINGE:
-        t = yi * z[0]
-        out[0] = -2.0 * yi * (1.0 - t) if t < 1.0 else 0.0
-    elif loss == LOSS_HUBER:
-        r = z[0] - yi
-        if r > param:
-            out[0] = param
-        elif r < -param:
-            out[0] = -param
-        else:
-            out[0] = r
-    else:  # unknown code: estimators never pass one; a NaN makes it visible
-        out[0] = np.nan
+    else:
+        out[0] = dloss(loss, z[0], yi, param) if k_out == 1 else np.nan
+        for k in range(1, k_out):
+            out[k] = np.nan
 
 
 @njit
@@ -146,213 +161,229 @@ def loss_value(loss, z, yi, param, clip_threshold):
 
 
 # ---------------------------------------------------------------------------------------------
-# Summing clipped gradients, one tile of rows at a time
+# Summing clipped gradients, row by row
 # ---------------------------------------------------------------------------------------------
 #
-# A step's work is split in three stages per tile of rows that fits in L1 (``TILE_BYTES``):
-# (1) the margins ``z_i = s_i x_i . theta + b``, four rows at a time (vectorised dot products),
-# (2) the derivatives and clip factors of the whole tile as flat loops without branches inside
-# (they vectorise, exponential included), (3) ``sum_i f_i s_i x_i``, four rows at a time, while
-# the tile is still in L1. So X is read once from memory per step, and nothing is called per row.
-
-#: Bytes of X per tile (L1 is 32 KiB); a tile has between 4 and ``TILE_MAX`` rows.
-TILE_BYTES = 16384
-TILE_MAX = 256
+# A row is read once per sum: its margin ``z_i = s_i x_i . theta + b``, then the clipped factor
+# ``f_i = w_i min(1, C / ||g_i||) l'(z_i)`` (scalar code, one row at a time), then
+# ``sum += f_i s_i x_i`` while the row is still in L1. The single-output kernel handles four
+# rows at a time (the four dot products share each load of theta, the update shares each load
+# and store of the sum), which is what keeps small and medium sizes fast; everything else is
+# plain loops, so the kernels compile in well under a second.
 
 # Flags of the row-summing kernels: reassociation lets LLVM vectorise the dot products. No flag
-# that assumes finite values (an overflowing exponential must stay an infinity).
+# that assumes finite values (NaN and infinity checks must stay). They also use numpy's error
+# model: a division by zero gives an infinity (``min(1, C / 0) = 1``) instead of raising, and
+# the loops that divide vectorise.
 _FASTMATH = {"reassoc", "contract", "nsz", "arcp"}
-# Flags of the derivative stage: no reassociation, which would fold the rounding trick of the
-# exponential, ``(a + R) - R -> a``, and merge the two halves of ln 2.
-_EXACT = {"contract"}
 
-# exp(u) = 2^k e^x with k = round(u / ln 2) and |x| <= ln(2) / 2 (Cody and Waite).
+
+# exp(u) = 2^k e^x with k = round(u / ln 2) and |x| <= ln(2) / 2 (Cody and Waite), for the
+# binary logistic loss, whose exponentials are computed a tile at a time so that they vectorise.
 _LOG2E = 1.4426950408889634
 _ROUND = 6755399441055744.0  # 1.5 * 2^52: u + _ROUND holds round(u) in its low mantissa bits
 _ROUND_BITS = 0x4338000000000000  # the int64 bits of _ROUND
 _LN2_HI = 0.6931471803691238  # ln 2 = _LN2_HI + _LN2_LO; k * _LN2_HI is exact for |k| < 2^20
 _LN2_LO = 1.9082149292705877e-10
 _EXP_ARG_MAX = 708.0  # arguments are clamped to +-708, where e^u and 2^k are normal numbers
-# Taylor coefficients 1/n!, n = 2..12: the remainder on |x| <= ln(2)/2 is below 2.5e-16 relative.
-_C2 = 1.0 / 2.0
-_C3 = 1.0 / 6.0
-_C4 = 1.0 / 24.0
-_C5 = 1.0 / 120.0
-_C6 = 1.0 / 720.0
-_C7 = 1.0 / 5040.0
-_C8 = 1.0 / 40320.0
-_C9 = 1.0 / 362880.0
-_C10 = 1.0 / 3628800.0
-_C11 = 1.0 / 39916800.0
-_C12 = 1.0 / 479001600.0
 
 
-def tile_rows(n_features):
-    """Rows per tile for ``n_features`` columns (a multiple of 4 in [4, TILE_MAX])."""
-    return min(TILE_MAX, max(4, TILE_BYTES // (8 * max(n_features, 1)) // 4 * 4))
+@intrinsic
+def _float_bits(typingctx, x):
+    """The int64 with the bits of the float64 ``x`` (a free reinterpretation)."""
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], llvm_ir.IntType(64))
+    return types.int64(types.float64), codegen
 
 
-@njit(fastmath=_EXACT)
-def _tile_factors(loss, param, clip_norm, nb, n_out, Z, yt, wt, at, F, U, P, Pbits):
-    """``F[r] = w_r min(1, clip_norm / ||g_r||) l'(Z[r])`` for the ``nb`` rows of a tile.
+@intrinsic
+def _bits_float(typingctx, x):
+    """The float64 with the bits of the int64 ``x``."""
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], llvm_ir.DoubleType())
+    return types.float64(types.int64), codegen
 
-    Returns the number of rows whose gradient norm was not finite (their F is 0).
 
-    Row r's margins and factors are ``Z[r*n_out : (r+1)*n_out]`` and ``F[...]`` (flat);
-    ``yt``, ``wt``, ``at`` hold the rows' labels, weights and augmented norms. Row r's
-    gradient is ``l'(z_r) x~_r``, so ``||g_r|| = ||l'(z_r)|| at[r]``, and the contribution
-    ``F[r] x~_r`` has norm ``<= wt[r] * clip_norm``: the clip uses the very values of F that
-    are accumulated. ``U``, ``P`` (and ``Pbits``, an int64 view of ``P``) are scratch.
-    Losses other than the multinomial need ``n_out == 1``; unknown codes give NaN.
+@njit(fastmath={"contract"})
+def _exp_tile(U, m):
+    """``U[:m] = exp(U[:m])`` in one loop without a branch or a call, so that it vectorises.
+
+    Arguments are clamped to [-708, 708] (the derivatives that use them saturate long
+    before); a NaN stays a NaN. Relative error below 5e-16 (Taylor series to degree 12 on
+    |x| <= ln(2)/2). ``2^k`` is built from the bits of ``u / ln 2 + 1.5 * 2^52``, whose low
+    mantissa bits hold ``round(u / ln 2)``. No reassociation here: it would fold the
+    rounding trick ``(a + R) - R -> a`` and merge the two halves of ln 2.
     """
-    if loss == LOSS_LOGISTIC or loss == LOSS_MULTINOMIAL:
-        m = nb * n_out
-        if loss == LOSS_LOGISTIC:
-            for r in range(nb):
-                U[r] = yt[r] * Z[r]
-        else:
-            for r in range(nb):
-                mx = Z[r * n_out]
-                for k in range(1, n_out):
-                    v = Z[r * n_out + k]
-                    mx = v if v > mx else mx
-                for k in range(n_out):
-                    U[r * n_out + k] = Z[r * n_out + k] - mx
-        # U <- exp(U), branch free: the three loops vectorise (a NaN stays a NaN)
-        for p in range(m):
-            u = U[p]
-            u = _EXP_ARG_MAX if u > _EXP_ARG_MAX else u
-            u = -_EXP_ARG_MAX if u < -_EXP_ARG_MAX else u
-            kr = u * _LOG2E + _ROUND
-            kf = kr - _ROUND
-            x = (u - kf * _LN2_HI) - kf * _LN2_LO
-            U[p] = 1.0 + x * (1.0 + x * (_C2 + x * (_C3 + x * (_C4 + x * (_C5 + x * (
-                _C6 + x * (_C7 + x * (_C8 + x * (_C9 + x * (_C10 + x * (
-                    _C11 + x * _C12)))))))))))
-            P[p] = kr
-        for p in range(m):
-            Pbits[p] = (Pbits[p] - (_ROUND_BITS - 1023)) << 52  # the bits of 2^k
-        for p in range(m):
-            U[p] *= P[p]
-        if loss == LOSS_LOGISTIC:
-            # -y / (1 + e^{yz}): an infinite exponential gives -0, no branch needed
-            for r in range(nb):
-                F[r] = -yt[r] / (1.0 + U[r])
-        else:
-            for r in range(nb):
-                tot = 0.0
-                for k in range(n_out):
-                    tot += U[r * n_out + k]
-                c = int(yt[r])
-                for k in range(n_out):
-                    F[r * n_out + k] = U[r * n_out + k] / tot - (1.0 if k == c else 0.0)
-    elif n_out != 1:
-        for p in range(nb * n_out):
-            F[p] = np.nan
-    elif loss == LOSS_SQUARED:
-        for r in range(nb):
-            F[r] = Z[r] - yt[r]
-    elif loss == LOSS_HINGE:
-        for r in range(nb):
-            F[r] = -yt[r] if yt[r] * Z[r] < 1.0 else 0.0
-    elif loss == LOSS_MODIFIED_HUBER:
-        for r in range(nb):
-            t = yt[r] * Z[r]
-            v = -2.0 * yt[r] * (1.0 - t) if t >= -1.0 else -4.0 * yt[r]
-            F[r] = v if t < 1.0 else 0.0
-    elif loss == LOSS_SQUARED_HINGE:
-        for r in range(nb):
-            t = yt[r] * Z[r]
-            F[r] = -2.0 * yt[r] * (1.0 - t) if t < 1.0 else 0.0
-    elif loss == LOSS_HUBER:
-        for r in range(nb):
-            v = Z[r] - yt[r]
-            v = param if v > param else v
-            F[r] = -param if v < -param else v
-    else:
-        for r in range(nb):
-            F[r] = np.nan
-    # per-example clipping, in closed form. A gradient whose norm is not finite (NaN or
-    # infinite margins, e.g. from a diverging step size) contributes 0 and is counted: a NaN
-    # would pass ``g > clip_norm`` and an unbounded term would break the sensitivity.
+    for p in range(m):
+        u = U[p]
+        u = _EXP_ARG_MAX if u > _EXP_ARG_MAX else u
+        u = -_EXP_ARG_MAX if u < -_EXP_ARG_MAX else u
+        kr = u * _LOG2E + _ROUND
+        kf = kr - _ROUND
+        x = (u - kf * _LN2_HI) - kf * _LN2_LO
+        ex = 1.0 + x * (1.0 + x * (1.0 / 2.0 + x * (1.0 / 6.0 + x * (1.0 / 24.0 + x * (
+            1.0 / 120.0 + x * (1.0 / 720.0 + x * (1.0 / 5040.0 + x * (1.0 / 40320.0 + x * (
+                1.0 / 362880.0 + x * (1.0 / 3628800.0 + x * (1.0 / 39916800.0 + x * (
+                    1.0 / 479001600.0))))))))))))
+        U[p] = ex * _bits_float((_float_bits(kr) - (_ROUND_BITS - 1023)) << 52)
+
+
+#: Rows per tile of the single-output kernel (its scratch arrays stay in L1).
+TILE_ROWS = 64
+
+
+@njit(fastmath=_FASTMATH, error_model="numpy", nogil=True)
+def _sum_rows_single(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss, param,
+                     clip_norm, coef, intercept, gcoef, gint):
+    """:func:`_sum_rows` for one output (every loss but the multinomial).
+
+    A tile of rows at a time: (1) the margins, four rows at a time (the four dot products
+    share each load of theta); (2) the clipped factors of the whole tile, in flat loops
+    (the binary logistic's exponentials vectorise, :func:`_exp_tile`; other losses call
+    :func:`dloss` per row); (3) ``sum += f_i s_i x_i``, four rows at a time, while the tile
+    is still in L1. The last group of four is padded with copies of the tile's last row whose
+    factors are 0 (adding 0 changes nothing), so there is no remainder loop.
+    """
+    d = coef.shape[1]
+    direct = rows.shape[0] == 0
+    tile = TILE_ROWS
+    idx = np.empty(tile, np.int64)
+    Z = np.empty(tile)
+    F = np.empty(tile)
+    Y = np.empty(tile)
+    S = np.empty(tile)
+    c0 = coef[0]
+    b0 = intercept[0]
+    g0 = gcoef[0]
+    for j in range(d):
+        g0[j] = 0.0
+    gi = 0.0
     bad = 0
-    if n_out == 1:
+    for t0 in range(lo, hi, tile):
+        nb = min(tile, hi - t0)
+        nb4 = (nb + 3) // 4 * 4
+        for r in range(nb4):
+            q = t0 + min(r, nb - 1)
+            i = q if direct else rows[q]
+            idx[r] = i
+            Y[r] = y[i]
+            S[r] = row_scale[i]
+        # (1) margins
+        for r in range(0, nb4, 4):
+            i0 = idx[r]
+            i1 = idx[r + 1]
+            i2 = idx[r + 2]
+            i3 = idx[r + 3]
+            a0 = 0.0
+            a1 = 0.0
+            a2 = 0.0
+            a3 = 0.0
+            for j in range(d):
+                c = c0[j]
+                a0 += X[i0, j] * c
+                a1 += X[i1, j] * c
+                a2 += X[i2, j] * c
+                a3 += X[i3, j] * c
+            Z[r] = a0
+            Z[r + 1] = a1
+            Z[r + 2] = a2
+            Z[r + 3] = a3
+        for r in range(nb4):
+            Z[r] = S[r] * Z[r] + b0
+        # (2) derivatives, then the clip in closed form: the row's contribution F[r] x~_r has
+        # norm |F[r]| row_norm_aug <= w clip_norm. A derivative that is not finite (NaN
+        # margin; an infinite one gives 0 * inf) leaves F NaN: the row contributes 0 and is
+        # counted (a NaN passes every comparison, an unbounded term breaks the sensitivity).
+        if loss == LOSS_LOGISTIC:
+            for r in range(nb4):
+                F[r] = Y[r] * Z[r]
+            _exp_tile(F, nb4)
+            for r in range(nb4):
+                F[r] = -Y[r] / (1.0 + F[r])  # an infinite exponential gives -0
+        else:
+            for r in range(nb4):
+                F[r] = dloss(loss, Z[r], Y[r], param)
         for r in range(nb):
-            dz = F[r]
-            g = abs(dz) * at[r]
-            if not math.isfinite(g):
+            i = idx[r]
+            F[r] = sample_weight[i] * min(1.0, clip_norm / (abs(F[r]) * row_norm_aug[i])) * F[r]
+        for r in range(nb):
+            if math.isnan(F[r]):
                 F[r] = 0.0
                 bad += 1
-                continue
-            c = wt[r] * (clip_norm / g) if g > clip_norm else wt[r]
-            F[r] = c * dz
-    else:
-        for r in range(nb):
-            nrm2 = 0.0
-            for k in range(n_out):
-                nrm2 += F[r * n_out + k] * F[r * n_out + k]
-            g = math.sqrt(nrm2) * at[r]
-            if not math.isfinite(g):
-                for k in range(n_out):
-                    F[r * n_out + k] = 0.0
-                bad += 1
-                continue
-            c = wt[r] * (clip_norm / g) if g > clip_norm else wt[r]
-            for k in range(n_out):
-                F[r * n_out + k] = c * F[r * n_out + k]
+        for r in range(nb, nb4):
+            F[r] = 0.0
+        # (3) accumulate
+        for r in range(0, nb4, 4):
+            f0 = F[r]
+            f1 = F[r + 1]
+            f2 = F[r + 2]
+            f3 = F[r + 3]
+            gi += (f0 + f1) + (f2 + f3)
+            f0 *= S[r]
+            f1 *= S[r + 1]
+            f2 *= S[r + 2]
+            f3 *= S[r + 3]
+            if f0 != 0.0 or f1 != 0.0 or f2 != 0.0 or f3 != 0.0:
+                i0 = idx[r]
+                i1 = idx[r + 1]
+                i2 = idx[r + 2]
+                i3 = idx[r + 3]
+                for j in range(d):
+                    g0[j] += (f0 * X[i0, j] + f1 * X[i1, j]) + (f2 * X[i2, j] + f3 * X[i3, j])
+    gint[0] = gi
     return bad
 
 
-@njit(fastmath=_FASTMATH)
-def _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss, param,
-              clip_norm, coef, intercept, gcoef, gint):
-    """``sum_p w_i clip(grad_i)`` over ``i = rows[p]``, ``lo <= p < hi`` (``i = p`` if ``rows``
-    is empty), written into (gcoef, gint). Each term has norm <= clip_norm."""
+@njit
+def _clip_scale(loss, param, clip_norm, z, yi, wi, ai, dz):
+    """Write ``l'(z)`` into ``dz`` and return ``w_i min(1, clip_norm / ||g_i||)`` with
+    ``||g_i|| = ||l'(z)|| ai``, or NaN if that norm is not finite."""
+    loss_derivative(loss, z, yi, param, dz)
+    nrm2 = 0.0
+    for k in range(dz.shape[0]):
+        nrm2 += dz[k] * dz[k]
+    g = math.sqrt(nrm2) * ai
+    if not math.isfinite(g):
+        return np.nan
+    return wi * (clip_norm / g) if g > clip_norm else wi
+
+
+@njit(fastmath=_FASTMATH, error_model="numpy", nogil=True)
+def _sum_rows_multi(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss, param,
+                    clip_norm, coef, intercept, gcoef, gint):
+    """:func:`_sum_rows` for several outputs: the multinomial loss, ``l' = p - e_y``.
+
+    Tiles as in :func:`_sum_rows_single`: the margins of each output four rows at a time,
+    the softmax of the whole tile (its exponentials vectorise), the clip row by row, then the
+    sums four rows at a time. Any other loss with several outputs has no derivative here: its
+    rows count as not finite (and contribute 0).
+    """
     n_out, d = coef.shape
     direct = rows.shape[0] == 0
-    tile = min(TILE_MAX, max(4, TILE_BYTES // (8 * max(d, 1)) // 4 * 4))
-    Z = np.empty(tile * n_out)
-    F = np.empty(tile * n_out)
-    U = np.empty(tile * n_out)
-    P = np.empty(tile * n_out)
-    Pbits = P.view(np.int64)
-    idx = np.empty(tile, np.int64)
-    yb = np.empty(tile)
-    wb = np.empty(tile)
-    ab = np.empty(tile)
-    sb = np.empty(tile)
     for k in range(n_out):
         for j in range(d):
             gcoef[k, j] = 0.0
         gint[k] = 0.0
+    if loss != LOSS_MULTINOMIAL:
+        return max(0, hi - lo)
+    tile = TILE_ROWS
+    idx = np.empty(tile, np.int64)
+    S = np.empty(tile)
+    Z = np.empty(tile * n_out)
+    F = np.empty(tile * n_out)
     bad = 0
     for t0 in range(lo, hi, tile):
         nb = min(tile, hi - t0)
-        if direct:
-            for r in range(nb):
-                idx[r] = t0 + r
-            yt = y[t0:t0 + nb]
-            wt = sample_weight[t0:t0 + nb]
-            at = row_norm_aug[t0:t0 + nb]
-            st = row_scale[t0:t0 + nb]
-        else:
-            for r in range(nb):
-                i = rows[t0 + r]
-                idx[r] = i
-                yb[r] = y[i]
-                wb[r] = sample_weight[i]
-                ab[r] = row_norm_aug[i]
-                sb[r] = row_scale[i]
-            yt = yb
-            wt = wb
-            at = ab
-            st = sb
-        # (1) margins, four rows at a time
+        nb4 = (nb + 3) // 4 * 4
+        for r in range(nb4):
+            q = t0 + min(r, nb - 1)
+            i = q if direct else rows[q]
+            idx[r] = i
+            S[r] = row_scale[i]
+        # (1) margins, output by output, four rows at a time
         for k in range(n_out):
             ck = coef[k]
-            bk = intercept[k]
-            r = 0
-            while r + 4 <= nb:
+            for r in range(0, nb4, 4):
                 i0 = idx[r]
                 i1 = idx[r + 1]
                 i2 = idx[r + 2]
@@ -367,35 +398,62 @@ def _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss, 
                     a1 += X[i1, j] * c
                     a2 += X[i2, j] * c
                     a3 += X[i3, j] * c
-                Z[r * n_out + k] = st[r] * a0 + bk
-                Z[(r + 1) * n_out + k] = st[r + 1] * a1 + bk
-                Z[(r + 2) * n_out + k] = st[r + 2] * a2 + bk
-                Z[(r + 3) * n_out + k] = st[r + 3] * a3 + bk
-                r += 4
-            while r < nb:
-                i0 = idx[r]
-                a0 = 0.0
-                for j in range(d):
-                    a0 += X[i0, j] * ck[j]
-                Z[r * n_out + k] = st[r] * a0 + bk
-                r += 1
-        # (2) derivatives and clip factors
-        bad += _tile_factors(loss, param, clip_norm, nb, n_out, Z, yt, wt, at, F, U, P, Pbits)
-        # (3) accumulate, four rows at a time
+                Z[r * n_out + k] = a0
+                Z[(r + 1) * n_out + k] = a1
+                Z[(r + 2) * n_out + k] = a2
+                Z[(r + 3) * n_out + k] = a3
+        # (2) softmax: margins minus the row's largest (a NaN or infinite margin leaves NaN)
+        for r in range(nb4):
+            o = r * n_out
+            m = -np.inf
+            for k in range(n_out):
+                z = S[r] * Z[o + k] + intercept[k]
+                Z[o + k] = z
+                m = z if z > m else m
+            for k in range(n_out):
+                F[o + k] = Z[o + k] - m
+        _exp_tile(F, nb4 * n_out)
+        # l' = p - e_y, clipped in closed form: the row's contribution has norm
+        # ||F_r|| row_norm_aug <= w clip_norm; a norm that is not finite gives 0, counted
+        for r in range(nb4):
+            o = r * n_out
+            if r >= nb:
+                for k in range(n_out):
+                    F[o + k] = 0.0
+                continue
+            i = idx[r]
+            tot = 0.0
+            for k in range(n_out):
+                tot += F[o + k]
+            label = int(y[i])
+            nrm2 = 0.0
+            for k in range(n_out):
+                v = F[o + k] / tot - (1.0 if k == label else 0.0)
+                F[o + k] = v
+                nrm2 += v * v
+            g = math.sqrt(nrm2) * row_norm_aug[i]
+            if not math.isfinite(g):
+                for k in range(n_out):
+                    F[o + k] = 0.0
+                bad += 1
+                continue
+            cl = sample_weight[i] * min(1.0, clip_norm / g)
+            for k in range(n_out):
+                F[o + k] *= cl
+        # (3) accumulate, output by output, four rows at a time
         for k in range(n_out):
             gk = gcoef[k]
             gi = 0.0
-            r = 0
-            while r + 4 <= nb:
+            for r in range(0, nb4, 4):
                 f0 = F[r * n_out + k]
                 f1 = F[(r + 1) * n_out + k]
                 f2 = F[(r + 2) * n_out + k]
                 f3 = F[(r + 3) * n_out + k]
                 gi += (f0 + f1) + (f2 + f3)
-                f0 *= st[r]
-                f1 *= st[r + 1]
-                f2 *= st[r + 2]
-                f3 *= st[r + 3]
+                f0 *= S[r]
+                f1 *= S[r + 1]
+                f2 *= S[r + 2]
+                f3 *= S[r + 3]
                 if f0 != 0.0 or f1 != 0.0 or f2 != 0.0 or f3 != 0.0:
                     i0 = idx[r]
                     i1 = idx[r + 1]
@@ -404,80 +462,63 @@ def _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss, 
                     for j in range(d):
                         gk[j] += (f0 * X[i0, j] + f1 * X[i1, j]) + (f2 * X[i2, j]
                                                                     + f3 * X[i3, j])
-                r += 4
-            while r < nb:
-                f0 = F[r * n_out + k]
-                gi += f0
-                f0 *= st[r]
-                if f0 != 0.0:
-                    i0 = idx[r]
-                    for j in range(d):
-                        gk[j] += f0 * X[i0, j]
-                r += 1
             gint[k] += gi
     return bad
 
 
-@njit(fastmath=_FASTMATH)
+@njit(nogil=True)
+def _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss, param,
+              clip_norm, coef, intercept, gcoef, gint):
+    """``sum_p w_i clip(grad_i)`` over ``i = rows[p]``, ``lo <= p < hi`` (``i = p`` if ``rows``
+    is empty), written into (gcoef, gint). Each term has norm <= clip_norm.
+
+    Returns the number of rows whose gradient norm was not finite; they contribute 0.
+    (Dispatches on the number of outputs; callers that know it call the kernel directly,
+    so that only that one is compiled.)
+    """
+    if coef.shape[0] == 1:
+        return _sum_rows_single(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi,
+                                loss, param, clip_norm, coef, intercept, gcoef, gint)
+    return _sum_rows_multi(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss,
+                           param, clip_norm, coef, intercept, gcoef, gint)
+
+
+@njit(fastmath=_FASTMATH, nogil=True)
 def _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi,
                   loss, param, clip_norm, coef, intercept, gcoef, gint):
-    """:func:`_sum_rows` for X in CSR form (canonical: sorted indices, no duplicates)."""
+    """:func:`_sum_rows` for X in CSR form (canonical: sorted indices, no duplicates), one
+    row at a time; only the stored entries are read. Same terms, same bound, same count of
+    rows whose gradient was not finite (returned; they contribute 0)."""
     n_out, d = coef.shape
     direct = rows.shape[0] == 0
-    tile = TILE_MAX
-    Z = np.empty(tile * n_out)
-    F = np.empty(tile * n_out)
-    U = np.empty(tile * n_out)
-    P = np.empty(tile * n_out)
-    Pbits = P.view(np.int64)
-    idx = np.empty(tile, np.int64)
-    yb = np.empty(tile)
-    wb = np.empty(tile)
-    ab = np.empty(tile)
-    sb = np.empty(tile)
+    z = np.empty(n_out)
+    dz = np.empty(n_out)
     for k in range(n_out):
         for j in range(d):
             gcoef[k, j] = 0.0
         gint[k] = 0.0
     bad = 0
-    for t0 in range(lo, hi, tile):
-        nb = min(tile, hi - t0)
-        if direct:
-            for r in range(nb):
-                idx[r] = t0 + r
-            yt = y[t0:t0 + nb]
-            wt = sample_weight[t0:t0 + nb]
-            at = row_norm_aug[t0:t0 + nb]
-            st = row_scale[t0:t0 + nb]
-        else:
-            for r in range(nb):
-                i = rows[t0 + r]
-                idx[r] = i
-                yb[r] = y[i]
-                wb[r] = sample_weight[i]
-                ab[r] = row_norm_aug[i]
-                sb[r] = row_scale[i]
-            yt = yb
-            wt = wb
-            at = ab
-            st = sb
-        for r in range(nb):
-            i = idx[r]
-            for k in range(n_out):
-                acc = 0.0
-                for p in range(indptr[i], indptr[i + 1]):
-                    acc += data[p] * coef[k, indices[p]]
-                Z[r * n_out + k] = st[r] * acc + intercept[k]
-        bad += _tile_factors(loss, param, clip_norm, nb, n_out, Z, yt, wt, at, F, U, P, Pbits)
-        for r in range(nb):
-            i = idx[r]
-            for k in range(n_out):
-                f = F[r * n_out + k]
-                fs = f * st[r]
-                if fs != 0.0:
-                    for p in range(indptr[i], indptr[i + 1]):
-                        gcoef[k, indices[p]] += fs * data[p]
-                gint[k] += f
+    for p in range(lo, hi):
+        i = p if direct else rows[p]
+        s = row_scale[i]
+        p0 = indptr[i]
+        p1 = indptr[i + 1]
+        for k in range(n_out):
+            acc = 0.0
+            for q in range(p0, p1):
+                acc += data[q] * coef[k, indices[q]]
+            z[k] = s * acc + intercept[k]
+        c = _clip_scale(loss, param, clip_norm, z, y[i], sample_weight[i], row_norm_aug[i], dz)
+        if math.isnan(c):
+            bad += 1
+            continue
+        for k in range(n_out):
+            f = c * dz[k]
+            gint[k] += f
+            f *= s
+            if f != 0.0:
+                for q in range(p0, p1):
+                    gcoef[k, indices[q]] += f * data[q]
     return bad
 
 
@@ -514,89 +555,36 @@ def _noisy_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_
 
 
 # ---------------------------------------------------------------------------------------------
-# Full-batch gradient descent
+# Row blocks and threads
 # ---------------------------------------------------------------------------------------------
 
-#: Below this many matrix entries a step runs on one thread. A threaded step costs two kernel
-#: dispatches and a hand-off between threads (~0.1 ms, much more when other processes keep the
-#: cores busy), so it only pays off once a serial step takes about half a millisecond (measured
-#: on an idle 2-core machine: 1e4 x 100 takes 500 us serial, 360 us on two threads; 5e3 x 100
-#: 202 us and 211 us; benchmarks/bench_step.py --detail times both paths).
+#: Below this many matrix entries a sum runs on one thread. A threaded sum costs a hand-off
+#: between threads (~0.1 ms, much more when other processes keep the cores busy), so it only
+#: pays off once a serial sum takes about half a millisecond (benchmarks/bench_step.py
+#: --detail times both paths).
 PARALLEL_MIN_ENTRIES = 1_000_000
 #: Rows of X are summed in blocks of at least this many entries (at most MAX_ROW_BLOCKS blocks).
 BLOCK_MIN_ENTRIES = 100_000
 MAX_ROW_BLOCKS = 64
 
+_NO_ROWS = np.empty(0, np.int64)
+
 
 def n_row_blocks(n_samples, n_features):
-    """Row blocks a step is split into, fixed by the data shape and never by the thread count,
+    """Row blocks a sum is split into, fixed by the data shape and never by the thread count,
     so a fit gives the same numbers on any number of threads, serial or parallel."""
     return int(min(MAX_ROW_BLOCKS, max(1, n_samples * n_features // BLOCK_MIN_ENTRIES)))
 
 
 def n_threads():
-    """Threads a parallel step uses: numba's thread count (``NUMBA_NUM_THREADS``)."""
+    """Threads a parallel sum uses: numba's thread count (``NUMBA_NUM_THREADS``)."""
     return max(1, int(_numba_config.NUMBA_NUM_THREADS))
 
 
 def use_parallel(n_samples, n_features):
-    """Whether :func:`run_gd_full_batch` runs the parallel kernel (same numbers either way)."""
+    """Whether a sum over X of this shape runs on several threads (same numbers either way)."""
     return (n_threads() > 1 and n_samples * n_features >= PARALLEL_MIN_ENTRIES
             and n_row_blocks(n_samples, n_features) > 1)
-
-
-@njit(nogil=True)
-def _block_sums(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef,
-                intercept, gcoef, gint, c0, c1):
-    """Row blocks ``c0 <= c < c1`` of a step: ``gcoef[c], gint[c] = sum_{i in block c}
-    w_i clip(grad_i)`` (:func:`_sum_rows`; each term has norm <= clip_norm). Block c holds
-    rows ``c n / B <= i < (c + 1) n / B`` with ``B = gcoef.shape[0]``. Runs without the GIL,
-    so threads can sum disjoint ranges of blocks at the same time."""
-    n = X.shape[0]
-    n_blocks = gcoef.shape[0]
-    rows = np.empty(0, np.int64)
-    bad = 0
-    for c in range(c0, c1):
-        bad += _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, c * n // n_blocks,
-                         (c + 1) * n // n_blocks, loss, param, clip_norm, coef, intercept,
-                         gcoef[c], gint[c])
-    return bad
-
-
-@njit
-def _gd_serial(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-               fit_intercept, alpha, step_sizes, noise_std, momentum, coef0, intercept0,
-               n_blocks, gen):
-    """Full-batch DP gradient descent on one thread, all T steps in compiled code.
-
-    Step t releases ``S_t = sum_i w_i clip(grad_i(theta_t)) + N(0, noise_std[t]^2 I)``:
-    each term has norm <= clip_norm, so the sum has sensitivity 2 clip_norm (replace-one)
-    or clip_norm (add/remove-one). Then, as post-processing, ``g_t = S_t / n + alpha * w``
-    (intercept not penalised) and, with momentum beta (Hong et al., Eq. 3, bias-corrected):
-    ``v_t = beta v_{t-1} + (1 - beta) g_t``, ``theta_{t+1} = theta_t - step_t v_t / (1 - beta^t)``.
-    ``momentum = 0`` is plain gradient descent. The rows are summed in ``n_blocks`` blocks
-    (as the parallel kernel does). Returns the last iterate (coef, intercept).
-    """
-    n, d = X.shape
-    n_out = coef0.shape[0]
-    coef = coef0.copy()
-    intercept = intercept0.copy()
-    gcoef = np.zeros((n_blocks, n_out, d))
-    gint = np.zeros((n_blocks, n_out))
-    vcoef = np.zeros((n_out, d))
-    vint = np.zeros(n_out)
-    rows = np.empty(0, np.int64)
-    beta_pow = 1.0
-    for t in range(step_sizes.shape[0]):
-        # the loop of _block_sums, written out: one compiled layer less to build on first use
-        for c in range(n_blocks):
-            _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, c * n // n_blocks,
-                      (c + 1) * n // n_blocks, loss, param, clip_norm, coef, intercept,
-                      gcoef[c], gint[c])
-        beta_pow *= momentum
-        _noisy_update(gcoef, gint, noise_std[t], float(n), alpha, step_sizes[t], momentum,
-                      beta_pow, fit_intercept, coef, intercept, vcoef, vint, gen)
-    return coef, intercept
 
 
 _POOL = None
@@ -612,66 +600,89 @@ def _thread_pool():
         return _POOL
 
 
-def gd_full_batch_parallel(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-                           fit_intercept, alpha, step_sizes, noise_std, momentum, coef0,
-                           intercept0, n_blocks, gen):
-    """:func:`_gd_serial` with the ``n_blocks`` row blocks of each step summed by several threads.
+def run_split(work, n_items, parallel):
+    """``work(i0, i1)`` over ``0 <= i < n_items``: on one thread, or on contiguous ranges, one
+    per thread (the caller runs the first), all finished before returning. Returns the list
+    of results in range order. ``work`` must call compiled code that releases the GIL."""
+    k = max(1, min(n_threads(), n_items)) if parallel else 1
+    if k == 1:
+        return [work(0, n_items)]
+    ranges = [(r * n_items // k, (r + 1) * n_items // k) for r in range(k)]
+    pool = _thread_pool()
+    futures = [pool.submit(work, i0, i1) for i0, i1 in ranges[1:]]
+    try:
+        first = work(*ranges[0])
+    finally:
+        rest = [f.result() for f in futures]  # every range is done before anyone reads
+    return [first] + rest
 
-    Each thread runs the compiled :func:`_block_sums` (GIL released) on its own contiguous range
-    of blocks; the step waits for all of them, then :func:`_noisy_update` adds the block sums in
-    block order and the noise. So the result does not depend on the thread count and equals
-    the serial kernel's with the same ``n_blocks``. Same release, same sensitivity. The loop
-    over steps runs in Python (two compiled calls per step), which is negligible at the sizes
-    where this kernel is used, and it needs no compilation beyond the serial kernel's parts.
+
+def dense_grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef,
+                   intercept, n_blocks=None, parallel=None):
+    """``(sum_i w_i clip(g_i) for the weights, ... for the intercepts, n_bad)`` over dense X.
+
+    Each term has norm ``<= clip_norm`` (see :func:`_sum_rows`); ``n_bad`` counts the rows
+    whose gradient was not finite (they contribute 0). The rows are summed in ``n_blocks``
+    blocks (default :func:`n_row_blocks`, fixed by the shape of X), block c holding rows
+    ``c n / B <= i < (c + 1) n / B``; threads (``parallel``, default :func:`use_parallel`) sum
+    disjoint ranges of blocks, then the blocks are added in order: the same numbers on any
+    number of threads. X, y, the weights and scales must be C-contiguous float64 arrays.
     """
     n, d = X.shape
-    n_out = coef0.shape[0]
-    coef = np.array(coef0, dtype=np.float64)  # copies, C order, as coef0.copy() in _gd_serial
-    intercept = np.array(intercept0, dtype=np.float64)
-    gcoef = np.zeros((n_blocks, n_out, d))
-    gint = np.zeros((n_blocks, n_out))
-    vcoef = np.zeros((n_out, d))
-    vint = np.zeros(n_out)
-    k = max(1, min(n_threads(), n_blocks))
-    ranges = [(r * n_blocks // k, (r + 1) * n_blocks // k) for r in range(k)]
-    pool = _thread_pool() if k > 1 else None
-    common = (X, y, sample_weight, row_scale, row_norm_aug, int(loss), float(param),
-              float(clip_norm), coef, intercept, gcoef, gint)
-    fit_intercept, alpha, momentum = bool(fit_intercept), float(alpha), float(momentum)
-    beta_pow = 1.0
-    for t in range(step_sizes.shape[0]):
-        futures = [pool.submit(_block_sums, *common, c0, c1) for c0, c1 in ranges[1:]]
-        try:
-            _block_sums(*common, ranges[0][0], ranges[0][1])
-        finally:
-            for f in futures:
-                f.result()  # every block is written before the update reads them
-        beta_pow *= momentum
-        _noisy_update(gcoef, gint, float(noise_std[t]), float(n), alpha, float(step_sizes[t]),
-                      momentum, beta_pow, fit_intercept, coef, intercept, vcoef, vint, gen)
-    return coef, intercept
+    k_out = coef.shape[0]
+    if n_blocks is None:
+        n_blocks = n_row_blocks(n, d)
+    if parallel is None:
+        parallel = use_parallel(n, d)
+    kernel = _sum_rows_single if k_out == 1 else _sum_rows_multi
+    coef = np.ascontiguousarray(coef, dtype=np.float64)
+    intercept = np.ascontiguousarray(intercept, dtype=np.float64)
+    gcoef = np.empty((n_blocks, k_out, d))
+    gint = np.empty((n_blocks, k_out))
+    loss, param, clip_norm = int(loss), float(param), float(clip_norm)
 
+    def work(c0, c1):
+        bad = 0
+        for c in range(c0, c1):
+            bad += kernel(X, y, sample_weight, row_scale, row_norm_aug, _NO_ROWS, c * n // n_blocks,
+                          (c + 1) * n // n_blocks, loss, param, clip_norm, coef, intercept,
+                          gcoef[c], gint[c])
+        return bad
 
-def gd_full_batch(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-                  fit_intercept, alpha, step_sizes, noise_std, momentum, coef0, intercept0, gen,
-                  n_blocks=1):
-    """Full-batch DP gradient descent on one thread (see :func:`_gd_serial`)."""
-    return _gd_serial(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-                      fit_intercept, alpha, step_sizes, noise_std, momentum, coef0, intercept0,
-                      n_blocks, gen)
+    bad = sum(run_split(work, n_blocks, parallel and n_blocks > 1))
+    if n_blocks == 1:
+        return gcoef[0], gint[0], int(bad)
+    return gcoef.sum(axis=0), gint.sum(axis=0), int(bad)
 
 
 def run_gd_full_batch(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
                       fit_intercept, alpha, step_sizes, noise_std, momentum, coef0, intercept0,
                       gen):
-    """Full-batch DP-GD: the serial or the parallel kernel by the size of X (same numbers)."""
-    n, d = X.shape
-    blocks = n_row_blocks(n, d)
-    args = (X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, fit_intercept,
-            alpha, step_sizes, noise_std, momentum, coef0, intercept0, blocks, gen)
-    if use_parallel(n, d):
-        return gd_full_batch_parallel(*args)
-    return _gd_serial(*args)
+    """Full-batch DP gradient descent: T = len(step_sizes) steps of :func:`dense_grad_sum`
+    and :func:`_noisy_update`.
+
+    Step t releases ``S_t = sum_i w_i clip(grad_i(theta_t)) + N(0, noise_std[t]^2 I)``:
+    each term has norm <= clip_norm, so the sum has sensitivity 2 clip_norm (replace-one)
+    or clip_norm (add/remove-one). Then, as post-processing, ``g_t = S_t / n + alpha * w``
+    (intercept not penalised) and, with momentum beta (Hong et al., Eq. 3, bias-corrected):
+    ``v_t = beta v_{t-1} + (1 - beta) g_t``, ``theta_{t+1} = theta_t - step_t v_t / (1 - beta^t)``.
+    ``momentum = 0`` is plain gradient descent. Returns the last iterate (coef, intercept).
+    """
+    n = X.shape[0]
+    coef = np.array(coef0, dtype=np.float64)
+    intercept = np.array(intercept0, dtype=np.float64)
+    vcoef = np.zeros_like(coef)
+    vint = np.zeros_like(intercept)
+    fit_intercept, alpha, momentum = bool(fit_intercept), float(alpha), float(momentum)
+    beta_pow = 1.0
+    for t in range(len(step_sizes)):
+        gcoef, gint, _ = dense_grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param,
+                                        clip_norm, coef, intercept)
+        beta_pow *= momentum
+        _noisy_update(gcoef[None], gint[None], float(noise_std[t]), float(n), alpha,
+                      float(step_sizes[t]), momentum, beta_pow, fit_intercept, coef, intercept,
+                      vcoef, vint, gen)
+    return coef, intercept
 
 
 @njit
@@ -724,4 +735,47 @@ def objective_and_gradient(X, y, sample_weight, row_scale, row_norm_aug, loss, p
             total += 0.5 * alpha_intercept * intercept[k] * intercept[k]
         else:
             gint[k] = 0.0
+    return total
+
+
+@njit
+def objective_and_gradient_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug,
+                               loss, param, clip_norm, coef, intercept, gcoef, gint):
+    """:func:`objective_and_gradient` for canonical CSR X, without the penalty and the 1/n:
+    returns ``sum_i w_i l_clip(theta; x~_i, y_i)`` and writes its gradient (the sum of the
+    clipped per-example gradients) into (gcoef, gint). Only stored entries are read."""
+    n = indptr.shape[0] - 1
+    n_out = coef.shape[0]
+    z = np.zeros(n_out)
+    dz = np.zeros(n_out)
+    for k in range(n_out):
+        for j in range(coef.shape[1]):
+            gcoef[k, j] = 0.0
+        gint[k] = 0.0
+    total = 0.0
+    for i in range(n):
+        s = row_scale[i]
+        p0 = indptr[i]
+        p1 = indptr[i + 1]
+        for k in range(n_out):
+            acc = 0.0
+            for p in range(p0, p1):
+                acc += data[p] * coef[k, indices[p]]
+            z[k] = s * acc + intercept[k]
+        loss_derivative(loss, z, y[i], param, dz)
+        nrm2 = 0.0
+        for k in range(n_out):
+            nrm2 += dz[k] * dz[k]
+        gnorm = math.sqrt(nrm2) * row_norm_aug[i]
+        c = sample_weight[i]
+        if gnorm > clip_norm:
+            c = c * (clip_norm / gnorm)
+        thr = clip_norm / row_norm_aug[i] if row_norm_aug[i] > 0.0 else np.inf
+        total += sample_weight[i] * loss_value(loss, z, y[i], param, thr)
+        for k in range(n_out):
+            f = c * dz[k]
+            fs = f * s
+            for p in range(p0, p1):
+                gcoef[k, indices[p]] += fs * data[p]
+            gint[k] += f
     return total

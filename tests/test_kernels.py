@@ -2,9 +2,12 @@
 
 import numpy as np
 import pytest
-from scipy.special import expit, softmax
+import scipy.sparse as sp
 
 from skdpgd import _kernels as K
+from skdpgd._backends import CSRRows, DenseRows
+
+from _reference import augmented_rows, clipped_gradient_sum, clipped_sum
 
 LOSSES = {"logistic": K.LOSS_LOGISTIC, "multinomial": K.LOSS_MULTINOMIAL,
           "squared": K.LOSS_SQUARED}
@@ -20,27 +23,6 @@ def make_data(loss, n=300, d=7, seed=0, scale=3.0):
     else:
         y, n_out = rng.normal(size=n) * 5, 1
     return X, y, n_out
-
-
-def reference_clipped_sum(X, y, w, data_norm, fit_intercept, loss, clip, coef, intercept):
-    """Plain numpy: sum_i w_i clip(grad_i) with rows clipped to data_norm."""
-    norms = np.linalg.norm(X, axis=1)
-    Xc = X * np.minimum(1.0, data_norm / np.maximum(norms, 1e-300))[:, None]
-    Xa = np.hstack([Xc, np.ones((X.shape[0], 1))]) if fit_intercept else Xc
-    theta = np.hstack([coef, intercept[:, None]]) if fit_intercept else coef
-    Z = Xa @ theta.T
-    if loss == "logistic":
-        D = (-y * expit(-y * Z[:, 0]))[:, None]
-    elif loss == "multinomial":
-        D = softmax(Z, axis=1)
-        D[np.arange(len(y)), y.astype(int)] -= 1.0
-    else:
-        D = Z - y[:, None]
-    G = D[:, :, None] * Xa[:, None, :]  # per-example gradients (n, n_out, d+1)
-    gn = np.sqrt((G ** 2).sum(axis=(1, 2)))
-    c = w * np.minimum(1.0, clip / np.maximum(gn, 1e-300))
-    S = (c[:, None, None] * G).sum(axis=0)
-    return (S[:, :-1], S[:, -1]) if fit_intercept else (S, np.zeros(S.shape[0]))
 
 
 def released_sum(X, y, w, data_norm, fit_intercept, loss, clip, coef, intercept, noise=0.0,
@@ -64,7 +46,7 @@ def test_clipped_sum_matches_numpy_reference(loss, fit_intercept):
     intercept = rng.normal(size=n_out) if fit_intercept else np.zeros(n_out)
     clip = 2.0 if loss != "squared" else 4.0
     S, Sb = released_sum(X, y, w, 5.0, fit_intercept, loss, clip, coef, intercept)
-    R, Rb = reference_clipped_sum(X, y, w, 5.0, fit_intercept, loss, clip, coef, intercept)
+    R, Rb = clipped_sum(X, y, w, 5.0, fit_intercept, LOSSES[loss], clip, coef, intercept)
     np.testing.assert_allclose(S, R, rtol=1e-9, atol=1e-9)
     if fit_intercept:
         np.testing.assert_allclose(Sb, Rb, rtol=1e-9, atol=1e-9)
@@ -125,23 +107,26 @@ def test_noise_has_the_requested_scale():
     assert abs(np.mean(samples)) < 4 * 3 / np.sqrt(samples.size)
 
 
-def test_same_generator_seed_same_result_and_serial_equals_parallel():
+def test_same_blocks_same_numbers_on_any_thread_count_and_seed_reproduces():
     X, y, _ = make_data("logistic", n=20000, d=30)
     w = np.ones(X.shape[0])
     s, a = K.row_clip_factors(X, 1.0, True)
-    args = (X, y, w, s, a, K.LOSS_LOGISTIC, 0.0, np.sqrt(2.0), True, 1e-3, np.full(20, 0.5),
-            np.full(20, 3.0), 0.0, np.zeros((1, 30)), np.zeros(1))
-    c1, b1 = K.gd_full_batch(*args, np.random.default_rng(7))
-    c2, b2 = K.gd_full_batch(*args, np.random.default_rng(7))
-    np.testing.assert_array_equal(c1, c2)
-    c3, b3 = K.gd_full_batch_parallel(*args, 4, np.random.default_rng(7))
-    np.testing.assert_allclose(c1, c3, rtol=1e-10, atol=1e-12)  # other block split: rounding
+    coef, b = np.random.default_rng(3).normal(size=(1, 30)), np.array([0.2])
+    args = (X, y, w, s, a, K.LOSS_LOGISTIC, 0.0, np.sqrt(2.0), coef, b)
+    one = K.dense_grad_sum(*args, n_blocks=4, parallel=False)
+    threads = K.dense_grad_sum(*args, n_blocks=4, parallel=True)
     # the same block split gives the same numbers on threads as on one thread, bit for bit
-    c5, b5 = K.gd_full_batch(*args, np.random.default_rng(7), n_blocks=4)
-    np.testing.assert_array_equal(c3, c5)
-    np.testing.assert_array_equal(b3, b5)
-    c4, _ = K.gd_full_batch(*args, np.random.default_rng(8))
-    assert not np.allclose(c1, c4)
+    for u, v in zip(one, threads):
+        np.testing.assert_array_equal(u, v)
+    other = K.dense_grad_sum(*args, n_blocks=1, parallel=False)
+    np.testing.assert_allclose(one[0], other[0], rtol=1e-10, atol=1e-12)  # rounding only
+    gd = (X, y, w, s, a, K.LOSS_LOGISTIC, 0.0, np.sqrt(2.0), True, 1e-3, np.full(20, 0.5),
+          np.full(20, 3.0), 0.0, np.zeros((1, 30)), np.zeros(1))
+    c1, _ = K.run_gd_full_batch(*gd, np.random.default_rng(7))
+    c2, _ = K.run_gd_full_batch(*gd, np.random.default_rng(7))
+    np.testing.assert_array_equal(c1, c2)
+    c3, _ = K.run_gd_full_batch(*gd, np.random.default_rng(8))
+    assert not np.allclose(c1, c3)
 
 
 def test_momentum_matches_reference_update():
@@ -155,7 +140,7 @@ def test_momentum_matches_reference_update():
     th, tb = np.zeros((1, 4)), np.zeros(1)
     v, vb = np.zeros((1, 4)), np.zeros(1)
     for t in range(1, T + 1):
-        S, Sb = reference_clipped_sum(X, y, w, 10.0, True, "logistic", 100.0, th, tb)
+        S, Sb = clipped_sum(X, y, w, 10.0, True, K.LOSS_LOGISTIC, 100.0, th, tb)
         g, gb = S / 100 + alpha * th, Sb / 100
         v, vb = beta * v + (1 - beta) * g, beta * vb + (1 - beta) * gb
         th, tb = th - eta * v / (1 - beta ** t), tb - eta * vb / (1 - beta ** t)
@@ -191,3 +176,123 @@ def test_objective_gradient_is_the_gradient_of_the_objective():
             e[k] = h
             assert (f(coef, b + e) - f(coef, b - e)) / (2 * h) == pytest.approx(gb[k], rel=1e-5,
                                                                                abs=1e-7)
+
+
+# --------------------------------------------------------------------------------------------
+# the row-summing kernels: every path against the numpy oracle
+# --------------------------------------------------------------------------------------------
+
+def _kernel_sum(X, y, w, s, a, loss, clip, coef, intercept, rows=None, lo=0, hi=None,
+                csr=False):
+    """One call of the row kernel the backends and DP-SGD use (dense or CSR)."""
+    k_out, d = coef.shape
+    rows = np.empty(0, np.int64) if rows is None else np.asarray(rows, np.int64)
+    hi = (X.shape[0] if rows.size == 0 else rows.size) if hi is None else hi
+    gc, gi = np.full((k_out, d), np.nan), np.full(k_out, np.nan)  # the kernel must overwrite
+    common = (y, w, s, a, rows, lo, hi, loss, 0.0, clip, coef, intercept, gc, gi)
+    if csr:
+        Xc = sp.csr_matrix(X)
+        bad = K._sum_rows_csr(Xc.data.astype(float), Xc.indices.astype(np.int64),
+                              Xc.indptr.astype(np.int64), *common)
+    else:
+        bad = K._sum_rows(X, *common)
+    return np.hstack([gc, gi[:, None]]), bad
+
+
+def _oracle(X, y, w, s, a, loss, clip, coef, intercept, rows):
+    A = augmented_rows(X[rows], s[rows], True)
+    theta = np.hstack([coef, intercept[:, None]])
+    return clipped_gradient_sum(A, y[rows], w[rows], loss, clip, theta)
+
+
+@pytest.mark.parametrize("loss", list(LOSSES))
+@pytest.mark.parametrize("csr", [False, True])
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 5, 63, 64, 65, 130])
+def test_row_kernels_every_length_range_and_index_list(loss, csr, n):
+    """Tiles of 64 rows and groups of four: lengths around both, sub-ranges, and the index
+    lists DP-SGD passes (repeated and unsorted rows), against the oracle."""
+    X, y, n_out = make_data(loss, n=max(n, 1), d=9, seed=n)
+    X, y = X[:n], y[:n]
+    if csr:
+        X[np.random.default_rng(1).random(X.shape) < 0.6] = 0.0
+    rng = np.random.default_rng(2)
+    w = rng.uniform(0, 1, n)
+    s, a = K.row_clip_factors(X, 5.0, True)
+    coef, b = rng.normal(size=(n_out, 9)) * 0.4, rng.normal(size=n_out)
+    clip = 1.5
+    for lo, hi in [(0, n), (n // 3, n), (n // 2, n // 2)]:
+        got, bad = _kernel_sum(X, y, w, s, a, LOSSES[loss], clip, coef, b, lo=lo, hi=hi,
+                               csr=csr)
+        want, _ = _oracle(X, y, w, s, a, LOSSES[loss], clip, coef, b, np.arange(lo, hi))
+        assert bad == 0
+        np.testing.assert_allclose(got, want if hi > lo else 0.0, rtol=1e-10, atol=1e-12)
+    if n:
+        idx = rng.integers(0, n, size=2 * n + 1)
+        got, bad = _kernel_sum(X, y, w, s, a, LOSSES[loss], clip, coef, b, rows=idx, csr=csr)
+        want, _ = _oracle(X, y, w, s, a, LOSSES[loss], clip, coef, b, idx)
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("loss", list(LOSSES))
+@pytest.mark.parametrize("csr", [False, True])
+@pytest.mark.parametrize("intercept", [0.0, -np.inf])
+def test_non_finite_gradients_contribute_zero_and_are_counted(loss, csr, intercept):
+    """A huge coefficient gives some rows an infinite margin (10 * 1e308); with an infinite
+    intercept those rows' margins are NaN (inf - inf) and the others' infinite. A row whose
+    gradient is not finite is left out of the sum and counted; the others are summed as
+    usual (the logistic derivative is finite at an infinite margin, so only NaN margins are
+    bad there; the squared and multinomial derivatives are not)."""
+    n = 70
+    X, y, n_out = make_data(loss, n=n, d=6, seed=3)
+    X[:, 0] = 0.0
+    over = np.arange(0, n, 7)
+    X[over, 0] = 10.0
+    w = np.random.default_rng(4).uniform(0.5, 1, n)
+    s, a = K.row_clip_factors(X, 1e6, True)  # no row is clipped: s = 1
+    coef = np.random.default_rng(5).normal(size=(n_out, 6))
+    coef[:, 0] = 1e308
+    b = np.full(n_out, intercept)
+    if intercept == 0.0:
+        expect_bad = 0 if loss == "logistic" else over.size
+    else:
+        expect_bad = over.size if loss == "logistic" else n
+    want, want_bad = _oracle(X, y, w, s, a, LOSSES[loss], 2.0, coef, b, np.arange(n))
+    assert want_bad == expect_bad
+    for rows in (None, np.arange(n)[::-1]):  # all rows directly, and as an index list
+        got, bad = _kernel_sum(X, y, w, s, a, LOSSES[loss], 2.0, coef, b, rows=rows, csr=csr)
+        assert bad == expect_bad
+        assert np.all(np.isfinite(got))
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    # through the backends too: grad_sum reports the count
+    rows_obj = (CSRRows if csr else DenseRows)(sp.csr_matrix(X) if csr else X, y, w, True)
+    gc, gi, bad = rows_obj.grad_sum(coef, b, LOSSES[loss], 0.0, 2.0)
+    assert bad == expect_bad and np.all(np.isfinite(gc)) and np.all(np.isfinite(gi))
+
+
+def test_unknown_loss_or_shape_counts_every_row_as_not_finite():
+    X, y, _ = make_data("logistic", n=10, d=3)
+    w, s, a = np.ones(10), np.ones(10), np.ones(10)
+    for loss, k_out in [(99, 1), (K.LOSS_LOGISTIC, 2), (K.LOSS_SQUARED, 3)]:
+        for csr in (False, True):
+            got, bad = _kernel_sum(X, y, w, s, a, loss, 1.0, np.zeros((k_out, 3)),
+                                   np.zeros(k_out), csr=csr)
+            assert bad == 10
+            np.testing.assert_array_equal(got, 0.0)
+
+
+def test_exp_tile_matches_numpy():
+    u = np.concatenate([np.linspace(-720, 720, 20001), [0.0, -0.0, 1e-300, np.log(2) / 2],
+                        np.random.default_rng(0).normal(size=1000) * 30])
+    got = u.copy()
+    K._exp_tile(got, got.size)
+    inside = np.abs(u) <= 708
+    np.testing.assert_allclose(got[inside], np.exp(u[inside]), rtol=5e-16, atol=0)
+    # clamped outside [-708, 708]: finite and positive, the saturated value
+    edge = np.array([708.0])
+    K._exp_tile(edge, 1)
+    assert edge[0] == pytest.approx(np.exp(708.0), rel=5e-16)
+    assert np.all(got[u > 708] == edge[0])
+    assert np.all((got[u < -708] > 0) & (got[u < -708] < 1e-307))
+    special = np.array([np.nan, np.inf, -np.inf])
+    K._exp_tile(special, 3)
+    assert np.isnan(special[0]) and np.isfinite(special[1]) and special[2] < 1e-307

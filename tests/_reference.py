@@ -1,0 +1,101 @@
+"""Plain-numpy reference implementations of the reductions (the oracles the kernels are tested
+against). They work on dense augmented rows ``x'_i = (s_i x_i, 1)`` built here, so they share
+no code with the kernels."""
+
+import numpy as np
+from scipy.special import expit, softmax
+
+from skdpgd import _kernels as K
+
+
+def augmented_rows(X, row_scale, fit_intercept):
+    """Dense ``x'_i = (s_i x_i[, 1])`` (X dense or sparse)."""
+    X = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
+    A = X * row_scale[:, None]
+    return np.hstack([A, np.ones((X.shape[0], 1))]) if fit_intercept else A
+
+
+def clipped_gradient_sum(A, y, w, loss, clip, theta):
+    """``sum_i w_i clip(grad_i)`` over augmented rows A with parameters theta (K, P).
+
+    Returns (S (K, P), n_bad): rows whose gradient is not finite contribute 0 and are counted.
+    """
+    with np.errstate(all="ignore"):
+        Z = A @ theta.T
+        if loss == K.LOSS_LOGISTIC:
+            D = (-y * expit(-y * Z[:, 0]))[:, None]
+        elif loss == K.LOSS_MULTINOMIAL:
+            D = softmax(Z, axis=1)
+            D[np.arange(len(y)), y.astype(int)] -= 1.0
+        elif loss == K.LOSS_SQUARED:
+            D = Z - y[:, None]
+        else:
+            raise ValueError(loss)
+        G = D[:, :, None] * A[:, None, :]  # per-example gradients (n, K, P)
+        gn = np.sqrt((G ** 2).sum(axis=(1, 2)))
+        ok = np.isfinite(gn)
+        c = w * np.minimum(1.0, clip / np.maximum(gn, 1e-300))
+    S = (c[ok, None, None] * G[ok]).sum(axis=0)
+    return S, int(np.sum(~ok))
+
+
+def clipped_sum(X, y, w, data_norm, fit_intercept, loss, clip, coef, intercept):
+    """The clipped gradient sum with rows clipped to data_norm (kernel coordinates, c = 1)."""
+    norms = np.linalg.norm(X, axis=1)
+    s = np.minimum(1.0, data_norm / np.maximum(norms, 1e-300))
+    A = augmented_rows(X, s, fit_intercept)
+    theta = np.hstack([coef, intercept[:, None]]) if fit_intercept else coef
+    S, _ = clipped_gradient_sum(A, y, w, loss, clip, theta)
+    return (S[:, :-1], S[:, -1]) if fit_intercept else (S, np.zeros(S.shape[0]))
+
+
+def hessian_sum(A, w, loss, theta):
+    """``sum_i w_i H_i`` (class-major for the multinomial loss), as the backends define it."""
+    k_out, P = theta.shape
+    H = np.zeros((k_out * P, k_out * P))
+    Z = A @ theta.T
+    if loss == K.LOSS_LOGISTIC:
+        s = 1.0 / (1.0 + np.exp(-Z[:, 0]))
+        H += (A * (w * s * (1.0 - s))[:, None]).T @ A
+    elif loss == K.LOSS_MULTINOMIAL:
+        p = softmax(Z, axis=1)
+        for a in range(k_out):
+            for b in range(k_out):
+                f = w * (p[:, a] * ((a == b) - p[:, b]))
+                H[a * P:(a + 1) * P, b * P:(b + 1) * P] = (A * f[:, None]).T @ A
+    elif loss == K.LOSS_SQUARED:
+        H += (A * w[:, None]).T @ A
+    else:
+        raise ValueError(loss)
+    return H
+
+
+def suff_stats(A, w, y):
+    """``(sum_i w_i x'_i x'_i^T, sum_i w_i y_i x'_i)``."""
+    return (A * w[:, None]).T @ A, A.T @ (w * y)
+
+
+def objective(A, y, w, loss, clip, theta):
+    """``(sum_i w_i l_i, its gradient (K, P))`` for the clipped loss (Huber for the squared
+    loss: its gradient is the clipped one; the logistic losses are not clipped here, so the
+    test must use a clip above their Lipschitz bound)."""
+    Z = A @ theta.T
+    an = np.linalg.norm(A, axis=1)
+    if loss == K.LOSS_LOGISTIC:
+        t = y * Z[:, 0]
+        vals = np.logaddexp(0.0, -t)
+        D = (-y * expit(-t))[:, None]
+    elif loss == K.LOSS_MULTINOMIAL:
+        m = Z.max(axis=1)
+        vals = m + np.log(np.exp(Z - m[:, None]).sum(axis=1)) - Z[np.arange(len(y)),
+                                                                 y.astype(int)]
+        D = softmax(Z, axis=1)
+        D[np.arange(len(y)), y.astype(int)] -= 1.0
+    elif loss == K.LOSS_SQUARED:
+        r = Z[:, 0] - y
+        thr = clip / an
+        vals = np.where(np.abs(r) <= thr, 0.5 * r * r, thr * np.abs(r) - 0.5 * thr * thr)
+        D = np.clip(r, -thr, thr)[:, None]
+    else:
+        raise ValueError(loss)
+    return float(np.dot(w, vals)), (w[:, None, None] * D[:, :, None] * A[:, None, :]).sum(axis=0)
