@@ -644,9 +644,9 @@ def dense_grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param, cl
     def work(c0, c1):
         bad = 0
         for c in range(c0, c1):
-            bad += kernel(X, y, sample_weight, row_scale, row_norm_aug, _NO_ROWS, c * n // n_blocks,
-                          (c + 1) * n // n_blocks, loss, param, clip_norm, coef, intercept,
-                          gcoef[c], gint[c])
+            bad += kernel(X, y, sample_weight, row_scale, row_norm_aug, _NO_ROWS,
+                          c * n // n_blocks, (c + 1) * n // n_blocks, loss, param, clip_norm,
+                          coef, intercept, gcoef[c], gint[c])
         return bad
 
     bad = sum(run_split(work, n_blocks, parallel and n_blocks > 1))
