@@ -1,8 +1,8 @@
 """Numba kernels: pure functions of arrays and scalars.
 
-Nothing here knows about epsilon or delta. A kernel receives, for every step, the standard
-deviation of the Gaussian noise to add to the *sum* of per-example gradients, and it enforces
-the one property the accounting relies on:
+Nothing here knows about epsilon or delta. The row kernels compute the *sum* of clipped
+per-example gradients (:func:`_noisy_update` adds the Gaussian noise whose standard deviation
+it is given, then steps), and they enforce the one property the accounting relies on:
 
     every example's contribution to that sum has L2 norm <= clip_norm.
 
@@ -13,8 +13,8 @@ estimators), ``x~_i`` the row scaled to norm <= data_norm (and augmented by 1 fo
 intercept), and the clip is a per-example rescaling computed in closed form: for a linear
 model the gradient is ``l'(z_i) x~_i`` so its norm is ``||l'(z_i)|| ||x~_i||``.
 
-Everything the kernel does after adding the noise (dividing by N, the L2 penalty, momentum,
-step sizes) is post-processing of the noisy sum.
+Everything done after adding the noise (dividing by N, the L2 penalty, momentum, step sizes)
+is post-processing of the noisy sum.
 
 Linear models only need ``z_i = x~_i . theta`` and ``l'(z_i)``; one sum reads each row once,
 computing the dot product and then accumulating ``l'(z_i) x~_i`` while the row is in cache.
@@ -161,15 +161,18 @@ def loss_value(loss, z, yi, param, clip_threshold):
 
 
 # ---------------------------------------------------------------------------------------------
-# Summing clipped gradients, row by row
+# Summing clipped gradients, a tile of rows at a time
 # ---------------------------------------------------------------------------------------------
 #
-# A row is read once per sum: its margin ``z_i = s_i x_i . theta + b``, then the clipped factor
-# ``f_i = w_i min(1, C / ||g_i||) l'(z_i)`` (scalar code, one row at a time), then
-# ``sum += f_i s_i x_i`` while the row is still in L1. The single-output kernel handles four
-# rows at a time (the four dot products share each load of theta, the update shares each load
-# and store of the sum), which is what keeps small and medium sizes fast; everything else is
-# plain loops, so the kernels compile in well under a second.
+# A sum reads each row of X once from memory. Per tile of TILE_ROWS rows: (1) the margins
+# ``z_i = s_i x_i . theta + b``, four rows at a time (the four dot products share each load of
+# theta); (2) the clipped factors ``f_i = w_i min(1, C / ||g_i||) l'(z_i)`` of the whole tile in
+# flat loops (the exponentials of the logistic losses in one branch-free loop that vectorises;
+# the other losses one scalar call per row; the clip without a branch); (3)
+# ``sum += f_i s_i x_i``, four rows at a time, while the tile is still in L1. The last group of
+# four is padded with a copy of a row whose factor is 0, so there is no remainder loop. The
+# one-output and the multinomial kernels are separate: a fit compiles only the one it calls,
+# each in about a second.
 
 # Flags of the row-summing kernels: reassociation lets LLVM vectorise the dot products. No flag
 # that assumes finite values (NaN and infinity checks must stay). They also use numpy's error
@@ -644,9 +647,9 @@ def dense_grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param, cl
     def work(c0, c1):
         bad = 0
         for c in range(c0, c1):
-            bad += kernel(X, y, sample_weight, row_scale, row_norm_aug, _NO_ROWS, c * n // n_blocks,
-                          (c + 1) * n // n_blocks, loss, param, clip_norm, coef, intercept,
-                          gcoef[c], gint[c])
+            bad += kernel(X, y, sample_weight, row_scale, row_norm_aug, _NO_ROWS,
+                          c * n // n_blocks, (c + 1) * n // n_blocks, loss, param, clip_norm,
+                          coef, intercept, gcoef[c], gint[c])
         return bad
 
     bad = sum(run_split(work, n_blocks, parallel and n_blocks > 1))

@@ -270,20 +270,22 @@ def _chunk_rows(n_columns, n_pair):
     return max(4, rows // 4 * 4)
 
 
-def _outer_sums(n, P, n_pair, weights, outer, parallel):
+def _outer_sums(n, P, n_pair, weights, outer, parallel, panels=True):
     """``H[m]`` (upper triangles, shape (n_pair, P, P)) summed over chunks of data rows.
 
     ``weights(lo, hi)`` returns the weights of rows ``lo <= i < hi`` (shape (hi - lo,
     n_pair)); ``outer(W, lo, hi, a0, a1, H)`` accumulates result rows ``[a0, a1)``. Threads
     split the result rows; each entry's sum runs over the chunks and rows in the same order
-    on any number of threads.
+    on any number of threads. ``panels=False`` gives each thread one range of result rows
+    (CSR rows are scattered over the result anyway, and each panel re-reads the rows).
     """
     H = np.zeros((n_pair, P, P))
     if parallel is None:
         parallel = n * n_pair * P * P / 2.0 >= PARALLEL_MIN_WORK
     k = max(1, min(K.n_threads(), P)) if parallel else 1
     cuts = _row_splits(P, k)
-    per_thread = [_panels(cuts[t], cuts[t + 1], P, n_pair) for t in range(k)]
+    per_thread = [_panels(cuts[t], cuts[t + 1], P, n_pair) if panels
+                  else [(cuts[t], cuts[t + 1])] for t in range(k)]
     chunk = _chunk_rows(P, n_pair)
     for lo in range(0, n, chunk):
         hi = min(n, lo + chunk)
@@ -393,7 +395,8 @@ def hessian_sum_csr(data, indices, indptr, n_features, row_scale, sample_weight,
     nnz_work = float(data.shape[0]) * max(1.0, data.shape[0] / max(n, 1)) / 2.0
     if parallel is None:
         parallel = n_pair * nnz_work >= PARALLEL_MIN_WORK
-    return _assemble(_outer_sums(n, P, n_pair, weights, outer, parallel), loss, k_out)
+    return _assemble(_outer_sums(n, P, n_pair, weights, outer, parallel, panels=False), loss,
+                     k_out)
 
 
 def suff_stats(X, row_scale, sample_weight, fit_intercept, y, parallel=None):
@@ -427,6 +430,6 @@ def suff_stats_csr(data, indices, indptr, n_features, row_scale, sample_weight, 
         parallel = float(data.shape[0]) * max(1.0, data.shape[0] / max(n, 1)) / 2.0 \
             >= PARALLEL_MIN_WORK
     H = _outer_sums(n, P, 1, lambda lo, hi: sample_weight[lo:hi].reshape(-1, 1), outer,
-                    parallel)
+                    parallel, panels=False)
     S = _symmetric(H[0])
     return S[:-1, :-1].copy(), S[:-1, -1].copy()

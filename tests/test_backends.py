@@ -180,7 +180,8 @@ def test_csr_is_never_densified(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("CSR rows were densified")
 
-    for cls in (sp.csr_matrix, sp.csr_array):
+    formats = ("csr", "csc", "coo", "bsr", "lil", "dok", "dia")
+    for cls in [getattr(sp, f"{f}_{kind}") for f in formats for kind in ("matrix", "array")]:
         for name in ("toarray", "todense", "__array__"):
             monkeypatch.setattr(cls, name, refuse, raising=False)
     rows.hessian_sum(coef, b, K.LOSS_MULTINOMIAL)
