@@ -8,8 +8,8 @@ sensitivity rests on), and it adds the noise itself:
 * :meth:`Rows.grad_sum` -- ``sum_i w_i clip_C(grad l(theta; x'_i, y_i))``, each term of
   norm ``<= C``; a term that is not finite contributes 0 and is counted;
 * :meth:`Rows.hessian_sum` -- ``sum_i w_i l''(theta; x'_i, y_i)``, each term PSD with
-  Frobenius norm ``<= h ||x'_i||^2`` (h = 1/4 binary logistic, 1/sqrt(2) multinomial,
-  1 squared loss);
+  Frobenius norm ``<= h ||x'_i||^2`` (h = 1/4 binary logistic, 1/2 multinomial, 1 squared
+  loss; proofs in :mod:`skdpgd._second_order`);
 * :meth:`Rows.suff_stats` -- ``(sum_i w_i x'_i x'_i^T, sum_i w_i y_i x'_i)``.
 
 All in the *kernel coordinates*: rows are clipped to norm ``R`` (:meth:`Rows.clip_rows`) and

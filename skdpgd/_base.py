@@ -372,7 +372,7 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
         "n_samples_": n_public,
         "count_noise_multiplier_": z_count,
         "clip_norm_": G,
-        "n_iter_": plan.n_steps if mechanism.name == "gradient" else 0,
+        "n_iter_": plan.n_steps if mechanism.name in ("gradient", "newton") else 0,
         "n_iter_theory_": plan.n_iter_theory,
         "step_sizes_": plan.step_sizes if mechanism.name == "gradient" else np.empty(0),
         "mu_": mu,

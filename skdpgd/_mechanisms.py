@@ -338,5 +338,9 @@ class OutputPerturbation(Mechanism):
 
 
 def mechanism_for(schedule, plan):
-    """The mechanism that carries out a schedule's plan (gradient steps or output)."""
-    return (OutputPerturbation if plan.mechanism == "output" else GradientDescent)(schedule)
+    """The mechanism that carries out a schedule's plan."""
+    from ._second_order import DampedNewton, SufficientStatistics
+
+    kinds = {"gradient": GradientDescent, "output": OutputPerturbation,
+             "newton": DampedNewton, "ssp": SufficientStatistics}
+    return kinds[plan.mechanism](schedule)

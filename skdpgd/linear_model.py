@@ -52,7 +52,10 @@ _SCHEDULE_PARAMS_DOC = """
         'uniform': constant noise, T from Hong et al. (2022), Theorem 4.2; 'hong': their
         dynamic schedule (Theorem 4.4, or 4.7 with momentum); 'pur': Fay et al. (2023)
         data-independent schedules; 'output': output perturbation; 'exponential':
-        geometrically decaying noise. A :class:`~skdpgd.schedules.Schedule` instance is
+        geometrically decaying noise; 'newton': DP damped Newton (logistic losses: a gradient
+        and a Hessian release per iteration, 4 iterations unless ``max_iter`` says otherwise);
+        'ssp': sufficient statistics, one noisy release of ``X'X`` and one of ``X'y``
+        (AdaSSP; DPRidge only). A :class:`~skdpgd.schedules.Schedule` instance is
         accepted too. ``schedule_`` tells which one ran.
 
     max_iter : int or 'auto', default='auto'

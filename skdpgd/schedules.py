@@ -27,6 +27,8 @@ __all__ = [
     "PUR",
     "OutputPerturbation",
     "Exponential",
+    "Newton",
+    "SufficientStatistics",
     "MAX_AUTO_ITER",
     "AUTO_KAPPA",
     "auto_alpha",
@@ -126,6 +128,10 @@ class NoisePlan:
     solver_tol_factor : float
         For ``mechanism='output'``: the exact solver stops at gradient norm
         ``solver_tol_factor * sensitivity / N``, which is added to the sensitivity.
+    gradient_share : float
+        For the second-order mechanisms ('newton', 'ssp'): the share of each iteration's
+        budget (of ``mu^2``) the vector release (gradient, ``X'y``) gets; the matrix release
+        (Hessian, ``X'X``) gets the rest.
     """
 
     noise_multipliers: np.ndarray
@@ -134,6 +140,7 @@ class NoisePlan:
     n_iter_theory: float = math.nan
     schedule: str = ""
     solver_tol_factor: float = 1e-4
+    gradient_share: float = 1.0
 
     def __post_init__(self):
         z = np.asarray(self.noise_multipliers, dtype=float).ravel()
@@ -142,7 +149,7 @@ class NoisePlan:
         object.__setattr__(self, "noise_multipliers", z)
         steps = np.broadcast_to(np.asarray(self.step_sizes, dtype=float), z.shape).copy()
         object.__setattr__(self, "step_sizes", steps)
-        if self.mechanism not in ("gradient", "output"):
+        if self.mechanism not in ("gradient", "output", "newton", "ssp"):
             raise ValueError(f"unknown mechanism {self.mechanism!r}.")
 
     @property
@@ -485,6 +492,58 @@ class Exponential(Schedule):
                          schedule=self.name)
 
 
+@dataclass(frozen=True)
+class Newton(Schedule):
+    """DP damped Newton (logistic losses): ``n_iter`` iterations, each a gradient and a Hessian
+    release (:class:`skdpgd._second_order.DampedNewton`).
+
+    Parameters
+    ----------
+    n_iter : int, default=4
+        Iterations T (a public constant: Newton's method needs a handful; ``max_iter``
+        overrides it).
+    gradient_share : float in (0, 1), default=0.5
+        Share of each iteration's budget (of ``mu^2``) spent on the gradient; the Hessian
+        gets the rest.
+    """
+
+    n_iter: int = 4
+    gradient_share: float = 0.5
+
+    chooses_n_iter = True
+    name = "newton"
+
+    def plan(self, problem, mu, max_iter=None):
+        if not 0.0 < self.gradient_share < 1.0:
+            raise ValueError("gradient_share must lie in (0, 1).")
+        T = int(max_iter) if max_iter is not None else int(self.n_iter)
+        return NoisePlan(np.ones(T), np.ones(T), mechanism="newton", n_iter_theory=float(T),
+                         schedule=self.name, gradient_share=self.gradient_share)
+
+
+@dataclass(frozen=True)
+class SufficientStatistics(Schedule):
+    """Ridge regression from noisy ``X'X`` and ``X'y`` (AdaSSP, Wang 2018; squared loss only;
+    :class:`skdpgd._second_order.SufficientStatistics`).
+
+    Parameters
+    ----------
+    gradient_share : float in (0, 1), default=0.5
+        Share of the budget (of ``mu^2``) spent on ``X'y``; ``X'X`` gets the rest.
+    """
+
+    gradient_share: float = 0.5
+
+    chooses_n_iter = True
+    name = "ssp"
+
+    def plan(self, problem, mu, max_iter=None):
+        if not 0.0 < self.gradient_share < 1.0:
+            raise ValueError("gradient_share must lie in (0, 1).")
+        return NoisePlan(np.ones(1), np.zeros(1), mechanism="ssp", n_iter_theory=0.0,
+                         schedule=self.name, gradient_share=self.gradient_share)
+
+
 #: ``alpha='auto'`` sets the L2 penalty so that the condition number is ``AUTO_KAPPA``:
 #: ``alpha = M_loss / (AUTO_KAPPA - 1)`` with M_loss the loss's smoothness bound. The penalty
 #: then scales with the squared row bound (as the loss's curvature does), and the number of
@@ -532,7 +591,8 @@ class Auto(Schedule):
 
 
 _SCHEDULES = {cls.name: cls
-              for cls in (Auto, Uniform, Hong, PUR, OutputPerturbation, Exponential)}
+              for cls in (Auto, Uniform, Hong, PUR, OutputPerturbation, Exponential, Newton,
+                          SufficientStatistics)}
 
 
 def get_schedule(schedule):

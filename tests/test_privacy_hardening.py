@@ -19,7 +19,7 @@ from skdpgd.accounting import (compose_gdp, gdp_delta, gdp_epsilon, gdp_mu,
 from skdpgd.exceptions import DivergenceError
 from skdpgd.schedules import NoisePlan, Schedule
 
-SCHEDULES = ["auto", "uniform", "hong", "pur", "output", "exponential"]
+SCHEDULES = ["auto", "uniform", "hong", "pur", "output", "exponential", "newton"]
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,190 @@
+"""Second-order and sufficient-statistics mechanisms: DP damped Newton and AdaSSP.
+
+Both release *matrices* besides vectors. A symmetric matrix ``S`` is released as
+
+    S~ = S + E,   E_jj ~ N(0, s^2),  E_jk = E_kj ~ N(0, s^2 / 2)  (j < k),
+
+which is the Gaussian mechanism on the vector ``v(S) = (S_jj, sqrt(2) S_jk for j < k)``
+with i.i.d. noise ``N(0, s^2)``: ``||v(A) - v(B)||_2 = ||A - B||_F``, so a release with
+Frobenius sensitivity ``Delta_F`` and ``s = z Delta_F`` is ``1/z``-GDP, and it composes with
+the other releases of the fit in Gaussian DP like any vector release. The operator norm of E
+is about ``sqrt(2) s sqrt(D)`` for a D x D matrix; eigenvalues of ``S~`` are floored at that
+public level before the matrix is inverted.
+
+**Sensitivities** (per example, in the coordinates the reductions use; see
+:mod:`skdpgd._backends`), each written next to the release that relies on it:
+
+* Hessian term of the binary log-loss: ``w s(1 - s) x x^T``, PSD with Frobenius norm
+  ``<= ||x||^2 / 4``; multinomial: ``w (diag(p) - p p^T) (x) x x^T`` with
+  ``||A (x) B||_F = ||A||_F ||B||_F`` and ``||diag(p) - p p^T||_F^2 = a - 2b + a^2`` where
+  ``a = sum p_k^2``, ``b = sum p_k^3 >= a^2`` (Cauchy-Schwarz), so it is ``<= a - a^2 <= 1/4``:
+  Frobenius norm ``<= ||x||^2 / 2``. Two PSD matrices with Frobenius norm ``<= h`` differ by
+  at most ``sqrt(2) h`` (their inner product is >= 0): the sum's sensitivity is
+  ``sqrt(2) h R^2`` replace-one and ``h R^2`` add/remove-one, with ``||x||^2 <= R^2``.
+* ``x x^T`` of the squared loss: PSD rank one with Frobenius norm ``||x||^2 <= R^2``: the same
+  argument with ``h = 1``. ``y x`` with ``|y| <= Y``: ``2 Y R`` replace-one, ``Y R`` add/remove.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._mechanisms import Mechanism, ReleaseShape, _check_finite
+
+#: Frobenius bound of one example's Hessian per squared row norm (see the module docstring).
+HESSIAN_FROBENIUS = {0: 0.25, 1: 0.5, 2: 1.0}  # binary logistic, multinomial, squared
+
+
+def symmetric_noise(gen, size, std):
+    """``E`` of the module docstring: diagonal ``N(0, std^2)``, off-diagonal ``N(0, std^2/2)``."""
+    G = gen.standard_normal((size, size))
+    upper = np.triu(G, 1) * (std / math.sqrt(2.0))
+    return upper + upper.T + np.diag(np.diag(G) * std)
+
+
+def floored_inverse_solve(S, floor, ridge, rhs):
+    """Solve ``(P + diag(ridge)) x = rhs`` where P is S with its eigenvalues raised to
+    ``floor`` (``ridge``: a vector, e.g. the penalty on the weights and 0 on the intercept)."""
+    vals, vecs = np.linalg.eigh(0.5 * (S + S.T))
+    P = (vecs * np.maximum(vals, floor)) @ vecs.T
+    P[np.diag_indices_from(P)] += ridge
+    return np.linalg.solve(P, rhs)
+
+
+def _matrix_sensitivity(h, r2):
+    """Frobenius sensitivity of a sum of PSD terms of Frobenius norm <= h r2."""
+    return {"replace": math.sqrt(2.0) * h * r2, "add_remove": h * r2}
+
+
+class DampedNewton(Mechanism):
+    """DP damped Newton for the logistic losses (Ganesh, Haghifam, Steinke and Thakurta, 2023).
+
+    Iteration t releases the clipped gradient sum ``g~_t`` (sensitivity 2G / G, as gradient
+    descent) and the Hessian sum ``H~_t`` (module docstring), both at the current point. Then,
+    as post-processing: floor the eigenvalues of ``H~_t`` at the noise's own operator-norm scale
+    ``sqrt(2) s_H sqrt(D)``, add ``N alpha`` on the weights, and take the damped step
+    ``theta -= d / (1 + R lambda)`` with ``d = H^-1 g`` and ``lambda = sqrt(g . d)`` the
+    (noisy) Newton decrement: for the logistic loss, self-concordant with constant ``R`` (the
+    row bound), this step never overshoots. The number of iterations and the split of each
+    iteration's budget between the two releases are public constants of the plan.
+    """
+
+    name = "newton"
+
+    def __init__(self, schedule):
+        self.schedule = schedule
+
+    def plan(self, setup, mu, max_iter):
+        return self.schedule.plan(setup.problem, mu, max_iter)
+
+    def releases(self, setup, plan):
+        h = HESSIAN_FROBENIUS[setup.loss.code]
+        # per-example Hessian term: Frobenius <= h ||x~||^2 <= h row_bound^2 (original coords)
+        hess = _matrix_sensitivity(h, setup.row_bound ** 2)
+        ratio = math.sqrt(plan.gradient_share / (1.0 - plan.gradient_share))
+        return [ReleaseShape("gradient sums", plan.noise_multipliers, setup.grad_sensitivity),
+                ReleaseShape("Hessian sums", plan.noise_multipliers * ratio, hess)]
+
+    def run(self, rows, setup, plan, releases, gen):
+        grads, hess = releases
+        c = setup.column
+        k_out, d = setup.n_outputs, rows.n_features
+        P = d + int(setup.fit_intercept)
+        D = k_out * P
+        n = setup.n_public
+        loss = setup.loss
+        clip = setup.lipschitz / c
+        alpha = setup.alpha / (c * c)  # on the weights, in kernel coordinates
+        ridge = np.tile(np.append(np.full(d, n * alpha), 0.0 if setup.fit_intercept else []),
+                        k_out)
+        # noise in kernel coordinates: gradients scale by 1/c, Hessians by 1/c^2
+        g_std = grads.noise_std / c
+        h_std = hess.noise_std / (c * c)
+        r_kernel = setup.row_bound / c  # self-concordance constant of the logistic losses
+        coef = np.zeros((k_out, d))
+        intercept = np.zeros(k_out)
+        for t in range(plan.n_steps):
+            gcoef, gint, bad = rows.grad_sum(coef, intercept, loss.code, loss.param, clip)
+            _check_finite(bad, t)
+            g = np.hstack([gcoef, gint[:, None]]) if setup.fit_intercept else gcoef
+            g = g.ravel()
+            H = rows.hessian_sum(coef, intercept, loss.code)
+            if g_std[t] > 0:
+                g = g + g_std[t] * gen.standard_normal(D)
+                H = H + symmetric_noise(gen, D, h_std[t])
+            if setup.progress is not None:
+                setup.progress.released(np.array([grads.multipliers[t], hess.multipliers[t]]),
+                                        t, plan.n_steps)
+            theta = (np.hstack([coef, intercept[:, None]]) if setup.fit_intercept
+                     else coef).ravel()
+            grad_total = g + ridge * theta  # gradient of N F (weights penalised)
+            floor = math.sqrt(2.0) * h_std[t] * math.sqrt(D) if h_std[t] > 0 else 1e-12 * n
+            step = floored_inverse_solve(H, floor, ridge, grad_total)
+            # Newton decrement of F = (sum) / N: sqrt(F' F''^-1 F') = sqrt(g . H^-1 g / N)
+            decrement = math.sqrt(max(float(grad_total @ step), 0.0) / n)
+            theta = theta - step / (1.0 + r_kernel * decrement)
+            theta = theta.reshape(k_out, P)
+            coef = np.ascontiguousarray(theta[:, :d])
+            intercept = (np.ascontiguousarray(theta[:, d]) if setup.fit_intercept
+                         else np.zeros(k_out))
+        return coef / c, intercept
+
+
+class SufficientStatistics(Mechanism):
+    """Ridge regression from noisy sufficient statistics (AdaSSP, Wang 2018).
+
+    Releases ``A~ = sum w x x^T + E`` (Frobenius sensitivity ``sqrt(2) R^2`` replace-one,
+    ``R^2`` add/remove-one) and ``b~ = sum w y x + e`` (``2 Y R`` / ``Y R``), with ``x`` the
+    augmented row and ``|y| <= Y``; then solves ``(A~+ + N alpha I_w) theta = b~`` where
+    ``A~+`` has its eigenvalues floored at the public level ``sqrt(2) s_A sqrt(D)`` (the
+    noise's operator norm), which plays AdaSSP's ridge. One release of each: exact GDP.
+    """
+
+    name = "ssp"
+
+    def __init__(self, schedule):
+        self.schedule = schedule
+
+    def plan(self, setup, mu, max_iter):
+        return self.schedule.plan(setup.problem, mu, max_iter)
+
+    def releases(self, setup, plan):
+        if setup.loss.code != 2:  # the squared loss (skdpgd._kernels.LOSS_SQUARED)
+            raise ValueError("schedule='ssp' fits the squared loss only (DPRidge).")
+        r2 = setup.row_bound ** 2
+        y_bound = getattr(setup.loss, "y_bound", None)
+        if y_bound is None:
+            raise ValueError("schedule='ssp' needs a public y_bound.")
+        ratio = math.sqrt(plan.gradient_share / (1.0 - plan.gradient_share))
+        return [
+            ReleaseShape("X'y", np.ones(1),
+                         {"replace": 2.0 * y_bound * setup.row_bound,
+                          "add_remove": y_bound * setup.row_bound}),
+            ReleaseShape("X'X", np.full(1, ratio), _matrix_sensitivity(1.0, r2)),
+        ]
+
+    def run(self, rows, setup, plan, releases, gen):
+        rel_b, rel_a = releases
+        c = setup.column
+        d = rows.n_features
+        P = d + int(setup.fit_intercept)
+        A, b = rows.suff_stats()  # kernel coordinates: x' = x~ / c
+        # back to the coordinates of x~ = (s x, c), where the sensitivities are stated
+        A = A * (c * c)
+        b = b * c
+        a_std = float(rel_a.noise_std[0])
+        b_std = float(rel_b.noise_std[0])
+        if a_std > 0:
+            A = A + symmetric_noise(gen, P, a_std)
+        if b_std > 0:
+            b = b + b_std * gen.standard_normal(P)
+        ridge = np.append(np.full(d, setup.n_public * setup.alpha),
+                          [0.0] if setup.fit_intercept else [])
+        floor = math.sqrt(2.0) * a_std * math.sqrt(P) if a_std > 0 else 0.0
+        theta = floored_inverse_solve(A, floor, ridge + (1e-12 if a_std == 0 else 0.0), b)
+        # theta is (w, b~) on (s x, c): the intercept is c b~
+        coef = theta[:d][None, :]
+        intercept = np.array([theta[d] * c]) if setup.fit_intercept else np.zeros(1)
+        return coef, intercept
