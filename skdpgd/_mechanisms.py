@@ -138,12 +138,16 @@ class ReleaseShape:
 
 
 class Mechanism:
-    """Base class; see the module docstring."""
+    """Base class; see the module docstring. A mechanism carries out a schedule's plan."""
 
     name = "mechanism"
 
-    def plan(self, setup, mu, max_iter):  # pragma: no cover - interface
-        raise NotImplementedError
+    def __init__(self, schedule):
+        self.schedule = schedule
+
+    def plan(self, setup, mu, max_iter):
+        """The schedule's plan for the fit's public constants and GDP budget ``mu``."""
+        return self.schedule.plan(setup.problem, mu, max_iter)
 
     def releases(self, setup, plan):  # pragma: no cover - interface
         raise NotImplementedError
@@ -173,12 +177,6 @@ class GradientDescent(Mechanism):
     """
 
     name = "gradient"
-
-    def __init__(self, schedule):
-        self.schedule = schedule
-
-    def plan(self, setup, mu, max_iter):
-        return self.schedule.plan(setup.problem, mu, max_iter)
 
     def releases(self, setup, plan):
         return [ReleaseShape("gradient sums", plan.noise_multipliers, setup.grad_sensitivity)]
@@ -240,12 +238,6 @@ class OutputPerturbation(Mechanism):
     def plan(self, setup, mu, max_iter):
         if setup.alpha <= 0:
             raise ValueError("output perturbation needs alpha > 0 (strong convexity).")
-        return self.schedule_plan(setup)
-
-    def __init__(self, schedule):
-        self.schedule = schedule
-
-    def schedule_plan(self, setup):
         return self.schedule.plan(setup.problem, math.inf, None)
 
     def tolerance(self, setup, plan):

@@ -73,12 +73,6 @@ class DampedNewton(Mechanism):
 
     name = "newton"
 
-    def __init__(self, schedule):
-        self.schedule = schedule
-
-    def plan(self, setup, mu, max_iter):
-        return self.schedule.plan(setup.problem, mu, max_iter)
-
     def releases(self, setup, plan):
         h = HESSIAN_FROBENIUS[setup.loss.code]
         # per-example Hessian term: Frobenius <= h ||x~||^2 <= h row_bound^2 (original coords)
@@ -143,12 +137,6 @@ class SufficientStatistics(Mechanism):
     """
 
     name = "ssp"
-
-    def __init__(self, schedule):
-        self.schedule = schedule
-
-    def plan(self, setup, mu, max_iter):
-        return self.schedule.plan(setup.problem, mu, max_iter)
 
     def releases(self, setup, plan):
         if setup.loss.code != 2:  # the squared loss (skdpgd._kernels.LOSS_SQUARED)

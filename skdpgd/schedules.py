@@ -492,6 +492,11 @@ class Exponential(Schedule):
                          schedule=self.name)
 
 
+def _check_share(share):
+    if not 0.0 < share < 1.0:
+        raise ValueError(f"gradient_share must lie in (0, 1), got {share!r}.")
+
+
 @dataclass(frozen=True)
 class Newton(Schedule):
     """DP damped Newton (logistic losses): ``n_iter`` iterations, each a gradient and a Hessian
@@ -514,8 +519,7 @@ class Newton(Schedule):
     name = "newton"
 
     def plan(self, problem, mu, max_iter=None):
-        if not 0.0 < self.gradient_share < 1.0:
-            raise ValueError("gradient_share must lie in (0, 1).")
+        _check_share(self.gradient_share)
         T = int(max_iter) if max_iter is not None else int(self.n_iter)
         return NoisePlan(np.ones(T), np.ones(T), mechanism="newton", n_iter_theory=float(T),
                          schedule=self.name, gradient_share=self.gradient_share)
@@ -538,8 +542,7 @@ class SufficientStatistics(Schedule):
     name = "ssp"
 
     def plan(self, problem, mu, max_iter=None):
-        if not 0.0 < self.gradient_share < 1.0:
-            raise ValueError("gradient_share must lie in (0, 1).")
+        _check_share(self.gradient_share)
         return NoisePlan(np.ones(1), np.zeros(1), mechanism="ssp", n_iter_theory=0.0,
                          schedule=self.name, gradient_share=self.gradient_share)
 
