@@ -35,7 +35,11 @@ from ._kernels_sgd import csr_row_norms
 
 
 def make_rows(X, y, sample_weight, fit_intercept):
-    """The backend for X (dense ndarray or scipy sparse)."""
+    """The backend for X (dense ndarray, scipy sparse, or a dask array)."""
+    if type(X).__module__.split(".")[0] == "dask":
+        from ._dask_backend import DaskRows  # imports dask only here
+
+        return DaskRows(X, y, sample_weight, fit_intercept)
     if sp.issparse(X):
         return CSRRows(X, y, sample_weight, fit_intercept)
     return DenseRows(X, y, sample_weight, fit_intercept)

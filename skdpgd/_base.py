@@ -91,7 +91,11 @@ def resolve_data_norm(data_norm, X):
     """The public row-norm bound, or (with a PrivacyLeakWarning) the data's largest row norm."""
     if data_norm is not None:
         return float(data_norm)
-    if hasattr(X, "tocsr"):  # sparse: row norms without densifying
+    if type(X).__module__.split(".")[0] == "dask":
+        from ._dask_backend import max_row_norm
+
+        norms = np.array([max_row_norm(X)])
+    elif hasattr(X, "tocsr"):  # sparse: row norms without densifying
         from ._kernels_sgd import csr_row_norms
 
         Xc = X.tocsr()
@@ -143,6 +147,11 @@ class LinearClassifierMixin(ClassifierMixin):
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self)
+        if type(X).__module__.split(".")[0] == "dask":  # a lazy dask array
+            from ._dask_backend import decision_scores
+
+            scores = decision_scores(self, X, self.coef_, self.intercept_)
+            return scores[:, 0] if scores.shape[1] == 1 else scores
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           reset=False)
         scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
@@ -161,6 +170,9 @@ class LinearClassifierMixin(ClassifierMixin):
         """
         scores = self.decision_function(X)
         index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        if type(index).__module__.split(".")[0] == "dask":
+            classes = self.classes_
+            return index.map_blocks(lambda b: classes[b], dtype=classes.dtype)
         return self.classes_[index]
 
 
@@ -178,7 +190,15 @@ class ProbaFromScoresMixin:
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        return proba_from_scores(self.decision_function(X))
+        scores = self.decision_function(X)
+        if type(scores).__module__.split(".")[0] == "dask":
+            k = len(self.classes_)
+            if scores.ndim == 1:
+                scores = scores[:, None]
+            return scores.map_blocks(lambda b: proba_from_scores(b[:, 0] if b.shape[1] == 1
+                                                                 else b),
+                                     chunks=(scores.chunks[0], (k,)), dtype=np.float64)
+        return proba_from_scores(scores)
 
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba`, computed stably.

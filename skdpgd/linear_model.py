@@ -15,6 +15,7 @@ from ._compat import Interval, StrOptions, fit_context
 from ._public import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
 from ._public import CLASSES_DOC as _CLASSES_DOC
 from ._public import encode_binary_or_index, fit_transaction, resolve_classes
+from ._dask_backend import is_dask as _is_dask
 from .losses import BinaryLogistic, MultinomialLogistic, SquaredError
 
 __all__ = ["DPLogisticRegression", "DPRidge"]
@@ -307,11 +308,21 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
             The fitted estimator.
         """
         with fit_transaction(self):
-            X, y = validate_data(self, X, y, accept_sparse="csr",
-                                 dtype=[np.float64, np.float32], y_numeric=False)
-            classes, y_index = resolve_classes(self.classes, y)
-            y_k = encode_binary_or_index(y_index, classes.shape[0])
-            sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
+            if _is_dask(X):
+                from . import _dask_backend as dk
+
+                if self.class_weight is not None:
+                    raise ValueError("class_weight is not supported for dask input yet.")
+                X, y, sample_weight = dk.validate_fit(self, X, y, sample_weight,
+                                                      classification=True)
+                classes, y_index = dk.resolve_classes(self.classes, y)
+                y_k = dk.kernel_labels(y_index, classes.shape[0])
+            else:
+                X, y = validate_data(self, X, y, accept_sparse="csr",
+                                     dtype=[np.float64, np.float32], y_numeric=False)
+                classes, y_index = resolve_classes(self.classes, y)
+                y_k = encode_binary_or_index(y_index, classes.shape[0])
+                sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
             if classes.shape[0] == 2:
                 loss, n_outputs = BinaryLogistic(), 1
             else:
@@ -471,14 +482,23 @@ class DPRidge(RegressorMixin, _DPLinearBase):
                 "to account for them together (a joint multi-output release is not offered)."
             )
         with fit_transaction(self):
-            X, y = validate_data(self, X, y, accept_sparse="csr",
-                                 dtype=[np.float64, np.float32], y_numeric=True)
-            y = np.asarray(y, dtype=np.float64)
-            sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
-            y_bound = resolve_y_bound(self.y_bound, y)
+            if _is_dask(X):
+                from . import _dask_backend as dk
+
+                X, y, sample_weight = dk.validate_fit(self, X, y, sample_weight,
+                                                      classification=False)
+                y_bound = (float(self.y_bound) if self.y_bound is not None
+                           else resolve_y_bound(None, np.array([float(abs(y).max().compute())])))
+            else:
+                X, y = validate_data(self, X, y, accept_sparse="csr",
+                                     dtype=[np.float64, np.float32], y_numeric=True)
+                y = np.asarray(y, dtype=np.float64)
+                sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
+                y_bound = resolve_y_bound(self.y_bound, y)
             clip_norm = None if self.clip_norm == "auto" else float(self.clip_norm)
+            y_clipped = y.clip(-y_bound, y_bound)
             coef, intercept = self._fit_private(
-                X, np.clip(y, -y_bound, y_bound), sample_weight,
+                X, y_clipped, sample_weight,
                 SquaredError(clip_norm=clip_norm, y_bound=y_bound), 1, y_bound=y_bound)
             self.y_bound_ = y_bound
             self.coef_ = coef[0].astype(X.dtype, copy=False)
@@ -497,6 +517,10 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
+        if _is_dask(X):  # a lazy dask array
+            from ._dask_backend import decision_scores
+
+            return decision_scores(self, X, self.coef_[None, :], [self.intercept_])[:, 0]
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           reset=False)
         return X @ self.coef_ + self.intercept_

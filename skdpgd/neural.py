@@ -472,7 +472,7 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
 
         # --- schedule (shape) -> accountant (scale, composed with the count) ---
         schedule, decay_used, schedule_name = self._resolve_schedule(T)
-        if schedule_name == "pur" and q < 1.0:
+        if schedule_name == "pur" and minibatch:  # decided by the parameter, not by q
             raise ValueError("schedule='pur' runs until a full-batch budget is spent; it "
                              "supports batch_size=None only.")
         mu_budget = gdp.budget(epsilon, delta)

@@ -43,8 +43,9 @@ def _run_as_nobody(env_extra, lock_tmp=False):
         "mount -t tmpfs -o mode=755 none /root; "
         "if [ -d \"$view/.pyenv\" ]; then mkdir -p /root/.pyenv; "
         "mount --bind \"$view/.pyenv\" /root/.pyenv; fi; "
+        # temp dirs made read-only in place (their contents, such as a venv, stay visible)
         + ("for d in /tmp /var/tmp /usr/tmp; do if [ -d $d ]; then "
-           "mount -t tmpfs -o ro,mode=755 none $d; fi; done; " if lock_tmp else "")
+           "mount --bind $d $d; mount -o remount,bind,ro $d; fi; done; " if lock_tmp else "")
         + "exec setpriv --reuid=65534 --regid=65534 --clear-groups env -i "
         + " ".join(f"{k}={v}" for k, v in env.items())
         + f" {sys.executable} -c \"$FIT\""
@@ -71,6 +72,6 @@ def test_read_only_install_caches_in_a_per_user_temp_dir():
 
 
 def test_read_only_install_without_any_writable_dir_compiles_without_cache():
-    # every temp dir is a read-only tmpfs in the child's mount namespace, home is missing
+    # every temp dir is read-only in the child's mount namespace, home is missing
     stdout = _run_as_nobody({"XDG_CACHE_HOME": "/nonexistent"}, lock_tmp=True)
     assert "cache: -" in stdout

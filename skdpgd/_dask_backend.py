@@ -1,0 +1,260 @@
+"""Dask backend: the full-batch reductions over the row chunks of a dask array.
+
+Each reduction (:mod:`skdpgd._backends`) is a sum over rows, so it is computed per row chunk
+by the same numba kernels as in memory (a :class:`~skdpgd._backends.DenseRows` built on the
+chunk, inside the task) and the partial sums are added on the driver in chunk order. The
+driver holds d- or d^2-sized partial sums only, never a row of X, and draws all the noise (the
+mechanisms do that, from the estimator's one generator), so a fit on a dask array is the
+in-memory fit up to the summation order. Every release reads X once (persist X, or let dask
+stream it from storage).
+
+Imported only when X is a dask collection: ``import skdpgd`` does not import dask.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._backends import DenseRows
+
+
+def is_dask(obj):
+    """True for dask arrays, dataframes and series (without importing dask)."""
+    return type(obj).__module__.split(".")[0] in ("dask", "dask_expr")
+
+
+def as_dask_array(X):
+    """A 2-D float64 dask array with one chunk across the columns (dataframes: their values;
+    row chunk sizes are computed when unknown, a count that is public under replace-one)."""
+    import dask.array as da
+
+    if hasattr(X, "to_dask_array"):  # dask DataFrame / Series
+        X = X.to_dask_array(lengths=True)
+    X = da.asarray(X)
+    if np.isnan(X.shape[0]):
+        X = X.compute_chunk_sizes()
+    if X.dtype.kind not in "fiub":
+        raise ValueError(f"X must hold numbers, got dtype {X.dtype}.")
+    return X.astype(np.float64).rechunk({1: -1})
+
+
+def _chunk_rows(Xb, yb, wb, fit_intercept, bound, column):
+    rows = DenseRows(np.asarray(Xb), np.asarray(yb, dtype=np.float64),
+                     np.asarray(wb, dtype=np.float64), fit_intercept)
+    rows.clip_rows(bound, column)
+    return rows
+
+
+def _grad(Xb, yb, wb, fi, bound, column, coef, intercept, loss, param, clip):
+    return _chunk_rows(Xb, yb, wb, fi, bound, column).grad_sum(coef, intercept, loss, param,
+                                                               clip)
+
+
+def _hess(Xb, yb, wb, fi, bound, column, coef, intercept, loss):
+    return _chunk_rows(Xb, yb, wb, fi, bound, column).hessian_sum(coef, intercept, loss)
+
+
+def _suff(Xb, yb, wb, fi, bound, column):
+    return _chunk_rows(Xb, yb, wb, fi, bound, column).suff_stats()
+
+
+def _objective(Xb, yb, wb, fi, bound, column, coef, intercept, loss, param, clip):
+    return _chunk_rows(Xb, yb, wb, fi, bound, column).objective(coef, intercept, loss, param,
+                                                                clip)
+
+
+def _norm_sum(Xb, wb, bound):
+    norms = np.sqrt(np.einsum("ij,ij->i", Xb, Xb))
+    return float(np.dot(np.asarray(wb, dtype=np.float64), np.minimum(norms, bound)))
+
+
+def _finite(Xb):
+    return bool(np.isfinite(Xb).all())
+
+
+class DaskRows:
+    """The reductions of :class:`skdpgd._backends.Rows` over a dask array's row chunks."""
+
+    def __init__(self, X, y, sample_weight, fit_intercept):
+        import dask.array as da
+
+        self.X = as_dask_array(X)
+        self.n_samples, self.n_features = (int(s) for s in self.X.shape)
+        chunks = self.X.chunks[0]
+        self.y = da.asarray(y).astype(np.float64).rechunk((chunks,))
+        self.sample_weight = da.asarray(sample_weight).astype(np.float64).rechunk((chunks,))
+        self.fit_intercept = bool(fit_intercept)
+        self.row_bound, self.column = np.inf, 1.0
+
+    @property
+    def n_params(self):
+        return self.n_features + int(self.fit_intercept)
+
+    def _blocks(self):
+        xs = self.X.to_delayed().ravel()
+        return list(zip(xs, self.y.to_delayed().ravel(), self.sample_weight.to_delayed().ravel()))
+
+    def _map(self, fn, *args):
+        """``fn(X chunk, y chunk, w chunk, fit_intercept, bound, column, *args)`` per chunk,
+        computed on the cluster; the results in chunk order."""
+        import dask
+
+        tasks = [dask.delayed(fn)(xb, yb, wb, self.fit_intercept, self.row_bound, self.column,
+                                  *args) for xb, yb, wb in self._blocks()]
+        return dask.compute(*tasks)
+
+    # --- the interface of skdpgd._backends.Rows ---------------------------------------------
+    def clip_rows(self, bound, column):
+        """Clip rows to norm ``bound`` and divide them by ``column`` (applied in each task)."""
+        self.row_bound, self.column = float(bound), float(column)
+
+    def norm_sum(self, bound):
+        import dask
+
+        parts = dask.compute(*[dask.delayed(_norm_sum)(xb, wb, float(bound))
+                               for xb, _, wb in self._blocks()])
+        return float(sum(parts))
+
+    def grad_sum(self, coef, intercept, loss_code, param, clip_norm):
+        parts = self._map(_grad, np.asarray(coef, dtype=np.float64),
+                          np.asarray(intercept, dtype=np.float64), int(loss_code),
+                          float(param), float(clip_norm))
+        gcoef = np.zeros_like(parts[0][0])
+        gint = np.zeros_like(parts[0][1])
+        bad = 0
+        for gc, gi, b in parts:  # chunk order: the same numbers whatever the scheduling
+            gcoef += gc
+            gint += gi
+            bad += b
+        return gcoef, gint, bad
+
+    def hessian_sum(self, coef, intercept, loss_code):
+        parts = self._map(_hess, np.asarray(coef, dtype=np.float64),
+                          np.asarray(intercept, dtype=np.float64), int(loss_code))
+        total = np.zeros_like(parts[0])
+        for p in parts:
+            total += p
+        return total
+
+    def suff_stats(self):
+        parts = self._map(_suff)
+        A = np.zeros_like(parts[0][0])
+        b = np.zeros_like(parts[0][1])
+        for a_part, b_part in parts:
+            A += a_part
+            b += b_part
+        return A, b
+
+    def objective(self, coef, intercept, loss_code, param, clip_norm):
+        parts = self._map(_objective, np.asarray(coef, dtype=np.float64),
+                          np.asarray(intercept, dtype=np.float64), int(loss_code),
+                          float(param), float(clip_norm))
+        f = 0.0
+        gcoef = np.zeros_like(parts[0][1])
+        gint = np.zeros_like(parts[0][2])
+        for fp, gc, gi in parts:
+            f += fp
+            gcoef += gc
+            gint += gi
+        return f, gcoef, gint
+
+    def all_finite(self):
+        """Whether X has only finite values (one pass; a refusal releases nothing)."""
+        import dask
+
+        return all(dask.compute(*[dask.delayed(_finite)(xb) for xb, _, _ in self._blocks()]))
+
+
+# --- estimator-side validation and lazy prediction ------------------------------------------
+
+
+def validate_fit(est, X, y, sample_weight, *, classification):
+    """Check a dask fit input without gathering rows: ``(X, y, sample_weight)`` as dask arrays
+    with the same row chunks; sets ``n_features_in_``. One pass checks that X is finite (and
+    that the weights lie in [0, 1]); a refusal releases nothing."""
+    import dask.array as da
+
+    X = as_dask_array(X)
+    if X.ndim != 2 or X.shape[0] == 0:
+        raise ValueError(f"Expected a 2D array with at least one sample, got shape {X.shape}.")
+    chunks = X.chunks[0]
+    y = da.asarray(y.to_dask_array(lengths=True) if hasattr(y, "to_dask_array") else y)
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(f"y must be 1-D with one entry per row of X ({X.shape[0]}), got shape "
+                         f"{y.shape}.")
+    y = y.rechunk((chunks,))
+    if not classification:
+        y = y.astype(np.float64)
+    sw = (da.ones(X.shape[0], chunks=(chunks,)) if sample_weight is None
+          else da.asarray(sample_weight).astype(np.float64).rechunk((chunks,)))
+    checks = [da.isfinite(X).all(), (sw >= 0).all() & (sw <= 1).all() & da.isfinite(sw).all()]
+    if not classification:
+        checks.append(da.isfinite(y).all())
+    import dask
+
+    ok = dask.compute(*checks)
+    if not ok[0]:
+        raise ValueError("Input X contains NaN or infinity.")
+    if not ok[1]:
+        raise ValueError("sample_weight must lie in [0, 1] (finite): the privacy guarantee "
+                         "bounds each example's contribution by the clip norm.")
+    if not classification and not ok[2]:
+        raise ValueError("Input y contains NaN or infinity.")
+    est.n_features_in_ = int(X.shape[1])
+    return X, y, sw
+
+
+def resolve_classes(classes, y):
+    """Dask counterpart of :func:`skdpgd._public.resolve_classes`: ``(classes_, y_index)``
+    with ``y_index`` a lazy dask array; the label check is one pass (unique per chunk)."""
+    import warnings
+
+    import dask.array as da
+
+    from .exceptions import PrivacyLeakWarning
+
+    found = np.unique(da.unique(y).compute())
+    if classes is None:
+        if found.shape[0] < 2:
+            raise ValueError("This solver needs samples of at least 2 classes in the data, but "
+                             f"the data contains only one class: {found[0]!r}.")
+        warnings.warn(
+            "classes was not given, so the class list was read from the private labels. It "
+            "decides binary vs multinomial, the number of outputs, the loss constants and so "
+            "the noise; epsilon does not cover it. Pass classes=[...] to fix.",
+            PrivacyLeakWarning, stacklevel=3)
+        classes_ = found
+    else:
+        classes_ = np.unique(np.asarray(classes))
+        if classes_.shape[0] < 2:
+            raise ValueError(f"classes must list at least 2 labels, got {classes!r}.")
+        unknown = np.setdiff1d(found, classes_)
+        if unknown.size:
+            raise ValueError(f"y has labels outside classes (e.g. {list(unknown[:5])!r}); "
+                             "classes must list every possible label.")
+    y_index = y.map_blocks(lambda b: np.searchsorted(classes_, b).astype(np.int64),
+                           dtype=np.int64)
+    return classes_, y_index
+
+
+def kernel_labels(y_index, n_classes):
+    """Kernel labels (+-1 for two classes, the index otherwise), lazily."""
+    if n_classes == 2:
+        return y_index.map_blocks(lambda b: np.where(b == 1, 1.0, -1.0), dtype=np.float64)
+    return y_index.astype(np.float64)
+
+
+def max_row_norm(X):
+    """The largest row norm (one pass; used only with a PrivacyLeakWarning)."""
+    import dask.array as da
+
+    return float(da.sqrt((X * X).sum(axis=1)).max().compute())
+
+
+def decision_scores(est, X, coef, intercept):
+    """``X @ coef.T + intercept`` as a lazy dask array (one column per output)."""
+    X = as_dask_array(X)
+    if X.shape[1] != est.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "
+                         f"{est.n_features_in_} features as input.")
+    return X @ np.asarray(coef, dtype=np.float64).T + np.asarray(intercept, dtype=np.float64)
