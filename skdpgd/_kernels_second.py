@@ -333,15 +333,9 @@ def _check_loss(loss):
         raise ValueError(f"no Hessian for loss code {loss}.")
 
 
-def hessian_sum(X, row_scale, sample_weight, fit_intercept, loss, coef, intercept,
-                parallel=None):
-    """``sum_i w_i H_i`` over dense X, shape ``(K P, K P)`` (see :mod:`skdpgd._backends`).
-
-    X, the scales and weights: C-contiguous float64. ``parallel`` (default: by the amount of
-    work) splits the result rows between threads; the numbers are the same either way.
-    """
+def _hessian_setup(loss, coef, intercept, fit_intercept, n, d):
+    """What both Hessian sums need: ``(k_out, n_pair, E, P, coef, intercept, buf)``."""
     _check_loss(loss)
-    n, d = X.shape
     k_out = coef.shape[0]
     n_pair = n_pairs(loss, k_out)
     E = _extra_columns(n, fit_intercept)
@@ -351,6 +345,19 @@ def hessian_sum(X, row_scale, sample_weight, fit_intercept, loss, coef, intercep
     intercept = (np.ascontiguousarray(intercept, dtype=np.float64) if fit_intercept
                  else np.zeros(k_out))
     buf = np.empty((min(n, _chunk_rows(P, n_pair)), n_pair))
+    return k_out, n_pair, E, P, coef, intercept, buf
+
+
+def hessian_sum(X, row_scale, sample_weight, fit_intercept, loss, coef, intercept,
+                parallel=None):
+    """``sum_i w_i H_i`` over dense X, shape ``(K P, K P)`` (see :mod:`skdpgd._backends`).
+
+    X, the scales and weights: C-contiguous float64. ``parallel`` (default: by the amount of
+    work) splits the result rows between threads; the numbers are the same either way.
+    """
+    n, d = X.shape
+    k_out, n_pair, E, P, coef, intercept, buf = _hessian_setup(loss, coef, intercept,
+                                                               fit_intercept, n, d)
 
     def weights(lo, hi):
         if loss == K.LOSS_SQUARED:
@@ -368,18 +375,10 @@ def hessian_sum(X, row_scale, sample_weight, fit_intercept, loss, coef, intercep
 def hessian_sum_csr(data, indices, indptr, n_features, row_scale, sample_weight, fit_intercept,
                     loss, coef, intercept, parallel=None):
     """:func:`hessian_sum` for canonical CSR X (data float64, indices and indptr int64)."""
-    _check_loss(loss)
     n = indptr.shape[0] - 1
     d = int(n_features)
-    k_out = coef.shape[0]
-    n_pair = n_pairs(loss, k_out)
-    E = _extra_columns(n, fit_intercept)
-    P = d + E.shape[1]
-    coef = np.ascontiguousarray(coef, dtype=np.float64)
-    # without an intercept column the intercept is not a parameter (taken as 0)
-    intercept = (np.ascontiguousarray(intercept, dtype=np.float64) if fit_intercept
-                 else np.zeros(k_out))
-    buf = np.empty((min(n, _chunk_rows(P, n_pair)), n_pair))
+    k_out, n_pair, E, P, coef, intercept, buf = _hessian_setup(loss, coef, intercept,
+                                                               fit_intercept, n, d)
 
     def weights(lo, hi):
         if loss == K.LOSS_SQUARED:
