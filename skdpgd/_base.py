@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._backends import make_rows
 from ._compat import HasMethods, Interval, StrOptions
 from ._mechanisms import Progress, Setup, mechanism_for
-from ._public import resolve_class_weight, resolve_n_samples
+from ._public import CLASS_COUNT_SENSITIVITY, resolve_class_weight, resolve_n_samples
 from .accounting import GaussianDPAccountant, Release, gdp_epsilon, gdp_mu_of_releases
 from .exceptions import PrivacyLeakWarning
 from .schedules import Problem, auto_alpha, get_schedule, schedule_names
@@ -306,11 +306,11 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     weight_scale = 1.0
     if getattr(est, "class_weight", None) is not None:
         weights, weight_scale, z_cls = resolve_class_weight(est.class_weight, classes, y_index,
-                                                            mu_total, gen)
+                                                            mu_total, gen, relation)
         sample_weight = sample_weight * weights[y_index]
         if z_cls is not None:  # relabelling one example moves two counts by 1
             prior.append(Release("class counts", [z_cls],
-                                 {"replace": math.sqrt(2.0), "add_remove": 1.0}, relation))
+                                 dict(CLASS_COUNT_SENSITIVITY), relation))
 
     # --- the row-clipping bound: data_norm, or a private typical norm (a prior release) ---
     rows = make_rows(X, y, sample_weight, fit_intercept)

@@ -23,7 +23,7 @@ from . import _kernels, _kernels_sgd
 from ._base import COMMON_CONSTRAINTS, DEFAULT_DELTA_CAP, _generator, default_delta
 from ._compat import HasMethods, Interval, StrOptions
 from ._mechanisms import Progress
-from ._public import resolve_class_weight, resolve_n_samples
+from ._public import CLASS_COUNT_SENSITIVITY, resolve_class_weight, resolve_n_samples
 from ._rdp import PLDAccountant
 from .accounting import GaussianSteps, RDPAccountant, Release, gdp_mu
 from .exceptions import DivergenceError
@@ -104,11 +104,11 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
     weight_scale = 1.0
     if getattr(est, "class_weight", None) is not None:
         weights, weight_scale, z_cls = resolve_class_weight(
-            est.class_weight, classes, y_index, gdp_mu(epsilon, delta), gen)
+            est.class_weight, classes, y_index, gdp_mu(epsilon, delta), gen, "add_remove")
         sample_weight = sample_weight * weights[y_index]
         if z_cls is not None:  # one example added or removed moves one count by 1
             prior.append(Release("class counts", [z_cls],
-                                 {"replace": math.sqrt(2.0), "add_remove": 1.0}, "add_remove"))
+                                 dict(CLASS_COUNT_SENSITIVITY), "add_remove"))
     # q, T and the normaliser come from the public N only
     q = min(1.0, est.batch_size / n_public)
     n_steps = max(1, math.ceil(float(est.epochs) / q))

@@ -123,21 +123,29 @@ def fit_transaction(est):
 #: Share of the budget's mu^2 that noisy class counts spend for ``class_weight='balanced'``.
 CLASS_COUNT_SHARE = 0.02
 
+#: L2 sensitivity of the vector of class counts: relabelling one example moves two counts by 1
+#: (replace-one), adding or removing one moves one count by 1 (add/remove-one).
+CLASS_COUNT_SENSITIVITY = {"replace": math.sqrt(2.0), "add_remove": 1.0}
 
-def resolve_class_weight(class_weight, classes, y_index, mu_total, gen):
+
+def resolve_class_weight(class_weight, classes, y_index, mu_total, gen, relation):
     """Per-class weights in [0, 1] and what they cost: ``(weights, scale, z)``.
 
     ``weights[k]`` multiplies the sample weight of every example of class k; ``scale`` is
     the factor the requested weights were divided by so that the largest is 1 (a weight above
     1 would multiply an example's contribution past the clip norm); the caller divides alpha
     by it so that the regularised objective keeps its minimiser. ``z`` is the noise
-    multiplier of the class counts released for ``'balanced'`` (None otherwise).
+    multiplier of the class counts released for ``'balanced'`` (None otherwise), relative to
+    their sensitivity under ``relation`` ('replace' or 'add_remove', the fit's relation):
+    the noise standard deviation is ``z * CLASS_COUNT_SENSITIVITY[relation]``.
 
     ``'balanced'`` weights ``n / (K n_k)`` need the class counts, which are private: they are
     released as a histogram plus Gaussian noise. Relabelling one example moves two counts by
     1 (L2 sensitivity sqrt(2), replace-one); adding or removing one moves one count by 1
     (sensitivity 1). The release spends ``CLASS_COUNT_SHARE`` of the budget's mu^2 under the
-    fit's relation. A dict gives public weights (labels absent from it weigh 1).
+    fit's relation: ``z = 1 / (sqrt(CLASS_COUNT_SHARE) mu_total)``, and the noise is scaled by
+    that relation's sensitivity, so the release is ``1/z``-GDP under it. A dict gives public
+    weights (labels absent from it weigh 1).
     """
     n_classes = classes.shape[0]
     if class_weight is None:
@@ -154,7 +162,9 @@ def resolve_class_weight(class_weight, classes, y_index, mu_total, gen):
             z = None
         else:
             z = 1.0 / (math.sqrt(CLASS_COUNT_SHARE) * mu_total)
-            counts = counts + z * gen.standard_normal(n_classes)  # see the docstring
+            # noise z * sensitivity: the counts move by sqrt(2) (replace-one) or 1 (add/remove)
+            std = z * CLASS_COUNT_SENSITIVITY[relation]
+            counts = counts + std * gen.standard_normal(n_classes)
         counts = np.maximum(counts, 1.0)
         raw = counts.sum() / (n_classes * counts)
     else:

@@ -17,8 +17,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._base import (DEFAULT_DELTA_CAP, NEIGHBOURING, ProbaFromScoresMixin, _generator,
                     check_sample_weight_dp, default_delta)
 from ._compat import HasMethods, Interval, StrOptions, fit_context
-from ._public import (CLASSES_DOC, fit_transaction, resolve_class_weight, resolve_classes,
-                      resolve_n_samples)
+from ._public import (CLASS_COUNT_SENSITIVITY, CLASSES_DOC, fit_transaction,
+                      resolve_class_weight, resolve_classes, resolve_n_samples)
 from .accounting import (GaussianDPAccountant, GaussianSteps, Release, compose_gdp,
                          gdp_mu_of_releases)
 from .schedules import PUR, Exponential, Problem, Uniform, get_schedule
@@ -458,11 +458,12 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         # class weights in [0, 1] (public, or from accounted noisy class counts); dividing them
         # by their largest shrinks the loss by that factor, which the step size makes up for
         weights, weight_scale, z_cls = resolve_class_weight(
-            self.class_weight, classes, y_index, gdp.budget(epsilon, delta), gen)
+            self.class_weight, classes, y_index, gdp.budget(epsilon, delta), gen,
+            neighbouring)
         sample_weight = sample_weight * weights[y_index]
         if z_cls is not None:  # relabelling one example moves two counts by 1
             prior.append(Release("class counts", [z_cls],
-                                 {"replace": math.sqrt(2.0), "add_remove": 1.0}, neighbouring))
+                                 dict(CLASS_COUNT_SENSITIVITY), neighbouring))
         # q from the public N; a batch_size >= N is full batch
         q = 1.0 if not minibatch else min(1.0, self.batch_size / n_public)
         # One example's clipped gradient has norm <= C: the sum moves by <= C when it is
