@@ -61,8 +61,11 @@ def resolve_classes(classes, y):
             stacklevel=3,
         )
         return found, y_index
-    classes_ = np.unique(np.asarray(classes))
-    if classes_.ndim != 1 or classes_.shape[0] < 2:
+    given = np.asarray(classes)
+    if given.ndim != 1:  # np.unique would flatten a table into a list of labels
+        raise ValueError(f"classes must be a 1-D list of labels, got shape {given.shape}.")
+    classes_ = np.unique(given)
+    if classes_.shape[0] < 2:
         raise ValueError(f"classes must list at least 2 labels, got {classes!r}.")
     y = np.asarray(y)
     try:
@@ -72,9 +75,9 @@ def resolve_classes(classes, y):
     pos = np.minimum(pos, classes_.shape[0] - 1)
     unknown = classes_[pos] != y
     if np.any(unknown):
-        examples = np.unique(y[unknown])[:5]
+        examples = np.unique(y[unknown])[:5].tolist()  # plain Python labels in the message
         raise ValueError(
-            f"y has labels outside classes (e.g. {list(examples)!r}); classes must list every "
+            f"y has labels outside classes (e.g. {examples!r}); classes must list every "
             "possible label."
         )
     return classes_, pos.astype(np.int64)

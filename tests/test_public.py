@@ -121,3 +121,15 @@ def test_mlp_class_count_release_matches_its_noise(monkeypatch, relation):
     release = _class_count_release(est)
     assert release.sensitivity == HISTOGRAM_SENSITIVITY
     assert release.noise_std[0] == pytest.approx(seen[0], rel=1e-9)
+
+
+def test_classes_must_be_one_dimensional_and_errors_name_plain_labels():
+    from skdpgd._public import resolve_classes
+
+    y = np.array(["a", "b", "a"])
+    with pytest.raises(ValueError, match="1-D"):  # was read as 4 classes
+        resolve_classes([["a", "b"], ["c", "d"]], y)
+    with pytest.raises(ValueError, match=r"outside classes \(e\.g\. \['b'\]\)"):
+        resolve_classes(["a", "c"], y)
+    classes_, idx = resolve_classes(["b", "a", "z"], y)  # a label with no example is kept
+    assert classes_.tolist() == ["a", "b", "z"] and idx.tolist() == [0, 1, 0]
