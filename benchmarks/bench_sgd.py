@@ -96,7 +96,7 @@ def time_kernel(X, y, batch, steps):
     scale, aug = _kernels.row_clip_factors(X, 3.0, True)
     yk = np.where(y == 1, 1.0, -1.0)
     args = (X, yk, np.ones(n), scale, aug, _kernels.LOSS_LOGISTIC, 0.0, 1.0, True, 1e-3,
-            batch / n, float(batch), np.full(steps, 0.5), np.full(steps, 1.0), 0.0,
+            batch / n, float(batch), np.full(steps, 0.5), np.full(steps, 1.0), 0.0, np.inf,
             _kernels_sgd.sgd_state(1, d), 0, steps, steps // 2, np.random.default_rng(0))
     t0 = time.perf_counter()
     _kernels_sgd.sgd_dense(*args)

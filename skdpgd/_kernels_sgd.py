@@ -14,9 +14,14 @@ Like :mod:`skdpgd._kernels`, nothing here knows about epsilon or delta. Step t:
    *expected* batch size computed from a public N (dividing by the realised size, or by the
    private N under add/remove-one, would leak it), then a (momentum) step.
 
-A per-example gradient that is not finite contributes 0 (so the sum keeps its sensitivity)
-and the run stops after that step's sum, before its noisy release: the kernels return the
-step at which that happened (-1 if never), and the estimator raises, releasing nothing.
+A per-example gradient that is not finite contributes 0, so the sum keeps its sensitivity
+(0 is within the clip ball). Whether that happened depends on the private rows, so it never
+decides anything: the run goes on. Divergence is detected on *released* values only: after
+each step's update the kernels check the iterate (a function of the noisy sums and public
+constants) against the public bound ``max_norm`` and return the step at which it was exceeded
+(-1 if never); the estimator then raises and sets nothing. With the rows' norms within a public
+bound R and ``||theta|| <= max_norm``, every margin satisfies ``|x~ . theta| <= R max_norm``, so
+``max_norm`` is chosen to keep the margins, and so the gradients, finite.
 
 The sampling uses the same generator as the noise, so one seed reproduces the run.
 """
@@ -59,16 +64,30 @@ def poisson_sample(n, q, gen, out):
 
 
 @njit
+def _beyond(coef, intercept, max_norm):
+    """Whether the iterate's L2 norm (weights and intercepts) is above ``max_norm`` or not
+    finite (a NaN fails every comparison, so it is caught by ``not <=``)."""
+    s = 0.0
+    for k in range(coef.shape[0]):
+        for j in range(coef.shape[1]):
+            s += coef[k, j] * coef[k, j]
+        s += intercept[k] * intercept[k]
+    return not math.sqrt(s) <= max_norm
+
+
+@njit
 def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-              fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, state, t0, t1,
-              average_start, gen):
+              fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm, state,
+              t0, t1, average_start, gen):
     """DP-SGD on dense X: steps ``t0 <= t < t1`` of a run of Poisson-sampled noisy steps
     (module docstring), continuing from ``state`` (:func:`sgd_state`, updated in place), so a
     run split into several calls gives the same numbers as one call.
 
-    Sensitivity of each step's released sum: ``clip_norm`` (add/remove-one). The iterates of
+    Sensitivity of each step's released sum: ``clip_norm`` (add/remove-one); rows whose
+    gradient is not finite contribute 0 and do not change the control flow. The iterates of
     steps ``>= average_start`` are summed into the state (averaging is post-processing).
-    Returns the step at which a non-finite per-example gradient stopped the run (-1: none).
+    Returns the first step after whose update the iterate's norm was above ``max_norm`` or not
+    finite (-1: none); the run stops there. That test reads released values only.
     """
     n = X.shape[0]
     coef, intercept, vcoef, vint, acoef, aint, beta = state
@@ -78,13 +97,14 @@ def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_no
     for t in range(t0, t1):
         m = poisson_sample(n, q, gen, rows)
         # rows is never empty here, so _sum_rows reads rows[0:m] (m = 0 gives a zero sum)
-        bad = _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, 0, m, loss, param,
-                        clip_norm, coef, intercept, gcoef[0], gint[0])
-        if bad:
-            return t
+        # the count of rows with a non-finite gradient (they contributed 0) is private: unused
+        _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, 0, m, loss, param,
+                  clip_norm, coef, intercept, gcoef[0], gint[0])
         beta[0] *= momentum
         _noisy_update(gcoef, gint, noise_std[t], n_norm, alpha, step_sizes[t], momentum,
                       beta[0], fit_intercept, coef, intercept, vcoef, vint, gen)
+        if _beyond(coef, intercept, max_norm):  # released values only
+            return t
         if t >= average_start:
             acoef += coef
             aint += intercept
@@ -94,7 +114,7 @@ def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_no
 @njit
 def sgd_csr(data, indices, indptr, n_features, y, sample_weight, row_scale, row_norm_aug, loss,
             param, clip_norm, fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum,
-            state, t0, t1, average_start, gen):
+            max_norm, state, t0, t1, average_start, gen):
     """:func:`sgd_dense` for X in canonical CSR form, without densifying it (same release,
     same sensitivity, same random draws: the same seed gives the same batches and noise)."""
     n = indptr.shape[0] - 1
@@ -104,14 +124,13 @@ def sgd_csr(data, indices, indptr, n_features, y, sample_weight, row_scale, row_
     rows = np.empty(max(n, 1), np.int64)
     for t in range(t0, t1):
         m = poisson_sample(n, q, gen, rows)
-        bad = _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug,
-                            rows, 0, m, loss, param, clip_norm, coef, intercept, gcoef[0],
-                            gint[0])
-        if bad:
-            return t
+        _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, rows, 0,
+                      m, loss, param, clip_norm, coef, intercept, gcoef[0], gint[0])
         beta[0] *= momentum
         _noisy_update(gcoef, gint, noise_std[t], n_norm, alpha, step_sizes[t], momentum,
                       beta[0], fit_intercept, coef, intercept, vcoef, vint, gen)
+        if _beyond(coef, intercept, max_norm):  # released values only
+            return t
         if t >= average_start:
             acoef += coef
             aint += intercept

@@ -46,6 +46,16 @@ SGD_SCHEDULES = {"auto": Uniform(), "uniform": Uniform(), "hong": Hong(),
 #: of noisy SGD wanders around the optimum, and for the hinge loss its intercept drifts.
 SGD_AVERAGE_FROM = 0.5
 
+#: A run stops (:class:`~skdpgd.exceptions.DivergenceError`) once its iterate could give a
+#: margin ``|x~ . theta|`` above this for a row within the public bound: a test on released
+#: values, so stopping leaks nothing, and it keeps every margin and gradient finite.
+SGD_MAX_MARGIN = 1e150
+
+#: Rows whose norm is above this are scaled to ``data_norm`` in a copy before the run, so that
+#: the kernels' dot products (taken before the row's scale is applied) cannot overflow with an
+#: iterate within :data:`SGD_MAX_MARGIN`. Same model, up to rounding.
+SGD_PRESCALE_NORM = 1e100
+
 SGD_CONSTRAINTS = {
     **{k: COMMON_CONSTRAINTS[k] for k in (
         "epsilon", "delta", "data_norm", "alpha", "fit_intercept", "intercept_scaling",
@@ -70,13 +80,48 @@ def canonical_csr(X):
 
 
 def _row_factors(X, bound):
-    """Per-row scale ``min(1, bound / ||x_i||)`` and the clipped norms (dense or CSR)."""
+    """Per-row scale ``min(1, bound / ||x_i||)`` and the clipped norms (dense or CSR).
+
+    A finite row whose norm overflows (entries near 1e308) gets
+    ``scale = (bound / m) / ||x_i / m||`` with m its largest entry, not 0: it is clipped to
+    ``bound`` like any other row instead of being zeroed.
+    """
     if sp.issparse(X):
         norms = _kernels_sgd.csr_row_norms(X.data, X.indptr)
         with np.errstate(divide="ignore"):
             scale = np.where(norms > bound, bound / np.where(norms > 0, norms, 1.0), 1.0)
-        return scale, np.minimum(norms, bound)
-    return _kernels.row_clip_factors(X, bound, False)
+        clipped = np.minimum(norms, bound)
+    else:
+        with np.errstate(over="ignore"):
+            scale, clipped = _kernels.row_clip_factors(X, bound, False)
+    for i in np.flatnonzero((scale == 0) & (clipped > 0)):  # the norm overflowed
+        if sp.issparse(X):
+            row = X.data[X.indptr[i]:X.indptr[i + 1]]
+        else:
+            row = X[i]
+        m = float(np.max(np.abs(row)))
+        scale[i] = (bound / m) / float(np.sqrt(np.sum((row / m) ** 2)))
+    return scale, clipped
+
+
+def _prescale_huge_rows(X, clip_scale, kernel_scale, clipped_norm):
+    """Apply ``kernel_scale`` to the rows whose norm is above :data:`SGD_PRESCALE_NORM` in a
+    copy (their scale becomes 1): the same rows for the kernels, whose dot products (taken
+    before the scale) then stay finite. ``clip_scale`` is ``min(1, data_norm / ||x_i||)``.
+    X (and its CSR arrays) is not modified; without such rows nothing is copied.
+    Returns (X, kernel_scale)."""
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        raw_norm = clipped_norm / clip_scale
+    huge = ~(raw_norm <= SGD_PRESCALE_NORM)
+    if not np.any(huge):
+        return X, kernel_scale
+    scale = np.where(huge, kernel_scale, 1.0)
+    if sp.issparse(X):
+        X = X.copy()
+        X.data = X.data * np.repeat(scale, np.diff(X.indptr))
+    else:
+        X = X * scale[:, None]
+    return X, np.where(huge, 1.0, kernel_scale)
 
 
 def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None,
@@ -154,9 +199,13 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
 
     # --- kernel, in the coordinates where the intercept column is 1 (see _mechanisms):
     # rows x / c, clip and sensitivity / c, penalty alpha / c^2, step lr c^2, coef' / c ---
-    row_scale, clipped_norm = _row_factors(X, data_norm)
-    row_scale = row_scale / c
+    clip_scale, clipped_norm = _row_factors(X, data_norm)
+    X, row_scale = _prescale_huge_rows(X, clip_scale, clip_scale / c, clipped_norm)
     row_norm_aug = np.sqrt((clipped_norm / c) ** 2 + 1.0) if fit_intercept else clipped_norm
+    # public bound on ||x~|| in these coordinates, and the iterate norm that keeps every
+    # margin within SGD_MAX_MARGIN (the test reads the released iterate only)
+    row_bound_kernel = math.sqrt((data_norm / c) ** 2 + 1.0) if fit_intercept else data_norm
+    max_norm = SGD_MAX_MARGIN / max(row_bound_kernel, 1.0)
     steps = np.full(n_steps, lr * c * c)
     noise_std = z * clip / c
     yc = np.ascontiguousarray(y, dtype=np.float64)
@@ -164,7 +213,7 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
                      else min(n_steps - 1, int(SGD_AVERAGE_FROM * n_steps)))
     # divide by the expected batch size q N_pub (public)
     common = (loss.code, loss.param, clip / c, fit_intercept, alpha / (c * c), q,
-              q * n_public, steps, noise_std, float(est.momentum))
+              q * n_public, steps, noise_std, float(est.momentum), max_norm)
     if sp.issparse(X):
         run = functools.partial(
             _kernels_sgd.sgd_csr, X.data.astype(np.float64, copy=False),
@@ -181,11 +230,11 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
     bounds = np.linspace(0, n_steps, 11 if progress.verbose >= 2 else 2).astype(int)
     for t0, t1 in zip(bounds[:-1], bounds[1:]):
         bad_step = run(state, int(t0), int(t1), average_start, gen)
-        if bad_step >= 0:
+        if bad_step >= 0:  # decided on the released iterate: the message is public too
             raise DivergenceError(
-                f"the fit diverged: a per-example gradient was not finite at step "
-                f"{bad_step + 1} (it was left out of the sum, and the fit stopped before that "
-                "step's release). Lower learning_rate or raise alpha.")
+                f"the fit diverged: after step {bad_step + 1} the iterate's norm was not finite "
+                f"or above {max_norm:.3g} (margins up to {SGD_MAX_MARGIN:g}); the fit stopped "
+                "there. Lower learning_rate or raise alpha.")
         progress.released_steps(accountant, z[:t1], q, delta, t1, n_steps)
     k_avg = n_steps - average_start
     coef, intercept = state[4] / k_avg, state[5] / k_avg

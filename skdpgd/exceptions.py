@@ -16,8 +16,11 @@ class BudgetExceededError(ValueError):
 
 
 class DivergenceError(FloatingPointError):
-    """A private fit diverged: some per-example gradient was not finite.
+    """A private fit diverged: its iterate (or, in the full-batch estimators, some per-example
+    gradient) was not finite or left its public bound.
 
-    Such an example contributes nothing to the released sum (so the sensitivity holds), and
-    the fit stops at once, releasing nothing more and setting no fitted attribute.
+    A per-example gradient that is not finite contributes nothing to the released sum (so the
+    sensitivity holds). The fit stops, releasing nothing more and setting no fitted attribute.
+    DP-SGD and DPMLPClassifier decide to stop from released values only (the iterate after a
+    noisy step), so the error itself reveals nothing the fit had not released.
     """

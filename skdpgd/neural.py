@@ -283,7 +283,11 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
 
     **Numerics.** The network is trained in float32 (per-example gradients dominate the
     cost); norms for clipping are computed in float64 and clipping aims a hair
-    (``CLIP_MARGIN``) inside C. Non-finite gradient entries are zeroed before clipping. The
+    (``CLIP_MARGIN``) inside C. An example whose gradient is not finite (float32 overflow,
+    e.g. an input near 3e38) contributes 0, which keeps the sensitivity; whether that
+    happened depends on the private rows, so it changes nothing else. The fit stops with
+    :class:`~skdpgd.exceptions.DivergenceError` only when the parameters after a noisy step
+    (released values) are not finite. The
     noise comes from torch's floating-point Gaussian sampler, which, like every peer's, is
     not hardened against floating-point side channels. Prediction is float64 numpy.
 

@@ -476,3 +476,19 @@ def test_mlp_n_jobs_sets_and_restores_torch_threads(torch, monkeypatch):
     DPMLPClassifier(hidden_layer_sizes=(3,), max_iter=2, classes=[0, 1], n_jobs=2,
                     random_state=0).fit(X, y)
     assert seen == [1, 2] and torch.get_num_threads() == before
+
+
+def test_one_overflowing_row_contributes_zero_and_stops_nothing(torch):
+    """A row near the float32 limit overflows the forward pass. Before, it stopped the fit
+    (DivergenceError) while the same data without it fitted, so the error revealed the row.
+    Now it contributes 0: with a public N the model is the one fitted without it."""
+    X, y = _data(n=300, d=20, seed=3)
+    Xo = np.vstack([X, np.full((1, 20), 3e38)])
+    yo = np.append(y, 1)
+    kw = dict(hidden_layer_sizes=(8,), epsilon=1.0, max_iter=5, classes=[0, 1], n_samples=300,
+              neighbouring="add_remove", random_state=0)
+    without = DPMLPClassifier(**kw).fit(X, y)
+    with_row = DPMLPClassifier(**kw).fit(Xo, yo)
+    for a, b in zip(without.coefs_ + without.intercepts_, with_row.coefs_ + with_row.intercepts_):
+        np.testing.assert_array_equal(a, b)
+    assert with_row.epsilon_ == without.epsilon_

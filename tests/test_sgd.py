@@ -14,6 +14,7 @@ from skdpgd._kernels import LOSS_LOGISTIC
 from skdpgd._kernels_sgd import poisson_sample, sgd_dense, sgd_state
 
 from skdpgd.accounting import GaussianSteps, RDPAccountant
+from skdpgd.exceptions import DivergenceError
 from skdpgd.schedules import PUR
 
 
@@ -77,8 +78,8 @@ def test_removing_one_example_moves_the_step_sum_by_at_most_clip_norm(clip):
         for w in (np.ones(n), np.where(np.arange(n) == k, 0.0, 1.0)):
             state = sgd_state(1, d)
             assert sgd_dense(X, y, w, np.ones(n), aug, LOSS_LOGISTIC, 0.0, clip, True, 0.0,
-                             1.0, float(n), np.ones(1), np.zeros(1), 0.0, state, 0, 1, 0,
-                             np.random.default_rng(0)) == -1
+                             1.0, float(n), np.ones(1), np.zeros(1), 0.0, np.inf, state, 0,
+                             1, 0, np.random.default_rng(0)) == -1
             c, b = state[0], state[1]
             out.append(np.concatenate([c.ravel(), b]) * n)
         worst = max(worst, np.linalg.norm(out[0] - out[1]))
@@ -272,3 +273,80 @@ def test_pld_accountant_cuts_the_noise_and_never_overspends():
     assert spent <= 1.0 and pld.epsilon_ <= 1.0
     # tight: 1% less noise would overspend
     assert pld_epsilon(GaussianSteps(0.99 * pld.noise_multipliers_, q), 1e-5) > 1.0
+
+
+# --- stopping must not depend on one private row ---------------------------------------------
+
+
+def _with_extreme_row(X, y, value=1.7e308):
+    """X plus one finite row whose raw dot products overflow (label 0)."""
+    return np.vstack([X, np.full((1, X.shape[1]), value)]), np.append(y, 0)
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+def test_one_extreme_row_is_clipped_like_any_other_and_stops_nothing(sparse_input):
+    """A finite row of 1.7e308 entries is a legal input: clipped to data_norm, it is one more
+    row. Before, its overflowing margin stopped the fit (DivergenceError) while the same data
+    without it fitted: the error revealed the row. Now it enters as its clipped self."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 5)) / 3
+    y = (X[:, 0] > 0).astype(int)
+    Xo, yo = _with_extreme_row(X, y)
+    Xc, _ = _with_extreme_row(X, y, value=1.0 / math.sqrt(5))  # the same row, clipped to 1
+    kw = dict(epsilon=1.0, data_norm=1.0, classes=[0, 1], n_samples=2000, random_state=0)
+    conv = sp.csr_matrix if sparse_input else np.asarray
+    extreme = DPSGDClassifier(**kw).fit(conv(Xo), yo)
+    clipped = DPSGDClassifier(**kw).fit(conv(Xc), yo)
+    np.testing.assert_allclose(extreme.coef_, clipped.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(extreme.intercept_, clipped.intercept_, rtol=1e-9, atol=1e-12)
+
+
+def test_divergence_is_decided_on_released_values():
+    """A diverging step size stops the fit at the same step, with the same message, whether or
+    not an extreme row is in the data; nothing is set."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(1000, 4)) / 3
+    y = (X[:, 0] > 0).astype(int)
+    # the iterate grows fast: the extreme row's margin overflows long before the others'
+    # (the old code stopped at step 9 with the row, and without it returned weights of 1e198
+    # without a word)
+    kw = dict(epsilon=1.0, data_norm=1.0, classes=[0, 1], n_samples=1000, alpha=1.0,
+              learning_rate=1e10, random_state=0)
+    messages = []
+    for A, b in ((X, y), _with_extreme_row(X, y)):
+        est = DPSGDClassifier(**kw)
+        with pytest.raises(DivergenceError) as info:
+            est.fit(A, b)
+        assert not [k for k in vars(est) if k.endswith("_")]
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert "diverged: after step" in messages[0]
+
+
+def test_kernel_goes_on_past_non_finite_gradients_and_stops_on_the_iterate():
+    """A row whose margin overflows contributes 0 and does not stop the kernel; the kernel
+    stops (returns the step) only when the iterate's norm passes max_norm."""
+    n, d = 6, 3
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(n, d))
+    X[0] = 1.7e308  # raw dot product overflows
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    ones = np.ones(n)
+    scale = np.where(np.arange(n) == 0, 1e-308, 1.0)  # row 0 scaled to norm 1.7 sqrt(3)
+    norms = np.linalg.norm(X[1:], axis=1)
+    aug = np.sqrt(np.concatenate([[3 * 1.7 ** 2], norms ** 2]) + 1.0)
+
+    def one_step(w, max_norm, start=1.0):
+        state = sgd_state(1, d)
+        state[0][:] = start  # an iterate whose margin on row 0 overflows
+        t = sgd_dense(X, y, w, scale, aug, LOSS_LOGISTIC, 0.0, 1.0, True, 0.0, 1.0, float(n),
+                      np.ones(1), np.zeros(1), 0.0, max_norm, state, 0, 1, 0,
+                      np.random.default_rng(0))
+        return t, np.concatenate([state[0].ravel(), state[1]])
+
+    t_all, theta_all = one_step(ones, np.inf)
+    t_without, theta_without = one_step(np.where(np.arange(n) == 0, 0.0, 1.0), np.inf)
+    assert t_all == t_without == -1
+    np.testing.assert_array_equal(theta_all, theta_without)  # row 0 contributed 0
+    assert one_step(ones, 1.0)[0] == 0  # ||theta|| ~ sqrt(3) > 1 after the step: stop
+    assert one_step(ones, 1e3)[0] == -1
