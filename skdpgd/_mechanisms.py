@@ -159,9 +159,9 @@ class Mechanism:
 def _check_finite(bad, step):
     if bad:
         raise DivergenceError(
-            f"the fit diverged: {bad} example(s) had a non-finite gradient at step {step + 1} "
-            "(they were left out of that step's sum, and the fit stopped there, releasing "
-            "nothing more). Lower the step size (max_iter/schedule) or raise alpha."
+            f"the fit diverged: the iterate is not finite after step {step + 1} (a released "
+            "value; non-finite per-example gradients contribute 0 and decide nothing). Lower "
+            "the step size (max_iter/schedule) or raise alpha."
         )
 
 
@@ -198,8 +198,10 @@ class GradientDescent(Mechanism):
         loss = setup.loss
         n_norm = float(setup.n_public)
         for t in range(plan.n_steps):
-            gcoef, gint, bad = rows.grad_sum(coef, intercept, loss.code, loss.param, clip)
-            _check_finite(bad, t)
+            # a non-finite per-example gradient contributes 0 and decides nothing (stopping on
+            # its count would reveal whether one extreme row is present); the fit stops only
+            # on the released iterate below
+            gcoef, gint, _ = rows.grad_sum(coef, intercept, loss.code, loss.param, clip)
             if setup.progress is not None:
                 setup.progress.released(grads.multipliers[t:t + 1], t, plan.n_steps)
             beta_pow *= beta

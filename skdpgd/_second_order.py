@@ -100,8 +100,10 @@ class DampedNewton(Mechanism):
         coef = np.zeros((k_out, d))
         intercept = np.zeros(k_out)
         for t in range(plan.n_steps):
-            gcoef, gint, bad = rows.grad_sum(coef, intercept, loss.code, loss.param, clip)
-            _check_finite(bad, t)
+            # non-finite per-example terms contribute 0; only released values stop the fit
+            gcoef, gint, _ = rows.grad_sum(coef, intercept, loss.code, loss.param, clip)
+            if not np.all(np.isfinite(coef)):
+                _check_finite(-1, t)
             g = np.hstack([gcoef, gint[:, None]]) if setup.fit_intercept else gcoef
             g = g.ravel()
             H = rows.hessian_sum(coef, intercept, loss.code)
