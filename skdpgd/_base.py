@@ -25,7 +25,9 @@ from ._mechanisms import Progress, Setup, mechanism_for
 from ._public import CLASS_COUNT_SENSITIVITY, resolve_class_weight, resolve_n_samples
 from .accounting import GaussianDPAccountant, Release, gdp_epsilon, gdp_mu_of_releases
 from .exceptions import PrivacyLeakWarning
-from .schedules import Problem, auto_alpha, get_schedule, schedule_names
+from .schedules import (Auto, Problem, auto_mechanism, consistent_alpha, get_schedule,
+                        output_alpha, schedule_names, signal_to_noise)
+from .schedules import OutputPerturbation as OutputSchedule
 
 NEIGHBOURING = {"replace": "replace-one", "add_remove": "add/remove-one"}
 
@@ -235,12 +237,23 @@ def _generator(random_state):
     return np.random.default_rng(rs.randint(0, 2**32 - 1, size=4, dtype=np.uint64))
 
 
-#: Row clipping with ``row_clip='auto'``: rows are clipped to ``ROW_CLIP_FACTOR`` times a
-#: private estimate of the mean row norm. Signal per unit of sensitivity is what DP-GD pays
-#: for: clipping at a typical norm instead of the worst-case bound lowers the noise for all
-#: rows at the cost of shrinking the largest ones (calibrated on public benchmark data, see
-#: benchmarks/calibrate_auto.py).
+#: Row clipping with ``row_clip='auto'``: rows are clipped to ``factor`` times a private
+#: estimate of the mean row norm, ``factor = ROW_CLIP_FACTOR * max(1, s / ROW_CLIP_SNR) **
+#: ROW_CLIP_POWER`` with
+#: ``s = N mu / sqrt(D)`` the budget's signal-to-noise ratio (``schedules.signal_to_noise``),
+#: and never above ``data_norm``. Signal per unit of sensitivity is what a noisy mechanism pays
+#: for: with much noise, clipping at a typical norm instead of the worst-case bound lowers the
+#: noise for all rows at the cost of shrinking the largest ones; as the noise vanishes the
+#: factor grows until nothing is clipped, so the fit converges to the non-private one (a model
+#: fitted on clipped rows but applied to unclipped ones is off scale). Chosen on the design half
+#: of ``benchmarks/suite``.
 ROW_CLIP_FACTOR = 0.35
+#: With ``row_clip='auto'`` the 'auto' rule reads the budget's signal-to-noise ratio times
+#: ``(m / bound) ** AUTO_SIGNAL_POWER`` (m the released mean norm): the Hessian of a logistic
+#: loss scales with the squared row norm while its noise scales with the squared bound.
+AUTO_SIGNAL_POWER = 2.0
+ROW_CLIP_SNR = 20.0
+ROW_CLIP_POWER = 0.5
 #: Most of the budget (as a share of mu^2) the norm query may use.
 ROW_CLIP_MAX_SHARE = 0.1
 #: Target relative standard deviation of the norm estimate (assuming a mean norm of at
@@ -248,27 +261,39 @@ ROW_CLIP_MAX_SHARE = 0.1
 ROW_CLIP_TARGET_RELATIVE_ERROR = 0.2
 
 
-def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen):
+def row_clip_factor(snr):
+    """The multiple of the (private) mean row norm that ``row_clip='auto'`` clips rows to."""
+    if math.isinf(snr):
+        return math.inf
+    return ROW_CLIP_FACTOR * max(1.0, snr / ROW_CLIP_SNR) ** ROW_CLIP_POWER
+
+
+def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0):
     """Choose the row-clipping bound from a Gaussian-mechanism estimate of the mean row norm.
 
     Releases ``S + N(0, (z R)^2)`` with ``S = sum_i w_i min(||x_i||, R)`` (``norm_sum``),
     ``R = data_norm``, ``w_i`` in [0, 1]. Replacing, adding or removing one example changes S
     by at most R: the L2 sensitivity is R under both relations, so the release is
-    ``1/z``-GDP. Returns ``(bound, z)``; ``bound = ROW_CLIP_FACTOR * m`` where m is the
-    estimate ``S~ / N`` (N public) held inside ``[2 sigma, R]`` (``sigma = z R / N``, the
-    estimate's noise: a noise-dominated estimate keeps the bound conservative rather than
-    tiny). ``z`` is None when mu_total is infinite.
+    ``1/z``-GDP. Returns ``(bound, z)``; ``bound = row_clip_factor(snr) * m`` (at most R)
+    where m is the estimate ``S~ / N`` (N public) held inside ``[2 sigma, R]``
+    (``sigma = z R / N``, the estimate's noise: a noise-dominated estimate keeps the bound
+    conservative rather than tiny). ``z`` is None when mu_total is infinite (no clipping
+    below R then, and nothing released). Also returns ``m / bound`` (at most 1; 1 without a
+    release), the typical row's share of the clipping bound: a function of the released
+    estimate, which the 'auto' rule uses to judge how much signal the budget leaves.
     """
     n = n_public
     if math.isinf(mu_total):
-        return min(data_norm, ROW_CLIP_FACTOR * norm_sum / n), None
+        return data_norm, None, 1.0
+    factor = row_clip_factor(snr)
     mu_q = min(math.sqrt(ROW_CLIP_MAX_SHARE) * mu_total,
                4.0 / (ROW_CLIP_TARGET_RELATIVE_ERROR * n))
     z = 1.0 / mu_q
     estimate = (norm_sum + z * data_norm * gen.standard_normal()) / n
     sigma = z * data_norm / n
     m = min(max(estimate, 2.0 * sigma), data_norm)
-    return min(data_norm, ROW_CLIP_FACTOR * m), z
+    bound = min(data_norm, factor * m)
+    return bound, z, min(1.0, m / bound)
 
 
 def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None,
@@ -314,10 +339,12 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
 
     # --- the row-clipping bound: data_norm, or a private typical norm (a prior release) ---
     rows = make_rows(X, y, sample_weight, fit_intercept)
-    bound = data_norm
+    bound, norm_share = data_norm, 1.0
+    n_params = n_outputs * (d + int(fit_intercept))
     if est.row_clip == "auto":
-        bound, z_q = private_row_clip(rows.norm_sum(data_norm), n_public, data_norm,
-                                      mu_total, gen)
+        bound, z_q, norm_share = private_row_clip(rows.norm_sum(data_norm), n_public, data_norm,
+                                      mu_total, gen, signal_to_noise(n_public, n_params,
+                                                                     mu_total))
         if z_q is not None:  # sensitivity R = data_norm under both relations
             prior.append(Release("row norm sum", [z_q],
                                  {"replace": data_norm, "add_remove": data_norm}, relation))
@@ -333,7 +360,19 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     row_bound = math.sqrt(bound ** 2 + c * c) if fit_intercept else bound
     G = loss.lipschitz(row_bound, n_outputs)
     loss_smoothness = loss.smoothness(row_bound, n_outputs)
-    alpha = auto_alpha(loss_smoothness) if est.alpha == "auto" else float(est.alpha)
+    schedule = get_schedule(est.schedule)
+    max_iter = None if est.max_iter == "auto" else int(est.max_iter)
+    if est.alpha == "auto":  # public: N, D, the loss's constants and the budget left
+        kind = (auto_mechanism(n_public, n_params, mu_left, loss.second_order, max_iter,
+                               norm_share ** AUTO_SIGNAL_POWER)
+                if isinstance(schedule, Auto) else None)
+        if kind == "output" or isinstance(schedule, OutputSchedule):
+            alpha = output_alpha(n_public, n_params, G, row_bound, mu_left)
+        else:
+            alpha = consistent_alpha(n_public, n_params, G, row_bound, mu_left,
+                                     squared=loss.second_order == "ssp")
+    else:
+        alpha = float(est.alpha)
     # class weights divided by their largest (weight_scale) shrink the loss by that factor;
     # alpha / weight_scale keeps the minimiser of the weighted objective
     alpha = alpha / weight_scale
@@ -344,18 +383,18 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
         n_public=n_public, relation=relation, lipschitz=G, row_bound=row_bound, alpha=alpha,
         problem=Problem(
             n_samples=n_public,
-            n_params=n_outputs * (d + int(fit_intercept)),
+            n_params=n_params,
             sensitivity=2.0 * G if relation == "replace" else G,
             lipschitz=G,
             smoothness=loss_smoothness + alpha,
             strong_convexity=alpha,
             loss_bound=loss.initial_gap(n_outputs, y_bound),
             momentum=float(est.momentum),
+            second_order=loss.second_order,
+            signal_scale=norm_share ** AUTO_SIGNAL_POWER,
         ))
 
     # --- mechanism (releases' shapes) -> accountant (scale, composed with the prior ones) ---
-    schedule = get_schedule(est.schedule)
-    max_iter = None if est.max_iter == "auto" else int(est.max_iter)
     plan = schedule.plan(setup.problem, mu_left, max_iter)
     mechanism = mechanism_for(schedule, plan)
     shapes = mechanism.releases(setup, plan)

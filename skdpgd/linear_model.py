@@ -40,28 +40,35 @@ _ROW_CLIP_DOC = """
     row_clip : {'auto', 'data_norm'}, default='auto'
         The norm rows are clipped to during training. 'data_norm' clips to ``data_norm``.
         'auto' spends a small share of the budget (at most 10% of the GDP mu^2, accounted in
-        ``epsilon_``) on a Gaussian-mechanism estimate of the mean row norm and clips rows to
-        0.35 times it: DP-GD pays noise for the worst-case row, so clipping at a typical norm
-        gives far more signal per unit of noise when most rows are well inside the bound.
-        Prediction always uses the rows as given.
+        ``epsilon_``) on a Gaussian-mechanism estimate m of the mean row norm and clips rows
+        to ``0.35 max(1, s / 20) ** 0.5 m`` (at most ``data_norm``), ``s = N mu / sqrt(D)`` the
+        budget's signal-to-noise ratio: a noisy mechanism pays noise for the worst-case row,
+        so with a small budget clipping at a typical norm gives far more signal per unit of
+        noise; as the budget grows the factor grows until nothing is clipped, so the fit
+        converges to the non-private one. Prediction always uses the rows as given.
 """
 
 _SCHEDULE_PARAMS_DOC = """
     schedule : str or Schedule, default='auto'
         How the noise is spread over the steps, how many steps there are and their size.
-        'auto' chooses from public constants only (see :class:`~skdpgd.schedules.Auto`);
+        'auto' chooses the mechanism and its schedule from public constants only (DP damped
+        Newton or sufficient statistics when the budget's signal-to-noise ratio is high and
+        there are at most 200 coefficients, output perturbation above that, noisy gradient
+        descent otherwise; see :class:`~skdpgd.schedules.Auto`);
         'uniform': constant noise, T from Hong et al. (2022), Theorem 4.2; 'hong': their
         dynamic schedule (Theorem 4.4, or 4.7 with momentum); 'pur': Fay et al. (2023)
         data-independent schedules; 'output': output perturbation; 'exponential':
         geometrically decaying noise; 'newton': DP damped Newton (logistic losses: a gradient
-        and a Hessian release per iteration, 4 iterations unless ``max_iter`` says otherwise);
+        and a Hessian release per iteration, 4 iterations unless ``max_iter`` says otherwise;
+        'auto' runs it with 8);
         'ssp': sufficient statistics, one noisy release of ``X'X`` and one of ``X'y``
         (AdaSSP; DPRidge only). A :class:`~skdpgd.schedules.Schedule` instance is
         accepted too. ``schedule_`` tells which one ran.
 
     max_iter : int or 'auto', default='auto'
         Number of gradient steps. 'auto' lets the schedule choose it from theory and public
-        constants (capped at ``skdpgd.schedules.MAX_AUTO_ITER``). Choosing it by looking at
+        constants (capped at ``skdpgd.schedules.MAX_AUTO_ITER``). An integer with
+        ``schedule='auto'`` keeps the choice to gradient descent. Choosing it by looking at
         results on the private data (e.g. with GridSearchCV) leaks privacy.
 
     momentum : float in [0, 1), default=0.0
@@ -191,9 +198,12 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
 {_PRIVACY_PARAMS_DOC}{_CLASSES_DOC}{_CLASS_WEIGHT_DOC}{_ROW_CLIP_DOC}
     alpha : float or 'auto', default='auto'
         L2 penalty on the weights. It also sets the strong convexity the schedules use.
-        'auto' sets it from public constants so that the condition number is
-        ``skdpgd.schedules.AUTO_KAPPA`` (it scales with the squared row bound).
-        ``alpha = 1 / (N C)`` matches scikit-learn's ``LogisticRegression(C=C)``.
+        'auto' is ``1/N + 0.3 G R sqrt(D) / (N mu)`` (``skdpgd.schedules.consistent_alpha``;
+        G the gradient bound, R the row bound, D the number of coefficients, mu the GDP
+        budget; for output perturbation ``output_alpha``, with 5 instead of 0.3): scikit-learn's
+        default ``LogisticRegression()`` penalty (``alpha = 1 / (N C)`` with C = 1) plus a
+        term that balances bias against noise and vanishes as epsilon grows, so the fit tends
+        to ``LogisticRegression()``'s.
 
     fit_intercept : bool, default=True
         Whether to fit an intercept.
@@ -365,7 +375,8 @@ class DPRidge(RegressorMixin, _DPLinearBase):
 
     alpha : float or 'auto', default='auto'
         L2 penalty on the weights (not the intercept); 'auto' as in
-        :class:`DPLogisticRegression`. scikit-learn's ``Ridge(alpha=a)``
+        :class:`DPLogisticRegression` with 1.0 instead of 0.3, so that the fit tends to
+        ``Ridge(alpha=1.0)``'s as epsilon grows. scikit-learn's ``Ridge(alpha=a)``
         minimises ``||y - Xw||^2 + a ||w||^2``, which has the same minimiser as ``alpha = a / N``
         here (without clipping).
 

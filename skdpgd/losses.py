@@ -42,6 +42,8 @@ class Loss:
 
     name = "loss"
     code = -1
+    #: the full-batch second-order mechanism this loss admits ('newton', 'ssp' or None)
+    second_order = None
 
     @property
     def param(self):
@@ -68,6 +70,7 @@ class BinaryLogistic(Loss):
 
     name = "log_loss"
     code = K.LOSS_LOGISTIC
+    second_order = "newton"
 
     def lipschitz(self, row_bound, n_outputs=1):
         return float(row_bound)
@@ -91,6 +94,7 @@ class MultinomialLogistic(Loss):
 
     name = "multinomial_log_loss"
     code = K.LOSS_MULTINOMIAL
+    second_order = "newton"
 
     def lipschitz(self, row_bound, n_outputs=2):
         return math.sqrt(2.0) * float(row_bound)
@@ -120,6 +124,7 @@ class SquaredError(Loss):
 
     name = "squared_error"
     code = K.LOSS_SQUARED
+    second_order = "ssp"
 
     def lipschitz(self, row_bound, n_outputs=1):
         if self.clip_norm is not None:

@@ -32,6 +32,10 @@ __all__ = [
     "MAX_AUTO_ITER",
     "AUTO_KAPPA",
     "auto_alpha",
+    "consistent_alpha",
+    "output_alpha",
+    "auto_mechanism",
+    "signal_to_noise",
     "get_schedule",
 ]
 
@@ -75,6 +79,12 @@ class Problem:
         Momentum beta of the optimiser (0 = plain gradient descent).
     sampling_rate : float
         Poisson sampling rate (1 = full batch).
+    second_order : {'newton', 'ssp'} or None
+        The second-order mechanism the loss admits (full batch only): ``'newton'`` for the
+        logistic losses, ``'ssp'`` (sufficient statistics) for the squared loss.
+    signal_scale : float in (0, 1]
+        Factor on the signal-to-noise ratio when the typical row is shorter than the clipping
+        bound (from a released norm estimate; 1 otherwise).
     """
 
     n_samples: int
@@ -86,6 +96,8 @@ class Problem:
     loss_bound: float
     momentum: float = 0.0
     sampling_rate: float = 1.0
+    second_order: str | None = None
+    signal_scale: float = 1.0
 
     @property
     def kappa(self):
@@ -547,7 +559,8 @@ class SufficientStatistics(Schedule):
                          schedule=self.name, gradient_share=self.gradient_share)
 
 
-#: ``alpha='auto'`` sets the L2 penalty so that the condition number is ``AUTO_KAPPA``:
+#: The minibatch (DP-SGD) estimators' ``alpha='auto'`` (the full-batch ones use
+#: :func:`consistent_alpha`) sets the L2 penalty so that the condition number is ``AUTO_KAPPA``:
 #: ``alpha = M_loss / (AUTO_KAPPA - 1)`` with M_loss the loss's smoothness bound. The penalty
 #: then scales with the squared row bound (as the loss's curvature does), and the number of
 #: steps follows from Hong et al.'s theory for that kappa and the budget. Calibrated on public
@@ -567,21 +580,132 @@ def auto_alpha(loss_smoothness):
     return float(loss_smoothness) / (AUTO_KAPPA - 1.0)
 
 
+def signal_to_noise(n_samples, n_params, mu):
+    """``N mu / sqrt(D)``: how many rows' worth of signal the budget leaves per noisy coordinate.
+
+    A Gaussian release of a sum of N clipped per-example terms (D coordinates) with total GDP
+    budget mu has noise norm ``~ sqrt(D) * sensitivity / mu`` against a signal of order
+    ``N * sensitivity``; their ratio is this number. Every 'auto' rule of the full-batch
+    estimators reads the budget through it (public: N, D, mu).
+    """
+    if math.isinf(mu):
+        return math.inf
+    return n_samples * mu / math.sqrt(n_params)
+
+
+#: ``alpha='auto'`` of the full-batch estimators is
+#: ``1/N + AUTO_ALPHA_NOISE * G R sqrt(D) / (N mu)`` (see :func:`consistent_alpha`).
+AUTO_ALPHA_NOISE = 0.3
+#: The same for the squared loss (DPRidge), where the design half preferred a larger penalty.
+AUTO_ALPHA_NOISE_SQUARED = 1.0
+#: ``schedule='auto'`` uses the loss's second-order mechanism (DP damped Newton for the
+#: logistic losses, sufficient statistics for the squared loss) when the signal-to-noise ratio
+#: ``N mu / sqrt(D)`` is at least this and D is at most ``AUTO_SECOND_ORDER_MAX_PARAMS``.
+AUTO_SECOND_ORDER_MIN_SNR = 20.0
+#: Above this many parameters a second-order iteration (D^2 per row, D^3 per solve) costs more
+#: than the many first-order steps it replaces.
+AUTO_SECOND_ORDER_MAX_PARAMS = 200
+#: Above ``AUTO_SECOND_ORDER_MAX_PARAMS``, ``schedule='auto'`` uses output perturbation (one
+#: exact solve, one release) when ``N mu / sqrt(D)`` is at least this, with the larger penalty
+#: of :func:`output_alpha`; gradient descent below it, where the penalty is large enough for
+#: few steps.
+AUTO_OUTPUT_MIN_SNR = 300.0
+#: Output perturbation's noise norm is ``sqrt(D) Delta / (N alpha mu)``; ``alpha='auto'`` makes it
+#: ``2 / AUTO_OUTPUT_ALPHA`` times the predictor scale ``1 / R`` (see :func:`output_alpha`).
+AUTO_OUTPUT_ALPHA = 5.0
+#: Iterations and gradient share of the DP damped Newton chosen by ``schedule='auto'``.
+AUTO_NEWTON_ITER = 8
+AUTO_NEWTON_SHARE = 0.7
+
+
+def consistent_alpha(n_samples, n_params, lipschitz, row_bound, mu, squared=False):
+    """``alpha='auto'`` of the full-batch estimators: a penalty that vanishes with the noise.
+
+    ``alpha = 1/N + f G R sqrt(D) / (N mu)`` with ``f = AUTO_ALPHA_NOISE`` (or
+    ``AUTO_ALPHA_NOISE_SQUARED`` for the squared loss, ``squared=True``). The first term is the
+    non-private counterpart's penalty in our normalisation (scikit-learn's
+    ``LogisticRegression(C=1)`` and ``Ridge(alpha=1)`` minimise ``sum_i l_i + ||w||^2 / 2``, i.e.
+    ``(1/N) sum_i l_i + (1/(2N)) ||w||^2``). The second is the penalty that balances the
+    regularisation bias ``alpha ||w*||^2 / 2`` against the excess risk of noisy gradient methods,
+    ``~ G sqrt(D) ||w*|| / (N mu)``, for a predictor of scale ``||w*|| ~ 1 / R`` (R the row
+    bound, G the per-example gradient bound). It goes to 0 as mu grows, so the fit converges
+    to the non-private one. All inputs are public.
+    """
+    base = 1.0 / n_samples
+    if math.isinf(mu):
+        return base
+    factor = AUTO_ALPHA_NOISE_SQUARED if squared else AUTO_ALPHA_NOISE
+    return base + factor * lipschitz * row_bound * math.sqrt(n_params) / (
+        n_samples * mu)
+
+
+def output_alpha(n_samples, n_params, lipschitz, row_bound, mu):
+    """``alpha='auto'`` for output perturbation: ``1/N + AUTO_OUTPUT_ALPHA G R sqrt(D) / (N mu)``.
+
+    The released minimiser carries noise of norm ``~ sqrt(D) 2G / (N alpha mu)`` (replace-one),
+    which must stay small against a predictor of scale ``1 / R``; this penalty keeps it at
+    ``2 / AUTO_OUTPUT_ALPHA`` of that scale. Like :func:`consistent_alpha` it tends to ``1/N``
+    as mu grows.
+    """
+    base = 1.0 / n_samples
+    if math.isinf(mu):
+        return base
+    return base + AUTO_OUTPUT_ALPHA * lipschitz * row_bound * math.sqrt(n_params) / (
+        n_samples * mu)
+
+
+def auto_mechanism(n_samples, n_params, mu, second_order, max_iter=None, signal_scale=1.0):
+    """What ``schedule='auto'`` runs: 'newton', 'ssp', 'output' or 'gradient' (see :class:`Auto`).
+
+    ``signal_scale`` multiplies the signal-to-noise ratio (public: 1, or a function of a
+    released row-norm estimate)."""
+    if max_iter is not None:
+        return "gradient"
+    snr = signal_to_noise(n_samples, n_params, mu) * signal_scale
+    if n_params <= AUTO_SECOND_ORDER_MAX_PARAMS:
+        if second_order is not None and snr >= AUTO_SECOND_ORDER_MIN_SNR:
+            return second_order
+        return "gradient"
+    if snr >= AUTO_OUTPUT_MIN_SNR:
+        return "output"
+    return "gradient"
+
+
 @dataclass(frozen=True)
 class Auto(Schedule):
-    """The default: picks a schedule from public constants only, never from the data.
+    """The default: picks a mechanism and its schedule from public constants only.
 
-    Rule: with strong convexity, Hong et al.'s dynamic schedule if
-    ``kappa * alpha_H < AUTO_DYNAMIC_THRESHOLD`` and the uniform schedule otherwise, each with
-    the number of steps its theorem gives; without strong convexity (alpha = 0), the uniform
-    schedule. The fitted estimator's ``schedule_`` says which one ran. Choosing the schedule,
-    T or the step size by cross-validation on the private data would leak privacy; this rule
-    only reads N, the dimension, the loss constants and the budget.
+    Rule (``s = N mu / sqrt(D)``, :func:`signal_to_noise`):
+
+    * the loss's second-order mechanism (DP damped Newton with ``AUTO_NEWTON_ITER``
+      iterations for the logistic losses, sufficient statistics for the squared loss) when
+      ``s >= AUTO_SECOND_ORDER_MIN_SNR`` and ``D <= AUTO_SECOND_ORDER_MAX_PARAMS``: with little
+      noise, gradient descent would need ~kappa steps at the small penalty that consistency
+      asks for, Newton a handful;
+    * above that many parameters, output perturbation (one exact solve, one release, with the
+      penalty of :func:`output_alpha`) when ``s >= AUTO_OUTPUT_MIN_SNR``;
+    * otherwise noisy gradient descent: Hong et al.'s dynamic schedule if
+      ``kappa * alpha_H < AUTO_DYNAMIC_THRESHOLD``, the uniform schedule otherwise, each with
+      the number of steps its theorem gives.
+
+    An integer ``max_iter`` (a number of gradient steps) keeps the choice to gradient descent.
+    The fitted estimator's ``mechanism_`` and ``schedule_`` say what ran. Choosing by
+    cross-validation on the private data would leak privacy; this rule only reads N, the
+    dimension, the loss constants and the budget. The constants were chosen on the design
+    half of ``benchmarks/suite`` (docs: benchmarks).
     """
 
     name = "auto"
 
-    def choose(self, problem, mu):
+    def choose(self, problem, mu, max_iter=None):
+        kind = auto_mechanism(problem.n_samples, problem.n_params, mu, problem.second_order,
+                              max_iter, problem.signal_scale)
+        if kind == "newton":
+            return Newton(n_iter=AUTO_NEWTON_ITER, gradient_share=AUTO_NEWTON_SHARE)
+        if kind == "ssp":
+            return SufficientStatistics()
+        if kind == "output":
+            return OutputPerturbation()
         kappa = problem.kappa
         if math.isinf(kappa) or math.isinf(mu):
             return Uniform()
@@ -590,7 +714,7 @@ class Auto(Schedule):
         return Uniform()
 
     def plan(self, problem, mu, max_iter=None):
-        return self.choose(problem, mu).plan(problem, mu, max_iter)
+        return self.choose(problem, mu, max_iter).plan(problem, mu, max_iter)
 
 
 _SCHEDULES = {cls.name: cls

@@ -103,23 +103,24 @@ def test_privacy_attributes(Est, epsilon, delta, cancer):
     assert est.epsilon_ <= epsilon
     assert est.epsilon_ >= epsilon * (1 - 1e-9)
     assert est.delta_ == delta
-    # mu_ composes the gradient steps with the private row-norm query (logistic default);
-    # DPRidge clips rows at data_norm by default and has no query
-    z_all = est.noise_multipliers_
+    # mu_ composes every release (gradient or Newton steps, sufficient statistics) with the
+    # private row-norm query (logistic default); DPRidge clips rows at data_norm by default
+    # and has no query
+    z_all = np.concatenate([r.multipliers for r in est.releases_])
+    names = [r.name for r in est.releases_]
     if Est is DPRidge:
-        assert est.row_clip_noise_multiplier_ is None
+        assert est.row_clip_noise_multiplier_ is None and "row norm sum" not in names
     else:
-        assert est.row_clip_noise_multiplier_ is not None
+        assert est.row_clip_noise_multiplier_ is not None and "row norm sum" in names
         # the query uses at most 10% of mu^2
         assert est.row_clip_noise_multiplier_ ** -2 <= 0.1 * est.mu_ ** 2 * (1 + 1e-9)
-        z_all = np.append(z_all, est.row_clip_noise_multiplier_)
     assert est.mu_ == pytest.approx(compose_gdp(z_all))
     assert est.rho_ == pytest.approx(est.mu_ ** 2 / 2)
     assert gdp_epsilon(delta, est.mu_) == pytest.approx(est.epsilon_)
-    assert est.n_iter_ == len(est.noise_multipliers_) == len(est.step_sizes_)
-    assert est.schedule_ in ("uniform", "hong")
+    assert est.mechanism_ in ("gradient", "newton", "ssp", "output")
+    if est.mechanism_ in ("gradient", "newton"):
+        assert est.n_iter_ == len(est.noise_multipliers_)
     assert est.neighbouring_ == "replace-one"
-    assert est.mechanism_ == "gradient"
 
 
 def test_default_delta_is_far_below_one_over_n(cancer):
@@ -301,15 +302,23 @@ def test_one_step_moves_by_at_most_the_sensitivity(Est, data_norm, intercept_sca
 def test_private_row_clip_statistic_sensitivity_and_noise():
     """The released statistic sum_i w_i min(||x_i||, R) moves by at most R between
     neighbours, and the noise added to it has standard deviation z R."""
-    from skdpgd._base import ROW_CLIP_FACTOR, private_row_clip
+    from skdpgd._base import (ROW_CLIP_FACTOR, ROW_CLIP_POWER, ROW_CLIP_SNR, private_row_clip,
+                              row_clip_factor)
 
     R, n = 2.0, 50
     rng = np.random.default_rng(0)
     norms = np.minimum(rng.uniform(0, 5, n), R)
     w = rng.uniform(0, 1, n)
-    # no noise (mu infinite): the bound is ROW_CLIP_FACTOR times the weighted mean norm
-    b, z = private_row_clip(np.dot(w, norms), n, R, np.inf, rng)
-    assert z is None and b == pytest.approx(ROW_CLIP_FACTOR * np.dot(w, norms) / n)
+    # no noise (mu infinite): nothing is clipped below R and nothing is released
+    b, z, _ = private_row_clip(np.dot(w, norms), n, R, np.inf, rng)
+    assert z is None and b == R
+    # the factor on the mean norm grows with the signal-to-noise ratio, from ROW_CLIP_FACTOR
+    assert row_clip_factor(0.0) == ROW_CLIP_FACTOR == row_clip_factor(ROW_CLIP_SNR)
+    assert row_clip_factor(9 * ROW_CLIP_SNR) == pytest.approx(9 ** ROW_CLIP_POWER * ROW_CLIP_FACTOR)
+    b_lo, _, _ = private_row_clip(np.dot(w, norms), n, R, 1e3, np.random.default_rng(1), snr=1.0)
+    b_hi, _, _ = private_row_clip(np.dot(w, norms), n, R, 1e3, np.random.default_rng(1),
+                               snr=3 * ROW_CLIP_SNR)
+    assert b_hi == pytest.approx(min(R, 3 ** ROW_CLIP_POWER * b_lo))
     # neighbours: any one term replaced by anything in [0, R] with weight in [0, 1]
     for i in range(n):
         for new in [0.0, R]:
@@ -323,20 +332,25 @@ def test_private_row_clip_statistic_sensitivity_and_noise():
     ests = []
     for seed in range(4000):
         g = np.random.default_rng(seed)
-        b, z = private_row_clip(1.5 * n, n, R, 2.0, g)
+        b, z, _ = private_row_clip(1.5 * n, n, R, 2.0, g)
         g = np.random.default_rng(seed)
         ests.append(1.5 + z * R * g.standard_normal() / n)
     sigma = z * R / n
     assert np.std(ests) == pytest.approx(sigma, rel=0.05)
 
 
-def test_row_clip_auto_without_noise_is_a_fraction_of_the_mean_norm(cancer):
+def test_row_clip_auto_clips_a_fraction_of_the_mean_norm_and_nothing_without_noise(cancer):
     from skdpgd._base import ROW_CLIP_FACTOR
 
     Xtr, _, ytr, _ = cancer
     est = DPLogisticRegression(epsilon=np.inf, data_norm=1.0, random_state=0).fit(Xtr, ytr)
-    assert est.row_clip_ == pytest.approx(ROW_CLIP_FACTOR * np.linalg.norm(Xtr, axis=1).mean())
-    assert est.row_clip_noise_multiplier_ is None
+    assert est.row_clip_ == 1.0 and est.row_clip_noise_multiplier_ is None
+    # a small budget (signal-to-noise below ROW_CLIP_SNR) clips at ROW_CLIP_FACTOR times the
+    # noisy mean norm, at most data_norm
+    est = DPLogisticRegression(epsilon=0.3, data_norm=1.0, random_state=0).fit(Xtr, ytr)
+    mean = np.linalg.norm(Xtr, axis=1).mean()
+    assert est.row_clip_noise_multiplier_ > 0
+    assert 0.5 * ROW_CLIP_FACTOR * mean < est.row_clip_ < 2 * ROW_CLIP_FACTOR * mean
     est = DPLogisticRegression(data_norm=1.0, row_clip="data_norm", random_state=0).fit(Xtr, ytr)
     assert est.row_clip_ == 1.0 and est.row_clip_noise_multiplier_ is None
 
@@ -421,3 +435,58 @@ def test_verbose_prints_only_public_progress(Est, capsys):
     assert "loss" not in out.replace("log_loss", "")  # nothing computed from the data
     Est(epsilon=1.0, data_norm=1.0, random_state=0, **kw).fit(X, y)
     assert capsys.readouterr().out == ""  # verbose=0 is silent
+
+
+def test_defaults_converge_to_the_named_sklearn_models_as_epsilon_grows(cancer):
+    """Consistency (issue 11): with only epsilon and data_norm given, epsilon = inf gives
+    scikit-learn's LogisticRegression() (C=1) and Ridge(alpha=1.0) on the same rows, and at
+    epsilon = 1e6 the penalty is within 1% of 1/N and nothing is clipped."""
+    from sklearn.linear_model import LogisticRegression, Ridge
+
+    Xtr, _, ytr, _ = cancer
+    n = len(ytr)
+    sk = LogisticRegression(tol=1e-10, max_iter=10_000).fit(Xtr, ytr)
+    est = DPLogisticRegression(epsilon=np.inf, data_norm=1.0, classes=[0, 1],
+                               random_state=0).fit(Xtr, ytr)
+    assert est.mechanism_ == "newton" and est.alpha_ == pytest.approx(1.0 / n)
+    assert np.abs(est.coef_ - sk.coef_).max() <= 1e-4 * np.abs(sk.coef_).max()
+    assert est.intercept_ == pytest.approx(sk.intercept_, abs=1e-4)
+    big = DPLogisticRegression(epsilon=1e6, data_norm=1.0, classes=[0, 1],
+                               random_state=0).fit(Xtr, ytr)
+    assert big.alpha_ == pytest.approx(1.0 / n, rel=1e-2) and big.row_clip_ == 1.0
+    assert np.mean(big.predict(Xtr) == sk.predict(Xtr)) >= 0.99
+
+    y = Xtr @ np.linspace(-1, 1, Xtr.shape[1]) + 0.1
+    y = np.clip(y, -1, 1)
+    skr = Ridge(alpha=1.0).fit(Xtr, y)
+    ridge = DPRidge(epsilon=np.inf, data_norm=1.0, y_bound=1.0, random_state=0).fit(Xtr, y)
+    assert ridge.mechanism_ == "ssp" and ridge.alpha_ == pytest.approx(1.0 / n)
+    np.testing.assert_allclose(ridge.coef_, skr.coef_, rtol=1e-6, atol=1e-8)
+    assert ridge.intercept_ == pytest.approx(skr.intercept_, abs=1e-8)
+
+
+def test_auto_rule_reads_only_public_quantities():
+    """The mechanism 'auto' picks is a function of (N, D, mu, loss, signal scale) only:
+    second-order at high signal-to-noise with few coefficients, output perturbation with
+    many, gradient descent otherwise or when max_iter is given."""
+    from skdpgd.schedules import (AUTO_OUTPUT_MIN_SNR, AUTO_SECOND_ORDER_MAX_PARAMS,
+                                  AUTO_SECOND_ORDER_MIN_SNR, auto_mechanism, consistent_alpha,
+                                  signal_to_noise)
+
+    D = 16
+    mu_hi = 2 * AUTO_SECOND_ORDER_MIN_SNR * np.sqrt(D) / 1000
+    assert signal_to_noise(1000, D, mu_hi) == pytest.approx(2 * AUTO_SECOND_ORDER_MIN_SNR)
+    assert auto_mechanism(1000, D, mu_hi, "newton") == "newton"
+    assert auto_mechanism(1000, D, mu_hi, "ssp") == "ssp"
+    assert auto_mechanism(1000, D, mu_hi, None) == "gradient"
+    assert auto_mechanism(1000, D, mu_hi, "newton", max_iter=50) == "gradient"
+    assert auto_mechanism(1000, D, mu_hi / 4, "newton") == "gradient"
+    assert auto_mechanism(1000, D, mu_hi, "newton", signal_scale=0.25) == "gradient"
+    D = AUTO_SECOND_ORDER_MAX_PARAMS + 1
+    mu = 2 * AUTO_OUTPUT_MIN_SNR * np.sqrt(D) / 1000
+    assert auto_mechanism(1000, D, mu, "newton") == "output"
+    assert auto_mechanism(1000, D, mu / 4, "newton") == "gradient"
+    assert auto_mechanism(1000, D, np.inf, "newton") == "output"
+    # the penalty decreases to 1/N as the budget grows
+    alphas = [consistent_alpha(1000, 16, 1.0, 1.0, mu) for mu in (0.1, 1.0, 10.0, np.inf)]
+    assert alphas == sorted(alphas, reverse=True) and alphas[-1] == 1.0 / 1000
