@@ -1,0 +1,75 @@
+"""Candidates for the full-batch 'auto' rule, as run on the suite's design half.
+
+Each candidate is a suite method factory (``module:callable``) that sets the rule's module
+constants (``skdpgd.schedules.AUTO_*``, ``skdpgd._base.ROW_CLIP_*``, ``AUTO_SIGNAL_POWER``) to
+the library defaults, overrides some of them, and returns the default estimator. The runner
+fits in one process (``--workers 1``), so the constants hold for that fit. This is how the
+constants were chosen (docs: benchmarks, "Choosing the defaults")::
+
+    python -m benchmarks.suite.run --task classification --half design \
+        --eps 0.01,0.1,0.3,1,3,10,1e6 --seeds 3 --out design_cls.csv \
+        --methods benchmarks.suite.design_full_batch:c_default,...,sklearn,majority
+
+Only the design half was used to choose; the report half is for reporting.
+"""
+
+from __future__ import annotations
+
+import skdpgd._base as _B
+import skdpgd.schedules as _S
+
+#: the library's constants as shipped
+DEFAULTS = dict(AUTO_ALPHA_NOISE=0.3, AUTO_ALPHA_NOISE_SQUARED=1.0,
+                AUTO_SECOND_ORDER_MIN_SNR=20.0, AUTO_SECOND_ORDER_MAX_PARAMS=200,
+                AUTO_OUTPUT_MIN_SNR=300.0, AUTO_OUTPUT_ALPHA=5.0, AUTO_NEWTON_ITER=8,
+                AUTO_NEWTON_SHARE=0.7, AUTO_SIGNAL_POWER=2.0, ROW_CLIP_FACTOR=0.35,
+                ROW_CLIP_SNR=20.0, ROW_CLIP_POWER=0.5)
+
+
+def make(name, row_clip=None, **knobs):
+    """A factory fitting the default estimator with ``knobs`` overriding :data:`DEFAULTS`."""
+    unknown = set(knobs) - set(DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown constants {sorted(unknown)}")
+
+    def factory(ctx):
+        from skdpgd import DPLogisticRegression, DPRidge
+
+        for key, value in dict(DEFAULTS, **knobs).items():
+            setattr(_B if key.startswith(("ROW_", "AUTO_SIGNAL")) else _S, key, value)
+        extra = {} if row_clip is None else {"row_clip": row_clip}
+        if ctx.task == "classification":
+            return DPLogisticRegression(epsilon=ctx.epsilon, data_norm=ctx.data_norm,
+                                        random_state=ctx.seed, **extra)
+        return DPRidge(epsilon=ctx.epsilon, data_norm=ctx.data_norm, y_bound=ctx.y_bound,
+                       random_state=ctx.seed, **extra)
+
+    factory.suite_name = name
+    return factory
+
+
+# what was compared (see docs/benchmarks.md for the measured medians)
+c_default = make("c_default")
+# the penalty's noise term
+c_a01 = make("c_a01", AUTO_ALPHA_NOISE=0.1, AUTO_ALPHA_NOISE_SQUARED=0.1)
+c_a03 = make("c_a03", AUTO_ALPHA_NOISE_SQUARED=0.3)
+c_a1 = make("c_a1", AUTO_ALPHA_NOISE=1.0)
+c_a3 = make("c_a3", AUTO_ALPHA_NOISE=3.0, AUTO_ALPHA_NOISE_SQUARED=3.0)
+c_a10 = make("c_a10", AUTO_ALPHA_NOISE_SQUARED=10.0)
+# when to go second order
+c_snr5 = make("c_snr5", AUTO_SECOND_ORDER_MIN_SNR=5.0)
+c_snr100 = make("c_snr100", AUTO_SECOND_ORDER_MIN_SNR=100.0)
+c_nosecond = make("c_nosecond", AUTO_SECOND_ORDER_MIN_SNR=1e300)
+c_t4 = make("c_t4", AUTO_NEWTON_ITER=4)
+c_share5 = make("c_share5", AUTO_NEWTON_SHARE=0.5)
+# output perturbation above 200 coefficients
+c_out100 = make("c_out100", AUTO_OUTPUT_MIN_SNR=100.0)
+c_out1000 = make("c_out1000", AUTO_OUTPUT_MIN_SNR=1000.0)
+c_oalpha20 = make("c_oalpha20", AUTO_OUTPUT_ALPHA=20.0)
+c_oalpha50 = make("c_oalpha50", AUTO_OUTPUT_ALPHA=50.0)
+# row clipping
+c_clip_linear50 = make("c_clip_linear50", ROW_CLIP_SNR=50.0, ROW_CLIP_POWER=1.0)
+c_clip_sqrt50 = make("c_clip_sqrt50", ROW_CLIP_SNR=50.0)
+c_clip_cbrt50 = make("c_clip_cbrt50", ROW_CLIP_SNR=50.0, ROW_CLIP_POWER=1.0 / 3.0)
+c_dnorm = make("c_dnorm", row_clip="data_norm")
+c_signal0 = make("c_signal0", AUTO_SIGNAL_POWER=0.0)
