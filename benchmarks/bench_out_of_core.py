@@ -1,20 +1,27 @@
 """Out-of-core fit: a synthetic classification set stored as Zarr, fitted on a LocalCluster.
 
 Writes ``--rows`` x ``--d`` float32 rows (Gaussian features, a linear rule with label noise;
-rows scaled so that their norm is at most 1) to a Zarr store in chunks of ``--chunk`` rows,
-then, on a LocalCluster of ``--workers`` processes (one thread each, ``--memory`` each):
+rows scaled so that their norm is at most 1) to an uncompressed Zarr store in chunks of
+``--chunk`` rows, chunk by chunk (no full-size array is ever held), then, on a LocalCluster of
+``--workers`` processes (one thread each, ``--memory`` each):
 
-* one plain dask pass over the data, ``X.sum(axis=0).compute()`` (the baseline),
-* the default ``DPLogisticRegression`` (and ``schedule='newton'``) fit on the Zarr-backed dask
-  array, never loaded into memory: total time, number of passes over X, time per release as a
+* one plain dask pass over the data, ``X.sum(axis=0).compute()`` (the baseline), before and
+  after the fits,
+* ``DPLogisticRegression`` fits (``--schedules``; default ``newton,auto``) on the Zarr-backed
+  dask array, never loaded into memory: total time, the passes over X (counted from the chunks
+  actually read, so validation passes are counted, not assumed), time per release pass as a
   ratio to the plain pass,
-* accuracy on a held-out part against an in-memory fit on a subsample of ``--sub`` rows.
+* accuracy on a held-out part against an in-memory fit on a subsample of ``--sub`` rows,
+* with ``--plan-auto``, the pass count of the default schedule (``schedule='auto'``) without
+  running all of it: ``n_iter_theory_`` of a ``max_iter=1`` fit (decided by public constants
+  only) and the time of that fit's one gradient pass.
 
 Everything is printed; nothing is hard-coded. Example (about a minute):
-``python benchmarks/bench_out_of_core.py --rows 4000000 --d 50``. A store larger than memory
-(24 GiB here) is ``--rows 150000000`` (30 GB of float32; needs that much free disk).
+``python benchmarks/bench_out_of_core.py --rows 4000000 --d 50 --schedules newton``. The
+larger-than-memory run in ``docs/large_data.md`` (25.3 GiB on disk, 23.5 GiB of RAM) was
+``--rows 135000000 --schedules newton --plan-auto --dir DIR`` (needs 27 GB of free disk; the
+default schedule's ~400 gradient passes were too long to run in full there).
 """
-
 from __future__ import annotations
 
 import argparse
@@ -55,6 +62,47 @@ def _count_read(block, log):
     with open(log, "ab") as f:
         f.write(b".")
     return block
+
+
+def auto_passes(sizes, d=50, epsilon=1.0):
+    """Gradient passes the default schedule (``schedule='auto'``) plans for ``N`` rows, for
+    each N in ``sizes``, without data of that size: the plan depends on public constants only
+    (N, d, epsilon, delta = default_delta(N), the share of the budget the row-norm estimate
+    spends; not on the row bound, which ``alpha='auto'`` cancels). The problem is captured from
+    a small in-memory fit and only N, delta and the budget left are changed, with the formulas
+    of ``skdpgd._base.fit_full_batch``; check it against ``n_iter_theory_`` of a real fit
+    (``--plan-auto``), as the docs do."""
+    import dataclasses
+    import math
+
+    from skdpgd import DPLogisticRegression, _base, schedules
+    from skdpgd.accounting import GaussianDPAccountant
+
+    seen = {}
+    real = schedules.Auto.plan
+
+    def capture(self, problem, mu, max_iter=None):
+        seen["problem"] = problem
+        return real(self, problem, mu, max_iter)
+
+    schedules.Auto.plan = capture
+    try:
+        rng = np.random.default_rng(0)
+        Xs = rng.standard_normal((20_000, d)) / (2 * np.sqrt(d))
+        small = DPLogisticRegression(epsilon=epsilon, data_norm=1.0, classes=[0, 1], max_iter=1,
+                                     random_state=0).fit(Xs, (Xs[:, 0] > 0).astype(int))
+    finally:
+        schedules.Auto.plan = real
+
+    def plan(n):
+        mu_total = GaussianDPAccountant().budget(epsilon, _base.default_delta(n))
+        mu_q = min(math.sqrt(_base.ROW_CLIP_MAX_SHARE) * mu_total,
+                   4.0 / (_base.ROW_CLIP_TARGET_RELATIVE_ERROR * n))
+        problem = dataclasses.replace(seen["problem"], n_samples=int(n))
+        return real(schedules.Auto(), problem, math.sqrt(mu_total ** 2 - mu_q ** 2))
+
+    assert plan(20_000).n_iter_theory == small.n_iter_theory_  # the formulas match the fit's
+    return {int(n): (plan(n).schedule, plan(n).n_iter_theory) for n in sizes}
 
 
 def _du(path):
