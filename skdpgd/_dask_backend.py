@@ -96,12 +96,13 @@ class DaskRows:
 
     def _map(self, fn, *args):
         """``fn(X chunk, y chunk, w chunk, fit_intercept, bound, column, *args)`` per chunk,
-        computed on the cluster; the results in chunk order."""
+        summed on the cluster by a fixed tree (:func:`_tree_sum`); returns ``[sum]`` (a list of
+        one, which the callers below add up as they would a list of chunk results)."""
         import dask
 
         tasks = [dask.delayed(fn)(xb, yb, wb, self.fit_intercept, self.row_bound, self.column,
                                   *args) for xb, yb, wb in self._blocks()]
-        return dask.compute(*tasks)
+        return [dask.compute(_tree_sum(tasks))[0]]
 
     # --- the interface of skdpgd._backends.Rows ---------------------------------------------
     def clip_rows(self, bound, column):
@@ -111,10 +112,10 @@ class DaskRows:
     def norm_sum(self, bound):
         import dask
 
-        parts = dask.compute(*[dask.delayed(_norm_sum)(xb, wb, float(bound))
-                               for xb, _, wb in self._blocks()])
-        return float(sum(parts))
+        tasks = [dask.delayed(_norm_sum)(xb, wb, float(bound)) for xb, _, wb in self._blocks()]
+        return float(dask.compute(_tree_sum(tasks))[0])
 
+    # each reduction below gets one part (the tree's sum) from _map
     def grad_sum(self, coef, intercept, loss_code, param, clip_norm):
         parts = self._map(_grad, np.asarray(coef, dtype=np.float64),
                           np.asarray(intercept, dtype=np.float64), int(loss_code),
@@ -258,3 +259,32 @@ def decision_scores(est, X, coef, intercept):
         raise ValueError(f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "
                          f"{est.n_features_in_} features as input.")
     return X @ np.asarray(coef, dtype=np.float64).T + np.asarray(intercept, dtype=np.float64)
+
+
+#: Chunk results summed per task of the reduction tree.
+TREE_FAN_IN = 8
+
+
+def _add_parts(*parts):
+    """Element-wise sum of chunk results (arrays, numbers, or tuples of them), in order."""
+    first = parts[0]
+    if isinstance(first, tuple):
+        return tuple(_add_parts(*items) for items in zip(*parts))
+    total = first.copy() if isinstance(first, np.ndarray) else first
+    for p in parts[1:]:
+        total = total + p
+    return total
+
+
+def _tree_sum(tasks):
+    """Sum delayed chunk results on the cluster: groups of ``TREE_FAN_IN`` consecutive results,
+    then groups of those sums, until one remains. The tree depends only on the number of
+    chunks, so the sum is the same numbers whatever the scheduling, and the driver receives
+    one d^2-sized result instead of one per chunk."""
+    import dask
+
+    level = list(tasks)
+    while len(level) > 1:
+        level = [dask.delayed(_add_parts)(*level[i:i + TREE_FAN_IN])
+                 for i in range(0, len(level), TREE_FAN_IN)]
+    return level[0]
