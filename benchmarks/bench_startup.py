@@ -187,11 +187,13 @@ def main(argv=None):
                   f"| {cached['first'][0]:.2f} s wall, {cached['first'][1]:.2f} s CPU |",
                   flush=True)
         rounds = {k: [] for k in IMPORTS}
-        for r in range(args.imports + 1):
+        for r in range(args.imports + 1 if args.imports > 0 else 0):
             for key, stmt in IMPORTS.items():
                 t = import_once(py, stmt, cwd)
                 if r:  # round 0 warms the file-system cache
                     rounds[key].append(t)
+        if args.imports <= 0:
+            return
         med = {k: [statistics.median(t[i] for t in v) for i in (0, 1)] for k, v in rounds.items()}
         results["imports"] = rounds
         base = med["sklearn.linear_model"]
