@@ -543,10 +543,11 @@ def test_log_a_matches_the_former_numba_kernels(q, sigma):
     (37, 0.2, 0.7, 37), (2, 0.5, 0.3, 2)])
 def test_log_a_integer_orders_never_below_the_exact_sum(alpha, q, sigma, k_max):
     mpmath = pytest.importorskip("mpmath")
-    mpmath.mp.dps = 40
-    v, qq = mpmath.mpf(1) / mpmath.mpf(sigma) ** 2, mpmath.mpf(q)
-    exact = mpmath.log1p(mpmath.fsum(
-        mpmath.binomial(alpha, k) * qq**k * (1 - qq) ** (alpha - k) * mpmath.expm1(k * (k - 1) * v / 2)
-        for k in range(2, k_max + 1)))  # the terms beyond k_max are below 1e-40 of the sum
+    with mpmath.workdps(40):
+        v, qq = mpmath.mpf(1) / mpmath.mpf(sigma) ** 2, mpmath.mpf(q)
+        exact = mpmath.log1p(mpmath.fsum(
+            mpmath.binomial(alpha, k) * qq**k * (1 - qq) ** (alpha - k)
+            * mpmath.expm1(k * (k - 1) * v / 2)
+            for k in range(2, k_max + 1)))  # the terms beyond k_max are below 1e-40 of the sum
     got = float(rdp_subsampled_gaussian(q, [sigma], orders=[float(alpha)])[0]) * (alpha - 1)
     assert exact <= got <= exact * (1 + 1e-6)
