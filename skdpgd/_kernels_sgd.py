@@ -31,7 +31,7 @@ import math
 import numpy as np
 from ._jit import njit
 
-from ._kernels import _noisy_update, _sum_rows, _sum_rows_csr
+from ._kernels import _noisy_update, _sum_rows_csr, _sum_rows_multi, _sum_rows_single
 
 
 @njit
@@ -64,18 +64,32 @@ def poisson_sample(n, q, gen, out):
 
 
 @njit
-def _beyond(coef, intercept, max_norm):
-    """Whether the iterate's L2 norm (weights and intercepts) is above ``max_norm`` or not
-    finite (a NaN fails every comparison, so it is caught by ``not <=``)."""
+def _after_step(coef, intercept, acoef, aint, max_norm, average):
+    """After a step's update: True if the iterate's L2 norm (weights and intercepts) is above
+    ``max_norm`` or not finite (a NaN fails every comparison, so it is caught by ``not <=``);
+    otherwise False, having added the iterate to the sums of averaged iterates if ``average``.
+    (Loops, not array expressions: they compile faster.)"""
     s = 0.0
     for k in range(coef.shape[0]):
         for j in range(coef.shape[1]):
             s += coef[k, j] * coef[k, j]
         s += intercept[k] * intercept[k]
-    return not math.sqrt(s) <= max_norm
+    if not math.sqrt(s) <= max_norm:
+        return True
+    if average:
+        for k in range(coef.shape[0]):
+            for j in range(coef.shape[1]):
+                acoef[k, j] += coef[k, j]
+            aint[k] += intercept[k]
+    return False
 
 
-@njit
+def _scratch(n, state):
+    """Work arrays of a run: the step's sums (one block) and the sampled row indices."""
+    k, d = state[0].shape
+    return np.zeros((1, k, d)), np.zeros((1, k)), np.empty(max(n, 1), np.int64)
+
+
 def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
               fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm, state,
               t0, t1, average_start, gen):
@@ -88,40 +102,76 @@ def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_no
     steps ``>= average_start`` are summed into the state (averaging is post-processing).
     Returns the first step after whose update the iterate's norm was above ``max_norm`` or not
     finite (-1: none); the run stops there. That test reads released values only.
+
+    Runs the compiled loop for one output or the one for several (the multinomial loss), so
+    a fit compiles only the row kernel it uses (:func:`skdpgd._kernels._sum_rows_single` or
+    ``_sum_rows_multi``); the work arrays are made here, not in compiled code.
     """
+    run = _sgd_dense_single if state[0].shape[0] == 1 else _sgd_dense_multi
+    return run(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
+               fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm, state,
+               t0, t1, average_start, gen, *_scratch(X.shape[0], state))
+
+
+@njit
+def _sgd_dense_single(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
+                      fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm,
+                      state, t0, t1, average_start, gen, gcoef, gint, rows):
+    """:func:`sgd_dense` for one output."""
     n = X.shape[0]
     coef, intercept, vcoef, vint, acoef, aint, beta = state
-    gcoef = np.zeros((1,) + coef.shape)
-    gint = np.zeros((1, coef.shape[0]))
-    rows = np.empty(max(n, 1), np.int64)
     for t in range(t0, t1):
         m = poisson_sample(n, q, gen, rows)
-        # rows is never empty here, so _sum_rows reads rows[0:m] (m = 0 gives a zero sum)
+        # rows is never empty here, so the sum reads rows[0:m] (m = 0 gives a zero sum);
         # the count of rows with a non-finite gradient (they contributed 0) is private: unused
-        _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, 0, m, loss, param,
-                  clip_norm, coef, intercept, gcoef[0], gint[0])
+        _sum_rows_single(X, y, sample_weight, row_scale, row_norm_aug, rows, 0, m, loss, param,
+                         clip_norm, coef, intercept, gcoef[0], gint[0])
         beta[0] *= momentum
         _noisy_update(gcoef, gint, noise_std[t], n_norm, alpha, step_sizes[t], momentum,
                       beta[0], fit_intercept, coef, intercept, vcoef, vint, gen)
-        if _beyond(coef, intercept, max_norm):  # released values only
-            return t
-        if t >= average_start:
-            acoef += coef
-            aint += intercept
+        if _after_step(coef, intercept, acoef, aint, max_norm, t >= average_start):
+            return t  # decided on released values only
     return -1
 
 
 @njit
+def _sgd_dense_multi(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
+                     fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm,
+                     state, t0, t1, average_start, gen, gcoef, gint, rows):
+    """:func:`sgd_dense` for several outputs: :func:`_sgd_dense_single` with the
+    multi-output row kernel (same release, same sensitivity)."""
+    n = X.shape[0]
+    coef, intercept, vcoef, vint, acoef, aint, beta = state
+    for t in range(t0, t1):
+        m = poisson_sample(n, q, gen, rows)
+        _sum_rows_multi(X, y, sample_weight, row_scale, row_norm_aug, rows, 0, m, loss, param,
+                        clip_norm, coef, intercept, gcoef[0], gint[0])
+        beta[0] *= momentum
+        _noisy_update(gcoef, gint, noise_std[t], n_norm, alpha, step_sizes[t], momentum,
+                      beta[0], fit_intercept, coef, intercept, vcoef, vint, gen)
+        if _after_step(coef, intercept, acoef, aint, max_norm, t >= average_start):
+            return t
+    return -1
+
+
 def sgd_csr(data, indices, indptr, n_features, y, sample_weight, row_scale, row_norm_aug, loss,
             param, clip_norm, fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum,
             max_norm, state, t0, t1, average_start, gen):
     """:func:`sgd_dense` for X in canonical CSR form, without densifying it (same release,
     same sensitivity, same random draws: the same seed gives the same batches and noise)."""
+    return _sgd_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, loss,
+                    param, clip_norm, fit_intercept, alpha, q, n_norm, step_sizes, noise_std,
+                    momentum, max_norm, state, t0, t1, average_start, gen,
+                    *_scratch(indptr.shape[0] - 1, state))
+
+
+@njit
+def _sgd_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, loss, param,
+             clip_norm, fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum,
+             max_norm, state, t0, t1, average_start, gen, gcoef, gint, rows):
+    """:func:`sgd_csr`'s compiled loop (one row kernel for any number of outputs)."""
     n = indptr.shape[0] - 1
     coef, intercept, vcoef, vint, acoef, aint, beta = state
-    gcoef = np.zeros((1,) + coef.shape)
-    gint = np.zeros((1, coef.shape[0]))
-    rows = np.empty(max(n, 1), np.int64)
     for t in range(t0, t1):
         m = poisson_sample(n, q, gen, rows)
         _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, rows, 0,
@@ -129,11 +179,8 @@ def sgd_csr(data, indices, indptr, n_features, y, sample_weight, row_scale, row_
         beta[0] *= momentum
         _noisy_update(gcoef, gint, noise_std[t], n_norm, alpha, step_sizes[t], momentum,
                       beta[0], fit_intercept, coef, intercept, vcoef, vint, gen)
-        if _beyond(coef, intercept, max_norm):  # released values only
+        if _after_step(coef, intercept, acoef, aint, max_norm, t >= average_start):
             return t
-        if t >= average_start:
-            acoef += coef
-            aint += intercept
     return -1
 
 

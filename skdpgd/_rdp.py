@@ -21,18 +21,22 @@ not re-prove it); ``tests/test_rdp.py`` checks it by numerical integration on a 
 (q, z, alpha). RDP composes by addition, so a schedule
 with a different multiplier per step costs the sum of the per-step curves; equal
 multipliers are grouped, and the per-step values form one array over orders x distinct
-multipliers, filled by a compiled (numba) kernel.
+multipliers, filled by vectorised numpy code (no compiled kernel: a first fit compiles
+nothing here).
 
 Every value is an upper bound of the exact one, including the floating-point rounding
 (an allowance of ~1e-12 relative, see ``_ROUNDING_RTOL``, plus, for fractional orders, an
-absolute ~1e-13 on log A, visible only when the RDP itself is tiny):
+absolute ~1e-13 on log A, visible only when the RDP itself is tiny; for integer orders a
+relative allowance that grows with the order, ~1e-8 at alpha ~ 1e6, where log C(alpha, k)
+is a difference of log-gammas of ~1e7):
 
 * integer alpha: the binomial expansion
   ``A - 1 = sum_k C(alpha, k) q^k (1-q)^(alpha-k) (exp(k (k-1) / (2 z^2)) - 1)`` (the binomial
   weights sum to 1, so A - 1 keeps its relative precision when it is tiny; dp-accounting sums
   A itself). The log-terms ``f(k)`` have second differences ``1/z^2 - h(k)`` with ``h``
   convex, so ``f`` is concave, convex, concave: at most two peaks. The peaks are located by
-  bisection and only the terms within ``_LOG_CUTOFF`` nats of the largest term of A - 1 are
+  bisection (and so are the ends of the ranges summed, each side of a peak being
+  monotone) and only the terms within ``_LOG_CUTOFF`` nats of the largest term of A - 1 are
   summed; by that shape every other term is below the last one summed on its side, so the
   skipped mass is bounded by (number skipped) x (that term) and *added*, not dropped. The
   work per (order, multiplier) therefore does not grow with alpha.
@@ -77,7 +81,7 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from ._jit import njit
+from scipy.special import erfc as _erfc
 from scipy.special import gammaln
 
 from ._checks import check_delta as _check_delta
@@ -174,246 +178,211 @@ _CRVZ_W, _CRVZ_INV_D, _CRVZ_ABS = _crvz_tables(_CRVZ_TERMS)
 
 
 # ---------------------------------------------------------------------------------------
-# Kernels (numba): log A_alpha for one (order, 1/z^2)
+# log A_alpha, vectorised (numpy): one entry per (order, 1/z^2) pair
 # ---------------------------------------------------------------------------------------
+# Plain numpy, not numba: these are a few hundred scalar operations per pair, and compiling
+# them cost a first DP-SGD fit about 3 s, several times what they take to run. Every value
+# is computed by the same formulas, in the same order, as the scalar algorithm described in
+# the module docstring (tests/_rdp_numba.py keeps the former numba kernels; the tests check
+# the two agree to rounding).
 
 
-@njit
 def _log_ndtr(x):
-    """log Phi(x) for the standard normal cdf, accurate in both tails."""
-    if x > 5.0:
-        return math.log1p(-0.5 * math.erfc(x / math.sqrt(2.0)))
-    if x > -30.0:
-        return math.log(0.5 * math.erfc(-x / math.sqrt(2.0)))
+    """log Phi(x) for the standard normal cdf, accurate in both tails (elementwise)."""
+    x = np.asarray(x, dtype=float)
+    out = np.empty_like(x)
+    hi = x > 5.0
+    mid = (x > -30.0) & ~hi
+    lo = ~(hi | mid)
+    out[hi] = np.log1p(-0.5 * _erfc(x[hi] / math.sqrt(2.0)))
+    out[mid] = np.log(0.5 * _erfc(-x[mid] / math.sqrt(2.0)))
     # Asymptotic series: Phi(x) = phi(x)/(-x) * (1 - 1/x^2 + 3/x^4 - 15/x^6 + ...);
     # at x <= -30 ten terms are exact to ~1e-21.
-    y = 1.0 / (x * x)
-    term = 1.0
-    acc = 1.0
+    xl = x[lo]
+    y = 1.0 / (xl * xl)
+    term = np.ones_like(xl)
+    acc = np.ones_like(xl)
     for n in range(1, 11):
-        term *= -(2 * n - 1) * y
-        acc += term
-    return -0.5 * x * x - math.log(-x) - _LOG_2PI_HALF + math.log(acc)
+        term = term * (-(2 * n - 1) * y)
+        acc = acc + term
+    out[lo] = -0.5 * xl * xl - np.log(-xl) - _LOG_2PI_HALF + np.log(acc)
+    return out
 
 
-@njit
 def _one_minus_exp_neg(x):
     """1 - exp(-x) for x >= 0, rounded up to 1 where it is within 1e-16 of 1."""
-    if x > 37.0:
-        return 1.0
-    return -math.expm1(-x)
+    return np.where(x > 37.0, 1.0, -np.expm1(-np.minimum(x, 37.0)))
 
 
-@njit
-def _f_int(lgc, off, k, a, v):
-    # log of the k-th binomial term of A without the common factor (1-q)^alpha
-    return lgc[off + k] + k * a + 0.5 * k * (k - 1.0) * v
+def _first_true(pred, lo, hi):
+    """Per entry, the first k in [lo, hi] with ``pred`` true, for a predicate that is false
+    then true on that range (``hi`` if it is never true before). ``pred(k, i)`` evaluates
+    entries ``i`` at ``k``. The same bisection (same midpoints) as a scalar loop."""
+    lo = np.array(lo, dtype=np.int64)
+    hi = np.array(hi, dtype=np.int64)
+    while True:
+        i = np.flatnonzero(lo < hi)
+        if i.size == 0:
+            return lo
+        mid = (lo[i] + hi[i]) // 2
+        t = pred(mid, i)
+        hi[i] = np.where(t, mid, hi[i])
+        lo[i] = np.where(t, lo[i], mid + 1)
 
 
-@njit
-def _d_int(lgc, off, k, a, v):
-    # f(k+1) - f(k)
-    return lgc[off + k + 1] - lgc[off + k] + a + k * v
+def _log_a_int(alpha, off, v, lgc, a, l1q):
+    """Upper bounds of log A_alpha for integer orders alpha >= 2 (0 < q < 1, 0 < v < inf).
 
-
-@njit
-def _first_nonpos(lgc, off, a, v, lo, hi):
-    """First k in [lo, hi] with D(k) <= 0, for D non-increasing there; hi + 1 if none."""
-    if _d_int(lgc, off, hi, a, v) > 0.0:
-        return hi + 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if _d_int(lgc, off, mid, a, v) <= 0.0:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
-@njit
-def _sum_am1(lgc, off, alpha, lo, hi, a, v, big, ev, d1):
-    """sum_{k=lo}^{hi} exp(f(k) - big) * (1 - exp(-k(k-1)v/2)): the terms of A - 1.
-
-    A - 1 = sum_k C(alpha,k) q^k (1-q)^(alpha-k) (exp(k(k-1)v/2) - 1), because the binomial
-    weights sum to 1; written this way A - 1 keeps full relative precision when it is tiny.
-    Consecutive terms by multiplicative recurrences (no exp per term), restarted exactly
-    every _RESYNC terms.
+    ``alpha``, ``off`` (offset of alpha's row in the table ``lgc`` of log C(alpha, k)) and
+    ``v = 1/z^2`` are arrays, one entry per pair; ``a = log(q/(1-q))``, ``l1q = log(1-q)``.
     """
-    s = 0.0
-    k = lo
-    while k <= hi:
-        lt = _f_int(lgc, off, k, a, v) - big
-        if lt < -575.0:  # near the bottom of the double range: count it as exp(-575)
-            s += math.exp(-575.0)
-            k += 1
-            continue
-        stop = min(hi, k + _RESYNC - 1)
-        t = math.exp(lt)
-        c = _one_minus_exp_neg(0.5 * k * (k - 1.0) * v)  # 1 - exp(-M_k v)
-        d = _one_minus_exp_neg(k * v)  # 1 - exp(-k v)
-        x = a + k * v  # log(q/(1-q) e^{k v}), the ratio's growing factor
-        rec = x > -600.0 and x + (stop - k) * v < 600.0
-        w = math.exp(x) if rec else 0.0
-        while True:
-            s += t * c
-            if k >= stop:
-                k += 1
-                break
-            if rec:
-                t *= (alpha - k) / (k + 1.0) * w
-                w *= ev
-            else:
-                t = math.exp(_f_int(lgc, off, k + 1, a, v) - big)
-            c = c * (1.0 - d) + d
-            d = d * (1.0 - d1) + d1
-            k += 1
-            if t < 1e-250:  # restart exactly at k (never lose a term to underflow)
-                break
-    return s
+    n_p = alpha.size
+    alpha_f = alpha.astype(float)
+    d1 = -np.expm1(-v)
+    log_d1 = np.log(d1)
 
+    def f(k, i):  # log of the k-th binomial term of A without the common factor (1-q)^alpha
+        return lgc[off[i] + k] + k * a + 0.5 * k * (k - 1.0) * v[i]
 
-@njit
-def _log_a_int(alpha, lgc, off, a, l1q, v, ev, d1, log_d1):
-    """Upper bound of log A_alpha for an integer order alpha >= 2 (0 < q < 1, 0 < v < inf).
+    def dif(k, i):  # f(k+1) - f(k)
+        return lgc[off[i] + k + 1] - lgc[off[i] + k] + a + k * v[i]
 
-    ``ev = exp(v)``, ``d1 = 1 - exp(-v)``, ``log_d1 = log(d1)`` (shared by all orders).
-    """
-    lgc_max = lgc[off + alpha // 2]
-    # --- peaks of f (see module docstring) ---
-    # D(k+1) - D(k) = c(k) + v, c(k) the second difference of log C(alpha, k): concave,
-    # symmetric about (alpha - 2)/2. So D decreases, increases on [k_a, k_b + 1], decreases.
+    def curv(k, i):  # second difference of log C(alpha, k) plus v
+        o = off[i]
+        return lgc[o + k + 2] - 2.0 * lgc[o + k + 1] + lgc[o + k] + v[i]
+
+    def first_nonpos(lo, hi, i):  # first k in [lo, hi] with D(k) <= 0 (D non-increasing)
+        k = _first_true(lambda kk, j: dif(kk, i[j]) <= 0.0, lo, hi)
+        return np.where(dif(hi, i) > 0.0, hi + 1, k)
+
+    every = np.arange(n_p)
+    # --- peaks of f (module docstring): D(k+1) - D(k) = c(k) + v, c concave, symmetric
+    # about (alpha - 2)/2, so D decreases, increases on [k_a, k_b + 1], then decreases.
     kc = (alpha - 2) // 2
-    p1 = -1
-    p2 = -1
-    if lgc[off + kc + 2] - 2.0 * lgc[off + kc + 1] + lgc[off + kc] + v <= 0.0:
-        p1 = _first_nonpos(lgc, off, a, v, 0, alpha - 1)  # D non-increasing everywhere
-    else:
-        lo = 0
-        hi = kc
-        while lo < hi:  # k_a = first k with c(k) + v > 0 (c increasing on [0, kc])
-            mid = (lo + hi) // 2
-            if lgc[off + mid + 2] - 2.0 * lgc[off + mid + 1] + lgc[off + mid] + v > 0.0:
-                hi = mid
-            else:
-                lo = mid + 1
-        k_a = lo
-        k_b = alpha - 2 - k_a
-        p = _first_nonpos(lgc, off, a, v, 0, k_a)
-        if p <= k_a:
-            p1 = p
-        if _d_int(lgc, off, k_b + 1, a, v) > 0.0:
-            p2 = _first_nonpos(lgc, off, a, v, k_b + 1, alpha - 1)
-        if p1 < 0:
-            p1 = p2
-            p2 = -1
-    f1 = _f_int(lgc, off, p1, a, v)
-    f2 = _f_int(lgc, off, p2, a, v) if p2 >= 0 else -np.inf
-    big = max(f1, f2)
+    p1 = np.full(n_p, -1, dtype=np.int64)
+    p2 = np.full(n_p, -1, dtype=np.int64)
+    one = curv(kc, every) <= 0.0  # D non-increasing everywhere: a single peak
+    i = np.flatnonzero(one)
+    p1[i] = first_nonpos(np.zeros(i.size, np.int64), alpha[i] - 1, i)
+    i = np.flatnonzero(~one)
+    if i.size:
+        k_a = _first_true(lambda kk, j: curv(kk, i[j]) > 0.0, np.zeros(i.size, np.int64), kc[i])
+        k_b = alpha[i] - 2 - k_a
+        p = first_nonpos(np.zeros(i.size, np.int64), k_a, i)
+        q1 = np.where(p <= k_a, p, -1)
+        rise = dif(k_b + 1, i) > 0.0
+        q2 = np.full(i.size, -1, dtype=np.int64)
+        j = np.flatnonzero(rise)
+        q2[j] = first_nonpos(k_b[j] + 1, alpha[i[j]] - 1, i[j])
+        swap = q1 < 0
+        p1[i] = np.where(swap, q2, q1)
+        p2[i] = np.where(swap, -1, q2)
+    two = p2 >= 0
+    f1 = f(p1, every)
+    f2 = np.where(two, f(np.maximum(p2, 0), every), -np.inf)
+    big = np.maximum(f1, f2)
     # a lower bound of the largest term of A - 1: at k = 2 or at a peak
-    g = _f_int(lgc, off, 2, a, v) + log_d1
-    if p1 >= 2:
-        g = max(g, f1 + math.log(_one_minus_exp_neg(0.5 * p1 * (p1 - 1.0) * v)))
-    if p2 >= 2:
-        g = max(g, f2 + math.log(_one_minus_exp_neg(0.5 * p2 * (p2 - 1.0) * v)))
+    with np.errstate(divide="ignore"):
+        g = f(np.full(n_p, 2), every) + log_d1
+        g = np.where(p1 >= 2, np.maximum(g, f1 + np.log(_one_minus_exp_neg(
+            0.5 * p1 * (p1 - 1.0) * v))), g)
+        g = np.where(p2 >= 2, np.maximum(g, f2 + np.log(_one_minus_exp_neg(
+            0.5 * p2 * (p2 - 1.0) * v))), g)
     thr = g - _LOG_CUTOFF
-    # --- ranges of terms >= thr around each peak; f_out: largest term left out ---
-    f_out = -np.inf
-    lo1 = p1
+
+    # --- ranges of the terms >= thr around each peak; f_out: largest term left out. f rises
+    # to p1 and falls after it (one peak), or rises to p1, falls to a valley V, rises to p2
+    # and falls (two peaks); each side is monotone, so each range end is a bisection.
+    def first_above(lo, hi, i):  # f non-decreasing on [lo, hi], f(hi) >= thr
+        return _first_true(lambda kk, j: f(kk, i[j]) >= thr[i[j]], lo, hi)
+
+    def last_above(lo, hi, i):  # f non-increasing on [lo, hi], f(lo) >= thr
+        return _first_true(lambda kk, j: f(kk, i[j]) < thr[i[j]], lo, hi + 1) - 1
+
+    f_out = np.full(n_p, -np.inf)
+    lo1 = p1.copy()
     hi1 = p1 - 1  # empty
-    lo2 = 0
-    hi2 = -1  # empty
-    if p2 < 0:
-        lo1 = p1
-        while lo1 > 0:
-            t = _f_int(lgc, off, lo1 - 1, a, v)
-            if t < thr:
-                f_out = max(f_out, t)
-                break
-            lo1 -= 1
-        hi1 = p1
-        while hi1 < alpha:
-            t = _f_int(lgc, off, hi1 + 1, a, v)
-            if t < thr:
-                f_out = max(f_out, t)
-                break
-            hi1 += 1
-    else:
-        # two peaks p1 < p2: f rises to p1, falls to a valley, rises to p2, falls.
-        if f1 >= thr:
-            lo1 = p1
-            while lo1 > 0:
-                t = _f_int(lgc, off, lo1 - 1, a, v)
-                if t < thr:
-                    f_out = max(f_out, t)
-                    break
-                lo1 -= 1
-            hi1 = p1
-            while hi1 < p2 - 1:
-                t = _f_int(lgc, off, hi1 + 1, a, v)
-                if t < thr:
-                    f_out = max(f_out, t)
-                    break
-                hi1 += 1
-        else:
-            f_out = max(f_out, f1)  # everything up to the valley is <= f(p1)
-        if f2 >= thr:
-            floor = hi1 + 1 if hi1 >= lo1 else 0
-            lo2 = p2
-            while lo2 - 1 >= floor:
-                t = _f_int(lgc, off, lo2 - 1, a, v)
-                if t < thr:
-                    f_out = max(f_out, t)
-                    break
-                lo2 -= 1
-            hi2 = p2
-            while hi2 < alpha:
-                t = _f_int(lgc, off, hi2 + 1, a, v)
-                if t < thr:
-                    f_out = max(f_out, t)
-                    break
-                hi2 += 1
-        else:
-            f_out = max(f_out, f2)
-    s = 0.0
-    n_in = 0
-    if hi1 >= lo1:
-        s += _sum_am1(lgc, off, alpha, lo1, hi1, a, v, big, ev, d1)
-        n_in += hi1 - lo1 + 1
-    if hi2 >= lo2:
-        s += _sum_am1(lgc, off, alpha, lo2, hi2, a, v, big, ev, d1)
-        n_in += hi2 - lo2 + 1
+    lo2 = np.zeros(n_p, dtype=np.int64)
+    hi2 = np.full(n_p, -1, dtype=np.int64)  # empty
+    zero = np.zeros(n_p, dtype=np.int64)
+
+    def left_out(i, k):  # the term at k (left out of the sum) bounds the ones beyond it
+        np.maximum.at(f_out, i, f(k, i))
+
+    # range 1: one peak, or the first of two with f(p1) >= thr
+    i = np.flatnonzero(~two | (f1 >= thr))
+    lo1[i] = first_above(zero[i], p1[i], i)
+    left_out(i[lo1[i] > 0], lo1[i][lo1[i] > 0] - 1)
+    j = i[~two[i]]
+    hi1[j] = last_above(p1[j], alpha[j], j)
+    left_out(j[hi1[j] < alpha[j]], hi1[j][hi1[j] < alpha[j]] + 1)
+    t = np.flatnonzero(two)
+    valley = np.zeros(n_p, dtype=np.int64)
+    valley[t] = _first_true(lambda kk, jj: dif(kk, t[jj]) > 0.0, p1[t], p2[t] - 1)
+    high_valley = two & (f(valley, every) >= thr)  # then f >= thr on [p1, p2]
+    j = i[two[i]]
+    hv = high_valley[j]
+    hi1[j[hv]] = p2[j[hv]] - 1
+    jl = j[~hv]
+    hi1[jl] = last_above(p1[jl], valley[jl], jl)
+    left_out(jl, hi1[jl] + 1)  # below thr: hi1 < valley
+    # the first peak below thr: everything up to the valley is <= f(p1)
+    i = np.flatnonzero(two & (f1 < thr))
+    np.maximum.at(f_out, i, f1[i])
+    # range 2: the second peak with f(p2) >= thr
+    i = np.flatnonzero(two & (f2 >= thr))
+    joined = high_valley[i] & (hi1[i] >= lo1[i])
+    lo2[i[joined]] = p2[i[joined]]
+    jl = i[~joined]
+    lo2[jl] = first_above(valley[jl], p2[jl], jl)
+    left_out(jl, lo2[jl] - 1)  # lo2 > valley >= the end of range 1
+    hi2[i] = last_above(p2[i], alpha[i], i)
+    left_out(i[hi2[i] < alpha[i]], hi2[i][hi2[i] < alpha[i]] + 1)
+    i = np.flatnonzero(two & (f2 < thr))
+    np.maximum.at(f_out, i, f2[i])
+
+    # --- sum of the terms of A - 1 in the ranges, relative to exp(big) ---
+    len1 = np.maximum(hi1 - lo1 + 1, 0)
+    len2 = np.maximum(hi2 - lo2 + 1, 0)
+    starts = np.concatenate([lo1, lo2])
+    lens = np.concatenate([len1, len2])
+    owner = np.repeat(np.concatenate([every, every]), lens)
+    first = np.cumsum(lens) - lens
+    k = np.repeat(starts - first, lens) + np.arange(int(lens.sum()))
+    lt = f(k, owner) - big[owner]
+    with np.errstate(under="ignore"):
+        # A - 1 = sum_k C(alpha,k) q^k (1-q)^(alpha-k) (exp(k(k-1)v/2) - 1): the binomial
+        # weights sum to 1, so A - 1 keeps its relative precision when it is tiny. A term
+        # near the bottom of the double range is counted as exp(-575).
+        term = np.where(lt < -575.0, math.exp(-575.0),
+                        np.exp(np.maximum(lt, -575.0))
+                        * _one_minus_exp_neg(0.5 * k * (k - 1.0) * v[owner]))
+    s = np.bincount(owner, weights=term, minlength=n_p)
+    n_in = len1 + len2
     n_out = alpha + 1 - n_in
-    if n_out > 0:
-        s += n_out * math.exp(f_out - big)  # every left-out term is <= exp(f_out)
-    n_terms = n_in
-    lam1 = alpha * l1q + big + math.log(s)  # log(A - 1)
+    with np.errstate(under="ignore"):
+        s = s + np.where(n_out > 0, n_out * np.exp(f_out - big), 0.0)  # each <= exp(f_out)
+    lam1 = alpha_f * l1q + big + np.log(s)  # log(A - 1)
     # log A = log(1 + exp(lam1)); frac = (A - 1)/A
-    if lam1 > 0.0:
-        e = math.exp(-lam1)
-        log_a = lam1 + math.log1p(e)
-        frac = 1.0 / (1.0 + e)
-    else:
-        e = math.exp(lam1)
-        log_a = math.log1p(e)
-        frac = e / (1.0 + e)
+    with np.errstate(over="ignore", under="ignore"):
+        e = np.exp(np.where(lam1 > 0.0, -lam1, lam1))
+    log_a = np.where(lam1 > 0.0, lam1 + np.log1p(e), np.log1p(e))
+    frac = np.where(lam1 > 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
     # rounding allowance: the log-terms carry absolute errors of a few ulps of their parts,
-    # i.e. relative errors of A - 1, which move log A by that much times (A - 1)/A
-    err = 8.0 * _EPS * (2.0 + abs(big) + abs(alpha * l1q) + abs(lgc_max) + n_terms)
+    # i.e. relative errors of A - 1, which move log A by that much times (A - 1)/A. The parts
+    # of log C(alpha, k) are three log-gammas of up to log Gamma(alpha + 1) each (about
+    # alpha log alpha: 1e7 at alpha = 1e6, far above log C itself), those of k a and
+    # k (k - 1) v / 2 grow with k up to the last term summed.
+    k_top = np.maximum(hi1, hi2).astype(float)
+    parts = (np.abs(big) + np.abs(alpha_f * l1q) + 3.0 * gammaln(alpha_f + 1.0)
+             + k_top * abs(a) + 0.5 * k_top * (k_top - 1.0) * v)
+    err = 8.0 * _EPS * (2.0 + parts + n_in)
     return log_a * (1.0 + _ROUNDING_RTOL) + err * frac
 
 
-@njit
-def _frac_term(series, k, lck, alpha, log_q, l1q, a, v, sv, z0):
-    """log |k-th term| of series 0 or 1 of A_alpha (Mironov et al. 2019, Sec. 3.3)."""
-    if series == 0:
-        return lck + alpha * l1q + k * a + 0.5 * k * (k - 1.0) * v + _log_ndtr((z0 - k) * sv)
-    j = alpha - k
-    return lck + alpha * log_q - k * a + 0.5 * j * (j - 1.0) * v + _log_ndtr((j - z0) * sv)
-
-
-@njit
-def _log_a_frac(alpha, log_q, l1q, v, cw, inv_d, cw_abs):
-    """Upper bound of log A_alpha for a non-integer order alpha > 1 (0 < q < 1, 0 < v < inf).
+def _log_a_frac(alpha, v, log_q, l1q):
+    """Upper bounds of log A_alpha for non-integer orders alpha > 1 (0 < q < 1, 0 < v < inf),
+    one per entry of the arrays ``alpha`` and ``v``.
 
     A = head - E0 - E1: ``head`` sums both series up to k = ceil(alpha) (positive terms);
     each tail is minus an alternating series with completely monotone magnitudes (a moment
@@ -422,80 +391,94 @@ def _log_a_frac(alpha, log_q, l1q, v, cw, inv_d, cw_abs):
     sum gives E to relative 1/d; subtracting a *lower* bound of E keeps A an upper bound.
     """
     a = log_q - l1q
-    sv = math.sqrt(v)
-    z0 = -a / v + 0.5  # z^2 log((1 - q)/q) + 1/2
-    n = int(math.ceil(alpha))
-    terms = np.empty(2 * (n + 1))
-    lc = 0.0  # log |C(alpha, k)|
-    for k in range(n + 1):
-        terms[2 * k] = _frac_term(0, k, lc, alpha, log_q, l1q, a, v, sv, z0)
-        terms[2 * k + 1] = _frac_term(1, k, lc, alpha, log_q, l1q, a, v, sv, z0)
-        lc += math.log(abs(alpha - k) / (k + 1.0))
-    mp = np.max(terms)
-    sp = 0.0
-    wp = 0.0  # sum of |log-term| weighted by the term: the scale of their rounding errors
-    for t in terms:
-        e = math.exp(t - mp)
-        sp += e
-        wp += e * abs(t)
-    lhead = mp + math.log(sp)
+    n_p = alpha.size
+    sv = np.sqrt(v)[:, None]
+    z0 = (-a / v + 0.5)[:, None]  # z^2 log((1 - q)/q) + 1/2
+    vv = v[:, None]
+    al = alpha[:, None]
+    n = np.ceil(alpha).astype(np.int64)
+    n_cols = int(n.max()) + 1 + _CRVZ_TERMS
+    kk = np.arange(n_cols, dtype=np.int64)[None, :]
+    # lc[:, k] = log |C(alpha, k)|, by the recurrence lc_{k+1} = lc_k + log(|alpha - k|/(k+1))
+    lc = np.zeros((n_p, n_cols))
+    np.cumsum(np.log(np.abs(al - kk[:, :-1]) / (kk[:, :-1] + 1.0)), axis=1, out=lc[:, 1:])
+
+    def term(series, k, lck):  # log |k-th term| of series 0 or 1 (Mironov et al., Sec. 3.3)
+        if series == 0:
+            return lck + al * l1q + k * a + 0.5 * k * (k - 1.0) * vv + _log_ndtr((z0 - k) * sv)
+        j = al - k
+        return lck + al * log_q - k * a + 0.5 * j * (j - 1.0) * vv + _log_ndtr((j - z0) * sv)
+
+    # head: k = 0..n of both series. Sums run over the columns in a fixed order (terms
+    # beyond an entry's n add exact zeros), so no entry's value depends on the others.
+    kh = kk[:, : n_cols - _CRVZ_TERMS]
+    valid = kh <= n[:, None]
+    head = [np.where(valid, term(s, kh, lc[:, : kh.shape[1]]), -np.inf) for s in (0, 1)]
+    mp = np.maximum(np.max(head[0], axis=1), np.max(head[1], axis=1))
+    sp = np.zeros(n_p)
+    wp = np.zeros(n_p)  # sum of |log-term| weighted by the term: the scale of their rounding
+    with np.errstate(under="ignore"):
+        for k in range(kh.shape[1]):
+            for t in (head[0][:, k], head[1][:, k]):
+                e = np.exp(t - mp)
+                sp = sp + e
+                wp = wp + np.where(valid[:, k], e * np.abs(np.where(valid[:, k], t, 0.0)), 0.0)
+    lhead = mp + np.log(sp)
     # tail accuracy target: 1e-13 of A - 1 (floored at 1e-30 A); a tail whose first term is
     # below it is dropped (E >= 0: still an upper bound)
-    lam1 = math.log(-math.expm1(-lhead)) if lhead > 0.0 else -745.0
-    log_tol = lhead + max(lam1, -39.0) - 30.0
-    e_sum = 0.0  # lower bound of (E0 + E1) / head
-    n_terms = 2 * (n + 1)
+    with np.errstate(divide="ignore"):
+        lam1 = np.where(lhead > 0.0, np.log(-np.expm1(-np.maximum(lhead, 0.0))), -745.0)
+    log_tol = lhead + np.maximum(lam1, -39.0) - 30.0
+    e_sum = np.zeros(n_p)  # lower bound of (E0 + E1) / head
+    n_terms = 2.0 * (n + 1)
+    kt = n[:, None] + 1 + np.arange(_CRVZ_TERMS)[None, :]  # k = n + 1 + m
+    lck = np.take_along_axis(lc, kt, axis=1)
+    nn = np.arange(1, _CRVZ_TERMS + 1)[None, :]
     for series in range(2):
-        k = n + 1
-        lck = lc
-        lb0 = _frac_term(series, k, lck, alpha, log_q, l1q, a, v, sv, z0)
-        if lb0 < log_tol:
-            continue
+        lb = term(series, kt, lck)
+        lb0 = lb[:, 0]
+        used = ~(lb0 < log_tol)
         # fewest terms with error bound E/d_n <= b0/d_n below the tolerance (d_n >= 5.8^n/2)
-        nt = cw.shape[1]
-        for nn in range(1, cw.shape[1] + 1):
-            if lb0 - math.log(0.5) - nn * 1.7627 < log_tol:  # log(3 + sqrt 8) = 1.7627...
-                nt = nn
-                break
-        acc = 0.0
-        acc_err = 0.0
-        for m in range(nt):
-            lb = _frac_term(series, k, lck, alpha, log_q, l1q, a, v, sv, z0)
-            e = math.exp(lb - lb0)
-            acc += cw[nt, m] * e
-            acc_err += abs(cw[nt, m]) * e * (2.0 + abs(lb) + abs(lb0))
-            lck += math.log(abs(alpha - k) / (k + 1.0))
-            k += 1
-        n_terms += nt
+        fits = (lb0[:, None] - math.log(0.5) - nn * 1.7627) < log_tol[:, None]
+        nt = np.where(fits.any(axis=1), np.argmax(fits, axis=1) + 1, _CRVZ_TERMS)
+        cw = _CRVZ_W[nt]  # zero beyond nt
+        acc = np.zeros(n_p)
+        acc_err = np.zeros(n_p)
+        with np.errstate(under="ignore"):
+            for m in range(_CRVZ_TERMS):  # weights beyond nt are 0: exact zeros added
+                et = np.where(m < nt, np.exp(np.where(m < nt, lb[:, m] - lb0, 0.0)), 0.0)
+                acc = acc + cw[:, m] * et
+                acc_err = acc_err + np.abs(cw[:, m]) * et * (2.0 + np.abs(lb[:, m]) + np.abs(lb0))
         # |E - acc| <= E inv_d; rounding: a few ulps of each log-term and of the sum
-        e_low = acc / (1.0 + inv_d[nt]) - 8.0 * _EPS * acc_err - 4.0 * nt * _EPS * cw_abs[nt]
-        if e_low > 0.0:
-            e_sum += math.exp(lb0 - lhead) * e_low
-    if e_sum >= 1.0:  # cannot happen (A >= 1); stay an upper bound
-        e_sum = 0.0
-    log_a = lhead + math.log1p(-e_sum)
+        e_low = (acc / (1.0 + _CRVZ_INV_D[nt]) - 8.0 * _EPS * acc_err
+                 - 4.0 * nt * _EPS * _CRVZ_ABS[nt])
+        add = used & (e_low > 0.0)
+        with np.errstate(under="ignore"):
+            e_sum = e_sum + np.where(add, np.exp(np.where(add, lb0 - lhead, 0.0)) * e_low, 0.0)
+        n_terms = n_terms + np.where(used, nt, 0)
+    e_sum = np.where(e_sum >= 1.0, 0.0, e_sum)  # cannot happen (A >= 1); stay an upper bound
+    log_a = lhead + np.log1p(-e_sum)
     # rounding allowance (absolute, on log A): a few ulps of each log-term (weighted by the
     # term) and of each addition, amplified by the cancellation head -> head (1 - e_sum)
     err = (8.0 * _EPS * (2.0 + wp / sp) + 4.0 * _EPS * n_terms) / (1.0 - e_sum)
     return log_a * (1.0 + _ROUNDING_RTOL) + err
 
 
-@njit
-def _log_a_grid(orders, is_int, lgc, offsets, log_q, l1q, v, cw, inv_d, cw_abs, out):
-    """out[i, j] = upper bound of log A_{orders[i]} at 1/z^2 = v[j] (0 < q < 1, 0 < v < inf)."""
+def _log_a_grid(orders, is_int, lgc, offsets, log_q, l1q, v):
+    """Upper bounds of log A: one row per order, one column per v = 1/z^2 (0 < q < 1,
+    0 < v < inf)."""
+    out = np.empty((orders.size, v.size))
     a = log_q - l1q
-    n_o = orders.shape[0]
-    for j in range(v.shape[0]):
-        vj = v[j]
-        ev = math.exp(vj)
-        d1 = -math.expm1(-vj)
-        log_d1 = math.log(d1)
-        for i in range(n_o):
-            if is_int[i]:
-                out[i, j] = _log_a_int(int(orders[i]), lgc, offsets[i], a, l1q, vj, ev, d1, log_d1)
-            else:
-                out[i, j] = _log_a_frac(orders[i], log_q, l1q, vj, cw, inv_d, cw_abs)
-
+    ii = np.flatnonzero(is_int)
+    if ii.size:
+        rows, cols = np.repeat(ii, v.size), np.tile(np.arange(v.size), ii.size)
+        out[rows, cols] = _log_a_int(orders[rows].astype(np.int64), offsets[rows], v[cols], lgc,
+                                     a, l1q)
+    fi = np.flatnonzero(~is_int)
+    if fi.size:
+        rows, cols = np.repeat(fi, v.size), np.tile(np.arange(v.size), fi.size)
+        out[rows, cols] = _log_a_frac(orders[rows], v[cols], log_q, l1q)
+    return out
 
 # ---------------------------------------------------------------------------------------
 # Vectorised front end
@@ -545,13 +528,10 @@ def _log_a_matrix(q, sigmas, orders):
     out = np.full((orders_arr.size, v.size), np.inf)  # 1/z^2 overflowing: z ~ 0, no privacy
     ok = np.isfinite(v)
     if ok.all():
-        _log_a_grid(orders_arr, is_int, lgc, offsets, math.log(q), math.log1p(-q), v,
-                    _CRVZ_W, _CRVZ_INV_D, _CRVZ_ABS, out)
+        out = _log_a_grid(orders_arr, is_int, lgc, offsets, math.log(q), math.log1p(-q), v)
     elif ok.any():
-        part = np.empty((orders_arr.size, int(ok.sum())))
-        _log_a_grid(orders_arr, is_int, lgc, offsets, math.log(q), math.log1p(-q), v[ok],
-                    _CRVZ_W, _CRVZ_INV_D, _CRVZ_ABS, part)
-        out[:, ok] = part
+        out[:, ok] = _log_a_grid(orders_arr, is_int, lgc, offsets, math.log(q), math.log1p(-q),
+                                 v[ok])
     # log A >= 0 (a Renyi divergence is >= 0): clipping rounding below 0 keeps an upper bound
     return np.maximum(out, 0.0)
 

@@ -506,3 +506,48 @@ def test_pld_epsilon():
     assert e_exact * (1 - 1e-6) <= pld_epsilon(full, 1e-5) <= e_exact * 1.01
     assert pld_epsilon(GaussianSteps([0.0, 1.0], 0.1), 1e-5) == math.inf
     assert pld_epsilon(GaussianSteps([np.inf], 0.1), 1e-5) == 0.0
+
+
+# ---------------------------------------------------------------------------------------
+# The vectorised log A against the former numba kernels and exact sums
+# ---------------------------------------------------------------------------------------
+
+
+def _log_a_both(q, sigma, orders):
+    import _rdp_numba  # tests/: the numba kernels the numpy code replaced
+
+    from skdpgd import _rdp
+
+    o, is_int, off, lgc = _rdp._order_tables(tuple(float(a) for a in orders))
+    v = np.array([1.0 / sigma**2])
+    ref = np.empty((o.size, 1))
+    _rdp_numba._log_a_grid(o, is_int, lgc, off, math.log(q), math.log1p(-q), v, _rdp._CRVZ_W,
+                           _rdp._CRVZ_INV_D, _rdp._CRVZ_ABS, ref)
+    return _rdp._log_a_grid(o, is_int, lgc, off, math.log(q), math.log1p(-q), v)[:, 0], ref[:, 0]
+
+
+@pytest.mark.parametrize("q", [1e-6, 1e-3, 0.03, 0.5, 0.999])
+@pytest.mark.parametrize("sigma", [0.3, 1.0, 5.0, 1e3, 1e5])
+def test_log_a_matches_the_former_numba_kernels(q, sigma):
+    orders = np.concatenate([RDP_DEFAULT_ORDERS, [1.01, 12.5, 20.5, 63.7, 100.5]])
+    new, ref = _log_a_both(q, sigma, orders)
+    is_int = orders == np.round(orders)
+    # same formulas: integer orders differ by the summation (direct terms here, recurrences
+    # there) and the wider rounding allowance at large orders; fractional ones by rounding
+    np.testing.assert_allclose(new[is_int], ref[is_int], rtol=1e-7, atol=0)
+    np.testing.assert_allclose(new[~is_int], ref[~is_int], rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("alpha, q, sigma, k_max", [
+    (867362, 1e-6, 1e5, 300), (145519, 1e-4, 1e3, 600), (4096, 0.03, 2.0, 4096),
+    (37, 0.2, 0.7, 37), (2, 0.5, 0.3, 2)])
+def test_log_a_integer_orders_never_below_the_exact_sum(alpha, q, sigma, k_max):
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(40):
+        v, qq = mpmath.mpf(1) / mpmath.mpf(sigma) ** 2, mpmath.mpf(q)
+        exact = mpmath.log1p(mpmath.fsum(
+            mpmath.binomial(alpha, k) * qq**k * (1 - qq) ** (alpha - k)
+            * mpmath.expm1(k * (k - 1) * v / 2)
+            for k in range(2, k_max + 1)))  # the terms beyond k_max are below 1e-40 of the sum
+    got = float(rdp_subsampled_gaussian(q, [sigma], orders=[float(alpha)])[0]) * (alpha - 1)
+    assert exact <= got <= exact * (1 + 1e-6)
