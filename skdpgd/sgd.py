@@ -39,8 +39,13 @@ _SGD_PARAMS_DOC = """
         ``data_norm``, a public constant.
 
     alpha : float or 'auto', default='auto'
-        L2 penalty on the weights (not the intercept). 'auto' as in the full-batch
-        estimators: the penalty that makes the problem's condition number 20.
+        L2 penalty on the weights (not the intercept), in the objective
+        ``(1/N) sum_i l_i + alpha/2 ||w||^2`` (scikit-learn's SGD normalisation). 'auto' is
+        ``1e-4 + SGD_ALPHA_NOISE * sqrt(p) * C * r / (N * mu)``: scikit-learn's default plus
+        the penalty that balances the noise against the bias (see Notes), which vanishes as
+        epsilon grows; p is the number of parameters, C ``clip_norm_``, r the bound on the
+        norm of a row with its intercept column, N the public number of rows and
+        ``mu = gdp_mu(epsilon, delta)``.
 
     fit_intercept : bool, default=True
         Whether to fit an intercept.
@@ -49,17 +54,22 @@ _SGD_PARAMS_DOC = """
         The intercept is learnt as the weight of a constant column equal to
         ``intercept_scaling * data_norm``.
 
-    batch_size : int, default=256
+    batch_size : int or 'auto', default='auto'
         Expected batch size: each row joins each step's batch independently with probability
-        ``q = min(1, batch_size / n_samples)`` (Poisson sampling).
+        ``q = min(1, batch_size / n_samples)`` (Poisson sampling). 'auto' is
+        ``SGD_BATCH_FACTOR * N * mu / sqrt(T)`` (the smallest batch whose noise multiplier
+        stays near 1 or above, where subsampling amplifies best), at least ``SGD_MIN_BATCH``
+        and at most ``SGD_MAX_EPOCHS * N / T`` (fit time).
 
-    epochs : float, default=5
-        Expected number of passes over the data: ``T = ceil(epochs / q)`` steps. Fixed in
-        advance (a public constant): choosing it on the private data leaks privacy.
+    epochs : float or 'auto', default='auto'
+        Expected number of passes over the data: ``T = ceil(epochs / q)`` steps. 'auto' sets
+        ``T = SGD_FLOW * kappa`` with ``kappa = (M + alpha) / alpha`` (M the loss's public
+        smoothness), within [``SGD_MIN_STEPS``, ``SGD_MAX_STEPS``]: more steps as epsilon grows
+        and alpha shrinks. Fixed in advance from public constants: choosing it on the private
+        data leaks privacy.
 
     learning_rate : float or 'auto', default='auto'
-        Constant step size; 'auto' is ``1 / M`` with M the loss's public smoothness bound plus
-        ``alpha``.
+        Constant step size; 'auto' is ``1 / (M + alpha)``.
 
     momentum : float in [0, 1), default=0.0
         Momentum (bias-corrected moving average of the noisy gradients).
@@ -163,10 +173,25 @@ _SGD_NOTES = """
     converted to (epsilon, delta) with the improved conversion; the schedule's shape is
     scaled so that ``epsilon_`` is the target up to 1e-9 and never above it.
 
+    **Defaults.** Everything 'auto' is a function of public quantities only (N public or the
+    accounted noisy count, p, epsilon, delta, ``data_norm``, the loss's constants), never of
+    the private rows. As epsilon grows the defaults become scikit-learn's: ``alpha_`` tends
+    to 1e-4 (``SGDClassifier()`` / ``SGDRegressor()``, same objective) and the run gets longer
+    (T grows with the condition number). The budget-aware part of alpha comes from the
+    excess-risk bound of noisy gradient methods: the run sees the mean gradient through noise
+    of standard deviation ``sigma = C / (N mu)`` per coordinate, and with a penalty alpha the
+    excess risk is at most ``alpha R^2 / 2 + p sigma^2 / alpha`` (R the norm of a good
+    model), smallest at ``alpha = sqrt(2 p) sigma / R``. R is not public; its scale
+    (margins of size ``R r``) is the one constant chosen on the design half of the benchmark
+    suite. T follows the flow time ``eta T = SGD_FLOW / alpha`` that gradient descent needs
+    in the flattest direction; the tail average (``average=True``) removes the wandering of
+    the constant step. The formulas and the measured table behind them are in the theory page
+    of the documentation.
+
     **Theory.** The accounting holds for any schedule. The utility theory behind the
     schedules (Hong et al.'s bounds) is for full-batch gradient descent; with minibatches the
     'hong' shape is a heuristic, and T, the step size and the clip norm come from public
-    constants, not from an optimality result.
+    constants and the bound above, not from an optimality result for DP-SGD.
 
     **No partial_fit.** Each call would spend budget on the same examples again; a budget
     that several fits draw from is :class:`~skdpgd.PrivacyBudget`.
@@ -273,7 +298,7 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
     def __init__(self, loss="log_loss", *, epsilon=1.0, delta=None, data_norm=None,
                  classes=None, class_weight=None, clip_norm="auto", alpha="auto",
                  fit_intercept=True,
-                 intercept_scaling=0.5, batch_size=256, epochs=5, learning_rate="auto",
+                 intercept_scaling=0.5, batch_size="auto", epochs="auto", learning_rate="auto",
                  momentum=0.0, average=True, schedule="auto", n_samples=None,
                  random_state=None, budget=None, verbose=0, accountant="rdp"):
         self.loss = loss
@@ -392,9 +417,9 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         'squared_error' is ``(z - y)^2 / 2`` (with clipped per-example gradients it acts as a
         Huber loss); 'huber' uses ``huber_threshold``.
 
-    huber_threshold : float, default=1.0
+    huber_threshold : float, default=0.1
         Threshold of the Huber loss (scikit-learn calls it ``epsilon``, a name taken here by
-        the privacy budget).
+        the privacy budget; 0.1 is its default too).
 
     y_bound : float or None, default=None
         Public bound on ``|y|``; targets are clipped to it. Needed by 'squared_error' when
@@ -445,9 +470,9 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, loss="squared_error", *, huber_threshold=1.0, y_bound=None, epsilon=1.0,
+    def __init__(self, loss="squared_error", *, huber_threshold=0.1, y_bound=None, epsilon=1.0,
                  delta=None, data_norm=None, clip_norm="auto", alpha="auto", fit_intercept=True,
-                 intercept_scaling=0.5, batch_size=256, epochs=5, learning_rate="auto",
+                 intercept_scaling=0.5, batch_size="auto", epochs="auto", learning_rate="auto",
                  momentum=0.0, average=True, schedule="auto", n_samples=None, random_state=None,
                  budget=None, verbose=0, accountant="rdp"):
         self.loss = loss
