@@ -35,17 +35,19 @@ _SGD_PARAMS_DOC = """
     clip_norm : float or 'auto', default='auto'
         Each example's gradient (with respect to the weights and the intercept column) is
         clipped to this L2 norm; it is the sensitivity of each step's gradient sum. 'auto'
-        uses ``SGD_CLIP_FACTOR`` (0.5) times the loss's worst-case gradient norm at
+        uses ``SGD_CLIP_FACTOR`` (0.25) times the loss's worst-case gradient norm at
         ``data_norm``, a public constant.
 
     alpha : float or 'auto', default='auto'
         L2 penalty on the weights (not the intercept), in the objective
         ``(1/N) sum_i l_i + alpha/2 ||w||^2`` (scikit-learn's SGD normalisation). 'auto' is
-        ``1e-4 + SGD_ALPHA_NOISE * sqrt(p) * C * r / (N * mu)``: scikit-learn's default plus
-        the penalty that balances the noise against the bias (see Notes), which vanishes as
+        ``1e-4 + c * sqrt(p) * C * r / (N * mu * s)``: scikit-learn's default plus the
+        penalty that balances the noise against the bias (see Notes), which vanishes as
         epsilon grows; p is the number of parameters, C ``clip_norm_``, r the bound on the
-        norm of a row with its intercept column, N the public number of rows and
-        ``mu = gdp_mu(epsilon, delta)``.
+        norm of a row with its intercept column, N the public number of rows,
+        ``mu = gdp_mu(epsilon, delta)``, s the public scale of the outputs (1 for the
+        classifier; ``y_bound``, else the Huber threshold, for the regressor) and c
+        ``SGD_ALPHA_NOISE`` (classifier) or ``SGD_ALPHA_NOISE_REGRESSION`` (regressor).
 
     fit_intercept : bool, default=True
         Whether to fit an intercept.
@@ -126,6 +128,9 @@ _SGD_FITTED_DOC = """
 
     sampling_rate_ : float
         Poisson sampling rate q.
+
+    batch_size_ : float
+        Expected batch size ``q * n_samples_`` (the divisor of each step's noisy sum).
 
     n_iter_ : int
         Number of steps T.
@@ -225,10 +230,10 @@ class _DPSGDBase(BaseEstimator):
         return X, y
 
     def _fit_private(self, X, y, sample_weight, loss, n_outputs, data_norm, y_bound=None,
-                     **classes):
+                     target_scale=None, **classes):
         """Run DP-SGD and set its attributes (only once it has succeeded)."""
         fitted = fit_minibatch(self, X, y, sample_weight, loss, n_outputs, data_norm=data_norm,
-                               y_bound=y_bound, **classes)
+                               y_bound=y_bound, target_scale=target_scale, **classes)
         coef, intercept = fitted.pop("coef"), fitted.pop("intercept")
         self.__dict__.update(fitted)
         return coef.astype(self.__dict__.pop("_input_dtype"), copy=False), intercept
@@ -423,7 +428,7 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
 
     y_bound : float or None, default=None
         Public bound on ``|y|``; targets are clipped to it. Needed by 'squared_error' when
-        ``clip_norm='auto'`` (the clip is ``0.5 * y_bound * ||(x, c)||``); None then infers it
+        ``clip_norm='auto'`` (the clip is ``0.25 * y_bound * ||(x, c)||``); None then infers it
         from the data with a :class:`~skdpgd.PrivacyLeakWarning`. Unused otherwise when None.
 {_SGD_PARAMS_DOC}
     Attributes
@@ -533,8 +538,12 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
             else:
                 loss = SquaredError(y_bound=y_bound, clip_norm=(
                     None if self.clip_norm == "auto" else float(self.clip_norm)))
+            # public scale of y for alpha='auto' (the bound, else the Huber threshold)
+            target_scale = (float(y_bound) if y_bound is not None
+                            else float(self.huber_threshold) if self.loss == "huber"
+                            else float(self.clip_norm) / data_norm)
             coef, intercept = self._fit_private(X, y_k, sample_weight, loss, 1, data_norm,
-                                                y_bound=y_bound)
+                                                y_bound=y_bound, target_scale=target_scale)
             self.y_bound_ = None if y_bound is None else float(y_bound)
             self.coef_ = coef[0]
             self.intercept_ = intercept
