@@ -38,6 +38,18 @@ from .schedules import Exponential, Hong, Problem, Uniform
 #: epsilon and loses nothing measurable at epsilon = inf (tests against scikit-learn's SGD).
 SGD_CLIP_FACTOR = 0.25
 
+#: The clip factor rises to 1 as the budget grows: ``1 - (1 - SGD_CLIP_FACTOR) exp(-mu /
+#: SGD_CLIP_RELAX_MU)`` with ``mu = gdp_mu(epsilon, delta)``. Clipping below G only pays for
+#: itself against noise; without noise it is a bias (it down-weights the badly fitted rows,
+#: measured on a TF-IDF set at epsilon = inf: train accuracy 0.970 against scikit-learn's
+#: 0.987). mu is about 1-3 at epsilon 3-10 (factor 0.26-0.29) and ~1e3 at epsilon 1e6 (1).
+SGD_CLIP_RELAX_MU = 50.0
+
+
+def sgd_clip_factor(mu):
+    """The fraction of the loss's gradient bound G that ``clip_norm='auto'`` clips to."""
+    return 1.0 - (1.0 - SGD_CLIP_FACTOR) * math.exp(-mu / SGD_CLIP_RELAX_MU)
+
 # --- the defaults ('auto') of alpha, the number of steps and the batch size -------------------
 # All are functions of public quantities only: the public N (``n_samples`` or the noisy count),
 # the number of parameters p, the budget's GDP mu = gdp_mu(epsilon, delta), and the loss's
@@ -290,11 +302,13 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
     c = float(est.intercept_scaling) * data_norm if fit_intercept else 1.0
     row_bound = math.sqrt(data_norm ** 2 + c * c) if fit_intercept else data_norm
     g_max = loss.lipschitz(row_bound, n_outputs)
-    clip = SGD_CLIP_FACTOR * g_max if est.clip_norm == "auto" else float(est.clip_norm)
+    mu_budget = gdp_mu(epsilon, delta)
+    clip = (sgd_clip_factor(mu_budget) * g_max if est.clip_norm == "auto"
+            else float(est.clip_norm))
     loss_smoothness = loss.smoothness(row_bound, n_outputs)
     # alpha, step, q, T and the normaliser come from the public N and the budget only
     alpha, lr, q, n_steps = sgd_defaults(
-        n_public, n_outputs * (d + int(fit_intercept)), gdp_mu(epsilon, delta), clip,
+        n_public, n_outputs * (d + int(fit_intercept)), mu_budget, clip,
         row_bound, loss_smoothness, est.alpha, est.batch_size, est.epochs, est.learning_rate,
         alpha_noise=None if target_scale is None else SGD_ALPHA_NOISE_REGRESSION,
         target_scale=1.0 if target_scale is None else float(target_scale))

@@ -35,8 +35,10 @@ _SGD_PARAMS_DOC = """
     clip_norm : float or 'auto', default='auto'
         Each example's gradient (with respect to the weights and the intercept column) is
         clipped to this L2 norm; it is the sensitivity of each step's gradient sum. 'auto'
-        uses ``SGD_CLIP_FACTOR`` (0.25) times the loss's worst-case gradient norm at
-        ``data_norm``, a public constant.
+        is ``f * G`` with G the loss's worst-case gradient norm at ``data_norm`` and
+        ``f = 1 - 0.75 * exp(-mu / 50)`` (``mu = gdp_mu(epsilon, delta)``): 0.25 at small
+        budgets, where clipping buys signal per unit of noise, rising to 1 (no clipping for
+        the Lipschitz losses) as epsilon grows. Public constants only.
 
     alpha : float or 'auto', default='auto'
         L2 penalty on the weights (not the intercept), in the objective
@@ -428,7 +430,7 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
 
     y_bound : float or None, default=None
         Public bound on ``|y|``; targets are clipped to it. Needed by 'squared_error' when
-        ``clip_norm='auto'`` (the clip is ``0.25 * y_bound * ||(x, c)||``); None then infers it
+        ``clip_norm='auto'`` (the clip is ``f * y_bound * ||(x, c)||``); None then infers it
         from the data with a :class:`~skdpgd.PrivacyLeakWarning`. Unused otherwise when None.
 {_SGD_PARAMS_DOC}
     Attributes

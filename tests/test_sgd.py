@@ -381,7 +381,7 @@ def _dense_set(n=3000, d=20, seed=0):
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "log_loss", "modified_huber"])
 def test_classifier_at_infinite_epsilon_matches_sklearn_sgd(loss, data):
     """epsilon = inf (no noise), everything else default: the train accuracy of
-    ``SGDClassifier(loss=loss)`` (alpha = 1e-4, the same objective) within 0.02. The old
+    ``SGDClassifier(loss=loss)`` (alpha = 1e-4, the same objective) within 0.015. The old
     defaults (alpha for kappa = 20, 5 epochs) predicted one class on the text set."""
     from sklearn.linear_model import SGDClassifier
 
@@ -390,7 +390,7 @@ def test_classifier_at_infinite_epsilon_matches_sklearn_sgd(loss, data):
     clf = DPSGDClassifier(loss, epsilon=np.inf, data_norm=1.0, classes=[0, 1],
                           random_state=0).fit(X, y)
     assert clf.alpha_ == 1e-4  # scikit-learn's default
-    assert clf.score(X, y) >= sk - 0.02, (clf.score(X, y), sk)
+    assert clf.score(X, y) >= sk - 0.015, (clf.score(X, y), sk)
 
 
 def test_multinomial_at_infinite_epsilon_matches_sklearn_sgd():
@@ -404,7 +404,7 @@ def test_multinomial_at_infinite_epsilon_matches_sklearn_sgd():
     clf = DPSGDClassifier(epsilon=np.inf, data_norm=1.0, classes=[0, 1, 2],
                           random_state=0).fit(X, y)
     assert clf.alpha_ == 1e-4
-    assert clf.score(X, y) >= sk - 0.02, (clf.score(X, y), sk)
+    assert clf.score(X, y) >= sk - 0.015, (clf.score(X, y), sk)
 
 
 def _regression_set(n=3000, d=20, seed=0):
