@@ -159,7 +159,9 @@ _SGD_FITTED_DOC = """
         The public row-norm bound.
 
     n_samples_ : float
-        The public N the mechanism used (``n_samples``, or the noisy count).
+        The public N the mechanism used: ``n_samples``, or the released noisy count plus
+        two of its noise standard deviations (``+ 2 * count_noise_multiplier_``), an upper
+        confidence bound (post-processing): a too-small N would make every step too long.
 
     count_noise_multiplier_ : float or None
         Noise multiplier of the noisy row count (None when ``n_samples`` was given).
