@@ -35,12 +35,21 @@ _SGD_PARAMS_DOC = """
     clip_norm : float or 'auto', default='auto'
         Each example's gradient (with respect to the weights and the intercept column) is
         clipped to this L2 norm; it is the sensitivity of each step's gradient sum. 'auto'
-        uses ``SGD_CLIP_FACTOR`` (0.5) times the loss's worst-case gradient norm at
-        ``data_norm``, a public constant.
+        is ``f * G`` with G the loss's worst-case gradient norm at ``data_norm`` and
+        ``f = 1 - 0.75 * exp(-mu / 50)`` (``mu = gdp_mu(epsilon, delta)``): 0.25 at small
+        budgets, where clipping buys signal per unit of noise, rising to 1 (no clipping for
+        the Lipschitz losses) as epsilon grows. Public constants only.
 
     alpha : float or 'auto', default='auto'
-        L2 penalty on the weights (not the intercept). 'auto' as in the full-batch
-        estimators: the penalty that makes the problem's condition number 20.
+        L2 penalty on the weights (not the intercept), in the objective
+        ``(1/N) sum_i l_i + alpha/2 ||w||^2`` (scikit-learn's SGD normalisation). 'auto' is
+        ``1e-4 + c * sqrt(p) * C * r / (N * mu * s)``: scikit-learn's default plus the
+        penalty that balances the noise against the bias (see Notes), which vanishes as
+        epsilon grows; p is the number of parameters, C ``clip_norm_``, r the bound on the
+        norm of a row with its intercept column, N the public number of rows,
+        ``mu = gdp_mu(epsilon, delta)``, s the public scale of the outputs (1 for the
+        classifier; ``y_bound``, else the Huber threshold, for the regressor) and c
+        ``SGD_ALPHA_NOISE`` (classifier) or ``SGD_ALPHA_NOISE_REGRESSION`` (regressor).
 
     fit_intercept : bool, default=True
         Whether to fit an intercept.
@@ -49,17 +58,22 @@ _SGD_PARAMS_DOC = """
         The intercept is learnt as the weight of a constant column equal to
         ``intercept_scaling * data_norm``.
 
-    batch_size : int, default=256
+    batch_size : int or 'auto', default='auto'
         Expected batch size: each row joins each step's batch independently with probability
-        ``q = min(1, batch_size / n_samples)`` (Poisson sampling).
+        ``q = min(1, batch_size / n_samples)`` (Poisson sampling). 'auto' is
+        ``SGD_BATCH_FACTOR * N * mu / sqrt(T)`` (the smallest batch whose noise multiplier
+        stays near 1 or above, where subsampling amplifies best), at least ``SGD_MIN_BATCH``
+        and at most ``SGD_MAX_EPOCHS * N / T`` (fit time).
 
-    epochs : float, default=5
-        Expected number of passes over the data: ``T = ceil(epochs / q)`` steps. Fixed in
-        advance (a public constant): choosing it on the private data leaks privacy.
+    epochs : float or 'auto', default='auto'
+        Expected number of passes over the data: ``T = ceil(epochs / q)`` steps. 'auto' sets
+        ``T = SGD_FLOW * kappa`` with ``kappa = (M + alpha) / alpha`` (M the loss's public
+        smoothness), within [``SGD_MIN_STEPS``, ``SGD_MAX_STEPS``]: more steps as epsilon grows
+        and alpha shrinks. Fixed in advance from public constants: choosing it on the private
+        data leaks privacy.
 
     learning_rate : float or 'auto', default='auto'
-        Constant step size; 'auto' is ``1 / M`` with M the loss's public smoothness bound plus
-        ``alpha``.
+        Constant step size; 'auto' is ``1 / (M + alpha)``.
 
     momentum : float in [0, 1), default=0.0
         Momentum (bias-corrected moving average of the noisy gradients).
@@ -117,6 +131,9 @@ _SGD_FITTED_DOC = """
     sampling_rate_ : float
         Poisson sampling rate q.
 
+    batch_size_ : float
+        Expected batch size ``q * n_samples_`` (the divisor of each step's noisy sum).
+
     n_iter_ : int
         Number of steps T.
 
@@ -142,7 +159,9 @@ _SGD_FITTED_DOC = """
         The public row-norm bound.
 
     n_samples_ : float
-        The public N the mechanism used (``n_samples``, or the noisy count).
+        The public N the mechanism used: ``n_samples``, or the released noisy count plus
+        two of its noise standard deviations (``+ 2 * count_noise_multiplier_``), an upper
+        confidence bound (post-processing): a too-small N would make every step too long.
 
     count_noise_multiplier_ : float or None
         Noise multiplier of the noisy row count (None when ``n_samples`` was given).
@@ -163,10 +182,25 @@ _SGD_NOTES = """
     converted to (epsilon, delta) with the improved conversion; the schedule's shape is
     scaled so that ``epsilon_`` is the target up to 1e-9 and never above it.
 
+    **Defaults.** Everything 'auto' is a function of public quantities only (N public or the
+    accounted noisy count, p, epsilon, delta, ``data_norm``, the loss's constants), never of
+    the private rows. As epsilon grows the defaults become scikit-learn's: ``alpha_`` tends
+    to 1e-4 (``SGDClassifier()`` / ``SGDRegressor()``, same objective) and the run gets longer
+    (T grows with the condition number). The budget-aware part of alpha comes from the
+    excess-risk bound of noisy gradient methods: the run sees the mean gradient through noise
+    of standard deviation ``sigma = C / (N mu)`` per coordinate, and with a penalty alpha the
+    excess risk is at most ``alpha R^2 / 2 + p sigma^2 / alpha`` (R the norm of a good
+    model), smallest at ``alpha = sqrt(2 p) sigma / R``. R is not public; its scale
+    (margins of size ``R r``) is the one constant chosen on the design half of the benchmark
+    suite. T follows the flow time ``eta T = SGD_FLOW / alpha`` that gradient descent needs
+    in the flattest direction; the tail average (``average=True``) removes the wandering of
+    the constant step. The formulas and the measured table behind them are in the theory page
+    of the documentation.
+
     **Theory.** The accounting holds for any schedule. The utility theory behind the
     schedules (Hong et al.'s bounds) is for full-batch gradient descent; with minibatches the
     'hong' shape is a heuristic, and T, the step size and the clip norm come from public
-    constants, not from an optimality result.
+    constants and the bound above, not from an optimality result for DP-SGD.
 
     **No partial_fit.** Each call would spend budget on the same examples again; a budget
     that several fits draw from is :class:`~skdpgd.PrivacyBudget`.
@@ -200,10 +234,10 @@ class _DPSGDBase(BaseEstimator):
         return X, y
 
     def _fit_private(self, X, y, sample_weight, loss, n_outputs, data_norm, y_bound=None,
-                     **classes):
+                     target_scale=None, **classes):
         """Run DP-SGD and set its attributes (only once it has succeeded)."""
         fitted = fit_minibatch(self, X, y, sample_weight, loss, n_outputs, data_norm=data_norm,
-                               y_bound=y_bound, **classes)
+                               y_bound=y_bound, target_scale=target_scale, **classes)
         coef, intercept = fitted.pop("coef"), fitted.pop("intercept")
         self.__dict__.update(fitted)
         return coef.astype(self.__dict__.pop("_input_dtype"), copy=False), intercept
@@ -273,7 +307,7 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
     def __init__(self, loss="log_loss", *, epsilon=1.0, delta=None, data_norm=None,
                  classes=None, class_weight=None, clip_norm="auto", alpha="auto",
                  fit_intercept=True,
-                 intercept_scaling=0.5, batch_size=256, epochs=5, learning_rate="auto",
+                 intercept_scaling=0.5, batch_size="auto", epochs="auto", learning_rate="auto",
                  momentum=0.0, average=True, schedule="auto", n_samples=None,
                  random_state=None, budget=None, verbose=0, accountant="rdp"):
         self.loss = loss
@@ -392,13 +426,13 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         'squared_error' is ``(z - y)^2 / 2`` (with clipped per-example gradients it acts as a
         Huber loss); 'huber' uses ``huber_threshold``.
 
-    huber_threshold : float, default=1.0
+    huber_threshold : float, default=0.1
         Threshold of the Huber loss (scikit-learn calls it ``epsilon``, a name taken here by
-        the privacy budget).
+        the privacy budget; 0.1 is its default too).
 
     y_bound : float or None, default=None
         Public bound on ``|y|``; targets are clipped to it. Needed by 'squared_error' when
-        ``clip_norm='auto'`` (the clip is ``0.5 * y_bound * ||(x, c)||``); None then infers it
+        ``clip_norm='auto'`` (the clip is ``f * y_bound * ||(x, c)||``); None then infers it
         from the data with a :class:`~skdpgd.PrivacyLeakWarning`. Unused otherwise when None.
 {_SGD_PARAMS_DOC}
     Attributes
@@ -445,9 +479,9 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, loss="squared_error", *, huber_threshold=1.0, y_bound=None, epsilon=1.0,
+    def __init__(self, loss="squared_error", *, huber_threshold=0.1, y_bound=None, epsilon=1.0,
                  delta=None, data_norm=None, clip_norm="auto", alpha="auto", fit_intercept=True,
-                 intercept_scaling=0.5, batch_size=256, epochs=5, learning_rate="auto",
+                 intercept_scaling=0.5, batch_size="auto", epochs="auto", learning_rate="auto",
                  momentum=0.0, average=True, schedule="auto", n_samples=None, random_state=None,
                  budget=None, verbose=0, accountant="rdp"):
         self.loss = loss
@@ -508,8 +542,12 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
             else:
                 loss = SquaredError(y_bound=y_bound, clip_norm=(
                     None if self.clip_norm == "auto" else float(self.clip_norm)))
+            # public scale of y for alpha='auto' (the bound, else the Huber threshold)
+            target_scale = (float(y_bound) if y_bound is not None
+                            else float(self.huber_threshold) if self.loss == "huber"
+                            else float(self.clip_norm) / data_norm)
             coef, intercept = self._fit_private(X, y_k, sample_weight, loss, 1, data_norm,
-                                                y_bound=y_bound)
+                                                y_bound=y_bound, target_scale=target_scale)
             self.y_bound_ = None if y_bound is None else float(y_bound)
             self.coef_ = coef[0]
             self.intercept_ = intercept

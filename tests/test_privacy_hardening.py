@@ -338,7 +338,9 @@ def test_dp_sgd_classes_public_n_and_refusals(data):
     e = DPSGDRegressor(y_bound=1.0, **kw).fit(X, X[:, 0])
     assert e.count_noise_multiplier_ is not None and e.epsilon_ <= 1.0
     assert e.epsilon_ >= 1.0 * (1 - 1e-6)  # count and steps together spend the budget
-    assert e.sampling_rate_ == pytest.approx(256 / e.n_samples_)
+    # q, T and the batch come from the released count only (batch_size='auto')
+    assert e.sampling_rate_ == pytest.approx(e.batch_size_ / e.n_samples_)
+    assert e.n_iter_ == math.ceil(1 / e.sampling_rate_)  # epochs=1
     # a refused fit leaves the estimator as it was
     budget = PrivacyBudget(epsilon=1.1, delta=1e-5)
     est = DPSGDClassifier(classes=[0, 1], delta=1e-5, budget=budget, **kw).fit(X, y)
