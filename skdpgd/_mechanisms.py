@@ -289,14 +289,21 @@ class OutputPerturbation(Mechanism):
 
         theta = np.zeros(n_coef + (k_out if setup.fit_intercept else 0))
         certified = False
-        for _ in range(5):
+        for _ in range(2):
             res = minimize(fun, theta, jac=True, method="L-BFGS-B",
                            options={"maxiter": 5000, "gtol": g * 1e-3 / c, "ftol": 0.0,
                                     "maxcor": 30})
+            if not np.all(np.isfinite(res.x)):
+                break
             theta = res.x
-            if np.all(np.isfinite(theta)) and grad_norm(theta) <= g:
+            if grad_norm(theta) <= g:
                 certified = True
                 break
+        if not certified:
+            # L-BFGS's line search stalls when the objective's changes fall below its rounding
+            # (large N, a tight g): finish with accelerated gradient steps, which need no
+            # objective values, and stop as soon as the certificate holds
+            theta, certified = self._polish(fun, theta, setup, g)
         if not certified:
             theta = self._contracting_descent(fun, theta.size, setup, g)
         if setup.progress is not None:
@@ -312,7 +319,40 @@ class OutputPerturbation(Mechanism):
         return coef, b
 
     @staticmethod
-    def _contracting_descent(fun, size, setup, g):
+    def _fallback_steps(setup, g):
+        """The public number of steps 1/M from 0 that certifies ``g / alpha`` (see below)."""
+        rate = -math.log1p(-setup.alpha / setup.problem.smoothness)
+        return int(math.ceil(math.log(2.0 * setup.lipschitz / g) / rate)) + 1
+
+    @classmethod
+    def _polish(cls, fun, theta, setup, g):
+        """Nesterov steps from ``theta`` until ``||grad F|| <= g`` (at most the public number
+        of steps of :meth:`_contracting_descent`). Returns ``(theta, certified)``.
+
+        Only the certificate matters for the sensitivity (a certified point is within
+        ``g / alpha`` of the minimiser, however it was reached), so stopping on it is safe; an
+        uncertified result is discarded by the caller.
+        """
+        M = setup.problem.smoothness
+        kappa = M / setup.alpha
+        beta = (math.sqrt(kappa) - 1.0) / (math.sqrt(kappa) + 1.0)
+        step = setup.column ** 2 / M
+        c = setup.column
+        prev = theta.copy()
+        y = theta.copy()
+        for _ in range(cls._fallback_steps(setup, g)):
+            grad = fun(y)[1]
+            if not np.all(np.isfinite(grad)):
+                return theta, False
+            if c * float(np.linalg.norm(grad)) <= g:
+                return y, True
+            new = y - step * grad
+            y = new + beta * (new - prev)
+            prev = new
+        return theta, False
+
+    @classmethod
+    def _contracting_descent(cls, fun, size, setup, g):
         """Gradient descent from 0 for the public number of steps that certifies ``g / alpha``.
 
         F is alpha-strongly convex and M-smooth (M = the loss's smoothness + alpha), so a step
@@ -320,13 +360,9 @@ class OutputPerturbation(Mechanism):
         ``G / alpha`` of it. T is chosen so that ``(1 - alpha/M)^T G / alpha <= g / (2 alpha)``.
         A step 1/M in (w, b~) is a step c^2 / M in the kernel coordinates (w', b').
         """
-        M = setup.problem.smoothness
-        a = setup.alpha
-        rate = -math.log1p(-a / M)
-        T = int(math.ceil(math.log(2.0 * setup.lipschitz / g) / rate)) + 1
-        step = setup.column ** 2 / M
+        step = setup.column ** 2 / setup.problem.smoothness
         theta = np.zeros(size)
-        for _ in range(T):
+        for _ in range(cls._fallback_steps(setup, g)):
             theta = theta - step * fun(theta)[1]
         return theta
 
