@@ -53,7 +53,7 @@ _SCHEDULE_PARAMS_DOC = """
         How the noise is spread over the steps, how many steps there are and their size.
         'auto' chooses the mechanism and its schedule from public constants only (DP damped
         Newton or sufficient statistics when the budget's signal-to-noise ratio is high and
-        there are at most 200 coefficients, output perturbation above that, noisy gradient
+        there are at most 256 coefficients, output perturbation above that, noisy gradient
         descent otherwise; see :class:`~skdpgd.schedules.Auto`);
         'uniform': constant noise, T from Hong et al. (2022), Theorem 4.2; 'hong': their
         dynamic schedule (Theorem 4.4, or 4.7 with momentum); 'pur': Fay et al. (2023)
