@@ -362,9 +362,10 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     loss_smoothness = loss.smoothness(row_bound, n_outputs)
     schedule = get_schedule(est.schedule)
     max_iter = None if est.max_iter == "auto" else int(est.max_iter)
+    signal_scale = norm_share ** AUTO_SIGNAL_POWER  # public: from the released norm estimate
     if est.alpha == "auto":  # public: N, D, the loss's constants and the budget left
         kind = (auto_mechanism(n_public, n_params, mu_left, loss.second_order, max_iter,
-                               norm_share ** AUTO_SIGNAL_POWER)
+                               signal_scale)
                 if isinstance(schedule, Auto) else None)
         if kind == "output" or isinstance(schedule, OutputSchedule):
             alpha = output_alpha(n_public, n_params, G, row_bound, mu_left)
@@ -391,7 +392,7 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
             loss_bound=loss.initial_gap(n_outputs, y_bound),
             momentum=float(est.momentum),
             second_order=loss.second_order,
-            signal_scale=norm_share ** AUTO_SIGNAL_POWER,
+            signal_scale=signal_scale,
         ))
 
     # --- mechanism (releases' shapes) -> accountant (scale, composed with the prior ones) ---

@@ -96,13 +96,12 @@ class DaskRows:
 
     def _map(self, fn, *args):
         """``fn(X chunk, y chunk, w chunk, fit_intercept, bound, column, *args)`` per chunk,
-        summed on the cluster by a fixed tree (:func:`_tree_sum`); returns ``[sum]`` (a list of
-        one, which the callers below add up as they would a list of chunk results)."""
+        summed on the cluster by a fixed tree (:func:`_tree_sum`); returns the sum."""
         import dask
 
         tasks = [dask.delayed(fn)(xb, yb, wb, self.fit_intercept, self.row_bound, self.column,
                                   *args) for xb, yb, wb in self._blocks()]
-        return [dask.compute(_tree_sum(tasks))[0]]
+        return dask.compute(_tree_sum(tasks))[0]
 
     # --- the interface of skdpgd._backends.Rows ---------------------------------------------
     def clip_rows(self, bound, column):
@@ -115,49 +114,24 @@ class DaskRows:
         tasks = [dask.delayed(_norm_sum)(xb, wb, float(bound)) for xb, _, wb in self._blocks()]
         return float(dask.compute(_tree_sum(tasks))[0])
 
-    # each reduction below gets one part (the tree's sum) from _map
     def grad_sum(self, coef, intercept, loss_code, param, clip_norm):
-        parts = self._map(_grad, np.asarray(coef, dtype=np.float64),
-                          np.asarray(intercept, dtype=np.float64), int(loss_code),
-                          float(param), float(clip_norm))
-        gcoef = np.zeros_like(parts[0][0])
-        gint = np.zeros_like(parts[0][1])
-        bad = 0
-        for gc, gi, b in parts:  # chunk order: the same numbers whatever the scheduling
-            gcoef += gc
-            gint += gi
-            bad += b
-        return gcoef, gint, bad
+        gcoef, gint, bad = self._map(_grad, np.asarray(coef, dtype=np.float64),
+                                     np.asarray(intercept, dtype=np.float64), int(loss_code),
+                                     float(param), float(clip_norm))
+        return gcoef, gint, int(bad)
 
     def hessian_sum(self, coef, intercept, loss_code):
-        parts = self._map(_hess, np.asarray(coef, dtype=np.float64),
-                          np.asarray(intercept, dtype=np.float64), int(loss_code))
-        total = np.zeros_like(parts[0])
-        for p in parts:
-            total += p
-        return total
+        return self._map(_hess, np.asarray(coef, dtype=np.float64),
+                         np.asarray(intercept, dtype=np.float64), int(loss_code))
 
     def suff_stats(self):
-        parts = self._map(_suff)
-        A = np.zeros_like(parts[0][0])
-        b = np.zeros_like(parts[0][1])
-        for a_part, b_part in parts:
-            A += a_part
-            b += b_part
-        return A, b
+        return self._map(_suff)
 
     def objective(self, coef, intercept, loss_code, param, clip_norm):
-        parts = self._map(_objective, np.asarray(coef, dtype=np.float64),
-                          np.asarray(intercept, dtype=np.float64), int(loss_code),
-                          float(param), float(clip_norm))
-        f = 0.0
-        gcoef = np.zeros_like(parts[0][1])
-        gint = np.zeros_like(parts[0][2])
-        for fp, gc, gi in parts:
-            f += fp
-            gcoef += gc
-            gint += gi
-        return f, gcoef, gint
+        f, gcoef, gint = self._map(_objective, np.asarray(coef, dtype=np.float64),
+                                   np.asarray(intercept, dtype=np.float64), int(loss_code),
+                                   float(param), float(clip_norm))
+        return float(f), gcoef, gint
 
     def all_finite(self):
         """Whether X has only finite values (one pass; a refusal releases nothing)."""
