@@ -30,8 +30,6 @@ __all__ = [
     "Newton",
     "SufficientStatistics",
     "MAX_AUTO_ITER",
-    "AUTO_KAPPA",
-    "auto_alpha",
     "consistent_alpha",
     "output_alpha",
     "auto_mechanism",
@@ -559,25 +557,11 @@ class SufficientStatistics(Schedule):
                          schedule=self.name, gradient_share=self.gradient_share)
 
 
-#: The minibatch (DP-SGD) estimators' ``alpha='auto'`` (the full-batch ones use
-#: :func:`consistent_alpha`) sets the L2 penalty so that the condition number is ``AUTO_KAPPA``:
-#: ``alpha = M_loss / (AUTO_KAPPA - 1)`` with M_loss the loss's smoothness bound. The penalty
-#: then scales with the squared row bound (as the loss's curvature does), and the number of
-#: steps follows from Hong et al.'s theory for that kappa and the budget. Calibrated on public
-#: benchmark data (benchmarks/calibrate_auto.py). Measured: letting kappa grow as the noise
-#: shrinks (kappa = 0.5 / alpha_H, up to 2000) lost accuracy at every epsilon >= 3 on
-#: breast_cancer and digits 3-vs-5 (e.g. 0.957 -> 0.931 at epsilon = 10), so kappa is fixed.
-AUTO_KAPPA = 20.0
 #: ``schedule='auto'`` uses Hong et al.'s dynamic schedule when ``kappa * alpha_H`` (the noise
 #: of the whole budget relative to the problem's curvature) is below this, and the uniform
 #: schedule otherwise: with so much noise that theory asks for a handful of steps, spreading
 #: the budget unevenly over them costs more than it gains (measured, benchmarks/).
 AUTO_DYNAMIC_THRESHOLD = 0.3
-
-
-def auto_alpha(loss_smoothness):
-    """``alpha='auto'``: the L2 penalty giving condition number ``AUTO_KAPPA``."""
-    return float(loss_smoothness) / (AUTO_KAPPA - 1.0)
 
 
 def signal_to_noise(n_samples, n_params, mu):
@@ -621,6 +605,14 @@ AUTO_NEWTON_ITER = 8
 AUTO_NEWTON_SHARE = 0.7
 
 
+def _sklearn_plus_noise_penalty(n_samples, n_params, lipschitz, row_bound, mu, factor):
+    """``1/N + factor G R sqrt(D) / (N mu)``; ``1/N`` without noise (mu infinite)."""
+    base = 1.0 / n_samples
+    if math.isinf(mu):
+        return base
+    return base + factor * lipschitz * row_bound * math.sqrt(n_params) / (n_samples * mu)
+
+
 def consistent_alpha(n_samples, n_params, lipschitz, row_bound, mu, squared=False):
     """``alpha='auto'`` of the full-batch estimators: a penalty that vanishes with the noise.
 
@@ -634,12 +626,8 @@ def consistent_alpha(n_samples, n_params, lipschitz, row_bound, mu, squared=Fals
     bound, G the per-example gradient bound). It goes to 0 as mu grows, so the fit converges
     to the non-private one. All inputs are public.
     """
-    base = 1.0 / n_samples
-    if math.isinf(mu):
-        return base
     factor = AUTO_ALPHA_NOISE_SQUARED if squared else AUTO_ALPHA_NOISE
-    return base + factor * lipschitz * row_bound * math.sqrt(n_params) / (
-        n_samples * mu)
+    return _sklearn_plus_noise_penalty(n_samples, n_params, lipschitz, row_bound, mu, factor)
 
 
 def output_alpha(n_samples, n_params, lipschitz, row_bound, mu):
@@ -650,11 +638,8 @@ def output_alpha(n_samples, n_params, lipschitz, row_bound, mu):
     ``2 / AUTO_OUTPUT_ALPHA`` of that scale. Like :func:`consistent_alpha` it tends to ``1/N``
     as mu grows.
     """
-    base = 1.0 / n_samples
-    if math.isinf(mu):
-        return base
-    return base + AUTO_OUTPUT_ALPHA * lipschitz * row_bound * math.sqrt(n_params) / (
-        n_samples * mu)
+    return _sklearn_plus_noise_penalty(n_samples, n_params, lipschitz, row_bound, mu,
+                                       AUTO_OUTPUT_ALPHA)
 
 
 def auto_mechanism(n_samples, n_params, mu, second_order, max_iter=None, signal_scale=1.0):
