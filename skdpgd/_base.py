@@ -52,7 +52,7 @@ COMMON_CONSTRAINTS = {
     "schedule": [StrOptions(schedule_names()), HasMethods(["plan"])],
     "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
     "momentum": [Interval(numbers.Real, 0, 1, closed="left")],
-    "neighbouring": [StrOptions(set(NEIGHBOURING))],
+    "neighbouring": [StrOptions(set(NEIGHBOURING) | {"auto"})],
     "n_samples": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "random_state": ["random_state"],
     "budget": [HasMethods(["charge"]), None],
@@ -231,6 +231,106 @@ def resolve_y_bound(y_bound, y):
     return inferred if inferred > 0 else 1.0
 
 
+def resolve_relation(neighbouring, budget):
+    """The neighbouring relation a full-batch fit runs under, decided before anything is read.
+
+    ``'auto'`` is the budget's relation when the fit is charged to a :class:`PrivacyBudget`
+    (so a fit charged to an add/remove-one budget treats N as private: a public
+    ``n_samples`` or an accounted noisy count), and replace-one otherwise. An explicit
+    ``'replace'`` fit cannot be charged to an add/remove-one budget: it reads and publishes
+    the exact N (``n_samples_``, and ``alpha_``, the multipliers and the default delta are
+    functions of it), which that budget's relation keeps private, so no finite epsilon holds
+    for the charge. It is refused here, before any release.
+    """
+    budget_relation = getattr(budget, "neighbouring", None) if budget is not None else None
+    if neighbouring == "auto":
+        return budget_relation if budget_relation in NEIGHBOURING else "replace"
+    if neighbouring == "replace" and budget_relation == "add_remove":
+        raise ValueError(
+            "neighbouring='replace' treats the number of rows N as public, but the budget is "
+            "stated for add/remove-one neighbours, where N is private: the fit reads and "
+            "publishes N, so no finite epsilon would hold for the charge. Use "
+            "neighbouring='auto' (the budget's relation) or 'add_remove' (with a public "
+            "n_samples, or a noisy count), or create the budget with neighbouring='replace'. "
+            "Nothing was released."
+        )
+    return neighbouring
+
+
+def budget_admits_upper_bound(budget, epsilon, delta_max, relation, accountant, label,
+                              exact=False):
+    """Whether ``budget`` admits a public upper bound on everything a full-batch fit spends.
+
+    Every full-batch fit calibrates all its releases to compose to exactly
+    ``mu = gdp_mu(epsilon, delta)`` under its own relation, with ``delta <= delta_max`` (the
+    given delta, or the largest value the default ``min(1e-5, 1/N^2)`` can take), so at most
+    ``gdp_mu(epsilon, delta_max)``. Under the other relation a release's multiplier changes by
+    its sensitivity ratio, which is at most 2 from add/remove- to replace-one (gradient sums
+    2, Hessian sums and class counts sqrt(2), the norm sum 1, the count 0). Checked with the
+    budget's own arithmetic on public values only. When it passes, the fit's real charge can
+    never be refused, so no released value decides a refusal; when it does not (the bound is
+    loose, e.g. a default delta below the cap), the fit charges each set-up release as it is
+    drawn (:class:`SetupCharges`), so that what decides is always already charged. With
+    ``exact`` (the bound is what the fit will spend: its delta is known and the budget has its
+    relation) a failing check refuses the fit at once, before anything is drawn.
+    """
+    check = getattr(budget, "check", None)
+    if check is None or math.isinf(epsilon):
+        return False
+    from .exceptions import BudgetExceededError
+
+    mu_max = accountant.budget(epsilon, delta_max)
+    sens = ({"replace": 2.0, "add_remove": 1.0} if relation == "add_remove"
+            else {"replace": 1.0, "add_remove": math.inf})
+    try:
+        check([Release("whole fit (upper bound)", [1.0 / mu_max], sens, relation)], label=label)
+    except BudgetExceededError:
+        if exact:
+            raise
+        return False
+    return True
+
+
+class SetupCharges:
+    """The set-up releases of a fit (noisy count, class counts, row-norm statistic) and when
+    they are charged to its budget.
+
+    With ``immediate`` each is charged as soon as it is drawn: the default delta, the penalty,
+    the plan and so whether the budget refuses the fit's main releases are functions of them,
+    and a value may decide only once it is charged. A fit refused after that keeps those small
+    charges, and its error says so. Without it (the budget admitted the public upper bound,
+    or there is no budget) they are charged with the fit's releases, in one charge.
+    """
+
+    def __init__(self, budget, label, immediate):
+        self.budget, self.label, self.immediate = budget, label, bool(immediate)
+        self.releases = []
+        self._charged = 0
+
+    def add(self, release):
+        if self.immediate and self.budget is not None:
+            self.budget.charge([release], label=f"{self.label} ({release.name})")
+            self._charged += 1
+        self.releases.append(release)
+
+    def charge_with(self, releases):
+        """Charge the fit's main ``releases`` with the set-up releases not yet charged."""
+        if self.budget is None:
+            return
+        from .exceptions import BudgetExceededError
+
+        try:
+            self.budget.charge(self.releases[self._charged:] + list(releases), label=self.label)
+        except BudgetExceededError as exc:
+            if not self._charged:
+                raise
+            drawn = ", ".join(r.name for r in self.releases[:self._charged])
+            raise BudgetExceededError(
+                f"{exc} (Except the set-up release(s) drawn before this check, which it "
+                f"depends on, and charged then: {drawn}; their cost stays charged.)"
+            ) from None
+
+
 def _generator(random_state):
     """One numpy Generator made from ``random_state``: all noise of a fit comes from it."""
     rs = check_random_state(random_state)
@@ -309,23 +409,37 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     nothing.
     """
     n_rows, d = X.shape
-    relation = est.neighbouring
+    relation = resolve_relation(est.neighbouring, est.budget)
     epsilon = float(est.epsilon)
     fit_intercept = bool(est.fit_intercept)
     accountant = GaussianDPAccountant()
     gen = _generator(est.random_state)
+    label = type(est).__name__
+
+    # --- refused or not: on public values before the first draw when the bound allows ---
+    delta_for_count = DEFAULT_DELTA_CAP if est.delta is None else float(est.delta)
+    n_given = getattr(est, "n_samples", None)
+    if est.delta is not None:
+        delta_max = float(est.delta)
+    elif relation == "replace":  # N is public: the default delta is known
+        delta_max = default_delta(n_rows)
+    else:
+        delta_max = DEFAULT_DELTA_CAP if n_given is None else default_delta(n_given)
+    exact = ((est.delta is not None or relation == "replace" or n_given is not None)
+             and getattr(est.budget, "neighbouring", None) == relation)
+    setup_charges = SetupCharges(est.budget, label, immediate=not budget_admits_upper_bound(
+        est.budget, epsilon, delta_max, relation, accountant, label, exact))
 
     # --- N: public under replace-one; a parameter or an accounted noisy count otherwise ---
-    delta_for_count = DEFAULT_DELTA_CAP if est.delta is None else float(est.delta)
     n_public, z_count = resolve_n_samples(
         getattr(est, "n_samples", None), n_rows, relation,
         accountant.budget(epsilon, delta_for_count), gen)
     delta = default_delta(n_public) if est.delta is None else float(est.delta)
     mu_total = accountant.budget(epsilon, delta)
-    prior = []  # releases made to set the fit up (fixed multipliers)
+    prior = setup_charges.releases  # releases made to set the fit up (fixed multipliers)
     if z_count is not None:  # a count moves by 1 under add/remove-one, by 0 under replace-one
-        prior.append(Release("row count", [z_count], {"replace": 0.0, "add_remove": 1.0},
-                             relation))
+        setup_charges.add(Release("row count", [z_count], {"replace": 0.0, "add_remove": 1.0},
+                                  relation))
 
     # --- class weights in [0, 1] (public, or from accounted noisy counts) ---
     weight_scale = 1.0
@@ -334,8 +448,8 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
                                                             mu_total, gen, relation)
         sample_weight = sample_weight * weights[y_index]
         if z_cls is not None:  # relabelling one example moves two counts by 1
-            prior.append(Release("class counts", [z_cls],
-                                 dict(CLASS_COUNT_SENSITIVITY), relation))
+            setup_charges.add(Release("class counts", [z_cls],
+                                      dict(CLASS_COUNT_SENSITIVITY), relation))
 
     # --- the row-clipping bound: data_norm, or a private typical norm (a prior release) ---
     rows = make_rows(X, y, sample_weight, fit_intercept)
@@ -346,8 +460,9 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
                                       mu_total, gen, signal_to_noise(n_public, n_params,
                                                                      mu_total))
         if z_q is not None:  # sensitivity R = data_norm under both relations
-            prior.append(Release("row norm sum", [z_q],
-                                 {"replace": data_norm, "add_remove": data_norm}, relation))
+            setup_charges.add(Release("row norm sum", [z_q],
+                                      {"replace": data_norm, "add_remove": data_norm},
+                                      relation))
     mu_prior = gdp_mu_of_releases(prior)
     if not mu_prior < mu_total:
         raise ValueError("epsilon is too small: the set-up releases would spend all of it.")
@@ -407,8 +522,7 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
         releases.append(Release(r.name, z_all[start:start + r.shape.size], r.sensitivity,
                                 relation))
         start += r.shape.size
-    if est.budget is not None:  # refuses (raises) before any gradient is computed
-        est.budget.charge(prior + releases, label=type(est).__name__)
+    setup_charges.charge_with(releases)  # refuses (raises) before any gradient is computed
 
     progress.say(f"{type(est).__name__}: mechanism {mechanism.name} ({plan.schedule or schedule.name}), "
                  f"{plan.n_steps} release(s) of {', '.join(r.name for r in releases)}, "

@@ -20,7 +20,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _kernels, _kernels_sgd
-from ._base import COMMON_CONSTRAINTS, DEFAULT_DELTA_CAP, _generator, default_delta
+from ._base import (COMMON_CONSTRAINTS, DEFAULT_DELTA_CAP, SetupCharges, _generator,
+                    default_delta)
 from ._compat import HasMethods, Interval, StrOptions
 from ._mechanisms import Progress
 from ._public import CLASS_COUNT_SENSITIVITY, resolve_class_weight, resolve_n_samples
@@ -280,6 +281,11 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
     gen = _generator(est.random_state)
     accountant = RDPAccountant() if est.accountant == "rdp" else PLDAccountant()
 
+    if getattr(est.budget, "neighbouring", "add_remove") != "add_remove":
+        raise ValueError(
+            "this budget is stated for replace-one neighbours, and Poisson-subsampled fits "
+            "are accounted under add/remove-one; create the budget with "
+            "neighbouring='add_remove' to share it with DP-SGD fits. Nothing was released.")
     # --- N is private (add/remove-one): a public n_samples, or an accounted noisy count ---
     delta_for_count = DEFAULT_DELTA_CAP if est.delta is None else float(est.delta)
     n_public, z_count = resolve_n_samples(est.n_samples, n, "add_remove",
@@ -287,8 +293,13 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
     if z_count is not None:  # post-processing of the released count (see SGD_COUNT_MARGIN)
         n_public += SGD_COUNT_MARGIN * z_count
     delta = default_delta(n_public) if est.delta is None else float(est.delta)
-    prior = [] if z_count is None else [
-        Release("row count", [z_count], {"replace": 0.0, "add_remove": 1.0}, "add_remove")]
+    # delta, and so the whole plan, is a function of the count and the class counts: each is
+    # charged as it is drawn, before anything computed from it decides a refusal
+    setup_charges = SetupCharges(est.budget, type(est).__name__, immediate=True)
+    prior = setup_charges.releases
+    if z_count is not None:
+        setup_charges.add(Release("row count", [z_count], {"replace": 0.0, "add_remove": 1.0},
+                                  "add_remove"))
     # class weights in [0, 1] (public, or from accounted noisy class counts)
     weight_scale = 1.0
     if getattr(est, "class_weight", None) is not None:
@@ -296,8 +307,8 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
             est.class_weight, classes, y_index, gdp_mu(epsilon, delta), gen, "add_remove")
         sample_weight = sample_weight * weights[y_index]
         if z_cls is not None:  # one example added or removed moves one count by 1
-            prior.append(Release("class counts", [z_cls],
-                                 dict(CLASS_COUNT_SENSITIVITY), "add_remove"))
+            setup_charges.add(Release("class counts", [z_cls],
+                                      dict(CLASS_COUNT_SENSITIVITY), "add_remove"))
     # --- public constants: parameters and theory only ---
     c = float(est.intercept_scaling) * data_norm if fit_intercept else 1.0
     row_bound = math.sqrt(data_norm ** 2 + c * c) if fit_intercept else data_norm
@@ -339,8 +350,7 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
     # each step's clipped sum moves by clip_norm when a row is added or removed
     steps_release = Release("gradient sums", z, {"replace": 2.0 * clip, "add_remove": clip},
                             "add_remove", q)
-    if est.budget is not None:  # refuses (raises) before the kernel runs
-        est.budget.charge(prior + [steps_release], label=type(est).__name__)
+    setup_charges.charge_with([steps_release])  # refuses (raises) before the kernel runs
 
     # --- kernel, in the coordinates where the intercept column is 1 (see _mechanisms):
     # rows x / c, clip and sensitivity / c, penalty alpha / c^2, step lr c^2, coef' / c ---

@@ -200,6 +200,65 @@ class PrivacyBudget:
                 mu *= 1 - 1e-12
         return gdp_epsilon(delta, mu) if mu > 0 else 0.0
 
+    @staticmethod
+    def _releases(multipliers, sampling_rate, neighbouring, extra):
+        """The :class:`Release` list that :meth:`charge` takes (plain multipliers wrapped)."""
+        if len(multipliers) and all(isinstance(r, Release) for r in multipliers):
+            releases = list(multipliers)
+        else:
+            relation = _NAME_OF.get(neighbouring, neighbouring)
+            if relation not in _RELATIONS:
+                raise ValueError(f"unknown neighbouring relation {neighbouring!r}.")
+            releases = [Release("steps", multipliers, {"replace": 2.0, "add_remove": 1.0},
+                                relation, float(sampling_rate))]
+            if len(extra):
+                releases.append(Release("setup", extra, {"replace": 1.0, "add_remove": 1.0},
+                                        relation))
+        return releases
+
+    def _refuse_if_detached(self):
+        if self._detached:
+            raise RuntimeError(
+                "this PrivacyBudget is a detached copy, restored from a pickle (for example in "
+                "a worker process of n_jobs > 1, or a saved model): its ledger is a snapshot, "
+                "and charging it would let fits overspend unseen. Nothing was released. Run the "
+                "fits that share a budget in one process (n_jobs=1), or pass the live budget "
+                "with set_params(budget=...)."
+            )
+
+    def _parts(self, releases, label):
+        return [(f"{label} ({r.name})" if len(releases) > 1 else label, self._convert(r),
+                 float(r.sampling_rate)) for r in releases]
+
+    def _refusal(self, after):
+        before = self._epsilon_of(self._charges, self.delta)
+        return BudgetExceededError(
+            f"this fit would take the shared budget to epsilon={after:.6g} at "
+            f"delta={self.delta:g}, above its total {self.epsilon:g} (spent so far: "
+            f"{before:.6g}; a full-batch fit may still use epsilon="
+            f"{self.remaining_epsilon():.6g}). Nothing was released."
+        )
+
+    def check(self, releases, label="fit"):
+        """Raise :class:`~skdpgd.BudgetExceededError` if charging ``releases`` (a list of
+        :class:`skdpgd.accounting.Release`) would overspend; record nothing.
+
+        Estimators call it with a public upper bound on what a fit can spend, before their
+        first draw, so that a refusal never depends on a released value.
+        """
+        self._refuse_if_detached()
+        return self._admit(self._parts(list(releases), label), record=False)
+
+    def _admit(self, parts, record):
+        """Compose ``parts`` with the ledger; refuse past the total, else record them."""
+        with self._lock:
+            after = self._epsilon_of(self._charges + parts, self.delta)
+            if after > self.epsilon:
+                raise self._refusal(after)
+            if record:
+                self._charges.extend(parts)
+        return after
+
     def charge(self, multipliers, sampling_rate=1.0, neighbouring="add_remove", label="fit",
                extra=()):
         """Record a fit's releases, or raise :class:`~skdpgd.BudgetExceededError`.
@@ -226,39 +285,9 @@ class PrivacyBudget:
         spent : float
             The budget's epsilon after this charge.
         """
-        if len(multipliers) and all(isinstance(r, Release) for r in multipliers):
-            releases = list(multipliers)
-        else:
-            relation = _NAME_OF.get(neighbouring, neighbouring)
-            if relation not in _RELATIONS:
-                raise ValueError(f"unknown neighbouring relation {neighbouring!r}.")
-            releases = [Release("steps", multipliers, {"replace": 2.0, "add_remove": 1.0},
-                                relation, float(sampling_rate))]
-            if len(extra):
-                releases.append(Release("setup", extra, {"replace": 1.0, "add_remove": 1.0},
-                                        relation))
-        if self._detached:
-            raise RuntimeError(
-                "this PrivacyBudget is a detached copy, restored from a pickle (for example in "
-                "a worker process of n_jobs > 1, or a saved model): its ledger is a snapshot, "
-                "and charging it would let fits overspend unseen. Nothing was released. Run the "
-                "fits that share a budget in one process (n_jobs=1), or pass the live budget "
-                "with set_params(budget=...)."
-            )
-        parts = [(f"{label} ({r.name})" if len(releases) > 1 else label, self._convert(r),
-                  float(r.sampling_rate)) for r in releases]
-        with self._lock:
-            after = self._epsilon_of(self._charges + parts, self.delta)
-            if after > self.epsilon:
-                before = self._epsilon_of(self._charges, self.delta)
-                raise BudgetExceededError(
-                    f"this fit would take the shared budget to epsilon={after:.6g} at "
-                    f"delta={self.delta:g}, above its total {self.epsilon:g} (spent so far: "
-                    f"{before:.6g}; a full-batch fit may still use epsilon="
-                    f"{self.remaining_epsilon():.6g}). Nothing was released."
-                )
-            self._charges.extend(parts)
-        return after
+        releases = self._releases(multipliers, sampling_rate, neighbouring, extra)
+        self._refuse_if_detached()
+        return self._admit(self._parts(releases, label), record=True)
 
 
 def _detached_budget(epsilon, delta, neighbouring, charges):

@@ -75,11 +75,13 @@ _SCHEDULE_PARAMS_DOC = """
         Momentum of the gradient steps (bias-corrected moving average of the noisy gradients,
         Hong et al., Eq. 3). 0 is plain gradient descent.
 
-    neighbouring : {'replace', 'add_remove'}, default='replace'
+    neighbouring : {'auto', 'replace', 'add_remove'}, default='auto'
         Neighbouring relation the guarantee is stated for: datasets that differ by replacing
         one example (N is public; sensitivity of the gradient sum 2G) or by adding/removing one
         (N is private; sensitivity G; the normaliser is the public ``n_samples``, or a noisy
-        count).
+        count). 'auto' is the relation of ``budget`` when one is given, else replace-one. A
+        replace-one fit charged to an add/remove-one budget is refused before anything is
+        released: it reads and publishes the exact N, which that budget keeps private.
 
     n_samples : float or None, default=None
         Only with ``neighbouring='add_remove'``: a public stand-in for the number of training
@@ -278,7 +280,7 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
 
     def __init__(self, epsilon=1.0, delta=None, data_norm=None, classes=None, class_weight=None,
                  row_clip="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
-                 schedule="auto", max_iter="auto", momentum=0.0, neighbouring="replace",
+                 schedule="auto", max_iter="auto", momentum=0.0, neighbouring="auto",
                  n_samples=None, random_state=None, budget=None, verbose=0):
         self.epsilon = epsilon
         self.verbose = verbose
@@ -438,7 +440,7 @@ class DPRidge(RegressorMixin, _DPLinearBase):
 
     def __init__(self, epsilon=1.0, delta=None, data_norm=None, row_clip="data_norm", y_bound=None,
                  clip_norm="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
-                 schedule="auto", max_iter="auto", momentum=0.0, neighbouring="replace",
+                 schedule="auto", max_iter="auto", momentum=0.0, neighbouring="auto",
                  n_samples=None, random_state=None, budget=None, verbose=0):
         self.epsilon = epsilon
         self.verbose = verbose

@@ -60,25 +60,28 @@ def test_overspending_fit_is_refused_and_nothing_is_recorded(data):
     assert budget.remaining_epsilon() < 1e-3
 
 
-def test_replace_one_fits_count_double_under_add_remove(data):
+def test_add_remove_fits_convert_to_a_replace_one_budget(data):
     X, y = data
-    ar = PrivacyBudget(epsilon=5.0, delta=1e-6)
+    rep = PrivacyBudget(epsilon=5.0, delta=1e-6, neighbouring="replace")
     fit = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0,
-                               budget=ar).fit(X, y)  # replace-one: noise calibrated to 2C
-    # each release's noise is a multiplier z * s_replace / s_add_remove under add/remove: 2z
-    # for gradient sums, sqrt(2) z for Hessian sums (two PSD terms), z for the row-norm query
-    # (the clip bound under both relations)
-    ratio = {"gradient sums": 2.0, "Hessian sums": np.sqrt(2.0), "row norm sum": 1.0}
+                               neighbouring="add_remove", budget=rep).fit(X, y)
+    # each release's noise is a multiplier z * s_add_remove / s_replace under replace-one: z/2
+    # for gradient sums, z/sqrt(2) for Hessian sums (two PSD terms), z for the row-norm query
+    # (the clip bound under both relations); the noisy count is free (N is public there)
+    ratio = {"gradient sums": 0.5, "Hessian sums": 1 / np.sqrt(2.0), "row norm sum": 1.0,
+             "row count": np.inf}
     z_all = np.concatenate([ratio[r.name] * r.multipliers for r in fit.releases_])
     assert {r.name for r in fit.releases_} <= set(ratio)
-    assert ar.spent_epsilon() == pytest.approx(gdp_epsilon(1e-6, compose_gdp(z_all)),
-                                               rel=1e-12)
-    assert ar.spent_epsilon() < 1.0  # the same noise is more private under add/remove
-    rep = PrivacyBudget(epsilon=5.0, delta=1e-6, neighbouring="replace")
-    DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0,
-                         budget=rep).fit(X, y)
-    assert rep.spent_epsilon() == pytest.approx(1.0, rel=1e-9)
-    assert rep.spent_epsilon() <= 1.0
+    assert rep.spent_epsilon() == pytest.approx(gdp_epsilon(1e-6, compose_gdp(z_all)),
+                                                rel=1e-12)
+    assert rep.spent_epsilon() > 1.0  # the same noise is less private under replace-one
+    # a fit with the default relation takes the budget's and spends exactly its epsilon
+    rep2 = PrivacyBudget(epsilon=5.0, delta=1e-6, neighbouring="replace")
+    auto = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0,
+                                budget=rep2).fit(X, y)
+    assert auto.neighbouring_ == "replace-one"
+    assert rep2.spent_epsilon() == pytest.approx(1.0, rel=1e-9)
+    assert rep2.spent_epsilon() <= 1.0
     with pytest.raises(ValueError, match="replace-one"):
         DPSGDClassifier(epsilon=1.0, delta=1e-6, data_norm=1.0, budget=rep).fit(X, y)
 
@@ -154,7 +157,9 @@ def test_budget_in_parallel_cross_validation_is_refused_with_what_to_do(data):
     assert "n_jobs=1" in str(info.value) or "detached" in str(info.value)
     assert budget.charges == []  # nothing was charged to (or released from) the live budget
     scores = cross_val_score(est, X, y, cv=2, n_jobs=1)  # in one process it works
-    n_releases = len(clone(est).set_params(budget=None).fit(X[::2], y[::2]).releases_)
+    # under the budget the fit takes its relation (add/remove-one: a noisy count too)
+    n_releases = len(clone(est).set_params(budget=None, neighbouring="add_remove")
+                     .fit(X[::2], y[::2]).releases_)
     assert len(budget.charges) == 2 * n_releases and np.all(scores > 0.5)  # 2 folds
 
 

@@ -35,7 +35,7 @@ def _hand_epsilon(fit, budget_relation, delta):
     gradient sums (or the output-perturbation solution) and the row-norm query are converted
     each by its own sensitivity ratio, written out here independently of the package."""
     inv2 = 0.0
-    own = fit.neighbouring
+    own = {"replace-one": "replace", "add/remove-one": "add_remove"}[fit.neighbouring_]
     for r in fit.releases_:
         s_own, s_other = r.sensitivity[own], r.sensitivity[budget_relation]
         if s_other == 0:
@@ -57,6 +57,13 @@ def test_budget_charges_each_release_by_its_own_rule(data, schedule, fit_relatio
     if schedule == "output":
         kw["alpha"] = 0.1
     budget = PrivacyBudget(epsilon=10.0, delta=1e-6, neighbouring=budget_relation)
+    if fit_relation == "replace" and budget_relation == "add_remove":
+        # the fit would read and publish N, private under the budget (issue 18, item 1)
+        est = DPLogisticRegression(budget=budget, **kw)
+        with pytest.raises(ValueError, match="N is private"):
+            est.fit(X, y)
+        assert budget.charges == [] and not hasattr(est, "coef_")
+        return
     fit = DPLogisticRegression(budget=budget, **kw).fit(X, y)
     names = {r.name for r in fit.releases_}
     assert ("row norm sum" in names) == (row_clip == "auto")
@@ -70,22 +77,28 @@ def test_budget_charges_each_release_by_its_own_rule(data, schedule, fit_relatio
     est = DPLogisticRegression(budget=tight, **kw)
     with pytest.raises(BudgetExceededError):
         est.fit(X, y)
-    assert tight.charges == [] and not hasattr(est, "coef_")
+    assert not hasattr(est, "coef_")
+    if fit_relation == budget_relation:  # the public bound is exact: refused before any draw
+        assert tight.charges == []
+    else:  # the set-up releases decide the conversion: charged as drawn, and only they
+        assert {label.split("(")[-1] for label, _, _ in tight.charges} <= {
+            "row count)", "row norm sum)"}
 
 
 def test_row_norm_query_is_not_converted_like_a_gradient(data):
-    """The case of the report: a replace-one fit with row_clip='auto' charged to an add/remove
-    budget. The row-norm query has sensitivity R under both relations; converting it with the
-    gradients' factor 2 recorded about 13% too little epsilon."""
+    """An add/remove-one fit with row_clip='auto' charged to a replace-one budget. The
+    row-norm query has sensitivity R under both relations; converting it with the gradients'
+    factor 1/2 would over-charge it, and the count is free (N is public there)."""
     X, y = data
-    budget = PrivacyBudget(epsilon=1.0, delta=1e-6)
+    budget = PrivacyBudget(epsilon=1.0, delta=1e-6, neighbouring="replace")
     fit = DPLogisticRegression(epsilon=0.1, delta=1e-6, data_norm=1.0, classes=[0, 1],
+                               schedule="uniform", neighbouring="add_remove",
                                random_state=0, budget=budget).fit(X, y)
-    z_grad = 2 * fit.noise_multipliers_  # 2C-calibrated noise is a multiplier 2z for C
+    z_grad = fit.noise_multipliers_ / 2  # C-calibrated noise is a multiplier z/2 for 2C
     z_row = fit.row_clip_noise_multiplier_  # sensitivity R under both: unchanged
     true_eps = gdp_epsilon(1e-6, compose_gdp(np.append(z_grad, z_row)))
-    old_rule = gdp_epsilon(1e-6, compose_gdp(np.append(z_grad, 2 * z_row)))
-    assert old_rule < true_eps  # the bug under-charged
+    gradient_rule = gdp_epsilon(1e-6, compose_gdp(np.append(z_grad, z_row / 2)))
+    assert true_eps < gradient_rule
     assert budget.spent_epsilon() == pytest.approx(true_eps, rel=1e-12)
 
 
