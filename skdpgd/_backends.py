@@ -71,6 +71,10 @@ class Rows:
         self.row_norm_aug = np.ascontiguousarray(
             np.sqrt(clipped * clipped + (1.0 if self.fit_intercept else 0.0)))
 
+    def weight_sum(self):
+        """``sum_i w_i`` (float64)."""
+        return float(np.sum(self.sample_weight))
+
     def norm_sum(self, bound):
         """``sum_i w_i min(||x_i||, bound)``: each term lies in ``[0, bound]``."""
         return float(np.dot(self.sample_weight, np.minimum(self._norms, bound)))

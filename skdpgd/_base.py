@@ -23,7 +23,8 @@ from ._backends import make_rows
 from ._compat import HasMethods, Interval, StrOptions
 from ._mechanisms import Progress, Setup, mechanism_for
 from ._public import CLASS_COUNT_SENSITIVITY, resolve_class_weight, resolve_n_samples
-from .accounting import GaussianDPAccountant, Release, gdp_epsilon, gdp_mu_of_releases
+from .accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, Release, gdp_epsilon,
+                         gdp_mu_of_releases, sum_rounding_margin, with_margin)
 from .exceptions import PrivacyLeakWarning
 from .schedules import (Auto, Problem, auto_mechanism, consistent_alpha, get_schedule,
                         output_alpha, schedule_names, signal_to_noise)
@@ -368,13 +369,15 @@ def row_clip_factor(snr):
     return ROW_CLIP_FACTOR * max(1.0, snr / ROW_CLIP_SNR) ** ROW_CLIP_POWER
 
 
-def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0):
+def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
+                     sensitivity=None):
     """Choose the row-clipping bound from a Gaussian-mechanism estimate of the mean row norm.
 
     Releases ``S + N(0, (z R)^2)`` with ``S = sum_i w_i min(||x_i||, R)`` (``norm_sum``),
     ``R = data_norm``, ``w_i`` in [0, 1]. Replacing, adding or removing one example changes S
-    by at most R: the L2 sensitivity is R under both relations, so the release is
-    ``1/z``-GDP. Returns ``(bound, z)``; ``bound = row_clip_factor(snr) * m`` (at most R)
+    by at most R: the L2 sensitivity is R under both relations (``sensitivity``: R raised by
+    the rounding margin of the sum, :func:`skdpgd.accounting.sum_rounding_margin`), so the
+    release is ``1/z``-GDP. Returns ``(bound, z)``; ``bound = row_clip_factor(snr) * m`` (at most R)
     where m is the estimate ``S~ / N`` (N public) held inside ``[2 sigma, R]``
     (``sigma = z R / N``, the estimate's noise: a noise-dominated estimate keeps the bound
     conservative rather than tiny). ``z`` is None when mu_total is infinite (no clipping
@@ -389,8 +392,9 @@ def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0):
     mu_q = min(math.sqrt(ROW_CLIP_MAX_SHARE) * mu_total,
                4.0 / (ROW_CLIP_TARGET_RELATIVE_ERROR * n))
     z = 1.0 / mu_q
-    estimate = (norm_sum + z * data_norm * gen.standard_normal()) / n
-    sigma = z * data_norm / n
+    sens = data_norm if sensitivity is None else float(sensitivity)
+    estimate = (norm_sum + z * sens * gen.standard_normal()) / n
+    sigma = z * sens / n
     m = min(max(estimate, 2.0 * sigma), data_norm)
     bound = min(data_norm, factor * m)
     return bound, z, min(1.0, m / bound)
@@ -441,6 +445,17 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
         setup_charges.add(Release("row count", [z_count], {"replace": 0.0, "add_remove": 1.0},
                                   relation))
 
+    # --- the rounding margin of every released sum needs a public bound on the rows summed:
+    # N (replace-one), the noisy count plus COUNT_BOUND_SIGMAS of its noise (a shortfall has
+    # probability below 1e-300), or the public n_samples, which is then taken as a bound ---
+    if relation == "replace" or math.isinf(epsilon):
+        n_bound = float(n_rows)
+    elif z_count is not None:
+        n_bound = n_public + COUNT_BOUND_SIGMAS * z_count
+    else:
+        n_bound = float(n_given)
+    margin = sum_rounding_margin(n_bound, n_outputs * (d + 1) + 1)
+
     # --- class weights in [0, 1] (public, or from accounted noisy counts) ---
     weight_scale = 1.0
     if getattr(est, "class_weight", None) is not None:
@@ -456,13 +471,12 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     bound, norm_share = data_norm, 1.0
     n_params = n_outputs * (d + int(fit_intercept))
     if est.row_clip == "auto":
-        bound, z_q, norm_share = private_row_clip(rows.norm_sum(data_norm), n_public, data_norm,
-                                      mu_total, gen, signal_to_noise(n_public, n_params,
-                                                                     mu_total))
-        if z_q is not None:  # sensitivity R = data_norm under both relations
-            setup_charges.add(Release("row norm sum", [z_q],
-                                      {"replace": data_norm, "add_remove": data_norm},
-                                      relation))
+        norm_sens = with_margin({"replace": data_norm, "add_remove": data_norm}, margin)
+        bound, z_q, norm_share = private_row_clip(
+            rows.norm_sum(data_norm), n_public, data_norm, mu_total, gen,
+            signal_to_noise(n_public, n_params, mu_total), norm_sens[relation])
+        if z_q is not None:  # sensitivity R = data_norm under both relations (+ rounding)
+            setup_charges.add(Release("row norm sum", [z_q], norm_sens, relation))
     mu_prior = gdp_mu_of_releases(prior)
     if not mu_prior < mu_total:
         raise ValueError("epsilon is too small: the set-up releases would spend all of it.")
@@ -518,9 +532,9 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
                                  prior=np.concatenate([r.multipliers for r in prior])
                                  if prior else ())
     releases, start = [], 0
-    for r in shapes:
-        releases.append(Release(r.name, z_all[start:start + r.shape.size], r.sensitivity,
-                                relation))
+    for r in shapes:  # each sensitivity raised by the rounding margin of its sum
+        releases.append(Release(r.name, z_all[start:start + r.shape.size],
+                                with_margin(r.sensitivity, margin), relation))
         start += r.shape.size
     setup_charges.charge_with(releases)  # refuses (raises) before any gradient is computed
 

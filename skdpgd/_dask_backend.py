@@ -108,6 +108,10 @@ class DaskRows:
         """Clip rows to norm ``bound`` and divide them by ``column`` (applied in each task)."""
         self.row_bound, self.column = float(bound), float(column)
 
+    def weight_sum(self):
+        """``sum_i w_i`` (float64)."""
+        return float(self.sample_weight.sum().compute())
+
     def norm_sum(self, bound):
         import dask
 

@@ -228,11 +228,22 @@ class OutputPerturbation(Mechanism):
 
     The certificate is unconditional, so the fit never fails after the budget was charged
     (a failure would be a data-dependent bit): L-BFGS is run first, and its point is used
-    when ``||grad F|| <= g``; otherwise plain gradient descent from 0 with step 1/M runs for
-    the public number of steps after which the contraction ``(1 - alpha/M)^T ||theta*||``,
-    with ``||theta*|| <= ||grad F(0)|| / alpha <= G / alpha``, is below ``g / (2 alpha)``.
-    Both branches land within ``g / alpha`` of the minimiser, so the sensitivity holds
-    whichever ran.
+    when ``||grad F|| <= g``; then Nesterov steps from it, stopping on the certificate;
+    otherwise plain gradient descent from 0 with step ``1/M_w`` runs for the number of steps
+    after which the contraction ``(1 - alpha/M_w)^T ||theta*||``, with
+    ``||theta*|| <= ||grad F(0)|| / alpha <= r G / alpha``, is below ``g / (2 alpha)``. All
+    branches land within ``g / alpha`` of the minimiser, so the sensitivity holds whichever
+    ran.
+
+    Here ``r = max(1, sum_i w_i / N_pub)`` and ``M_w = r L + alpha`` (L the loss's smoothness
+    bound) are the smoothness and gradient scale of *this* dataset's F: the weights can sum to
+    more than the public normaliser (add/remove-one with a public ``n_samples`` below N, or a
+    noisy count that lands low), and a step 1/M from the public constants alone would then
+    exceed 2 / (true smoothness) and converge to nothing. Reading the data here is safe: the
+    sensitivity argument needs only that the point computed on *each* dataset lies within
+    ``g / alpha`` of that dataset's minimiser, however it was computed; what the computation
+    reads is not released (the step count shows only in the running time, which the package
+    does not protect, as its peers do not).
     """
 
     name = "output"
@@ -300,12 +311,14 @@ class OutputPerturbation(Mechanism):
                 certified = True
                 break
         if not certified:
+            # this dataset's smoothness and gradient scale (see the class docstring), rounded up
+            r = max(1.0, rows.weight_sum() / n * (1.0 + 1e-9))
             # L-BFGS's line search stalls when the objective's changes fall below its rounding
             # (large N, a tight g): finish with accelerated gradient steps, which need no
             # objective values, and stop as soon as the certificate holds
-            theta, certified = self._polish(fun, theta, setup, g)
+            theta, certified = self._polish(fun, theta, setup, g, r)
         if not certified:
-            theta = self._contracting_descent(fun, theta.size, setup, g)
+            theta = self._contracting_descent(fun, theta.size, setup, g, r)
         if setup.progress is not None:
             setup.progress.released(release.multipliers, 0, 1)
         coef, b = unpack(theta)
@@ -319,13 +332,18 @@ class OutputPerturbation(Mechanism):
         return coef, b
 
     @staticmethod
-    def _fallback_steps(setup, g):
-        """The public number of steps 1/M from 0 that certifies ``g / alpha`` (see below)."""
-        rate = -math.log1p(-setup.alpha / setup.problem.smoothness)
-        return int(math.ceil(math.log(2.0 * setup.lipschitz / g) / rate)) + 1
+    def _smoothness(setup, r):
+        """``M_w = r L + alpha``: the smoothness of F when the weights sum to ``r N_pub``."""
+        return (setup.problem.smoothness - setup.alpha) * r + setup.alpha
 
     @classmethod
-    def _polish(cls, fun, theta, setup, g):
+    def _fallback_steps(cls, setup, g, r=1.0):
+        """The number of steps ``1/M_w`` from 0 that certifies ``g / alpha`` (see below)."""
+        rate = -math.log1p(-setup.alpha / cls._smoothness(setup, r))
+        return int(math.ceil(math.log(2.0 * r * setup.lipschitz / g) / rate)) + 1
+
+    @classmethod
+    def _polish(cls, fun, theta, setup, g, r=1.0):
         """Nesterov steps from ``theta`` until ``||grad F|| <= g`` (at most the public number
         of steps of :meth:`_contracting_descent`). Returns ``(theta, certified)``.
 
@@ -333,14 +351,14 @@ class OutputPerturbation(Mechanism):
         ``g / alpha`` of the minimiser, however it was reached), so stopping on it is safe; an
         uncertified result is discarded by the caller.
         """
-        M = setup.problem.smoothness
+        M = cls._smoothness(setup, r)
         kappa = M / setup.alpha
         beta = (math.sqrt(kappa) - 1.0) / (math.sqrt(kappa) + 1.0)
         step = setup.column ** 2 / M
         c = setup.column
         prev = theta.copy()
         y = theta.copy()
-        for _ in range(cls._fallback_steps(setup, g)):
+        for _ in range(cls._fallback_steps(setup, g, r)):
             grad = fun(y)[1]
             if not np.all(np.isfinite(grad)):
                 return theta, False
@@ -352,17 +370,19 @@ class OutputPerturbation(Mechanism):
         return theta, False
 
     @classmethod
-    def _contracting_descent(cls, fun, size, setup, g):
-        """Gradient descent from 0 for the public number of steps that certifies ``g / alpha``.
+    def _contracting_descent(cls, fun, size, setup, g, r=1.0):
+        """Gradient descent from 0 for the number of steps that certifies ``g / alpha``.
 
-        F is alpha-strongly convex and M-smooth (M = the loss's smoothness + alpha), so a step
-        1/M contracts the distance to the minimiser by ``1 - alpha / M``; the start is within
-        ``G / alpha`` of it. T is chosen so that ``(1 - alpha/M)^T G / alpha <= g / (2 alpha)``.
-        A step 1/M in (w, b~) is a step c^2 / M in the kernel coordinates (w', b').
+        F is alpha-strongly convex and ``M_w``-smooth (``M_w = r L + alpha``, with the
+        weights summing to ``r N_pub``, ``r >= 1``), so a step ``1/M_w`` contracts the
+        distance to the minimiser by ``1 - alpha / M_w``; the start is within
+        ``r G / alpha`` of it (``||grad F(0)|| <= r G``). T is chosen so that
+        ``(1 - alpha/M_w)^T r G / alpha <= g / (2 alpha)``. A step 1/M in (w, b~) is a step
+        c^2 / M in the kernel coordinates (w', b').
         """
-        step = setup.column ** 2 / setup.problem.smoothness
+        step = setup.column ** 2 / cls._smoothness(setup, r)
         theta = np.zeros(size)
-        for _ in range(cls._fallback_steps(setup, g)):
+        for _ in range(cls._fallback_steps(setup, g, r)):
             theta = theta - step * fun(theta)[1]
         return theta
 

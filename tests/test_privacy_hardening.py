@@ -288,7 +288,7 @@ def test_output_perturbation_certifies_without_the_solver(data, monkeypatch):
     # if that fails too, the public number of plain steps from 0
     polished = DPLogisticRegression(**kw).fit(X, y)
     monkeypatch.setattr(mech.OutputPerturbation, "_polish",
-                        classmethod(lambda cls, fun, theta, setup, g: (theta, False)))
+                        classmethod(lambda cls, fun, theta, setup, g, r=1.0: (theta, False)))
     fallback = DPLogisticRegression(**kw).fit(X, y)
     for fit in (polished, fallback):
         theta = np.append(fit.coef_, fit.intercept_ / (0.5 * 1.0))
