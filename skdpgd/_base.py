@@ -494,7 +494,7 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     signal_scale = norm_share ** AUTO_SIGNAL_POWER  # public: from the released norm estimate
     if est.alpha == "auto":  # public: N, D, the loss's constants and the budget left
         kind = (auto_mechanism(n_public, n_params, mu_left, loss.second_order, max_iter,
-                               signal_scale)
+                               signal_scale, fit_intercept)
                 if isinstance(schedule, Auto) else None)
         if kind == "output" or isinstance(schedule, OutputSchedule):
             alpha = output_alpha(n_public, n_params, G, row_bound, mu_left)
@@ -522,6 +522,7 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
             momentum=float(est.momentum),
             second_order=loss.second_order,
             signal_scale=signal_scale,
+            fit_intercept=fit_intercept,
         ))
 
     # --- mechanism (releases' shapes) -> accountant (scale, composed with the prior ones) ---

@@ -387,10 +387,68 @@ class OutputPerturbation(Mechanism):
         return theta
 
 
+class InterceptOnly(Mechanism):
+    """The intercept-only model, from one Gaussian release; coefficients 0.
+
+    Classifiers release the weighted class counts ``c_k = sum_i w_i [y_i = k]``: relabelling
+    one example moves two counts by at most ``w_i <= 1`` (L2 sensitivity sqrt(2),
+    replace-one), adding or removing one moves one count (1, add/remove-one). The intercept is
+    the log-odds (binary) or the centred log-frequencies (multinomial) of the noisy counts,
+    each held at least 1/2. The squared loss releases ``sum_i w_i y_i`` with ``|y_i| <= Y``
+    (the clipped target): ``2Y`` replace-one, ``Y`` add/remove-one; the intercept is the noisy
+    mean ``m = S~ / N`` held in ``[-Y, Y]`` and shrunk towards 0 by ``m^2 / (m^2 + s^2)``, with
+    ``s`` the known noise standard deviation of the mean (a noise-dominated mean predicts worse
+    than 0). Everything after the release is post-processing.
+    """
+
+    name = "prior"
+
+    def _n_classes(self, setup):
+        loss = setup.loss
+        if loss.code == 2:  # the squared loss (skdpgd._kernels.LOSS_SQUARED)
+            return 0
+        return 2 if setup.n_outputs == 1 else setup.n_outputs
+
+    def releases(self, setup, plan):
+        if not setup.fit_intercept:
+            raise ValueError("the intercept-only model ('prior') needs fit_intercept=True.")
+        if self._n_classes(setup) == 0:
+            y_bound = getattr(setup.loss, "y_bound", None)
+            if y_bound is None:
+                raise ValueError("the intercept-only model of the squared loss needs y_bound.")
+            sens = {"replace": 2.0 * y_bound, "add_remove": float(y_bound)}
+            return [ReleaseShape("target sum", plan.noise_multipliers, sens)]
+        return [ReleaseShape("class counts", plan.noise_multipliers,
+                             {"replace": math.sqrt(2.0), "add_remove": 1.0})]
+
+    def run(self, rows, setup, plan, releases, gen):
+        (release,) = releases
+        std = float(release.noise_std[0])
+        k = self._n_classes(setup)
+        y, w = rows.y, rows.sample_weight  # numpy or dask: both reduce with .sum()
+        coef = np.zeros((setup.n_outputs, rows.n_features))
+        if k == 0:
+            y_bound = float(setup.loss.y_bound)
+            mean = (float((w * y).sum()) + std * gen.standard_normal()) / setup.n_public
+            mean = min(max(mean, -y_bound), y_bound)
+            s2 = (std / setup.n_public) ** 2
+            shrink = mean * mean / (mean * mean + s2) if s2 > 0 else 1.0
+            return coef, np.array([mean * shrink])
+        labels = [-1.0, 1.0] if k == 2 else [float(j) for j in range(k)]
+        counts = np.array([float((w * (y == lab)).sum()) for lab in labels])
+        counts = np.maximum(counts + std * gen.standard_normal(k), 0.5)
+        if setup.progress is not None:
+            setup.progress.released(release.multipliers, 0, 1)
+        logf = np.log(counts / counts.sum())
+        if k == 2:
+            return coef, np.array([logf[1] - logf[0]])
+        return coef, logf - logf.mean()
+
+
 def mechanism_for(schedule, plan):
     """The mechanism that carries out a schedule's plan."""
     from ._second_order import DampedNewton, SufficientStatistics
 
-    kinds = {"gradient": GradientDescent, "output": OutputPerturbation,
+    kinds = {"prior": InterceptOnly, "gradient": GradientDescent, "output": OutputPerturbation,
              "newton": DampedNewton, "ssp": SufficientStatistics}
     return kinds[plan.mechanism](schedule)

@@ -83,6 +83,8 @@ class Problem:
     signal_scale : float in (0, 1]
         Factor on the signal-to-noise ratio when the typical row is shorter than the clipping
         bound (from a released norm estimate; 1 otherwise).
+    fit_intercept : bool
+        Whether the model has an intercept (the intercept-only model needs one).
     """
 
     n_samples: int
@@ -96,6 +98,7 @@ class Problem:
     sampling_rate: float = 1.0
     second_order: str | None = None
     signal_scale: float = 1.0
+    fit_intercept: bool = True
 
     @property
     def kappa(self):
@@ -159,7 +162,7 @@ class NoisePlan:
         object.__setattr__(self, "noise_multipliers", z)
         steps = np.broadcast_to(np.asarray(self.step_sizes, dtype=float), z.shape).copy()
         object.__setattr__(self, "step_sizes", steps)
-        if self.mechanism not in ("gradient", "output", "newton", "ssp"):
+        if self.mechanism not in ("gradient", "output", "newton", "ssp", "prior"):
             raise ValueError(f"unknown mechanism {self.mechanism!r}.")
 
     @property
@@ -464,6 +467,25 @@ class OutputPerturbation(Schedule):
 
 
 @dataclass(frozen=True)
+class Prior(Schedule):
+    """The intercept-only model: one release of the weighted class counts (or of the sum of the
+    clipped targets), coefficients 0.
+
+    What ``schedule='auto'`` runs when the budget's signal-to-noise ratio is too small for any
+    fitted slope to beat the trivial model (:data:`AUTO_PRIOR_MAX_SNR`): the whole budget goes
+    to the class prior (or the mean), so the model predicts the majority class (or the mean)
+    as well as the budget allows. Needs ``fit_intercept=True``.
+    """
+
+    chooses_n_iter = True
+    name = "prior"
+
+    def plan(self, problem, mu, max_iter=None):
+        return NoisePlan(np.ones(1), np.zeros(1), mechanism="prior", n_iter_theory=0.0,
+                         schedule=self.name)
+
+
+@dataclass(frozen=True)
 class Exponential(Schedule):
     """Noise multipliers ``z_t proportional to decay^t`` (t = 0..T-1), step 1/M.
 
@@ -642,14 +664,24 @@ def output_alpha(n_samples, n_params, lipschitz, row_bound, mu):
                                        AUTO_OUTPUT_ALPHA)
 
 
-def auto_mechanism(n_samples, n_params, mu, second_order, max_iter=None, signal_scale=1.0):
-    """What ``schedule='auto'`` runs: 'newton', 'ssp', 'output' or 'gradient' (see :class:`Auto`).
+#: ``schedule='auto'`` releases the intercept-only model (:class:`Prior`) when the budget's
+#: signal-to-noise ratio ``N mu / sqrt(D)`` is below this (and the model has an intercept):
+#: there a fitted slope is mostly noise and predicts worse than the majority class.
+AUTO_PRIOR_MAX_SNR = 3.0
+
+
+def auto_mechanism(n_samples, n_params, mu, second_order, max_iter=None, signal_scale=1.0,
+                   fit_intercept=True):
+    """What ``schedule='auto'`` runs: 'prior', 'newton', 'ssp', 'output' or 'gradient' (see
+    :class:`Auto`).
 
     ``signal_scale`` multiplies the signal-to-noise ratio (public: 1, or a function of a
     released row-norm estimate)."""
     if max_iter is not None:
         return "gradient"
     snr = signal_to_noise(n_samples, n_params, mu) * signal_scale
+    if fit_intercept and snr < AUTO_PRIOR_MAX_SNR:
+        return "prior"
     if n_params <= AUTO_SECOND_ORDER_MAX_PARAMS:
         if second_order is not None and snr >= AUTO_SECOND_ORDER_MIN_SNR:
             return second_order
@@ -672,6 +704,8 @@ class Auto(Schedule):
       asks for, Newton a handful;
     * above that many parameters, output perturbation (one exact solve, one release, with the
       penalty of :func:`output_alpha`) when ``s >= AUTO_OUTPUT_MIN_SNR``;
+    * below ``AUTO_PRIOR_MAX_SNR`` (with an intercept), the intercept-only model
+      (:class:`Prior`): the whole budget on the class prior or the mean;
     * otherwise noisy gradient descent: Hong et al.'s dynamic schedule if
       ``kappa * alpha_H < AUTO_DYNAMIC_THRESHOLD``, the uniform schedule otherwise, each with
       the number of steps its theorem gives.
@@ -687,7 +721,9 @@ class Auto(Schedule):
 
     def choose(self, problem, mu, max_iter=None):
         kind = auto_mechanism(problem.n_samples, problem.n_params, mu, problem.second_order,
-                              max_iter, problem.signal_scale)
+                              max_iter, problem.signal_scale, problem.fit_intercept)
+        if kind == "prior":
+            return Prior()
         if kind == "newton":
             return Newton(n_iter=AUTO_NEWTON_ITER, gradient_share=AUTO_NEWTON_SHARE)
         if kind == "ssp":
@@ -707,7 +743,7 @@ class Auto(Schedule):
 
 _SCHEDULES = {cls.name: cls
               for cls in (Auto, Uniform, Hong, PUR, OutputPerturbation, Exponential, Newton,
-                          SufficientStatistics)}
+                          SufficientStatistics, Prior)}
 
 
 def get_schedule(schedule):

@@ -23,7 +23,7 @@ DEFAULTS = dict(AUTO_ALPHA_NOISE=0.3, AUTO_ALPHA_NOISE_SQUARED=1.0,
                 AUTO_SECOND_ORDER_MIN_SNR=20.0, AUTO_SECOND_ORDER_MAX_PARAMS=256,
                 AUTO_OUTPUT_MIN_SNR=300.0, AUTO_OUTPUT_ALPHA=5.0, AUTO_NEWTON_ITER=8,
                 AUTO_NEWTON_SHARE=0.7, AUTO_SIGNAL_POWER=2.0, ROW_CLIP_FACTOR=0.35,
-                ROW_CLIP_SNR=20.0, ROW_CLIP_POWER=0.5)
+                ROW_CLIP_SNR=20.0, ROW_CLIP_POWER=0.5, AUTO_PRIOR_MAX_SNR=3.0)
 
 
 def make(name, row_clip=None, **knobs):
@@ -73,3 +73,12 @@ c_clip_sqrt50 = make("c_clip_sqrt50", ROW_CLIP_SNR=50.0)
 c_clip_cbrt50 = make("c_clip_cbrt50", ROW_CLIP_SNR=50.0, ROW_CLIP_POWER=1.0 / 3.0)
 c_dnorm = make("c_dnorm", row_clip="data_norm")
 c_signal0 = make("c_signal0", AUTO_SIGNAL_POWER=0.0)
+
+# issue 22: below which signal-to-noise ratio the intercept-only model is released
+c_prior0 = make("c_prior0", AUTO_PRIOR_MAX_SNR=0.0)
+c_prior3 = make("c_prior3", AUTO_PRIOR_MAX_SNR=3.0)
+c_prior10 = make("c_prior10", AUTO_PRIOR_MAX_SNR=10.0)
+c_prior20 = make("c_prior20", AUTO_PRIOR_MAX_SNR=20.0)
+c_prior40 = make("c_prior40", AUTO_PRIOR_MAX_SNR=40.0)
+c_prior1 = make("c_prior1", AUTO_PRIOR_MAX_SNR=1.0)
+c_prior2 = make("c_prior2", AUTO_PRIOR_MAX_SNR=2.0)
