@@ -61,7 +61,8 @@ from ._selection_guard import private_search_trials
 from .accounting import gdp_delta_upper, gdp_epsilon, gdp_mu, gdp_mu_of_releases
 from .exceptions import DivergenceError
 
-__all__ = ["PrivateRandomSearchCV", "RepeatedSelection", "truncated_negative_binomial_gamma"]
+__all__ = ["PrivateRandomSearchCV", "RepeatedSelection", "calibrate_base_mu", "draw_n_trials",
+           "truncated_negative_binomial_gamma"]
 
 # Relative allowance added to every RDP value for floating-point rounding (the terms are a
 # handful of float64 operations, each exact to ~1e-16 relative).
@@ -106,6 +107,20 @@ def truncated_negative_binomial_gamma(mean, shape):
         hi *= 0.5
     t = brentq(f, lo, hi, xtol=1e-15, rtol=1e-15, maxiter=500)
     return math.exp(t)
+
+
+def draw_n_trials(gen, distribution, mean, shape=1.0, gamma=math.nan):
+    """K from a numpy Generator: Poisson(mean), or the truncated negative binomial (shape
+    ``eta``, parameter ``gamma``): ``P(K = k) ~ C(k + eta - 1, k) gamma^eta (1 - gamma)^k`` for
+    k >= 1, the logarithmic distribution ``(1 - gamma)^k / (k log(1/gamma))`` at ``eta = 0``."""
+    if distribution == "poisson":
+        return int(gen.poisson(mean))
+    if float(shape) == 0.0:
+        return int(gen.logseries(1.0 - gamma))
+    k = 0
+    while k == 0:  # truncation at 0 by rejection: P(K = 0) = gamma^eta per draw
+        k = int(gen.negative_binomial(float(shape), gamma))
+    return k
 
 
 @dataclass(frozen=True)
@@ -560,14 +575,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         split_seed = int(gen.integers(2**31 - 1))
         X_tr, X_val, y_tr, y_val = train_test_split(X, y, test_size=n_val,
                                                     random_state=split_seed, shuffle=True)
-        if self.distribution == "poisson":
-            k = int(gen.poisson(mean))
-        elif float(self.shape) == 0.0:
-            k = int(gen.logseries(1.0 - gamma))
-        else:
-            k = 0
-            while k == 0:  # truncation at 0 by rejection: P(K = 0) = gamma^eta per draw
-                k = int(gen.negative_binomial(float(self.shape), gamma))
+        k = draw_n_trials(gen, self.distribution, mean, self.shape, gamma)
         if k == 0:
             raise RuntimeError(
                 f"the Poisson number of trials was 0 (probability exp(-{mean:g})): the search "
