@@ -118,7 +118,8 @@ class PrivacyBudget:
     def __repr__(self):
         return (f"PrivacyBudget(epsilon={self.epsilon!r}, delta={self.delta!r}, "
                 f"neighbouring={self.neighbouring!r}; spent {self.spent_epsilon():.4g} in "
-                f"{len(self._charges) + len(self._rdp_charges)} release group(s){'; detached' if self._detached else ''})")
+                f"{len(self._charges) + len(self._rdp_charges)} release group(s)"
+                f"{'; detached' if self._detached else ''})")
 
     # ------------------------------------------------------------------------------------
     @property

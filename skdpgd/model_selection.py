@@ -1,4 +1,4 @@
-"""Private hyperparameter selection: a random search whose epsilon covers every trial and the choice.
+"""Private hyperparameter selection: a random search whose epsilon covers every trial and choice.
 
 :class:`PrivateRandomSearchCV` runs a *random number* K of trials. Each trial draws one
 candidate from a public grid or distribution, fits the estimator on a training split with
@@ -25,11 +25,12 @@ the validation row changes). The search gives both the same ``mu``: one trial is
 The search's RDP at order ``lam > 1`` (K ~ truncated negative binomial with shape ``eta`` and
 parameter ``gamma``, mean ``E[K]``; Theorem 2, at every ``lam_hat >= 1``)::
 
-    R(lam) = lam mu^2 / 2 + log(E[K]) / (lam - 1)
-             + (1 + eta) min_{lam_hat >= 1} [ (1 - 1/lam_hat) lam_hat mu^2 / 2 + log(1/gamma) / lam_hat ],
+    R(lam) = lam mu^2 / 2 + log(E[K]) / (lam - 1) + (1 + eta) c,
+    c = min_{lam_hat >= 1} [ (1 - 1/lam_hat) lam_hat mu^2 / 2 + log(1/gamma) / lam_hat ],
 
-where the minimum is ``mu sqrt(2 log(1/gamma)) - mu^2 / 2`` at ``lam_hat = sqrt(2 log(1/gamma)) / mu``
-when that is >= 1, and ``log(1/gamma)`` (``lam_hat = 1``) otherwise. With K ~ Poisson(m)
+where the minimum c is ``mu sqrt(2 log(1/gamma)) - mu^2 / 2``, at
+``lam_hat = sqrt(2 log(1/gamma)) / mu`` when that is >= 1, and ``log(1/gamma)``
+(``lam_hat = 1``) otherwise. With K ~ Poisson(m)
 (Theorem 6, at ``e_hat = log(1 + 1/(lam - 1))``)::
 
     R(lam) = lam mu^2 / 2 + m delta(e_hat; mu) + log(m) / (lam - 1).
@@ -565,7 +566,10 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
 
         # --- the budget is charged before anything touches the data ---
         budget = self._resolve_budget(prefix, params)
-        if budget is not None and not math.isinf(mu):
+        if budget is not None:
+            if math.isinf(mu):
+                raise ValueError("a search with epsilon=inf adds no noise and cannot draw from "
+                                 "a finite budget; nothing was released.")
             budget.charge_rdp(selection.rdp(DEFAULT_ORDERS), "replace",
                               label=type(self).__name__)
 

@@ -139,13 +139,15 @@ def test_epsilon_is_the_closed_form_bound_for_poisson(mean, epsilon):
 @pytest.mark.parametrize("eta,mean,mu", [(1.0, 10, 0.2), (0.0, 5, 0.05), (2.0, 30, 1.0)])
 def test_rdp_against_dp_accounting(eta, mean, mu):
     """dp-accounting's RepeatAndSelectDpEvent minimises over lam_hat on the order grid; the
-    bound here minimises over every lam_hat >= 1, so it is at most dp-accounting's, and close."""
+    bound here minimises over every lam_hat >= 1, so it is at most dp-accounting's, and
+    close."""
     dpa = pytest.importorskip("dp_accounting")
     from dp_accounting.rdp import rdp_privacy_accountant as rpa
 
     orders = [float(a) for a in DEFAULT_ORDERS]
     acc = rpa.RdpAccountant(orders=orders)
-    acc.compose(dpa.dp_event.RepeatAndSelectDpEvent(dpa.dp_event.GaussianDpEvent(1.0 / mu), mean, eta))
+    event = dpa.dp_event.GaussianDpEvent(1.0 / mu)
+    acc.compose(dpa.dp_event.RepeatAndSelectDpEvent(event, mean, eta))
     theirs = acc.get_epsilon(1e-6)
     gamma = truncated_negative_binomial_gamma(mean, eta)
     ours = RepeatedSelection(mu, "negative_binomial", mean, eta, gamma).epsilon(1e-6)
@@ -158,7 +160,8 @@ def test_poisson_is_at_most_dp_accounting():
     from dp_accounting.rdp import rdp_privacy_accountant as rpa
 
     acc = rpa.RdpAccountant(orders=[float(a) for a in DEFAULT_ORDERS])
-    acc.compose(dpa.dp_event.RepeatAndSelectDpEvent(dpa.dp_event.GaussianDpEvent(1.0 / 0.2), 10, np.inf))
+    event = dpa.dp_event.GaussianDpEvent(1.0 / 0.2)
+    acc.compose(dpa.dp_event.RepeatAndSelectDpEvent(event, 10, np.inf))
     ours = RepeatedSelection(0.2, "poisson", 10).epsilon(1e-6)
     assert ours <= acc.get_epsilon(1e-6) * (1 + 1e-9)
 
@@ -289,6 +292,12 @@ def test_refuses_what_it_cannot_account(data):
                               epsilon=1.0).fit(X, y)
     with pytest.raises(ValueError, match="may not set"):
         PrivateRandomSearchCV(_lr(), {"epsilon": [1.0, 2.0]}, epsilon=1.0).fit(X, y)
+    _CountingLR.fits = 0
+    s = PrivateRandomSearchCV(_CountingLR(data_norm=2.0, classes=[0, 1]), GRID, epsilon=np.inf,
+                              budget=PrivacyBudget(5.0, 1e-5, neighbouring="replace"))
+    with pytest.raises(ValueError, match="epsilon=inf"):
+        s.fit(X, y)
+    assert _CountingLR.fits == 0 and not [k for k in vars(s) if k.endswith("_")]
     yr = X[:, 0]
     s = PrivateRandomSearchCV(DPRidge(data_norm=2.0), {"schedule": ["auto"]}, epsilon=1.0)
     with pytest.raises(ValueError, match="y_bound"):
