@@ -52,7 +52,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import ParameterSampler, train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._base import default_delta
 from ._compat import HasMethods, Interval, StrOptions, fit_context
@@ -534,10 +534,13 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                     "4 y_bound^2): pass y_bound, or set the estimator's y_bound.")
             y_bound = float(y_bound)
 
-        n = int(X.shape[0]) if hasattr(X, "shape") else len(X)
+        # one target column (the estimators here fit one); a column vector is raveled with
+        # scikit-learn's DataConversionWarning, and the score compares 1-D arrays
+        y = column_or_1d(y, warn=True)
+        n = int(X.shape[0]) if hasattr(X, "shape") else int(np.asarray(X).shape[0])
         if n < 4:
             raise ValueError(f"need at least 4 rows to split into training and validation, "
-                             f"got {n}.")
+                             f"got n_samples={n}.")
         n_val = int(math.ceil(float(self.validation_fraction) * n))
         if not 1 <= n_val < n:
             raise ValueError("validation_fraction leaves an empty training or validation split.")
@@ -666,7 +669,10 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _noisy_score(est, X_val, y_val, scoring, y_bound, n_val, mu, noise):
         """The trial's validation score plus Gaussian noise of standard deviation
         ``sensitivity / mu`` (so the release is mu-GDP under replace-one)."""
-        pred = np.asarray(est.predict(X_val))
+        pred = np.asarray(est.predict(X_val)).ravel()
+        y_val = np.asarray(y_val).ravel()
+        if pred.shape != y_val.shape:
+            raise ValueError("the estimator's predictions do not match the targets' shape.")
         if scoring == "accuracy":
             # replacing one validation row changes the number of correct predictions by at
             # most 1: the accuracy's sensitivity is 1 / n_val (n_val public)
@@ -718,6 +724,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         sub = self.estimator.__sklearn_tags__()
         tags.estimator_type = sub.estimator_type
+        tags.input_tags.sparse = sub.input_tags.sparse
         if sub.classifier_tags is not None:
             tags.classifier_tags = sub.classifier_tags
         if sub.regressor_tags is not None:

@@ -11,6 +11,7 @@ import pytest
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import Normalizer
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdpgd import (BudgetExceededError, DPLogisticRegression, DPRidge, DPSGDClassifier,
                     PrivacyBudget, PrivacyLeakWarning)
@@ -360,6 +361,24 @@ def test_search_over_a_pipeline(data):
     assert t.best_score_ == s.best_score_
 
 
+def test_search_as_a_pipeline_step(data):
+    X, y = data
+    pipe = Pipeline([("norm", Normalizer()),
+                     ("search", PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=3,
+                                                      random_state=0))]).fit(X, y)
+    assert pipe[-1].epsilon_ <= 1.0
+    assert pipe.predict(X).shape == y.shape
+
+
+def test_column_vector_target_is_scored_as_one_column(data):
+    X, y = data
+    a = PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=3, random_state=0).fit(X, y)
+    with pytest.warns(Warning, match="column-vector y"):
+        b = PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=3,
+                                  random_state=0).fit(X, y[:, None])
+    assert a.best_score_ == b.best_score_  # an (n, 1) y once broadcast to (n, n)
+
+
 def test_regression_search(data):
     X, _ = data
     rng = np.random.default_rng(3)
@@ -400,3 +419,19 @@ def test_warning_names_the_search_for_a_private_search_in_cross_validation(data)
     with pytest.warns(PrivacyLeakWarning, match="PrivateRandomSearchCV is being fitted"):
         cross_val_score(PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=2,
                                               random_state=0), X, y, cv=2)
+
+
+# ---------------------------------------------------------------------------------------------
+# scikit-learn's estimator contract
+# ---------------------------------------------------------------------------------------------
+
+
+@parametrize_with_checks([
+    PrivateRandomSearchCV(DPLogisticRegression(), {"schedule": ["auto", "uniform"]}, n_iter=2,
+                          random_state=0),
+    PrivateRandomSearchCV(DPRidge(y_bound=5.0), {"schedule": ["auto", "uniform"]}, n_iter=2,
+                          random_state=0)])
+def test_sklearn_compatible_search(estimator, check):
+    with warnings.catch_warnings():  # the checks leave data_norm and classes to the data
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        check(estimator)
