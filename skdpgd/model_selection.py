@@ -605,7 +605,8 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                 try:
                     est.fit(X_tr, y_tr)
                 except DivergenceError:
-                    # decided from the fit's released values only: a released outcome
+                    # the estimators decide divergence from released values only (the noisy
+                    # iterate): the trial's outcome is "diverged", which loses to every score
                     continue
                 self._check_trial(est, prefix, mu)
                 score = self._noisy_score(est, X_val, y_val_arr, scoring, y_bound, n_val, mu,
