@@ -3,7 +3,8 @@
 ``GridSearchCV``, ``RandomizedSearchCV``, ``cross_val_score``, ``cross_validate``,
 ``validation_curve``, ``learning_curve``, ``permutation_test_score`` and ``cross_val_predict``
 fit a clone of the estimator once per fold (and candidate) on overlapping rows of the same
-data. Each private fit reports the epsilon of that fit alone; the fits compose, and a search
+data; ``sklearn.multiclass`` (``OneVsRestClassifier``, ...), ``sklearn.multioutput`` and
+``CalibratedClassifierCV`` fit one per class, output or fold on the same rows. Each private fit reports the epsilon of that fit alone; the fits compose, and a search
 then *chooses* among them by scoring held-out private rows in the clear, which no epsilon
 covers.
 
@@ -20,8 +21,8 @@ When it warns (a finite ``epsilon``):
 
 * inside a search (a frame of a ``...SearchCV`` class): always, because even a shared
   :class:`~skdpgd.PrivacyBudget`, which accounts the fits, does not account the selection;
-* inside the other helpers: when the estimator has no ``budget`` (with one, every fit is
-  charged and the composition is accounted).
+* inside the other helpers and those meta-estimators: when the estimator has no ``budget``
+  (with one, every fit is charged and the composition is accounted).
 
 It never warns in a plain ``fit`` or inside :class:`~skdpgd.model_selection.PrivateRandomSearchCV`,
 whose trials run under :func:`private_search_trials`. The helpers always fit more than once,
@@ -43,6 +44,8 @@ __all__ = ["private_search_trials", "warn_if_model_selection"]
 
 _STATE = threading.local()
 _PACKAGE = "sklearn.model_selection"
+# Meta-estimators that fit one clone per class, output or fold on the same rows.
+_REPEATERS = ("sklearn.multiclass", "sklearn.multioutput", "sklearn.calibration")
 _MAX_FRAMES = 200  # a fit is never that deep below a helper; bounds the walk
 
 
@@ -68,7 +71,7 @@ def _model_selection_caller():
             if frame is None:
                 break
             module = frame.f_globals.get("__name__", "")
-            if module == _PACKAGE or module.startswith(_PACKAGE + "."):
+            if any(module == p or module.startswith(p + ".") for p in (_PACKAGE,) + _REPEATERS):
                 code = frame.f_code
                 name = getattr(code, "co_qualname", code.co_name)  # co_qualname: Python 3.11+
                 helper = name
@@ -107,8 +110,9 @@ def warn_if_model_selection(est):
             PrivacyLeakWarning, stacklevel=3)
     elif getattr(est, "budget", None) is None:
         warnings.warn(
-            f"{name} is being fitted inside scikit-learn's {helper}, once per fold on "
-            "overlapping rows of the same data, without a shared PrivacyBudget: each fit's "
+            f"{name} is being fitted inside scikit-learn's {helper}, which fits it more than "
+            "once (per fold, class or output) on the same or overlapping rows, without a "
+            "shared PrivacyBudget: each fit's "
             "epsilon_ covers that fit alone, and the fits compose to a larger epsilon that is "
             "reported nowhere. Pass budget=PrivacyBudget(...) to account for every fit; to "
             "choose hyperparameters, use skdpgd.model_selection.PrivateRandomSearchCV, whose "

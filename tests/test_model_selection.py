@@ -414,6 +414,18 @@ def test_warning_in_gridsearchcv_and_cross_val_score_not_in_a_plain_fit(data):
         PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=3, random_state=0).fit(X, y)
 
 
+def test_warning_in_one_vs_rest_without_a_budget(data):
+    from sklearn.multiclass import OneVsRestClassifier
+
+    X, y = data
+    y3 = y + (X[:, 2] > 0.2)
+    with pytest.warns(PrivacyLeakWarning, match="OneVsRestClassifier"):
+        OneVsRestClassifier(_lr()).fit(X, y3)  # one binary fit per class, classes [0, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        OneVsRestClassifier(_lr(budget=PrivacyBudget(100.0, 1e-5))).fit(X, y3)
+
+
 def test_warning_names_the_search_for_a_private_search_in_cross_validation(data):
     X, y = data
     with pytest.warns(PrivacyLeakWarning, match="PrivateRandomSearchCV is being fitted"):
