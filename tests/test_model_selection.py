@@ -447,3 +447,26 @@ def test_sklearn_compatible_search(estimator, check):
     with warnings.catch_warnings():  # the checks leave data_norm and classes to the data
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         check(estimator)
+
+
+def test_charge_rdp_composes_with_gaussian_fits_in_rdp():
+    from skdpgd.accounting import Release, gdp_epsilon, rdp_epsilon
+
+    mu = 0.3
+    curve = DEFAULT_ORDERS * mu * mu / 2.0  # a mu-GDP release, by its RDP curve
+    budget = PrivacyBudget(5.0, 1e-6, neighbouring="replace")
+    spent = budget.charge_rdp(curve, "replace", label="curve")
+    assert spent == pytest.approx(rdp_epsilon(curve, DEFAULT_ORDERS, 1e-6), rel=1e-12)
+    assert spent >= gdp_epsilon(1e-6, mu)  # RDP conversion is looser than exact GDP
+    # a Gaussian fit's release composes with it by adding RDP curves
+    z = 2.0
+    budget.charge([Release("steps", [z], {"replace": 2.0, "add_remove": 1.0}, "replace")])
+    both = rdp_epsilon(curve + DEFAULT_ORDERS / (2 * z * z), DEFAULT_ORDERS, 1e-6)
+    assert budget.spent_epsilon() == pytest.approx(both, rel=1e-9)
+    with pytest.raises(ValueError, match="relation|neighbour"):
+        budget.charge_rdp(curve, "add_remove")
+    with pytest.raises(ValueError, match="DEFAULT_ORDERS"):
+        budget.charge_rdp(curve[:-1], "replace")
+    with pytest.raises(BudgetExceededError):
+        budget.charge_rdp(curve * 100, "replace")
+    assert len(budget.rdp_charges) == 1
