@@ -480,7 +480,8 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "DP under add/remove-one neighbours; PrivateRandomSearchCV needs trials that "
                 "are Gaussian-DP under replace-one (full-batch estimators: DPLogisticRegression, "
                 "DPRidge, DPMLPClassifier with batch_size=None).")
-        if own.get("neighbouring", "replace") not in ("replace",):
+        # 'auto' (DPMLPClassifier) is replace-one for full-batch fits, checked just above
+        if own.get("neighbouring", "replace") not in ("replace", "auto"):
             raise ValueError(
                 "PrivateRandomSearchCV states its guarantee for replace-one neighbours (N "
                 "public, and a split by row position that puts a replaced row in one part "

@@ -470,3 +470,20 @@ def test_charge_rdp_composes_with_gaussian_fits_in_rdp():
     with pytest.raises(BudgetExceededError):
         budget.charge_rdp(curve * 100, "replace")
     assert len(budget.rdp_charges) == 1
+
+
+def test_search_over_a_full_batch_mlp(data):
+    pytest.importorskip("torch")
+    from skdpgd import DPMLPClassifier
+
+    X, y = data
+    s = PrivateRandomSearchCV(DPMLPClassifier(hidden_layer_sizes=(8,), max_iter=20,
+                                              classes=[0, 1]),
+                              {"learning_rate": [0.1, 0.5]}, epsilon=1.0, n_iter=2,
+                              random_state=0).fit(X, y)
+    assert s.epsilon_ <= 1.0
+    assert s.best_estimator_.neighbouring_ == "replace-one"
+    assert s.best_estimator_.mu_ <= s.base_mu_
+    with pytest.raises(TypeError, match="minibatches"):
+        PrivateRandomSearchCV(DPMLPClassifier(batch_size=32, classes=[0, 1]),
+                              {"learning_rate": [0.1]}, epsilon=1.0).fit(X, y)
