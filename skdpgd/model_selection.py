@@ -440,8 +440,9 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     # ---------------------------------------------------------------------------------------
     def _param_names(self):
-        """``(prefix, owner)``: the trial's privacy parameters are ``prefix + 'epsilon'`` etc.;
-        ``owner`` is the (unfitted) object that holds them."""
+        """``(prefix, owner, params)``: the trial's privacy parameters are ``prefix +
+        'epsilon'`` etc.; ``owner`` is the (unfitted) object that holds them, ``params`` the
+        estimator's deep parameters."""
         params = self.estimator.get_params(deep=True)
         if self.epsilon_param is not None:
             name = self.epsilon_param
