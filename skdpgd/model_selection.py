@@ -348,6 +348,9 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         ``params``, ``param_<name>``, ``mean_test_score`` (the noisy score) and
         ``rank_test_score``. The other trials, and their number, are not released.
 
+    scoring_ : str
+        The released score ('accuracy' or 'neg_mean_squared_error').
+
     base_mu_ : float
         GDP parameter of each trial (fit and score); ``trial_epsilon_`` is the epsilon each
         trial was given at ``delta_``.
@@ -629,7 +632,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
             "mean_test_score": np.array([float(score)]),
             "rank_test_score": np.array([1], dtype=np.int32),
         }
-        self.scorer_ = scoring
+        self.scoring_ = scoring
         self.base_mu_ = mu
         self.trial_epsilon_ = trial_eps
         self.epsilon_ = min(spent, epsilon) if not math.isinf(mu) else math.inf

@@ -385,7 +385,7 @@ def test_regression_search(data):
     y = X @ np.array([1.0, -1.0, 0.5]) + 0.1 * rng.normal(size=X.shape[0])
     s = PrivateRandomSearchCV(DPRidge(data_norm=2.0, y_bound=2.0), {"schedule": ["auto", "ssp"]},
                               epsilon=2.0, n_iter=3, random_state=0).fit(X, y)
-    assert s.scorer_ == "neg_mean_squared_error"
+    assert s.scoring_ == "neg_mean_squared_error"
     assert s.epsilon_ <= 2.0
     assert s.predict(X).shape == y.shape
 
