@@ -565,6 +565,8 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         mu = calibrate_base_mu(epsilon, delta, self.distribution, mean, self.shape, gamma)
         selection = _selection(mu, self.distribution, mean, self.shape, gamma)
         spent = selection.epsilon(delta)
+        if not spent <= epsilon:  # the calibration checked this very computation
+            raise RuntimeError("the search's calibration overspends; nothing was released.")
         if math.isinf(mu):
             trial_eps = math.inf
         else:
@@ -635,7 +637,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.scoring_ = scoring
         self.base_mu_ = mu
         self.trial_epsilon_ = trial_eps
-        self.epsilon_ = min(spent, epsilon) if not math.isinf(mu) else math.inf
+        self.epsilon_ = spent
         self.delta_ = delta
         self.releases_ = [selection]
         self.neighbouring_ = "replace-one"
