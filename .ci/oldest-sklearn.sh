@@ -11,4 +11,4 @@ pip install ".[test]" "scikit-learn==${OLDEST_SKLEARN}" "numpy<2.3"
 python -c "import sklearn; assert sklearn.__version__ == '${OLDEST_SKLEARN}', sklearn.__version__"
 python -m pytest -q -p no:cacheprovider tests/test_estimator_checks.py tests/test_input_validation.py \
     tests/test_linear_model.py tests/test_sgd.py tests/test_budget.py tests/test_compat.py \
-    tests/test_privacy_hardening.py
+    tests/test_privacy_hardening.py tests/test_model_selection.py

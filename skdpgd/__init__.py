@@ -13,6 +13,20 @@ from .sgd import DPSGDClassifier, DPSGDRegressor
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):
+    # skdpgd.model_selection imports sklearn.model_selection (~0.06 s): only when asked for
+    if name == "PrivateRandomSearchCV":
+        from .model_selection import PrivateRandomSearchCV
+
+        return PrivateRandomSearchCV
+    raise AttributeError(f"module 'skdpgd' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"PrivateRandomSearchCV"})
+
+
 __all__ = [
     "DPLogisticRegression",
     "DPRidge",
@@ -20,6 +34,7 @@ __all__ = [
     "DPSGDClassifier",
     "DPSGDRegressor",
     "PrivacyBudget",
+    "PrivateRandomSearchCV",
     "PrivacyLeakWarning",
     "BudgetExceededError",
     "__version__",

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
+from ._selection_guard import warn_if_model_selection
 from .exceptions import PrivacyLeakWarning
 
 #: The ``classes`` parameter of every classifier, for their docstrings.
@@ -113,7 +114,11 @@ def resolve_n_samples(n_samples, n_rows, neighbouring, mu_total, gen):
 
 @contextlib.contextmanager
 def fit_transaction(est):
-    """Restore ``est.__dict__`` if the block raises: a refused or failed fit sets nothing."""
+    """Restore ``est.__dict__`` if the block raises: a refused or failed fit sets nothing.
+
+    Every private fit enters here first, so it is also where a fit inside scikit-learn's
+    model-selection helpers is warned about (:mod:`skdpgd._selection_guard`)."""
+    warn_if_model_selection(est)
     saved = dict(est.__dict__)
     try:
         yield

@@ -8,8 +8,10 @@ Composition:
 
 * while every charge is full batch (sampling rate 1), the releases are Gaussian mechanisms and
   compose **exactly** in Gaussian DP: ``mu = sqrt(sum z^-2)`` over all of them;
-* once one charge is Poisson-subsampled, everything is composed in Renyi DP (a full-batch
-  Gaussian step with multiplier z has RDP ``alpha / (2 z^2)``) and converted with the improved
+* once one charge is Poisson-subsampled, or is given by its Renyi-DP curve alone
+  (:meth:`PrivacyBudget.charge_rdp`, e.g. a private hyperparameter search), everything is
+  composed in Renyi DP over ``skdpgd._rdp.DEFAULT_ORDERS`` (a full-batch Gaussian step with
+  multiplier z has RDP ``alpha / (2 z^2)``) and converted with the improved
   RDP -> (epsilon, delta) bound.
 
 The budget is stated for one neighbouring relation. ``'add_remove'`` (the default) accepts every
@@ -92,6 +94,7 @@ class PrivacyBudget:
         self.delta = float(delta)
         self.neighbouring = neighbouring
         self._charges = []  # (label, multipliers under the budget's relation, sampling rate)
+        self._rdp_charges = []  # (label, RDP curve at DEFAULT_ORDERS, under the budget's relation)
         self._lock = threading.Lock()
         self._detached = False
 
@@ -105,7 +108,7 @@ class PrivacyBudget:
     def __reduce__(self):
         # a detached, read-only snapshot (see the class docstring): never a second live ledger
         return (_detached_budget, (self.epsilon, self.delta, self.neighbouring,
-                                   list(self._charges)))
+                                   list(self._charges), list(self._rdp_charges)))
 
     @property
     def detached(self):
@@ -115,7 +118,8 @@ class PrivacyBudget:
     def __repr__(self):
         return (f"PrivacyBudget(epsilon={self.epsilon!r}, delta={self.delta!r}, "
                 f"neighbouring={self.neighbouring!r}; spent {self.spent_epsilon():.4g} in "
-                f"{len(self._charges)} release group(s){'; detached' if self._detached else ''})")
+                f"{len(self._charges) + len(self._rdp_charges)} release group(s)"
+                f"{'; detached' if self._detached else ''})")
 
     # ------------------------------------------------------------------------------------
     @property
@@ -133,16 +137,24 @@ class PrivacyBudget:
             )
         return release.multipliers_under(self.neighbouring)
 
+    @property
+    def rdp_charges(self):
+        """List of ``(label, rdp)``: charges given by their RDP curve at ``DEFAULT_ORDERS``."""
+        return [(label, rdp.copy()) for label, rdp in self._rdp_charges]
+
     @staticmethod
-    def _summary(charges):
-        """What the composition of ``charges`` keeps: ``sum z^-2`` while all are full batch
-        (exact GDP), else the summed RDP curve over ``DEFAULT_ORDERS``."""
-        if all(q == 1.0 for _, _, q in charges):
+    def _summary(charges, rdp_charges=()):
+        """What the composition of ``charges`` (and of RDP-curve charges) keeps: ``sum z^-2``
+        while all are full-batch Gaussian (exact GDP), else the summed RDP curve over
+        ``DEFAULT_ORDERS``."""
+        if not rdp_charges and all(q == 1.0 for _, _, q in charges):
             return sum(float(np.sum(1.0 / (z * z))) if np.all(z > 0) else math.inf
                        for _, z, _ in charges), None  # z = inf (a free release) adds 0
         from ._rdp import DEFAULT_ORDERS, rdp_subsampled_gaussian
 
         rdp = np.zeros(len(DEFAULT_ORDERS))
+        for _, curve in rdp_charges:
+            rdp = rdp + curve
         for _, z, q in charges:
             z = z[np.isfinite(z)]  # an infinite multiplier (a free release) adds nothing
             if z.size:
@@ -163,14 +175,14 @@ class PrivacyBudget:
         return rdp_epsilon(rdp, DEFAULT_ORDERS, delta)
 
     @classmethod
-    def _epsilon_of(cls, charges, delta):
-        if not charges:
+    def _epsilon_of(cls, charges, delta, rdp_charges=()):
+        if not charges and not rdp_charges:
             return 0.0
-        return cls._epsilon_of_summary(*cls._summary(charges), delta)
+        return cls._epsilon_of_summary(*cls._summary(charges, rdp_charges), delta)
 
     def spent_epsilon(self):
         """Epsilon (at the budget's delta) of all fits charged so far: an upper bound."""
-        return self._epsilon_of(self._charges, self.delta)
+        return self._epsilon_of(self._charges, self.delta, self._rdp_charges)
 
     def remaining_epsilon(self, delta=None):
         """The largest epsilon a further full-batch fit at ``delta`` (default: the budget's)
@@ -183,7 +195,7 @@ class PrivacyBudget:
         total = gdp_mu(self.epsilon, self.delta)
 
         # the ledger is summarised once; the search only adds the next fit's release to it
-        inv2, rdp = self._summary(self._charges)
+        inv2, rdp = self._summary(self._charges, self._rdp_charges)
 
         def spent_with(mu):
             return self._epsilon_of_summary(inv2, rdp, self.delta, mu)
@@ -231,7 +243,7 @@ class PrivacyBudget:
                  float(r.sampling_rate)) for r in releases]
 
     def _refusal(self, after):
-        before = self._epsilon_of(self._charges, self.delta)
+        before = self._epsilon_of(self._charges, self.delta, self._rdp_charges)
         return BudgetExceededError(
             f"this fit would take the shared budget to epsilon={after:.6g} at "
             f"delta={self.delta:g}, above its total {self.epsilon:g} (spent so far: "
@@ -252,7 +264,7 @@ class PrivacyBudget:
     def _admit(self, parts, record):
         """Compose ``parts`` with the ledger; refuse past the total, else record them."""
         with self._lock:
-            after = self._epsilon_of(self._charges + parts, self.delta)
+            after = self._epsilon_of(self._charges + parts, self.delta, self._rdp_charges)
             if after > self.epsilon:
                 raise self._refusal(after)
             if record:
@@ -289,10 +301,57 @@ class PrivacyBudget:
         self._refuse_if_detached()
         return self._admit(self._parts(releases, label), record=True)
 
+    def charge_rdp(self, rdp, neighbouring, label="selection"):
+        """Record a release known by its Renyi-DP curve, or raise
+        :class:`~skdpgd.BudgetExceededError` (before anything is released).
 
-def _detached_budget(epsilon, delta, neighbouring, charges):
+        Parameters
+        ----------
+        rdp : array-like of shape (len(skdpgd._rdp.DEFAULT_ORDERS),)
+            An upper bound of the release's RDP at each of ``DEFAULT_ORDERS`` (e.g. a private
+            hyperparameter search, Papernot and Steinke 2022), under ``neighbouring``.
+        neighbouring : str
+            The relation the curve is stated for; it must be the budget's own (an RDP curve
+            carries no sensitivity from which to convert it).
+        label : str
+            Name shown in :attr:`rdp_charges`.
+
+        Returns
+        -------
+        spent : float
+            The budget's epsilon after this charge.
+        """
+        from ._rdp import DEFAULT_ORDERS
+
+        relation = _NAME_OF.get(neighbouring, neighbouring)
+        if relation != self.neighbouring:
+            raise ValueError(
+                f"this RDP curve is stated for {_RELATIONS.get(relation, relation)} neighbours "
+                f"and the budget for {_RELATIONS[self.neighbouring]}; an RDP curve cannot be "
+                f"converted between relations. Create the budget with "
+                f"neighbouring={relation!r}.")
+        curve = np.array(rdp, dtype=float).ravel()
+        if curve.shape != DEFAULT_ORDERS.shape or np.any(np.isnan(curve)) or np.any(curve < 0):
+            raise ValueError("rdp must hold one value >= 0 per order of DEFAULT_ORDERS.")
+        self._refuse_if_detached()
+        curve.setflags(write=False)
+        with self._lock:
+            after = self._epsilon_of(self._charges, self.delta,
+                                     self._rdp_charges + [(label, curve)])
+            if after > self.epsilon:
+                before = self._epsilon_of(self._charges, self.delta, self._rdp_charges)
+                raise BudgetExceededError(
+                    f"this {label} would take the shared budget to epsilon={after:.6g} at "
+                    f"delta={self.delta:g}, above its total {self.epsilon:g} (spent so far: "
+                    f"{before:.6g}). Nothing was released.")
+            self._rdp_charges.append((label, curve))
+        return after
+
+
+def _detached_budget(epsilon, delta, neighbouring, charges, rdp_charges=()):
     """Unpickle a :class:`PrivacyBudget` as a detached snapshot of its ledger."""
     budget = PrivacyBudget(epsilon, delta, neighbouring)
     budget._charges = [(label, np.asarray(z, dtype=float), float(q)) for label, z, q in charges]
+    budget._rdp_charges = [(label, np.asarray(r, dtype=float)) for label, r in rdp_charges]
     budget._detached = True
     return budget

@@ -1,0 +1,489 @@
+"""PrivateRandomSearchCV: its epsilon against closed forms computed here, refusals, and the
+warning for DP fits inside scikit-learn's model-selection helpers."""
+
+import math
+import pickle
+import warnings
+
+import mpmath
+import numpy as np
+import pytest
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import Normalizer
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skdpgd import (BudgetExceededError, DPLogisticRegression, DPRidge, DPSGDClassifier,
+                    PrivacyBudget, PrivacyLeakWarning)
+from skdpgd._rdp import DEFAULT_ORDERS
+from skdpgd.model_selection import (PrivateRandomSearchCV, RepeatedSelection, draw_n_trials,
+                                    truncated_negative_binomial_gamma)
+
+mpmath.mp.dps = 40
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3)) / 3
+    y = (X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=600) > 0).astype(int)
+    return X, y
+
+
+def _lr(**kw):
+    return DPLogisticRegression(data_norm=2.0, classes=[0, 1], **kw)
+
+
+GRID = {"schedule": ["auto", "uniform"], "alpha": ["auto", 1e-3]}
+
+
+# ---------------------------------------------------------------------------------------------
+# Independent closed forms (mpmath), from the statements of Papernot and Steinke (2022)
+# ---------------------------------------------------------------------------------------------
+
+
+def _mp_gamma(mean, eta):
+    """gamma of the truncated negative binomial of mean ``mean``, solved here by bisection."""
+    def m(g):
+        g = mpmath.mpf(g)
+        if eta == 0:
+            return (1 / g - 1) / mpmath.log(1 / g)
+        return eta * (1 - g) / (g * (1 - g ** eta))
+    lo, hi = mpmath.mpf("1e-30"), mpmath.mpf(1) - mpmath.mpf("1e-30")
+    for _ in range(200):  # the mean decreases in gamma
+        mid = (lo + hi) / 2
+        if m(mid) > mean:
+            lo = mid
+        else:
+            hi = mid
+    return lo, m(lo)
+
+
+def _mp_conversion(rdp_of, delta):
+    """min over DEFAULT_ORDERS of rdp + log(1 - 1/a) - (log delta + log a)/(a - 1), with the
+    running minimum of the RDP from above (RDP grows with the order)."""
+    orders = [mpmath.mpf(float(a)) for a in DEFAULT_ORDERS]
+    rdp = [rdp_of(a) for a in orders]
+    for i in range(len(rdp) - 2, -1, -1):
+        rdp[i] = min(rdp[i], rdp[i + 1])
+    d = mpmath.mpf(delta)
+    return min(r + mpmath.log(1 - 1 / a) - (mpmath.log(d) + mpmath.log(a)) / (a - 1)
+               for r, a in zip(rdp, orders))
+
+
+def _mp_tnb_epsilon(mu, gamma, mean_k, eta, delta):
+    """Theorem 2 with a mu-GDP base (RDP a mu^2 / 2), minimised numerically over lam_hat >= 1."""
+    mu = mpmath.mpf(mu)
+    L = -mpmath.log(gamma)
+
+    def inner(lh):
+        return (1 - 1 / lh) * lh * mu ** 2 / 2 + L / lh
+
+    # the inner function is convex in lam_hat: golden-section search on [1, 1e8]
+    a, b = mpmath.mpf(1), mpmath.mpf(10) ** 8
+    phi = (mpmath.sqrt(5) - 1) / 2
+    for _ in range(300):
+        c, d = b - phi * (b - a), a + phi * (b - a)
+        if inner(c) < inner(d):
+            b = d
+        else:
+            a = c
+    c_min = min(inner(a), inner(mpmath.mpf(1)))
+    return _mp_conversion(lambda lam: lam * mu ** 2 / 2 + (1 + eta) * c_min
+                          + mpmath.log(mean_k) / (lam - 1), delta)
+
+
+def _mp_gdp_delta(eps, mu):
+    return (mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2))
+
+
+def _mp_poisson_epsilon(mu, m, delta):
+    """Theorem 6 with e_hat = log(1 + 1/(lam - 1)) and d_hat the exact delta of mu-GDP."""
+    mu, m = mpmath.mpf(mu), mpmath.mpf(m)
+    return _mp_conversion(lambda lam: lam * mu ** 2 / 2
+                          + m * _mp_gdp_delta(mpmath.log(1 + 1 / (lam - 1)), mu)
+                          + mpmath.log(m) / (lam - 1), delta)
+
+
+@pytest.mark.parametrize("eta,mean,epsilon,delta", [
+    (1.0, 10, 1.0, 1e-5), (0.0, 5, 0.5, 1e-6), (0.5, 3, 3.0, 1e-5), (2.0, 20, 8.0, 1e-7)])
+def test_epsilon_is_the_closed_form_bound_for_the_negative_binomial(data, eta, mean, epsilon,
+                                                                     delta):
+    X, y = data
+    s = PrivateRandomSearchCV(_lr(), GRID, epsilon=epsilon, delta=delta, n_iter=mean, shape=eta,
+                              random_state=0).fit(X, y)
+    gamma, mean_k = _mp_gamma(mean, eta)
+    assert float(s.releases_[0].gamma) == pytest.approx(float(gamma), rel=1e-9)
+    assert float(mean_k) == pytest.approx(mean, rel=1e-9)
+    ref = float(_mp_tnb_epsilon(s.base_mu_, gamma, mean_k, eta, delta))
+    assert s.epsilon_ == pytest.approx(ref, rel=1e-9)
+    # the whole budget is used, and never exceeded
+    assert epsilon * (1 - 1e-8) <= s.epsilon_ <= epsilon
+    assert s.delta_ == delta
+    # each trial was given its share: the winner spent at most base_mu_ (exact GDP)
+    assert s.best_estimator_.mu_ <= s.base_mu_
+    assert s.best_estimator_.mu_ == pytest.approx(s.base_mu_, rel=1e-6)
+
+
+@pytest.mark.parametrize("mean,epsilon", [(3, 1.0), (10, 2.0)])
+def test_epsilon_is_the_closed_form_bound_for_poisson(mean, epsilon):
+    delta = 1e-5
+    from skdpgd.model_selection import calibrate_base_mu
+
+    mu = calibrate_base_mu(epsilon, delta, "poisson", mean)
+    sel = RepeatedSelection(mu, "poisson", mean)
+    ref = float(_mp_poisson_epsilon(mu, mean, delta))
+    assert sel.epsilon(delta) == pytest.approx(ref, rel=1e-9)
+    assert epsilon * (1 - 1e-8) <= sel.epsilon(delta) <= epsilon
+
+
+@pytest.mark.parametrize("eta,mean,mu", [(1.0, 10, 0.2), (0.0, 5, 0.05), (2.0, 30, 1.0)])
+def test_rdp_against_dp_accounting(eta, mean, mu):
+    """dp-accounting's RepeatAndSelectDpEvent minimises over lam_hat on the order grid; the
+    bound here minimises over every lam_hat >= 1, so it is at most dp-accounting's, and
+    close."""
+    dpa = pytest.importorskip("dp_accounting")
+    from dp_accounting.rdp import rdp_privacy_accountant as rpa
+
+    orders = [float(a) for a in DEFAULT_ORDERS]
+    acc = rpa.RdpAccountant(orders=orders)
+    event = dpa.dp_event.GaussianDpEvent(1.0 / mu)
+    acc.compose(dpa.dp_event.RepeatAndSelectDpEvent(event, mean, eta))
+    theirs = acc.get_epsilon(1e-6)
+    gamma = truncated_negative_binomial_gamma(mean, eta)
+    ours = RepeatedSelection(mu, "negative_binomial", mean, eta, gamma).epsilon(1e-6)
+    assert ours <= theirs * (1 + 1e-6)
+    assert ours >= theirs * 0.97
+
+
+def test_poisson_is_at_most_dp_accounting():
+    dpa = pytest.importorskip("dp_accounting")
+    from dp_accounting.rdp import rdp_privacy_accountant as rpa
+
+    acc = rpa.RdpAccountant(orders=[float(a) for a in DEFAULT_ORDERS])
+    event = dpa.dp_event.GaussianDpEvent(1.0 / 0.2)
+    acc.compose(dpa.dp_event.RepeatAndSelectDpEvent(event, 10, np.inf))
+    ours = RepeatedSelection(0.2, "poisson", 10).epsilon(1e-6)
+    assert ours <= acc.get_epsilon(1e-6) * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("distribution,eta", [("negative_binomial", 1.0),
+                                              ("negative_binomial", 0.0),
+                                              ("negative_binomial", 0.5), ("poisson", 1.0)])
+def test_number_of_trials_has_the_stated_mean(distribution, eta):
+    mean = 6.0
+    gamma = (truncated_negative_binomial_gamma(mean, eta) if distribution != "poisson"
+             else math.nan)
+    gen = np.random.default_rng(1)
+    k = np.array([draw_n_trials(gen, distribution, mean, eta, gamma) for _ in range(20000)])
+    assert abs(k.mean() - mean) < 5 * k.std() / math.sqrt(k.size)
+    if distribution != "poisson":
+        assert k.min() >= 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Budget, refusals, reproducibility
+# ---------------------------------------------------------------------------------------------
+
+
+class _CountingLR(DPLogisticRegression):
+    fits = 0
+
+    def fit(self, X, y, sample_weight=None):
+        type(self).fits += 1
+        return super().fit(X, y, sample_weight)
+
+
+def test_budget_just_below_refuses_before_any_trial_and_sets_nothing(data):
+    X, y = data
+    delta = 1e-5
+    done = PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, delta=delta, n_iter=4,
+                                 random_state=0).fit(X, y)
+    spent = done.epsilon_
+
+    budget = PrivacyBudget(spent * (1 - 1e-6), delta, neighbouring="replace")
+    search = PrivateRandomSearchCV(
+        _CountingLR(data_norm=2.0, classes=[0, 1]), GRID, epsilon=1.0, delta=delta, n_iter=4,
+        random_state=0, budget=budget)
+    before = dict(search.__dict__)
+    _CountingLR.fits = 0
+    with pytest.raises(BudgetExceededError):
+        search.fit(X, y)
+    assert _CountingLR.fits == 0  # no trial ran
+    assert search.__dict__ == before  # nothing set
+    assert not [k for k in vars(search) if k.endswith("_")]
+    assert budget.spent_epsilon() == 0.0
+
+    budget = PrivacyBudget(spent * (1 + 1e-9), delta, neighbouring="replace")
+    search.set_params(budget=budget).fit(X, y)
+    assert _CountingLR.fits >= 1
+    assert budget.spent_epsilon() == pytest.approx(spent, rel=1e-12)
+    # and the ledger is full: a further tiny fit is refused
+    with pytest.raises(BudgetExceededError):
+        _lr(epsilon=0.01, delta=delta, budget=budget).fit(X, y)
+
+
+def test_estimator_budget_is_charged_once_for_the_whole_search(data):
+    X, y = data
+    budget = PrivacyBudget(2.0, 1e-5, neighbouring="replace")
+    s = PrivateRandomSearchCV(_lr(budget=budget), GRID, epsilon=1.0, delta=1e-5, n_iter=5,
+                              random_state=0).fit(X, y)
+    assert len(budget.rdp_charges) == 1 and not budget.charges
+    assert budget.spent_epsilon() == pytest.approx(s.epsilon_, rel=1e-12)
+    assert s.best_estimator_.budget is None
+
+
+def test_budget_rdp_charges_survive_pickling_detached(data):
+    X, y = data
+    budget = PrivacyBudget(2.0, 1e-5, neighbouring="replace")
+    PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, delta=1e-5, n_iter=3, random_state=0,
+                          budget=budget).fit(X, y)
+    _lr(epsilon=0.5, delta=1e-5, budget=budget).fit(X, y)
+    copy = pickle.loads(pickle.dumps(budget))
+    assert copy.detached
+    assert copy.spent_epsilon() == pytest.approx(budget.spent_epsilon(), rel=1e-12)
+    with pytest.raises(RuntimeError, match="detached"):
+        copy.charge_rdp(np.zeros(len(DEFAULT_ORDERS)), "replace")
+
+
+def test_add_remove_budget_is_refused_before_any_trial(data):
+    X, y = data
+    _CountingLR.fits = 0
+    search = PrivateRandomSearchCV(_CountingLR(data_norm=2.0, classes=[0, 1]), GRID,
+                                   epsilon=1.0, budget=PrivacyBudget(5.0, 1e-5))
+    with pytest.raises(ValueError, match="replace"):
+        search.fit(X, y)
+    assert _CountingLR.fits == 0
+    assert not [k for k in vars(search) if k.endswith("_")]
+
+
+def test_winner_is_reproducible_with_random_state(data):
+    X, y = data
+    fits = [PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=5, random_state=7).fit(X, y)
+            for _ in range(2)]
+    a, b = fits
+    assert a.best_params_ == b.best_params_
+    assert a.best_score_ == b.best_score_
+    np.testing.assert_array_equal(a.best_estimator_.coef_, b.best_estimator_.coef_)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    c = PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=5, random_state=8).fit(X, y)
+    assert c.best_score_ != a.best_score_
+
+
+def test_only_released_values_are_stored(data):
+    X, y = data
+    s = PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=8, random_state=0).fit(X, y)
+    assert s.cv_results_["params"] == [s.best_params_]
+    assert s.cv_results_["mean_test_score"].tolist() == [s.best_score_]
+    assert set(s.best_params_) <= set(GRID)
+    # K and the losing trials are not stored anywhere
+    fitted = {k for k in vars(s) if k.endswith("_")}
+    assert not {k for k in fitted if "trials" in k or "n_iter" in k}
+    assert s.n_train_ + s.n_validation_ == X.shape[0]
+    assert s.best_estimator_.n_samples_ == s.n_train_  # trained on the training split only
+
+
+def test_refuses_what_it_cannot_account(data):
+    X, y = data
+    with pytest.raises(TypeError, match="replace-one"):
+        PrivateRandomSearchCV(DPSGDClassifier(data_norm=2.0, classes=[0, 1]), {"alpha": [1e-3]},
+                              epsilon=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="replace"):
+        PrivateRandomSearchCV(_lr(neighbouring="add_remove", n_samples=600), GRID,
+                              epsilon=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="may not set"):
+        PrivateRandomSearchCV(_lr(), {"epsilon": [1.0, 2.0]}, epsilon=1.0).fit(X, y)
+    _CountingLR.fits = 0
+    s = PrivateRandomSearchCV(_CountingLR(data_norm=2.0, classes=[0, 1]), GRID, epsilon=np.inf,
+                              budget=PrivacyBudget(5.0, 1e-5, neighbouring="replace"))
+    with pytest.raises(ValueError, match="epsilon=inf"):
+        s.fit(X, y)
+    assert _CountingLR.fits == 0 and not [k for k in vars(s) if k.endswith("_")]
+    yr = X[:, 0]
+    s = PrivateRandomSearchCV(DPRidge(data_norm=2.0), {"schedule": ["auto"]}, epsilon=1.0)
+    with pytest.raises(ValueError, match="y_bound"):
+        s.fit(X, yr)
+    assert not [k for k in vars(s) if k.endswith("_")]
+
+
+def test_noisy_score_sensitivity():
+    """The value released before noise moves by at most the stated sensitivity when one
+    validation row is replaced, including rows far outside the public bound."""
+    class Fixed:
+        def __init__(self, pred):
+            self.pred = pred
+
+        def predict(self, X):
+            return self.pred
+
+    rng = np.random.default_rng(0)
+    n = 50
+    score = PrivateRandomSearchCV._noisy_score
+    for _ in range(200):
+        pred = rng.integers(0, 2, n)
+        yv = rng.integers(0, 2, n)
+        y2 = yv.copy()
+        y2[rng.integers(n)] = 1 - y2[0]
+        a = score(Fixed(pred), None, yv, "accuracy", None, n, 1.0, 0.0)
+        b = score(Fixed(pred), None, y2, "accuracy", None, n, 1.0, 0.0)
+        assert abs(a - b) <= 1.0 / n + 1e-15
+        B = 2.0
+        pr = rng.normal(scale=5, size=n)
+        yr = rng.normal(scale=5, size=n)
+        yr2 = yr.copy()
+        yr2[rng.integers(n)] = rng.choice([-1e6, 1e6, 0.0])
+        a = score(Fixed(pr), None, yr, "neg_mean_squared_error", B, n, 1.0, 0.0)
+        b = score(Fixed(pr), None, yr2, "neg_mean_squared_error", B, n, 1.0, 0.0)
+        assert abs(a - b) <= 4 * B * B / n * (1 + 1e-12)
+    # the noise has standard deviation sensitivity / mu
+    a = score(Fixed(np.ones(n)), None, np.ones(n), "accuracy", None, n, 0.5, 1.0)
+    assert a == pytest.approx(1.0 + (1.0 / n) / 0.5)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pipelines
+# ---------------------------------------------------------------------------------------------
+
+
+def test_search_over_a_pipeline(data):
+    X, y = data
+    pipe = Pipeline([("norm", Normalizer()), ("clf", _lr())])
+    s = PrivateRandomSearchCV(pipe, {"clf__schedule": ["auto", "uniform"]}, epsilon=1.0,
+                              n_iter=3, random_state=0).fit(X, y)
+    assert isinstance(s.best_estimator_, Pipeline)
+    assert s.best_estimator_[-1].mu_ <= s.base_mu_
+    assert s.predict(X).shape == y.shape
+    assert s.predict_proba(X).shape == (X.shape[0], 2)
+    assert 0.0 <= s.score(X, y) <= 1.0
+    # an explicit epsilon_param is the same
+    t = PrivateRandomSearchCV(pipe, {"clf__schedule": ["auto", "uniform"]}, epsilon=1.0,
+                              n_iter=3, random_state=0, epsilon_param="clf__epsilon").fit(X, y)
+    assert t.best_score_ == s.best_score_
+
+
+def test_search_as_a_pipeline_step(data):
+    X, y = data
+    pipe = Pipeline([("norm", Normalizer()),
+                     ("search", PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=3,
+                                                      random_state=0))]).fit(X, y)
+    assert pipe[-1].epsilon_ <= 1.0
+    assert pipe.predict(X).shape == y.shape
+
+
+def test_column_vector_target_is_scored_as_one_column(data):
+    X, y = data
+    a = PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=3, random_state=0).fit(X, y)
+    with pytest.warns(Warning, match="column-vector y"):
+        b = PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=3,
+                                  random_state=0).fit(X, y[:, None])
+    assert a.best_score_ == b.best_score_  # an (n, 1) y once broadcast to (n, n)
+
+
+def test_regression_search(data):
+    X, _ = data
+    rng = np.random.default_rng(3)
+    y = X @ np.array([1.0, -1.0, 0.5]) + 0.1 * rng.normal(size=X.shape[0])
+    s = PrivateRandomSearchCV(DPRidge(data_norm=2.0, y_bound=2.0), {"schedule": ["auto", "ssp"]},
+                              epsilon=2.0, n_iter=3, random_state=0).fit(X, y)
+    assert s.scoring_ == "neg_mean_squared_error"
+    assert s.epsilon_ <= 2.0
+    assert s.predict(X).shape == y.shape
+
+
+# ---------------------------------------------------------------------------------------------
+# The warning for scikit-learn's helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def test_warning_in_gridsearchcv_and_cross_val_score_not_in_a_plain_fit(data):
+    X, y = data
+    with pytest.warns(PrivacyLeakWarning, match="PrivateRandomSearchCV"):
+        GridSearchCV(_lr(), {"alpha": ["auto", 1e-3]}, cv=2).fit(X, y)
+    with pytest.warns(PrivacyLeakWarning, match="PrivateRandomSearchCV"):
+        cross_val_score(_lr(), X, y, cv=2)
+    # a search is warned about even with a budget: the budget does not cover the selection
+    budget = PrivacyBudget(100.0, 1e-5)
+    with pytest.warns(PrivacyLeakWarning, match="selection"):
+        GridSearchCV(_lr(budget=budget), {"alpha": ["auto", 1e-3]}, cv=2).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        _lr().fit(X, y)  # a plain fit
+        _lr().fit(X, y)  # and a second one: the user's own loop is not a helper
+        cross_val_score(_lr(budget=PrivacyBudget(100.0, 1e-5)), X, y, cv=2)  # accounted
+        cross_val_score(_lr(epsilon=np.inf), X, y, cv=2)  # not private at all
+        PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=3, random_state=0).fit(X, y)
+
+
+def test_warning_in_one_vs_rest_without_a_budget(data):
+    from sklearn.multiclass import OneVsRestClassifier
+
+    X, y = data
+    y3 = y + (X[:, 2] > 0.2)
+    with pytest.warns(PrivacyLeakWarning, match="OneVsRestClassifier"):
+        OneVsRestClassifier(_lr()).fit(X, y3)  # one binary fit per class, classes [0, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        OneVsRestClassifier(_lr(budget=PrivacyBudget(100.0, 1e-5))).fit(X, y3)
+
+
+def test_warning_names_the_search_for_a_private_search_in_cross_validation(data):
+    X, y = data
+    with pytest.warns(PrivacyLeakWarning, match="PrivateRandomSearchCV is being fitted"):
+        cross_val_score(PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=2,
+                                              random_state=0), X, y, cv=2)
+
+
+# ---------------------------------------------------------------------------------------------
+# scikit-learn's estimator contract
+# ---------------------------------------------------------------------------------------------
+
+
+@parametrize_with_checks([
+    PrivateRandomSearchCV(DPLogisticRegression(), {"schedule": ["auto", "uniform"]}, n_iter=2,
+                          random_state=0),
+    PrivateRandomSearchCV(DPRidge(y_bound=5.0), {"schedule": ["auto", "uniform"]}, n_iter=2,
+                          random_state=0)])
+def test_sklearn_compatible_search(estimator, check):
+    with warnings.catch_warnings():  # the checks leave data_norm and classes to the data
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        check(estimator)
+
+
+def test_charge_rdp_composes_with_gaussian_fits_in_rdp():
+    from skdpgd.accounting import Release, gdp_epsilon, rdp_epsilon
+
+    mu = 0.3
+    curve = DEFAULT_ORDERS * mu * mu / 2.0  # a mu-GDP release, by its RDP curve
+    budget = PrivacyBudget(5.0, 1e-6, neighbouring="replace")
+    spent = budget.charge_rdp(curve, "replace", label="curve")
+    assert spent == pytest.approx(rdp_epsilon(curve, DEFAULT_ORDERS, 1e-6), rel=1e-12)
+    assert spent >= gdp_epsilon(1e-6, mu)  # RDP conversion is looser than exact GDP
+    # a Gaussian fit's release composes with it by adding RDP curves
+    z = 2.0
+    budget.charge([Release("steps", [z], {"replace": 2.0, "add_remove": 1.0}, "replace")])
+    both = rdp_epsilon(curve + DEFAULT_ORDERS / (2 * z * z), DEFAULT_ORDERS, 1e-6)
+    assert budget.spent_epsilon() == pytest.approx(both, rel=1e-9)
+    with pytest.raises(ValueError, match="relation|neighbour"):
+        budget.charge_rdp(curve, "add_remove")
+    with pytest.raises(ValueError, match="DEFAULT_ORDERS"):
+        budget.charge_rdp(curve[:-1], "replace")
+    with pytest.raises(BudgetExceededError):
+        budget.charge_rdp(curve * 100, "replace")
+    assert len(budget.rdp_charges) == 1
+
+
+def test_search_over_a_full_batch_mlp(data):
+    pytest.importorskip("torch")
+    from skdpgd import DPMLPClassifier
+
+    X, y = data
+    s = PrivateRandomSearchCV(DPMLPClassifier(hidden_layer_sizes=(8,), max_iter=20,
+                                              classes=[0, 1]),
+                              {"learning_rate": [0.1, 0.5]}, epsilon=1.0, n_iter=2,
+                              random_state=0).fit(X, y)
+    assert s.epsilon_ <= 1.0
+    assert s.best_estimator_.neighbouring_ == "replace-one"
+    assert s.best_estimator_.mu_ <= s.base_mu_
+    with pytest.raises(TypeError, match="minibatches"):
+        PrivateRandomSearchCV(DPMLPClassifier(batch_size=32, classes=[0, 1]),
+                              {"learning_rate": [0.1]}, epsilon=1.0).fit(X, y)
