@@ -224,3 +224,44 @@ def test_infinite_budget_runs_the_capped_horizon():
     p = problem()
     assert Uniform().plan(p, math.inf).n_steps == MAX_AUTO_ITER
     assert PUR().plan(p, math.inf).n_steps == MAX_AUTO_ITER
+
+
+# --- the intercept-only model (schedule='prior') ---------------------------------------------
+
+
+def test_prior_releases_the_class_prior_with_its_sensitivity():
+    import math
+    from skdpgd import DPLogisticRegression, DPRidge
+    from skdpgd.accounting import compose_gdp
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4)) / 3
+    y = (rng.uniform(size=3000) < 0.3).astype(int)
+    exact = DPLogisticRegression(epsilon=np.inf, data_norm=1.0, classes=[0, 1],
+                                 schedule="prior").fit(X, y)
+    assert np.all(exact.coef_ == 0)
+    assert exact.intercept_[0] == pytest.approx(math.log(y.mean() / (1 - y.mean())), rel=1e-12)
+    noisy = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1],
+                                 schedule="prior", row_clip="data_norm",
+                                 random_state=0).fit(X, y)
+    (release,) = noisy.releases_
+    assert release.name == "class counts"
+    # relabelling one example moves two counts by one (replace-one); adding one moves one
+    # (raised by the rounding margin of a weighted sum)
+    assert math.sqrt(2.0) <= release.sensitivity["replace"] <= math.sqrt(2.0) * (1 + 1e-6)
+    assert 1.0 <= release.sensitivity["add_remove"] <= 1.0 + 1e-6
+    assert noisy.mu_ == pytest.approx(compose_gdp(release.multipliers), rel=1e-12)
+    assert noisy.epsilon_ <= 1.0
+    three = DPLogisticRegression(epsilon=np.inf, data_norm=1.0, classes=[0, 1, 2],
+                                 schedule="prior").fit(X, y)
+    logf = np.log(np.array([np.mean(y == 0), np.mean(y == 1), 0.5 / len(y)]))
+    np.testing.assert_allclose(three.intercept_, logf - logf.mean(), rtol=1e-12)
+    yr = X[:, 0] + 0.2
+    ridge = DPRidge(epsilon=np.inf, data_norm=1.0, y_bound=2.0, schedule="prior").fit(X, yr)
+    assert ridge.intercept_[0] == pytest.approx(yr.mean(), rel=1e-12)
+    noisy_r = DPRidge(epsilon=1.0, delta=1e-6, data_norm=1.0, y_bound=2.0, schedule="prior",
+                      row_clip="data_norm", random_state=0).fit(X, yr)
+    assert 4.0 <= noisy_r.releases_[0].sensitivity["replace"] <= 4.0 * (1 + 1e-6)
+    with pytest.raises(ValueError, match="fit_intercept"):
+        DPRidge(epsilon=1.0, data_norm=1.0, y_bound=2.0, schedule="prior",
+                fit_intercept=False).fit(X, yr)
