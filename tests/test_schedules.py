@@ -258,7 +258,7 @@ def test_prior_releases_the_class_prior_with_its_sensitivity():
     np.testing.assert_allclose(three.intercept_, logf - logf.mean(), rtol=1e-12)
     yr = X[:, 0] + 0.2
     ridge = DPRidge(epsilon=np.inf, data_norm=1.0, y_bound=2.0, schedule="prior").fit(X, yr)
-    assert ridge.intercept_[0] == pytest.approx(yr.mean(), rel=1e-12)
+    assert float(ridge.intercept_) == pytest.approx(yr.mean(), rel=1e-12)
     noisy_r = DPRidge(epsilon=1.0, delta=1e-6, data_norm=1.0, y_bound=2.0, schedule="prior",
                       row_clip="data_norm", random_state=0).fit(X, yr)
     assert 4.0 <= noisy_r.releases_[0].sensitivity["replace"] <= 4.0 * (1 + 1e-6)
