@@ -181,12 +181,12 @@ class GradientDescent(Mechanism):
     def releases(self, setup, plan):
         return [ReleaseShape("gradient sums", plan.noise_multipliers, setup.grad_sensitivity)]
 
-    def run(self, rows, setup, plan, releases, gen):
+    def run(self, rows, setup, plan, releases, gen, start=None):
         (grads,) = releases
         c = setup.column
         k_out, d = setup.n_outputs, rows.n_features
         coef = np.zeros((k_out, d))
-        intercept = np.zeros(k_out)
+        intercept = np.zeros(k_out) if start is None else np.array(start, dtype=float)
         vcoef = np.zeros_like(coef)
         vint = np.zeros_like(intercept)
         std = grads.noise_std / c  # noise on the sum in kernel coordinates
@@ -423,26 +423,80 @@ class InterceptOnly(Mechanism):
 
     def run(self, rows, setup, plan, releases, gen):
         (release,) = releases
-        std = float(release.noise_std[0])
+        if setup.progress is not None:
+            setup.progress.released(release.multipliers, 0, 1)
+        return (np.zeros((setup.n_outputs, rows.n_features)),
+                self.intercept(rows, setup, float(release.noise_std[0]), gen))
+
+    def intercept(self, rows, setup, std, gen, shrink_classes=False):
+        """The intercept of the noisy counts (or mean): the one Gaussian draw of the release.
+
+        ``shrink_classes``: shrink the noisy counts towards their mean by the positive-part
+        James-Stein factor ``max(0, 1 - (K - 1) s^2 / ||c~ - mean(c~)||^2)`` (s the counts'
+        known noise standard deviation; post-processing), so that where the classes' imbalance
+        is within the noise the iteration starts at the uniform prior rather than at the
+        noise (a balanced set's noisy prior otherwise shifts every prediction)."""
         k = self._n_classes(setup)
         y, w = rows.y, rows.sample_weight  # numpy or dask: both reduce with .sum()
-        coef = np.zeros((setup.n_outputs, rows.n_features))
         if k == 0:
             y_bound = float(setup.loss.y_bound)
             mean = (float((w * y).sum()) + std * gen.standard_normal()) / setup.n_public
             mean = min(max(mean, -y_bound), y_bound)
             s2 = (std / setup.n_public) ** 2
             shrink = mean * mean / (mean * mean + s2) if s2 > 0 else 1.0
-            return coef, np.array([mean * shrink])
+            return np.array([mean * shrink])
         labels = [-1.0, 1.0] if k == 2 else [float(j) for j in range(k)]
         counts = np.array([float((w * (y == lab)).sum()) for lab in labels])
-        counts = np.maximum(counts + std * gen.standard_normal(k), 0.5)
-        if setup.progress is not None:
-            setup.progress.released(release.multipliers, 0, 1)
+        counts = counts + std * gen.standard_normal(k)
+        if shrink_classes:
+            dev = counts - counts.mean()
+            norm2 = float(dev @ dev)
+            factor = max(0.0, 1.0 - (k - 1) * std * std / norm2) if norm2 > 0 else 0.0
+            counts = counts.mean() + factor * dev
+        counts = np.maximum(counts, 0.5)
         logf = np.log(counts / counts.sum())
         if k == 2:
-            return coef, np.array([logf[1] - logf[0]])
-        return coef, logf - logf.mean()
+            return np.array([logf[1] - logf[0]])
+        return logf - logf.mean()
+
+
+class WarmStart(Mechanism):
+    """Gradient descent or DP damped Newton started from the intercept-only model.
+
+    One more release, made first: the weighted class counts (:class:`InterceptOnly`; L2
+    sensitivity sqrt(2) replace-one, 1 add/remove-one), with ``plan.prior_share`` of the
+    budget (of ``mu^2``): its relative multiplier ``z_p`` solves
+    ``z_p^-2 = s / (1 - s) * sum_i z_i^-2`` over the inner mechanism's releases. Its noisy
+    log-frequencies (shrunk by their known noise level) are the starting intercept; the
+    weights start at 0. The start is post-processing of a release, so the inner mechanism's
+    sensitivities hold unchanged; the accountant composes the counts with the rest exactly.
+    The counts come last in ``releases`` (the inner mechanism's first release stays first).
+    """
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.schedule = inner.schedule
+        self.name = inner.name
+
+    def plan(self, setup, mu, max_iter):
+        return self.inner.plan(setup, mu, max_iter)
+
+    def releases(self, setup, plan):
+        inner = self.inner.releases(setup, plan)
+        inv2 = float(sum(np.sum(np.asarray(r.shape, float) ** -2.0) for r in inner))
+        s = float(plan.prior_share)
+        z_p = math.sqrt((1.0 - s) / (s * inv2))
+        (counts,) = InterceptOnly(self.schedule).releases(setup, plan)
+        return inner + [ReleaseShape("class counts (start)", np.array([z_p]),
+                                     counts.sensitivity)]
+
+    def run(self, rows, setup, plan, releases, gen):
+        *inner, counts = releases
+        start = InterceptOnly(self.schedule).intercept(rows, setup, float(counts.noise_std[0]),
+                                                       gen, shrink_classes=True)
+        if setup.progress is not None:
+            setup.progress.released(counts.multipliers, 0, plan.n_steps)
+        return self.inner.run(rows, setup, plan, inner, gen, start=start)
 
 
 def mechanism_for(schedule, plan):
@@ -451,4 +505,9 @@ def mechanism_for(schedule, plan):
 
     kinds = {"prior": InterceptOnly, "gradient": GradientDescent, "output": OutputPerturbation,
              "newton": DampedNewton, "ssp": SufficientStatistics}
-    return kinds[plan.mechanism](schedule)
+    mechanism = kinds[plan.mechanism](schedule)
+    if getattr(plan, "prior_share", 0.0) > 0:
+        if plan.mechanism not in ("gradient", "newton"):
+            raise ValueError("a warm start from the prior needs a gradient or Newton plan.")
+        mechanism = WarmStart(mechanism)
+    return mechanism

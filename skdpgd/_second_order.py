@@ -81,7 +81,7 @@ class DampedNewton(Mechanism):
         return [ReleaseShape("gradient sums", plan.noise_multipliers, setup.grad_sensitivity),
                 ReleaseShape("Hessian sums", plan.noise_multipliers * ratio, hess)]
 
-    def run(self, rows, setup, plan, releases, gen):
+    def run(self, rows, setup, plan, releases, gen, start=None):
         grads, hess = releases
         c = setup.column
         k_out, d = setup.n_outputs, rows.n_features
@@ -98,7 +98,7 @@ class DampedNewton(Mechanism):
         h_std = hess.noise_std / (c * c)
         r_kernel = setup.row_bound / c  # self-concordance constant of the logistic losses
         coef = np.zeros((k_out, d))
-        intercept = np.zeros(k_out)
+        intercept = np.zeros(k_out) if start is None else np.array(start, dtype=float)
         for t in range(plan.n_steps):
             # non-finite per-example terms contribute 0; only released values stop the fit
             gcoef, gint, _ = rows.grad_sum(coef, intercept, loss.code, loss.param, clip)

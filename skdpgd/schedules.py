@@ -13,7 +13,7 @@ Writing your own schedule: subclass :class:`Schedule` (a frozen dataclass) and i
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -145,6 +145,10 @@ class NoisePlan:
         For the second-order mechanisms ('newton', 'ssp'): the share of each iteration's
         budget (of ``mu^2``) the vector release (gradient, ``X'y``) gets; the matrix release
         (Hessian, ``X'X``) gets the rest.
+    prior_share : float in [0, 1)
+        For 'gradient' and 'newton' plans of a classifier with an intercept: the share of the
+        budget (of ``mu^2``) spent first on the class counts, whose intercept-only model is the
+        starting point of the iterations (0: start at 0).
     """
 
     noise_multipliers: np.ndarray
@@ -154,8 +158,11 @@ class NoisePlan:
     schedule: str = ""
     solver_tol_factor: float = 1e-4
     gradient_share: float = 1.0
+    prior_share: float = 0.0
 
     def __post_init__(self):
+        if not 0.0 <= self.prior_share < 1.0:
+            raise ValueError(f"prior_share must be in [0, 1), got {self.prior_share!r}.")
         z = np.asarray(self.noise_multipliers, dtype=float).ravel()
         if z.size == 0 or np.any(~np.isfinite(z)) or np.any(z <= 0):
             raise ValueError("a noise plan needs at least one positive, finite multiplier.")
@@ -674,6 +681,13 @@ def output_alpha(n_samples, n_params, lipschitz, row_bound, mu):
 #: better than the fit (diabetes at 0.01: -0.52 against -0.37). So it stays off.
 AUTO_PRIOR_MAX_SNR = 0.0
 
+#: ``schedule='auto'`` spends this share of the budget (of ``mu^2``) on the class counts of a
+#: classifier with an intercept and starts its gradient-descent or Newton iterations from their
+#: intercept-only model instead of 0 (:class:`skdpgd._mechanisms.WarmStart`). A noisy fit that
+#: starts from the prior and whose penalty pulls the weights to 0 stays near the majority class
+#: where the weights are noise, which is where the fit from 0 fell below it (issue 22).
+AUTO_PRIOR_SHARE = 0.1
+
 
 def auto_mechanism(n_samples, n_params, mu, second_order, max_iter=None, signal_scale=1.0,
                    fit_intercept=True):
@@ -722,6 +736,10 @@ class Auto(Schedule):
     half of ``benchmarks/suite`` (docs: benchmarks).
     """
 
+    #: Share of the budget for the warm start from the class prior (None:
+    #: :data:`AUTO_PRIOR_SHARE`); see :attr:`NoisePlan.prior_share`.
+    prior_share: float | None = None
+
     name = "auto"
 
     def choose(self, problem, mu, max_iter=None):
@@ -743,7 +761,12 @@ class Auto(Schedule):
         return Uniform()
 
     def plan(self, problem, mu, max_iter=None):
-        return self.choose(problem, mu, max_iter).plan(problem, mu, max_iter)
+        plan = self.choose(problem, mu, max_iter).plan(problem, mu, max_iter)
+        share = AUTO_PRIOR_SHARE if self.prior_share is None else float(self.prior_share)
+        if (share > 0 and problem.fit_intercept and problem.second_order == "newton"
+                and plan.mechanism in ("gradient", "newton") and not math.isinf(mu)):
+            plan = replace(plan, prior_share=share)
+        return plan
 
 
 _SCHEDULES = {cls.name: cls
