@@ -419,13 +419,12 @@ class PrivatePipeline(Pipeline):
                 raise ValueError(f"step {path!r} has its own budget; give the budget to the "
                                  "pipeline (budget=...), which charges every step to it.")
 
-        n_rows = _num_rows(X)
         if self.delta is not None:
             delta = float(self.delta)
             if not 0.0 < delta < 1.0:
                 raise ValueError(f"delta must be in (0, 1), got {self.delta!r}.")
         elif relation == "replace":
-            delta = default_delta(n_rows)  # N is public under replace-one
+            delta = default_delta(_num_rows(X))  # N is public under replace-one
         else:
             delta = DEFAULT_DELTA_CAP
             if self.budget is not None:
@@ -536,6 +535,15 @@ class PrivatePipeline(Pipeline):
 
     def _get(self, path):
         return _get_from(Pipeline(list(self.steps)), path)
+
+    def __getitem__(self, ind):
+        """A step, or (for a slice) a plain scikit-learn ``Pipeline`` of those steps (shallow:
+        the same fitted objects), e.g. ``pipe[:-1].transform(X)``."""
+        if isinstance(ind, slice):
+            if ind.step not in (1, None):
+                raise ValueError("Pipeline slicing only supports a step of 1")
+            return Pipeline(self.steps[ind])
+        return super().__getitem__(ind)
 
     def fit_predict(self, X, y=None, **params):
         """``fit`` (privately), then ``predict`` on the same rows."""

@@ -110,9 +110,9 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     bounds : (lo, hi), array-like of shape (n_features, 2) or dict
         Public range of each column; a dict is keyed by column name (DataFrame input). Values
         outside are clipped (``-inf``/``inf`` to ``lo``/``hi``).
-    missing_value : float in [-1, 1] or None, default=None
-        Output for a missing (NaN) entry, e.g. 0.0 (the middle of the range). None: a NaN in
-        ``transform`` is an error.
+    missing_value : float in [-1, 1] or None, default=0.0
+        Output for a missing (NaN) entry: a public constant, by default 0.0 (the middle of
+        the range). None: a NaN in ``transform`` is an error.
 
     Attributes
     ----------
@@ -140,7 +140,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         "missing_value": [Interval(numbers.Real, -1, 1, closed="both"), None],
     }
 
-    def __init__(self, bounds=None, missing_value=None):
+    def __init__(self, bounds=None, missing_value=0.0):
         self.bounds = bounds
         self.missing_value = missing_value
 
