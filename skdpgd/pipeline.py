@@ -170,6 +170,34 @@ def _audit_transformer(est, path, problems, spenders):
     problems.append(_leak(path, est))
 
 
+def _declares_bound(est, input_declared=False):
+    """Whether the (unfitted) step will declare a public row bound once fitted (the
+    structural twin of :func:`skdpgd.preprocessing.output_bound`)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion
+    from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer,
+                                       OneHotEncoder)
+
+    if est is None or (isinstance(est, str) and est == "passthrough"):
+        return input_declared
+    if isinstance(est, str) and est == "drop":
+        return True
+    if isinstance(est, (BoundedScaler, DPStandardScaler, OneHotEncoder, Binarizer, Normalizer)):
+        return True
+    if isinstance(est, Pipeline):
+        for _, step in est.steps:
+            input_declared = _declares_bound(step, input_declared)
+        return input_declared
+    if isinstance(est, ColumnTransformer):
+        parts = [t for _, t, _ in est.transformers] + [est.remainder]
+        return all(_declares_bound(t, False) for t in parts)
+    if isinstance(est, FeatureUnion):
+        return all(_declares_bound(t, input_declared) for _, t in est.transformer_list)
+    if isinstance(est, FunctionTransformer) and est.func is None:
+        return input_declared
+    return False
+
+
 def _may_be_sparse(ct):
     from sklearn.preprocessing import OneHotEncoder
 
@@ -419,6 +447,18 @@ class PrivatePipeline(Pipeline):
                 raise ValueError(f"step {path!r} has its own budget; give the budget to the "
                                  "pipeline (budget=...), which charges every step to it.")
 
+        # --- a public row bound for the final estimator: declared by the steps, or given ---
+        final_norm = final.get_params().get("data_norm", None)
+        declared = False
+        for _, est in self.steps[:-1]:
+            declared = _declares_bound(est, declared)
+        if final_norm is None and not declared and not self.allow_leaks:
+            raise ValueError(
+                f"the final step {final_name!r} has data_norm=None and the steps before it "
+                "declare no public row bound (end them with BoundedScaler, schema_transformer, "
+                "a Normalizer or DPStandardScaler), so the bound would be read from the private "
+                "rows; pass data_norm. Nothing was read or released.")
+
         if self.delta is not None:
             delta = float(self.delta)
             if not 0.0 < delta < 1.0:
@@ -489,15 +529,9 @@ class PrivatePipeline(Pipeline):
             bound = None
             for _, est in steps[:-1]:
                 bound = output_bound(est, bound)
-            if bound is None:
-                if not self.allow_leaks:
-                    raise ValueError(
-                        f"the final step {final_name!r} has data_norm=None and the steps before "
-                        "it declare no public row bound (end them with BoundedScaler, "
-                        "schema_transformer, a Normalizer or DPStandardScaler), so the bound "
-                        "would be read from the private rows; pass data_norm. (Transformers "
-                        "were fitted on copies; nothing was released and nothing set.)")
-            else:
+            if bound is None and not self.allow_leaks:  # the structural check said it would be
+                raise RuntimeError("a step declared no row bound after fitting; please report.")
+            if bound is not None:  # (None only with allow_leaks: the estimator then warns)
                 data_norm = float(bound) if bound > 0 else 1.0
                 final_copy.set_params(data_norm=data_norm)
         final_copy.fit(Xt, y, **routed.get(final_name, {}))

@@ -204,7 +204,7 @@ def test_accepted_steps_and_structure_errors():
     pipe = make_private_pipeline(FunctionTransformer(np.tanh),
                                  DPLogisticRegression(classes=[0, 1]), epsilon=1.0)
     with pytest.raises(ValueError, match="declare no public row bound"):
-        pipe.fit(X, y)
+        pipe.fit(_Poison(), y)
     assert not _fitted_state(pipe)
     with pytest.raises(ValueError, match="sparse_threshold"):
         make_private_pipeline(ColumnTransformer([("c", OneHotEncoder(
