@@ -316,7 +316,9 @@ class PrivatePipeline(Pipeline):
         Turn refusals of leaking steps into :class:`~skdpgd.PrivacyLeakWarning` (for
         experiments: ``epsilon_`` then does not cover those steps).
     random_state : int, RandomState instance or None, default=None
-        Seeds every spending step (each gets its own seed drawn from it).
+        Seeds the noise: a single spending step gets it as is (so a pipeline of free steps and
+        one estimator draws the same noise as that estimator alone); several get one seed
+        each, drawn from it.
 
     Attributes
     ----------
@@ -501,8 +503,12 @@ class PrivatePipeline(Pipeline):
                  for name, est in self.steps]
         work = Pipeline(steps)
         rs = check_random_state(self.random_state)
-        seeds = [int(s) for s in rs.randint(0, 2**31 - 1, size=len(spenders))] \
-            if self.random_state is not None else [None] * len(spenders)
+        if len(spenders) == 1:  # one spending step: it draws from random_state itself
+            seeds = [self.random_state]
+        elif self.random_state is None:
+            seeds = [None] * len(spenders)
+        else:
+            seeds = [int(v) for v in rs.randint(0, 2**31 - 1, size=len(spenders))]
         originals = {}
         for path, eps_k, seed in zip(spenders, step_eps, seeds):
             keys = ("epsilon", "delta", "budget", "random_state")
