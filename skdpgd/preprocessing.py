@@ -571,6 +571,8 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
         raise ValueError("numeric_fill must lie in [-1, 1].")
     numeric, ranges, categorical, levels = [], [], [], []
     for col, spec in schema.items():
+        if isinstance(col, np.generic):  # numpy scalars as plain str/int (ColumnTransformer)
+            col = col.item()
         if isinstance(spec, tuple) and len(spec) == 2 and all(
                 isinstance(v, numbers.Real) and not isinstance(v, bool) for v in spec):
             if not float(spec[0]) < float(spec[1]):

@@ -39,11 +39,12 @@ FIELDS = ["dataset", "half", "protocol", "seed", "epsilon", "score", "epsilon_sp
 
 def raw_frame(raw):
     """The raw columns of a set as a DataFrame, and its public codebook."""
-    df = pd.DataFrame(raw.X_num, columns=list(raw.num_names))
-    for j, name in enumerate(raw.cat_names):
+    num_names, cat_names = [str(n) for n in raw.num_names], [str(n) for n in raw.cat_names]
+    df = pd.DataFrame(raw.X_num, columns=num_names)
+    for j, name in enumerate(cat_names):
         df[name] = raw.X_cat[:, j]
-    schema = {n: (float(lo), float(hi)) for n, (lo, hi) in zip(raw.num_names, raw.num_ranges)}
-    schema.update({n: list(lv) for n, lv in zip(raw.cat_names, raw.cat_levels)})
+    schema = {n: (float(lo), float(hi)) for n, (lo, hi) in zip(num_names, raw.num_ranges)}
+    schema.update({n: list(lv) for n, lv in zip(cat_names, raw.cat_levels)})
     return df, schema
 
 
@@ -71,11 +72,11 @@ def _pipeline_c(raw, eps, seed, classes):
     parts = []
     if raw.num_names:
         parts.append(("num", DPStandardScaler(bounds=np.asarray(raw.num_ranges, dtype=float)),
-                      list(raw.num_names)))
+                      [str(n) for n in raw.num_names]))
     if raw.cat_names:
         parts.append(("cat", OneHotEncoder(categories=[list(lv) for lv in raw.cat_levels],
                                            handle_unknown="ignore", sparse_output=False),
-                      list(raw.cat_names)))
+                      [str(n) for n in raw.cat_names]))
     ct = ColumnTransformer(parts, sparse_threshold=0)
     return make_private_pipeline(ct, _model(eps, seed, classes), epsilon=eps,
                                  random_state=seed)
