@@ -299,3 +299,71 @@ def test_private_pipeline_is_a_pipeline():
     assert isinstance(pipe, PrivatePipeline)
     assert pipe.get_params()["epsilon"] == 0.5
     assert "boundedscaler__bounds" in pipe.get_params()
+
+
+def test_free_steps_and_one_estimator_equal_the_hand_written_fit():
+    """A pipeline of public-bound steps and one estimator is exactly the estimator fitted on
+    the transformed rows with the declared data_norm (same noise: same random_state)."""
+    df, y = _frame()
+    pipe = make_private_pipeline(schema_transformer(SCHEMA),
+                                 DPLogisticRegression(classes=[0, 1]), epsilon=0.5, delta=1e-6,
+                                 random_state=7).fit(df, y)
+    rows = schema_transformer(SCHEMA).fit_transform(df)
+    alone = DPLogisticRegression(classes=[0, 1], epsilon=pipe.step_epsilons_[
+        "dplogisticregression"], delta=1e-6, data_norm=pipe.data_norm_, random_state=7,
+        budget=PrivacyBudget(1.0, 1e-6, neighbouring="replace")).fit(rows, y)
+    np.testing.assert_allclose(pipe[-1].coef_, alone.coef_, rtol=1e-10, atol=1e-12)
+    assert pipe.epsilon_ == pytest.approx(alone.epsilon_, rel=1e-9)
+
+
+def test_dp_scaler_nested_in_column_transformer_pipeline_and_feature_union():
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    df, y = _frame()
+    num = Pipeline([("fill", SimpleImputer(strategy="constant", fill_value=59.0)),
+                    ("scale", DPStandardScaler(bounds=(18, 100), clip_std=2.0))])
+    ct = ColumnTransformer([("age", num, ["age"]),
+                            ("job", OneHotEncoder(categories=[["clerk", "nurse", "pilot"]],
+                                                  handle_unknown="ignore"), ["job"])],
+                           sparse_threshold=0)
+    pipe = make_private_pipeline(ct, DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                 delta=1e-6, random_state=0).fit(df, y)
+    assert set(pipe.step_epsilons_) == {"columntransformer__age__scale",
+                                        "dplogisticregression"}
+    assert pipe.data_norm_ == pytest.approx(math.sqrt(4 + 1))
+    assert pipe.epsilon_ == pytest.approx(_composed_epsilon(pipe.releases_, 1e-6), rel=1e-9)
+    fitted = pipe[0].named_transformers_["age"]["scale"]
+    assert fitted.budget is None and fitted.epsilon == 1.0  # the user's parameters back
+    assert fitted.epsilon_ == pytest.approx(pipe.step_epsilons_["columntransformer__age__scale"])
+    X = np.random.default_rng(0).uniform(0, 10, size=(500, 2))
+    yy = (X[:, 0] > 5).astype(int)
+    fu = FeatureUnion([("a", DPStandardScaler(bounds=(0, 10))), ("b", BoundedScaler(bounds=(0, 10)))])
+    two = make_private_pipeline(fu, DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                delta=1e-6, random_state=0).fit(X, yy)
+    assert two.data_norm_ == pytest.approx(math.sqrt(9 * 2 + 2))
+    assert two.epsilon_ == pytest.approx(_composed_epsilon(two.releases_, 1e-6), rel=1e-9)
+
+
+@pytest.mark.parametrize("kw", [{"epsilon": 0}, {"epsilon": -1.0}, {"delta": 1.5},
+                                {"neighbouring": "other"}])
+def test_bad_pipeline_parameters(kw):
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    y = (X[:, 0] > 0).astype(int)
+    params = {"epsilon": 1.0, **kw}
+    pipe = make_private_pipeline(Normalizer(), DPLogisticRegression(classes=[0, 1]), **params)
+    with pytest.raises(ValueError):
+        pipe.fit(X, y)
+    assert not _fitted_state(pipe)
+
+
+def test_step_with_its_own_budget_or_relation_is_refused():
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    y = (X[:, 0] > 0).astype(int)
+    own = PrivacyBudget(1.0, 1e-6)
+    with pytest.raises(ValueError, match="its own budget"):
+        make_private_pipeline(Normalizer(), DPLogisticRegression(classes=[0, 1], budget=own),
+                              epsilon=1.0).fit(_Poison(), y)
+    with pytest.raises(ValueError, match="neighbouring"):
+        make_private_pipeline(Normalizer(), DPLogisticRegression(
+            classes=[0, 1], neighbouring="add_remove"), epsilon=1.0).fit(_Poison(), y)
+    assert own.charges == []

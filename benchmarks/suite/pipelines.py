@@ -62,7 +62,7 @@ def _pipeline_b(schema, eps, seed, classes):
                                  epsilon=eps, random_state=seed)
 
 
-def _pipeline_c(raw, eps, seed, classes):
+def _pipeline_c(raw, eps, seed, classes, share=None):
     from sklearn.compose import ColumnTransformer
     from sklearn.preprocessing import OneHotEncoder
 
@@ -78,11 +78,14 @@ def _pipeline_c(raw, eps, seed, classes):
                                            handle_unknown="ignore", sparse_output=False),
                       [str(n) for n in raw.cat_names]))
     ct = ColumnTransformer(parts, sparse_threshold=0)
+    shares = None
+    if share is not None and raw.num_names:
+        shares = {"columntransformer__num": share, "dplogisticregression": 1.0 - share}
     return make_private_pipeline(ct, _model(eps, seed, classes), epsilon=eps,
-                                 random_state=seed)
+                                 random_state=seed, shares=shares)
 
 
-def run_set(name, seeds, epsilons, max_train=P.MAX_TRAIN, check=True):
+def run_set(name, seeds, epsilons, max_train=P.MAX_TRAIN, check=True, c_shares=()):
     raw = D.load(name)
     df, schema = raw_frame(raw)
     classes = np.unique(raw.y)
@@ -109,6 +112,9 @@ def run_set(name, seeds, epsilons, max_train=P.MAX_TRAIN, check=True):
                 "b-pipe": (lambda: _pipeline_b(schema, eps, seed, classes), Xtr, ytr, Xte, yte),
                 "c": (lambda: _pipeline_c(raw, eps, seed, classes), Xtr, ytr, Xte, yte),
             }
+            for share in c_shares:  # (c) at other scaler shares of mu^2 (design runs)
+                jobs[f"c{share:g}"] = (lambda share=share: _pipeline_c(raw, eps, seed, classes,
+                                                                      share), Xtr, ytr, Xte, yte)
             for protocol, (make, X1, y1, X2, y2) in jobs.items():
                 row = {"dataset": name, "half": S.half_of(name), "protocol": protocol,
                        "seed": seed, "epsilon": eps, "n_train": len(y1), "error": ""}
@@ -135,13 +141,16 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--max-train", type=int, default=P.MAX_TRAIN)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--c-shares", default="", help="extra scaler shares of mu^2 for (c), e.g. "
+                    "0.03,0.3 (design runs)")
     args = ap.parse_args(argv)
     names = (args.sets.split(",") if args.sets else S.sets(args.half, D.CLASSIFICATION))
     epsilons = [float(e) for e in args.eps.split(",")]
     rows = []
     for name in names:
         t0 = time.perf_counter()
-        got = run_set(name, range(args.seeds), epsilons, args.max_train)
+        shares = [float(v) for v in args.c_shares.split(",") if v]
+        got = run_set(name, range(args.seeds), epsilons, args.max_train, c_shares=shares)
         rows += got
         print(f"{name}: {len(got)} fits in {time.perf_counter() - t0:.0f}s", flush=True)
         if args.out:
