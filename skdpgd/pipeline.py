@@ -291,7 +291,11 @@ class PrivatePipeline(Pipeline):
     row, splits ``(epsilon, delta)`` over the steps that spend, fits copies of the steps (your
     step objects are never modified; ``pipe[i]`` and ``named_steps`` are the fitted copies,
     with your parameters), and passes the public row bound the transformers declare on to the
-    final estimator as ``data_norm`` when you left it None.
+    final estimator as ``data_norm`` when you left it None. The ``epsilon``, ``delta``,
+    ``budget`` and ``random_state`` of each spending step are set by the pipeline for the fit
+    (the values a step ran at are its fitted ``epsilon_``/``delta_``, and
+    :attr:`step_epsilons_`); a step may not carry its own budget or another neighbouring
+    relation.
 
     Parameters
     ----------
