@@ -594,6 +594,7 @@ class PrivatePipeline(Pipeline):
         return self.fit(X, y, **params).predict(X)
 
     def fit_transform(self, X, y=None, **params):
+        """Not available: a private pipeline ends with an estimator (fit, then predict)."""
         raise AttributeError("a private pipeline ends with an estimator: use fit, then predict.")
 
 
