@@ -52,14 +52,14 @@ def dp_scaler_pipeline(eps):
 
 
 epsilons = [0.1, 0.3, 1.0, 3.0, 10.0]
-curves = {"codebook (free) + model": [], "DPStandardScaler (10% of mu^2) + model": []}
+curves = {"codebook (free) + model": [], "DPStandardScaler (30% of mu^2) + model": []}
 for eps in epsilons:
     b = codebook_pipeline(eps).fit(X_train, y_train)
     c = dp_scaler_pipeline(eps).fit(X_train.fillna(fill), y_train)
     curves["codebook (free) + model"].append(b.score(X_test, y_test))
-    curves["DPStandardScaler (10% of mu^2) + model"].append(c.score(X_test.fillna(fill), y_test))
+    curves["DPStandardScaler (30% of mu^2) + model"].append(c.score(X_test.fillna(fill), y_test))
     print(f"epsilon={eps:5}: codebook {curves['codebook (free) + model'][-1]:.3f} "
-          f"(spent {b.epsilon_:.3f}), DP scaler {curves['DPStandardScaler (10% of mu^2) + model'][-1]:.3f} "
+          f"(spent {b.epsilon_:.3f}), DP scaler {curves['DPStandardScaler (30% of mu^2) + model'][-1]:.3f} "
           f"(spent {c.epsilon_:.3f}: {', '.join(f'{k} {v:.2f}' for k, v in c.step_epsilons_.items())})")
 
 baseline = make_pipeline(schema_transformer({**numeric, **levels}),

@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from skdpgd import (BudgetExceededError, DPLogisticRegression, DPRidge, DPSGDClassifier,
                     PrivacyBudget, PrivacyLeakWarning)
 from skdpgd.accounting import gdp_epsilon, gdp_mu
-from skdpgd.pipeline import PrivatePipeline, make_private_pipeline
+from skdpgd.pipeline import DP_TRANSFORMER_SHARE, PrivatePipeline, make_private_pipeline
 from skdpgd.preprocessing import BoundedScaler, DPStandardScaler, schema_transformer
 
 SCHEMA = {"age": (18, 100), "income": (0, 200_000), "job": ["clerk", "nurse", "pilot"],
@@ -93,10 +93,10 @@ def test_epsilon_is_the_closed_form_composition_of_the_steps():
     assert pipe.epsilon_ == pytest.approx(closed, rel=1e-9)
     assert pipe.epsilon_ <= 1.0 and pipe.epsilon_ == pytest.approx(1.0, rel=1e-6)
     assert pipe.delta_ == 1e-6
-    # the default split: the DP transformer spends 10% of mu^2
+    # the default split: the DP transformer spends DP_TRANSFORMER_SHARE of mu^2
     scaler = pipe[0].named_transformers_["num"]
     mu_scaler = math.sqrt(sum(float(np.sum(r.multipliers ** -2.0)) for r in scaler.releases_))
-    assert (mu_scaler / gdp_mu(1.0, 1e-6)) ** 2 == pytest.approx(0.1, rel=1e-6)
+    assert (mu_scaler / gdp_mu(1.0, 1e-6)) ** 2 == pytest.approx(DP_TRANSFORMER_SHARE, rel=1e-6)
     assert scaler.epsilon_ == pytest.approx(pipe.step_epsilons_["columntransformer__num"])
 
 

@@ -10,7 +10,7 @@ For each classification set, seed and epsilon, on the suite's split (``protocols
            script checks that the transformed rows equal (b)'s);
 ``c``      ``make_private_pipeline(ColumnTransformer([DPStandardScaler(ranges) on the numeric
            columns, OneHotEncoder(levels) on the categorical ones]), DPLogisticRegression())``:
-           the scaler spends part of the same epsilon (the pipeline's default split, 10% of
+           the scaler spends part of the same epsilon (the pipeline's default split, 30% of
            mu^2), the model the rest.
 
 Every model gets the public class list. Usage::
