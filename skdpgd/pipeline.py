@@ -391,6 +391,15 @@ class PrivatePipeline(Pipeline):
                 "estimator; a private pipeline ends with DPLogisticRegression, DPRidge, "
                 "DPSGDClassifier, DPSGDRegressor or DPMLPClassifier.")
         spenders.append(last_name)
+        params = last.get_params()
+        if "classes" in params and params["classes"] is None:
+            problems.append(f"step {last_name!r} ({type(last).__name__}): classes=None reads the "
+                            "label set from the private rows. Private alternative: "
+                            "classes=[every possible label].")
+        if "y_bound" in params and params["y_bound"] is None:
+            problems.append(f"step {last_name!r} ({type(last).__name__}): y_bound=None reads the "
+                            "largest |y| from the private rows. Private alternative: a public "
+                            "y_bound (and targets mapped into it).")
         return problems, spenders
 
     def _weights(self, spenders):
@@ -424,6 +433,11 @@ class PrivatePipeline(Pipeline):
         -------
         self : object
         """
+        if not isinstance(self.allow_leaks, (bool, np.bool_)):
+            raise ValueError("allow_leaks must be True or False.")
+        if isinstance(self.epsilon, bool) or not (isinstance(self.epsilon, numbers.Real)
+                                                  and self.epsilon > 0):
+            raise ValueError(f"epsilon must be > 0, got {self.epsilon!r}.")
         problems, spenders = self.audit()
         for message in problems:
             if not self.allow_leaks:
@@ -431,10 +445,6 @@ class PrivatePipeline(Pipeline):
                                  "turns this into a PrivacyLeakWarning for experiments).")
             warnings.warn(message + " epsilon_ does not cover this step.", PrivacyLeakWarning,
                           stacklevel=2)
-        if isinstance(self.allow_leaks, (np.bool_,)) or not isinstance(self.allow_leaks, bool):
-            raise ValueError("allow_leaks must be True or False.")
-        if not (isinstance(self.epsilon, numbers.Real) and self.epsilon > 0):
-            raise ValueError(f"epsilon must be > 0, got {self.epsilon!r}.")
         epsilon = float(self.epsilon)
         final_name, final = self.steps[-1]
         minibatch = type(final).__name__ in _MINIBATCH

@@ -356,6 +356,14 @@ def test_bad_pipeline_parameters(kw):
     assert not _fitted_state(pipe)
 
 
+def test_final_step_reading_labels_or_target_bound_is_refused():
+    y = np.array([0, 1, 0])
+    with pytest.raises(ValueError, match="classes=None"):
+        make_private_pipeline(Normalizer(), DPLogisticRegression(), epsilon=1.0).fit(_Poison(), y)
+    with pytest.raises(ValueError, match="y_bound=None"):
+        make_private_pipeline(Normalizer(), DPRidge(), epsilon=1.0).fit(_Poison(), y)
+
+
 def test_step_with_its_own_budget_or_relation_is_refused():
     X = np.random.default_rng(0).normal(size=(50, 2))
     y = (X[:, 0] > 0).astype(int)
