@@ -677,7 +677,7 @@ def make_private_pipeline(*steps, epsilon, delta=None, budget=None, random_state
     >>> pipe = make_private_pipeline(BoundedScaler(bounds=(0, 10)),
     ...                              DPLogisticRegression(classes=[0, 1]),
     ...                              epsilon=1.0, random_state=0).fit(X, y)
-    >>> pipe.epsilon_ <= 1.0, pipe.data_norm_ == np.sqrt(3)
+    >>> bool(pipe.epsilon_ <= 1.0), bool(pipe.data_norm_ == np.sqrt(3))
     (True, True)
     """
     from sklearn.pipeline import make_pipeline

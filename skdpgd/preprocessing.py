@@ -556,7 +556,7 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
     >>> df = pd.DataFrame({"age": [30, 200, None], "job": ["a", "zz", None]})
     >>> ct = schema_transformer({"age": (18, 100), "job": ["a", "b"]})
     >>> ct.fit_transform(df).round(3)
-    array([[-0.431,  0.707,  0.   ],
+    array([[-0.5  ,  0.707,  0.   ],
            [ 0.707,  0.   ,  0.   ],
            [ 0.   ,  0.   ,  0.   ]])
     """
