@@ -375,3 +375,21 @@ def test_step_with_its_own_budget_or_relation_is_refused():
         make_private_pipeline(Normalizer(), DPLogisticRegression(
             classes=[0, 1], neighbouring="add_remove"), epsilon=1.0).fit(_Poison(), y)
     assert own.charges == []
+
+
+def test_pickled_pipeline_with_a_budget_is_detached_and_minibatch_charges_the_budget():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 10, size=(1500, 3))
+    y = (X[:, 0] > 5).astype(int)
+    budget = PrivacyBudget(3.0, 1e-6)
+    pipe = make_private_pipeline(BoundedScaler(bounds=(0, 10)),
+                                 DPSGDClassifier(classes=[0, 1]), epsilon=1.0, delta=1e-6,
+                                 budget=budget, random_state=0).fit(X, y)
+    assert budget.spent_epsilon() > 0 and pipe.releases_
+    assert all(r.name.startswith("dpsgdclassifier: ") for r in pipe.releases_)
+    loaded = pickle.loads(pickle.dumps(pipe))
+    assert loaded.budget.detached
+    np.testing.assert_array_equal(loaded.predict(X), pipe.predict(X))
+    with pytest.raises(RuntimeError, match="detached"):
+        loaded.fit(X, y)
+    assert loaded.epsilon_ == pipe.epsilon_  # the failed refit set nothing new
