@@ -263,6 +263,10 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Public row count under add/remove-one (otherwise a noisy count is released).
     clip_std : float, default=3.0
         Outputs are clipped to this many (released) standard deviations.
+    missing_value : float in [-1, 1] or None, default=0.0
+        Where a missing (NaN) entry sits on the [-1, 1] scale, in the fit's sums and in
+        ``transform``: a public constant, by default the middle of the range (the sensitivities
+        hold since it lies in [-1, 1]). None: a NaN is an error.
     random_state : int, RandomState instance or None, default=None
         Seeds the noise.
 
@@ -298,11 +302,12 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         "neighbouring": [StrOptions({"auto", "replace", "add_remove"})],
         "n_samples": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "clip_std": [Interval(numbers.Real, 0, None, closed="neither")],
+        "missing_value": [Interval(numbers.Real, -1, 1, closed="both"), None],
         "random_state": ["random_state"],
     }
 
     def __init__(self, epsilon=1.0, bounds=None, delta=None, budget=None, neighbouring="auto",
-                 n_samples=None, clip_std=3.0, random_state=None):
+                 n_samples=None, clip_std=3.0, missing_value=0.0, random_state=None):
         self.epsilon = epsilon
         self.bounds = bounds
         self.delta = delta
@@ -310,6 +315,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self.neighbouring = neighbouring
         self.n_samples = n_samples
         self.clip_std = clip_std
+        self.missing_value = missing_value
         self.random_state = random_state
 
     @fit_context(prefer_skip_nested_validation=True)
@@ -326,7 +332,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self : object
         """
         with fit_transaction(self):
-            X = validate_data(self, X, dtype=np.float64, reset=True)
+            X = validate_data(self, X, dtype=np.float64, reset=True, ensure_all_finite=False)
             self.__dict__.update(self._fit(X))
         return self
 
@@ -372,7 +378,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             n_bound = float(n_given)
         margin = sum_rounding_margin(n_bound, d)
 
-        U = _to_unit(X, lo, hi)  # every entry in [-1, 1]
+        U = self._unit(X, lo, hi)  # every entry in [-1, 1]
         root_d = math.sqrt(d)
         # S1 = sum_i u_i: one row replaced moves each coordinate by <= 2, one row added or
         # removed by <= 1  ->  L2 sensitivity 2 sqrt(d) (replace), sqrt(d) (add/remove)
@@ -416,6 +422,22 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             "neighbouring_": {"replace": "replace-one", "add_remove": "add/remove-one"}[relation],
         }
 
+    def _unit(self, X, lo, hi):
+        """Rows clipped to the public ranges, mapped to [-1, 1], NaN at ``missing_value``."""
+        nan = np.isnan(X)
+        if self.missing_value is None and np.any(nan):
+            raise ValueError(
+                "DPStandardScaler got a missing value (NaN); set missing_value (a public "
+                "position in [-1, 1], e.g. 0.0) or impute with a public constant first.")
+        U = _to_unit(X, lo, hi)
+        U[nan] = 0.0 if self.missing_value is None else float(self.missing_value)
+        return U
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = self.missing_value is not None
+        return tags
+
     def transform(self, X):
         """Clip to the public ranges, standardise with the released statistics, clip to
         ``[-clip_std, clip_std]``.
@@ -429,8 +451,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X_out : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        U = _to_unit(X, self.lo_, self.hi_)
+        X = validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite=False)
+        U = self._unit(X, self.lo_, self.hi_)
         B = float(self.clip_std)
         return np.clip((U - self.unit_mean_) / self.unit_scale_, -B, B)
 

@@ -261,3 +261,18 @@ def test_output_bound_of_sklearn_pieces():
     assert output_bound(ct) == pytest.approx(math.sqrt(0.25 * 2 + 4 * 1))
     out = ct.transform(X * 100)
     assert np.linalg.norm(out, axis=1).max() <= output_bound(ct) * (1 + 1e-12)
+
+
+def test_dp_standard_scaler_missing_values():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 10, size=(2000, 2))
+    X[::4, 0] = np.nan
+    sc = DPStandardScaler(epsilon=np.inf, bounds=(0, 10)).fit(X)
+    filled = np.where(np.isnan(X), 5.0, X)  # missing_value=0.0 is the middle of the range
+    ref = DPStandardScaler(epsilon=np.inf, bounds=(0, 10)).fit(filled)
+    np.testing.assert_allclose(sc.mean_, ref.mean_)
+    np.testing.assert_allclose(sc.transform(X), ref.transform(filled))
+    noisy = DPStandardScaler(epsilon=0.5, bounds=(0, 10), random_state=0).fit(X)
+    assert np.linalg.norm(noisy.transform(X), axis=1).max() <= noisy.output_bound_
+    with pytest.raises(ValueError, match="missing value"):
+        DPStandardScaler(bounds=(0, 10), missing_value=None).fit(X)
