@@ -5,7 +5,7 @@ budget. See ``skdpgd.accounting`` for the privacy arithmetic and ``skdpgd.schedu
 the schedules.
 """
 
-from .exceptions import BudgetExceededError, PrivacyLeakWarning
+from .exceptions import BudgetExceededError, PrivacyLeakWarning, PrivacyUsageWarning
 from .budget import PrivacyBudget
 from .linear_model import DPLogisticRegression, DPRidge
 from .neural import DPMLPClassifier  # torch is imported only inside fit
@@ -36,6 +36,7 @@ __all__ = [
     "PrivacyBudget",
     "PrivateRandomSearchCV",
     "PrivacyLeakWarning",
+    "PrivacyUsageWarning",
     "BudgetExceededError",
     "__version__",
 ]

@@ -25,7 +25,7 @@ from ._mechanisms import Progress, Setup, mechanism_for
 from ._public import CLASS_COUNT_SENSITIVITY, resolve_class_weight, resolve_n_samples
 from .accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, Release, gdp_epsilon,
                          gdp_mu_of_releases, sum_rounding_margin, with_margin)
-from .exceptions import PrivacyLeakWarning
+from .exceptions import PrivacyLeakWarning, PrivacyUsageWarning
 from .schedules import (Auto, Problem, auto_mechanism, consistent_alpha, get_schedule,
                         output_alpha, schedule_names, signal_to_noise)
 from .schedules import OutputPerturbation as OutputSchedule
@@ -39,6 +39,18 @@ DEFAULT_DELTA_CAP = 1e-5
 def default_delta(n_samples):
     """``min(1e-5, 1 / n_samples^2)``: the delta used when ``delta=None``."""
     return min(DEFAULT_DELTA_CAP, 1.0 / float(n_samples) ** 2)
+
+
+def warn_if_large_delta(delta, n_public, label):
+    """A :class:`PrivacyUsageWarning` when ``delta >= 1 / N``. ``n_public`` is public (the row
+    count under replace-one, or the ``n_samples`` parameter) or released (a noisy count): the
+    check is post-processing and costs no privacy."""
+    if n_public is not None and n_public > 0 and float(delta) * float(n_public) >= 1.0:
+        warnings.warn(
+            f"{label}: delta = {float(delta):.3g} is at least 1/N (N = {float(n_public):.6g}, "
+            "public or released). A delta that large allows a mechanism that publishes a "
+            "random training row in the clear; use delta well below 1/N (the default, "
+            "delta=None, is min(1e-5, 1/N^2)).", PrivacyUsageWarning, stacklevel=3)
 
 
 #: Constraints shared by every full-batch estimator (checked by _compat.fit_context).
@@ -369,6 +381,31 @@ def row_clip_factor(snr):
     return ROW_CLIP_FACTOR * max(1.0, snr / ROW_CLIP_SNR) ** ROW_CLIP_POWER
 
 
+#: Warn when the released mean clipped row norm is at least
+#: DATA_NORM_WARN_SHARE * data_norm + DATA_NORM_WARN_SIGMAS * (its noise's std): nearly every
+#: row is then at least data_norm long. With the release's usual noise (std ~0.05 data_norm),
+#: rows whose true mean clipped norm is data_norm trigger it 84% of the time, 0.8 data_norm
+#: 0.13% of the time.
+DATA_NORM_WARN_SHARE = 0.9
+DATA_NORM_WARN_SIGMAS = 1.0
+
+
+def warn_if_data_norm_small(estimate, sigma, data_norm):
+    """A :class:`PrivacyUsageWarning` when the released estimate of the mean clipped row norm
+    ``(sum_i w_i min(||x_i||, R) + noise) / N`` (``sigma``: its noise's standard deviation)
+    shows that nearly every row is at least ``R = data_norm`` long. Post-processing of the
+    release only."""
+    if estimate >= DATA_NORM_WARN_SHARE * data_norm + DATA_NORM_WARN_SIGMAS * sigma:
+        warnings.warn(
+            f"the released row-norm statistic puts the mean row norm, clipped at data_norm = "
+            f"{data_norm:.4g}, at {estimate:.4g} (noise std {sigma:.2g}): nearly every row is "
+            "at least data_norm long, so data_norm is probably below the rows' real norms and "
+            "clipping flattens them (the model may be no better than the majority class). "
+            "Scale the rows (e.g. divide by a public bound on their norm) or raise data_norm. "
+            "If the rows are normalised to norm data_norm, this is expected.",
+            PrivacyUsageWarning, stacklevel=5)
+
+
 def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
                      sensitivity=None):
     """Choose the row-clipping bound from a Gaussian-mechanism estimate of the mean row norm.
@@ -395,6 +432,7 @@ def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
     sens = data_norm if sensitivity is None else float(sensitivity)
     estimate = (norm_sum + z * sens * gen.standard_normal()) / n
     sigma = z * sens / n
+    warn_if_data_norm_small(estimate, sigma, data_norm)
     m = min(max(estimate, 2.0 * sigma), data_norm)
     bound = min(data_norm, factor * m)
     return bound, z, min(1.0, m / bound)
@@ -439,6 +477,7 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
         getattr(est, "n_samples", None), n_rows, relation,
         accountant.budget(epsilon, delta_for_count), gen)
     delta = default_delta(n_public) if est.delta is None else float(est.delta)
+    warn_if_large_delta(delta, n_public, label)
     mu_total = accountant.budget(epsilon, delta)
     prior = setup_charges.releases  # releases made to set the fit up (fixed multipliers)
     if z_count is not None:  # a count moves by 1 under add/remove-one, by 0 under replace-one
