@@ -10,6 +10,7 @@ from .budget import PrivacyBudget
 from .linear_model import DPLogisticRegression, DPRidge
 from .neural import DPMLPClassifier  # torch is imported only inside fit
 from .sgd import DPSGDClassifier, DPSGDRegressor
+from .report import privacy_report
 
 __version__ = "0.1.0"
 
@@ -34,6 +35,7 @@ __all__ = [
     "DPSGDClassifier",
     "DPSGDRegressor",
     "PrivacyBudget",
+    "privacy_report",
     "PrivateRandomSearchCV",
     "PrivacyLeakWarning",
     "PrivacyUsageWarning",
