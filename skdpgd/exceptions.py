@@ -15,9 +15,7 @@ class PrivacyUsageWarning(UserWarning):
     """A setting looks wrong, judged from public or already released values only.
 
     Giving it costs no privacy: ``delta`` at or above ``1 / N`` with N public or released
-    (such a delta allows a mechanism that publishes a random row in the clear), or a
-    ``data_norm`` that the released row-norm statistic shows to be below nearly every row's
-    norm (every row is clipped; the model degrades).
+    (such a delta allows a mechanism that publishes a random row in the clear).
     """
 
 
