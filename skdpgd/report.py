@@ -52,7 +52,8 @@ class PrivacyReport:
         The neighbouring relation every multiplier and epsilon is stated for.
     rows : list
         One entry per release group: name, number of releases, sampling rate, the noise
-        multipliers' min / median / max, the L2 sensitivity under ``relation``.
+        multipliers' min / median / max, the L2 sensitivity under ``relation`` (a budget
+        records multipliers only: shown as "-").
     deltas, epsilons : ndarray
         Epsilon (an upper bound) at each delta.
     accountant : str
@@ -88,7 +89,7 @@ class PrivacyReport:
                 continue
             lines.append((r.name, str(r.count), f"{r.sampling_rate:.4g}",
                           f"{r.z_min:.4g} / {r.z_median:.4g} / {r.z_max:.4g}",
-                          f"{r.sensitivity:.4g}"))
+                          f"{r.sensitivity:.4g}" if math.isfinite(r.sensitivity) else "-"))
         return lines
 
     def __str__(self):
