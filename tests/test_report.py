@@ -141,3 +141,17 @@ def test_plot_of_the_privacy_profile():
     np.testing.assert_allclose(e, [rep.epsilon(x) for x in d])
     assert ax.get_xscale() == "log"
     plt.close(fig)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+def test_mlp_reports_full_batch_exactly_and_minibatch_tighter():
+    X, y = _data(n=300)
+    kw = dict(epsilon=1.0, classes=[0, 1], hidden_layer_sizes=(4,), max_iter=5, random_state=0)
+    full = skdpgd.DPMLPClassifier(**kw).fit(X, y)
+    rep = privacy_report(full)
+    assert rep.accountant == "Gaussian DP (exact)"
+    assert rep.epsilon(full.delta_) == pytest.approx(full.epsilon_, rel=1e-9)
+    mini = skdpgd.DPMLPClassifier(batch_size=50, **kw).fit(X, y)
+    rep = privacy_report(mini)
+    assert rep.relation == "add_remove"
+    assert rep.epsilon(mini.delta_) <= mini.epsilon_ * (1 + 1e-9)
