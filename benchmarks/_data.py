@@ -340,7 +340,7 @@ def today():
     return _dt.date.today().isoformat()
 
 
-_DOC_HEAD = """# Benchmarks
+_DOC_HEAD = """# Appendix: benchmark lab notes
 
 Measured by the scripts in `benchmarks/` (each section says which command produced it and
 when). All numbers below are measured on this machine unless a row is labelled as quoted from a
@@ -353,9 +353,10 @@ usual convention; in a deployment they would come from public data).
 
 
 def write_doc_section(key, text, path=None):
-    """Replace (or append) the section ``key`` of docs/benchmarks.md, under a file lock
-    (several benchmark scripts may finish at the same time)."""
-    path = path or os.path.join(DOCS, "benchmarks.md")
+    """Replace (or append) the section ``key`` of docs/benchmarks_lab_notes.md (the appendix
+    of the benchmarks page), under a file lock (several benchmark scripts may finish at the
+    same time)."""
+    path = path or os.path.join(DOCS, "benchmarks_lab_notes.md")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     begin, end = f"<!-- BEGIN {key} -->", f"<!-- END {key} -->"
     block = f"{begin}\n{text.rstrip()}\n{end}\n"

@@ -32,7 +32,7 @@ constants and on the private row-norm release, which draws the same noise for th
 seed), minus its exact minimum. Peers are scored on the same F, whatever their own objective.
 
 Run ``python benchmarks/bench_accuracy_vs_eps.py`` (50 seeds; writes docs/img/*.png and the
-section of docs/benchmarks.md) or ``--quick`` (5 seeds, no docs).
+section of docs/benchmarks_lab_notes.md) or ``--quick`` (5 seeds, no docs).
 """
 
 from __future__ import annotations
@@ -317,7 +317,7 @@ def main(argv=None):
                   "(*tuned after the fact: a reference only; it picks by test accuracy.)", "",
                   ct, ""]
         D.write_doc_section("accuracy_vs_eps", "\n".join(parts))
-        print("wrote docs/benchmarks.md and docs/img/accuracy_vs_eps.png, excess_risk_vs_eps.png")
+        print("wrote docs/benchmarks_lab_notes.md and docs/img/accuracy_vs_eps.png, excess_risk_vs_eps.png")
 
 
 if __name__ == "__main__":

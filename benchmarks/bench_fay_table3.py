@@ -38,7 +38,7 @@ pur, auto, exponential, output.
 
 ``python benchmarks/bench_fay_table3.py`` (120 repetitions, 20 for Synthetic and MNIST;
 ``--large-reps`` changes that; the full run takes about 10 minutes on 2 shared cores; writes
-docs/img/fay_table3.png and a section of docs/benchmarks.md) or ``--quick`` (10 repetitions,
+docs/img/fay_table3.png and a section of docs/benchmarks_lab_notes.md) or ``--quick`` (10 repetitions,
 no MNIST, no docs).
 """
 
@@ -266,7 +266,7 @@ def main(argv=None):
             "",
         ])
         D.write_doc_section("fay_table3", text)
-        print("wrote docs/benchmarks.md and docs/img/fay_table3.png")
+        print("wrote docs/benchmarks_lab_notes.md and docs/img/fay_table3.png")
 
 
 if __name__ == "__main__":

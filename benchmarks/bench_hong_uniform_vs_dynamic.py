@@ -29,7 +29,7 @@ gives both schedules the same data. Excess risk: training objective (intercept u
 fit's ``alpha_``) minus its exact minimum.
 
 ``python benchmarks/bench_hong_uniform_vs_dynamic.py`` (30 seeds, about 5 minutes; writes
-docs/img/hong_uniform_vs_dynamic.png and a section of docs/benchmarks.md) or ``--quick``
+docs/img/hong_uniform_vs_dynamic.png and a section of docs/benchmarks_lab_notes.md) or ``--quick``
 (8 seeds, no docs).
 """
 
@@ -179,7 +179,7 @@ def main(argv=None):
             "",
         ])
         D.write_doc_section("hong_uniform_vs_dynamic", text)
-        print("wrote docs/benchmarks.md and docs/img/hong_uniform_vs_dynamic.png")
+        print("wrote docs/benchmarks_lab_notes.md and docs/img/hong_uniform_vs_dynamic.png")
 
 
 if __name__ == "__main__":

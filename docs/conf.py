@@ -7,6 +7,7 @@ The user guide, theory, benchmark and neural-net pages are the markdown files be
 """
 
 import os
+import re
 import sys
 import warnings
 
@@ -39,13 +40,23 @@ myst_heading_anchors = 3
 suppress_warnings = ["myst.header"]
 
 autosummary_generate = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+autodoc_default_options = {"members": True}  # the class template adds inherited members
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 
 intersphinx_mapping = {}  # offline builds: no inventories are fetched
 
-html_theme = "alabaster"
+# a theme with a wide content column (code blocks and tables are not cut at the right edge);
+# alabaster (Sphinx's own) when the docs extra was not installed
+try:
+    import pydata_sphinx_theme  # noqa: F401
+
+    html_theme = "pydata_sphinx_theme"
+    html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2,
+                          "secondary_sidebar_items": ["page-toc"]}
+except ImportError:  # pragma: no cover - depends on the environment
+    html_theme = "alabaster"
+    html_theme_options = {"page_width": "1200px"}
 html_title = f"skdpgd {release}"
 html_static_path = []
 templates_path = ["_templates"]
@@ -57,6 +68,9 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "within_subsection_order": "FileNameSortKey",
     "remove_config_comments": True,
+    # "Examples using ..." on the API pages (the minigallery directive in the templates)
+    "backreferences_dir": "generated/backreferences",
+    "doc_module": ("skdpgd",),
 }
 
 # examples fit without public bounds on purpose in one place; keep the build output clean
@@ -72,5 +86,16 @@ def _skip_metadata_routing(app, what, name, obj, skip, options):
     return skip
 
 
+_SKLEARN_REF = re.compile(r":ref:`([^<`]+?)\s*<[^>`]+>`")
+
+
+def _plain_sklearn_refs(app, what, name, obj, options, lines):
+    """Inherited scikit-learn methods (``score``, ``get_params``, ...) keep their docstrings;
+    their ``:ref:`` links point into scikit-learn's guide, which is not in this build: keep
+    the link text only."""
+    lines[:] = [_SKLEARN_REF.sub(r"\1", line) for line in lines]
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_metadata_routing)
+    app.connect("autodoc-process-docstring", _plain_sklearn_refs)

@@ -5,11 +5,12 @@ budget. See ``skdpgd.accounting`` for the privacy arithmetic and ``skdpgd.schedu
 the schedules.
 """
 
-from .exceptions import BudgetExceededError, PrivacyLeakWarning
+from .exceptions import BudgetExceededError, PrivacyLeakWarning, PrivacyUsageWarning
 from .budget import PrivacyBudget
 from .linear_model import DPLogisticRegression, DPRidge
 from .neural import DPMLPClassifier  # torch is imported only inside fit
 from .sgd import DPSGDClassifier, DPSGDRegressor
+from .report import privacy_report
 
 __version__ = "0.1.0"
 
@@ -34,8 +35,10 @@ __all__ = [
     "DPSGDClassifier",
     "DPSGDRegressor",
     "PrivacyBudget",
+    "privacy_report",
     "PrivateRandomSearchCV",
     "PrivacyLeakWarning",
+    "PrivacyUsageWarning",
     "BudgetExceededError",
     "__version__",
 ]

@@ -7,6 +7,7 @@ then fits DPLogisticRegression at a few epsilons next to scikit-learn's non-priv
 """
 
 import argparse
+import textwrap
 import time
 
 import numpy as np
@@ -16,6 +17,21 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 from . import DPLogisticRegression, __version__
+
+
+#: What the schedule in a label means (the fit's ``schedule_``).
+_SCHEDULE_WORDS = {
+    "newton": "DP damped Newton: each iteration releases a noisy gradient sum and a noisy "
+              "Hessian sum",
+    "hong": "noisy gradient descent whose noise shrinks over the steps (Hong et al.)",
+    "uniform": "noisy gradient descent with the same noise at every step",
+    "pur": "noisy gradient descent, noise shrinking as 1/t, run until the budget is spent "
+           "(Fay et al.)",
+    "exponential": "noisy gradient descent with geometrically changing noise",
+    "output": "output perturbation: the exact minimiser plus one draw of noise (T = 0)",
+    "ssp": "noisy sufficient statistics (one release of X^T X and X^T y)",
+    "prior": "intercept-only model from one noisy release of the class counts",
+}
 
 
 def _datasets():
@@ -41,6 +57,7 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     max_time = [0.0]
+    seen = set()
     print(f"skdpgd {__version__}: DP logistic regression, delta = min(1e-5, 1/n^2), data_norm = 1")
     for name, X, y in _datasets():
         Xtr, Xte, ytr, yte = _prepare(X, y)
@@ -61,11 +78,20 @@ def main(argv=None):
                 times.append(time.perf_counter() - t0)
                 max_time[0] = max(max_time[0], times[-1])
                 accs.append(clf.score(Xte, yte))
+            seen.add(clf.schedule_)
             label = f"DP eps={eps:g} ({clf.schedule_}, T={clf.n_iter_})"
             print(f"  {label:<28}{clf.epsilon_:>14.6g}{clf.delta_:>10.1e}{np.median(accs):>10.3f}"
                   f"{np.median(times) * 1e3:>9.1f}ms")
         print(f"  {'non-private sklearn':<28}{'inf':>14}{'-':>10}{sk.score(Xte, yte):>10.3f}"
               f"{t_sk * 1e3:>9.1f}ms")
+    print("\n" + textwrap.fill(
+        "Labels: 'DP eps=E (S, T=k)' is DPLogisticRegression given the budget epsilon = E, "
+        "fitted by mechanism S (chosen by schedule='auto' from public constants) in k noisy "
+        "iterations; 'epsilon spent' is what the fit reports (epsilon_), an upper bound on its "
+        "privacy loss at that delta. Mechanisms:", 92))
+    for name in sorted(seen):
+        print(textwrap.fill(f"{name}: {_SCHEDULE_WORDS.get(name, 'see skdpgd.schedules')}", 92,
+                            initial_indent="  ", subsequent_indent="    "))
     print("\nAccuracy and fit time: medians over seeds (held-out 25%). The very first fit of a "
           "fresh install also compiles the numba kernels (about 2 s, cached afterwards); "
           f"this run's slowest fit took {max_time[0]:.2f} s.")

@@ -33,6 +33,19 @@ import scipy.sparse as sp
 from . import _kernels, _kernels_second
 from ._kernels_sgd import csr_row_norms
 
+#: Rows whose norm is above this (or overflows) are divided, in a copy, by a power of two at
+#: least their largest entry before any kernel reads them; their scale takes the factor back.
+#: Otherwise the kernels' products ``s_i^2 x_ia x_ib`` underflow (``s_i^2`` ~ 1e-600 -> 0) and
+#: their margins ``x_i . theta`` overflow: the row would silently count as 0 instead of
+#: being clipped to R. Dividing by a power of two is exact.
+PRESCALE_NORM = 2.0 ** 300
+
+
+def _power_of_two(m):
+    """``2^(e - 1)`` for ``m = f 2^e`` (``0.5 <= f < 1``): finite, and ``m / 2^(e-1)`` lies in
+    ``[1, 2)``."""
+    return np.ldexp(1.0, np.frexp(m)[1] - 1)
+
 
 def make_rows(X, y, sample_weight, fit_intercept):
     """The backend for X (dense ndarray, scipy sparse, or a dask array)."""
@@ -52,24 +65,45 @@ class Rows:
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64)
         self.fit_intercept = bool(fit_intercept)
-        self._norms = self._row_norms()
+        # row i as stored for the kernels is x_i / pre_i (pre_i = 1 but for huge rows), of norm
+        # unit_i; its true norm ||x_i|| = pre_i unit_i (inf if that overflows)
+        self._unit = self._row_norms()
+        self._pre = np.ones_like(self._unit)
+        huge = ~(self._unit <= PRESCALE_NORM)
+        if np.any(huge):
+            idx = np.flatnonzero(huge)
+            self._pre[idx] = self._divide_rows(idx)
+            self._unit[idx] = self._row_norms(idx)
+        with np.errstate(over="ignore"):
+            self._norms = self._unit * self._pre
         self.clip_rows(np.inf, 1.0)
 
     # --- to be supplied by a backend -----------------------------------------------------
-    def _row_norms(self):  # pragma: no cover - interface
+    def _row_norms(self, idx=None):  # pragma: no cover - interface
+        """Norms of the stored rows (those in ``idx``, default all), without overflow."""
+        raise NotImplementedError
+
+    def _divide_rows(self, idx):  # pragma: no cover - interface
+        """Divide the rows ``idx`` (in a copy of X made here) by powers of two at least their
+        largest entries; return those powers."""
         raise NotImplementedError
 
     # --- row clipping ----------------------------------------------------------------------
     def clip_rows(self, bound, column):
-        """Clip rows to norm ``bound`` and divide them by the intercept column ``column``."""
-        norms = self._norms
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = np.where(norms > bound, bound / np.where(norms > 0, norms, 1.0), 1.0)
-        clipped = np.minimum(norms, bound) / column
+        """Clip rows to norm ``bound`` and divide them by the intercept column ``column``.
+
+        The stored row ``x_i / pre_i`` gets the scale ``min(pre_i, bound / unit_i) / column``:
+        ``min(1, bound / ||x_i||) / column`` for the true row, computed without overflow.
+        """
+        unit, pre = self._unit, self._pre
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            scale = np.where(unit > 0, np.minimum(pre, bound / np.where(unit > 0, unit, 1.0)),
+                             1.0)
+            clipped = np.minimum(self._norms, bound) / column
+            self.row_norm_aug = np.ascontiguousarray(
+                np.sqrt(clipped * clipped + (1.0 if self.fit_intercept else 0.0)))
         self.row_bound = float(bound)
         self.row_scale = np.ascontiguousarray(scale / column)
-        self.row_norm_aug = np.ascontiguousarray(
-            np.sqrt(clipped * clipped + (1.0 if self.fit_intercept else 0.0)))
 
     def weight_sum(self):
         """``sum_i w_i`` (float64)."""
@@ -109,9 +143,14 @@ class DenseRows(Rows):
         self.n_samples, self.n_features = self.X.shape
         super().__init__(y, sample_weight, fit_intercept)
 
-    def _row_norms(self):
-        _, norms = _kernels.row_clip_factors(self.X, np.inf, False)
-        return norms
+    def _row_norms(self, idx=None):
+        return _kernels.row_norms(self.X if idx is None else self.X[idx])
+
+    def _divide_rows(self, idx):
+        pre = _power_of_two(np.max(np.abs(self.X[idx]), axis=1))
+        self.X = self.X.copy()  # never modify the caller's X
+        self.X[idx] = self.X[idx] / pre[:, None]
+        return pre
 
     def hessian_sum(self, coef, intercept, loss_code):
         """See :meth:`Rows.hessian_sum` (upper triangles, four rows at a time, mirrored)."""
@@ -168,10 +207,21 @@ class CSRRows(Rows):
         self.n_samples, self.n_features = X.shape
         super().__init__(y, sample_weight, fit_intercept)
 
-    def _row_norms(self):
+    def _row_norms(self, idx=None):
         if self.n_samples == 0:
             return np.zeros(0)
-        return csr_row_norms(self.data, self.indptr)
+        norms = csr_row_norms(self.data, self.indptr)
+        return norms if idx is None else norms[idx]
+
+    def _divide_rows(self, idx):
+        data, indptr = self.data.copy(), self.indptr  # never modify the caller's X
+        pre = np.empty(len(idx))
+        for k, i in enumerate(idx):
+            row = data[indptr[i]:indptr[i + 1]]
+            pre[k] = _power_of_two(np.max(np.abs(row)))
+            row /= pre[k]
+        self.data = data
+        return pre
 
     def hessian_sum(self, coef, intercept, loss_code):
         """See :meth:`Rows.hessian_sum` (pairs of a row's stored entries)."""

@@ -25,7 +25,7 @@ from ._mechanisms import Progress, Setup, mechanism_for
 from ._public import CLASS_COUNT_SENSITIVITY, resolve_class_weight, resolve_n_samples
 from .accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, Release, gdp_epsilon,
                          gdp_mu_of_releases, sum_rounding_margin, with_margin)
-from .exceptions import PrivacyLeakWarning
+from .exceptions import PrivacyLeakWarning, PrivacyUsageWarning
 from .schedules import (Auto, Problem, auto_mechanism, consistent_alpha, get_schedule,
                         output_alpha, schedule_names, signal_to_noise)
 from .schedules import OutputPerturbation as OutputSchedule
@@ -39,6 +39,18 @@ DEFAULT_DELTA_CAP = 1e-5
 def default_delta(n_samples):
     """``min(1e-5, 1 / n_samples^2)``: the delta used when ``delta=None``."""
     return min(DEFAULT_DELTA_CAP, 1.0 / float(n_samples) ** 2)
+
+
+def warn_if_large_delta(delta, n_public, label):
+    """A :class:`PrivacyUsageWarning` when ``delta >= 1 / N``. ``n_public`` is public (the row
+    count under replace-one, or the ``n_samples`` parameter) or released (a noisy count): the
+    check is post-processing and costs no privacy."""
+    if n_public is not None and n_public > 0 and float(delta) * float(n_public) >= 1.0:
+        warnings.warn(
+            f"{label}: delta = {float(delta):.3g} is at least 1/N (N = {float(n_public):.6g}, "
+            "public or released). A delta that large allows a mechanism that publishes a "
+            "random training row in the clear; use delta well below 1/N (the default, "
+            "delta=None, is min(1e-5, 1/N^2)).", PrivacyUsageWarning, stacklevel=3)
 
 
 #: Constraints shared by every full-batch estimator (checked by _compat.fit_context).
@@ -369,8 +381,32 @@ def row_clip_factor(snr):
     return ROW_CLIP_FACTOR * max(1.0, snr / ROW_CLIP_SNR) ** ROW_CLIP_POWER
 
 
+#: Note when the released mean clipped row norm is at least
+#: ROW_NORM_NOTE_SHARE * data_norm + ROW_NORM_NOTE_SIGMAS * (its noise's std): nearly every row
+#: is then at least data_norm long. With the release's usual noise (std ~0.05 data_norm), rows
+#: whose true mean clipped norm is data_norm trigger it 84% of the time, 0.8 data_norm 0.13%.
+#: It is a ``verbose`` line, not a warning: the statistic min(||x||, R) cannot tell rows far
+#: above R from rows normalised to exactly R (``Normalizer`` with data_norm=1, the documented
+#: pipeline), where a warning would fire on every fit.
+ROW_NORM_NOTE_SHARE = 0.9
+ROW_NORM_NOTE_SIGMAS = 1.0
+
+
+def row_norm_note(estimate, sigma, data_norm):
+    """A line for the ``verbose`` output when the released estimate of the mean clipped row
+    norm ``(sum_i w_i min(||x_i||, R) + noise) / N`` (``sigma``: its noise's standard
+    deviation) shows that nearly every row is at least ``R = data_norm`` long; else None.
+    Post-processing of the release only."""
+    if estimate >= ROW_NORM_NOTE_SHARE * data_norm + ROW_NORM_NOTE_SIGMAS * sigma:
+        return (f"released mean row norm (clipped at data_norm = {data_norm:.4g}): "
+                f"{estimate:.4g} (noise std {sigma:.2g}): nearly every row is at least data_norm "
+                "long and is clipped to it. Expected if the rows are normalised to data_norm; "
+                "otherwise data_norm is below the rows' norms (scale the rows, or raise it).")
+    return None
+
+
 def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
-                     sensitivity=None):
+                     sensitivity=None, notes=None):
     """Choose the row-clipping bound from a Gaussian-mechanism estimate of the mean row norm.
 
     Releases ``S + N(0, (z R)^2)`` with ``S = sum_i w_i min(||x_i||, R)`` (``norm_sum``),
@@ -384,6 +420,7 @@ def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
     below R then, and nothing released). Also returns ``m / bound`` (at most 1; 1 without a
     release), the typical row's share of the clipping bound: a function of the released
     estimate, which the 'auto' rule uses to judge how much signal the budget leaves.
+    ``notes`` (a list): receives :func:`row_norm_note`'s line, if any (post-processing).
     """
     n = n_public
     if math.isinf(mu_total):
@@ -395,6 +432,9 @@ def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
     sens = data_norm if sensitivity is None else float(sensitivity)
     estimate = (norm_sum + z * sens * gen.standard_normal()) / n
     sigma = z * sens / n
+    note = row_norm_note(estimate, sigma, data_norm)  # post-processing of the release
+    if note is not None and notes is not None:
+        notes.append(note)
     m = min(max(estimate, 2.0 * sigma), data_norm)
     bound = min(data_norm, factor * m)
     return bound, z, min(1.0, m / bound)
@@ -439,6 +479,7 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
         getattr(est, "n_samples", None), n_rows, relation,
         accountant.budget(epsilon, delta_for_count), gen)
     delta = default_delta(n_public) if est.delta is None else float(est.delta)
+    warn_if_large_delta(delta, n_public, label)
     mu_total = accountant.budget(epsilon, delta)
     prior = setup_charges.releases  # releases made to set the fit up (fixed multipliers)
     if z_count is not None:  # a count moves by 1 under add/remove-one, by 0 under replace-one
@@ -469,12 +510,14 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     # --- the row-clipping bound: data_norm, or a private typical norm (a prior release) ---
     rows = make_rows(X, y, sample_weight, fit_intercept)
     bound, norm_share = data_norm, 1.0
+    row_notes = []
     n_params = n_outputs * (d + int(fit_intercept))
     if est.row_clip == "auto":
         norm_sens = with_margin({"replace": data_norm, "add_remove": data_norm}, margin)
         bound, z_q, norm_share = private_row_clip(
             rows.norm_sum(data_norm), n_public, data_norm, mu_total, gen,
-            signal_to_noise(n_public, n_params, mu_total), norm_sens[relation])
+            signal_to_noise(n_public, n_params, mu_total), norm_sens[relation],
+            notes=row_notes if est.data_norm is not None else None)
         if z_q is not None:  # sensitivity R = data_norm under both relations (+ rounding)
             setup_charges.add(Release("row norm sum", [z_q], norm_sens, relation))
     mu_prior = gdp_mu_of_releases(prior)
@@ -507,6 +550,8 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     # alpha / weight_scale keeps the minimiser of the weighted objective
     alpha = alpha / weight_scale
     progress = Progress(getattr(est, "verbose", 0), delta, prior)
+    for note in row_notes:
+        progress.say(note)
     setup = Setup(
         progress=progress,
         loss=loss, n_outputs=n_outputs, fit_intercept=fit_intercept, column=c,

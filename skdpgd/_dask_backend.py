@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._backends import DenseRows
+from ._kernels import row_norms
 
 
 def is_dask(obj):
@@ -64,7 +65,7 @@ def _objective(Xb, yb, wb, fi, bound, column, coef, intercept, loss, param, clip
 
 
 def _norm_sum(Xb, wb, bound):
-    norms = np.sqrt(np.einsum("ij,ij->i", Xb, Xb))
+    norms = row_norms(np.asarray(Xb, dtype=np.float64))  # without overflow
     return float(np.dot(np.asarray(wb, dtype=np.float64), np.minimum(norms, bound)))
 
 

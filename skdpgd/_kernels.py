@@ -46,28 +46,42 @@ LOSS_SQUARED_HINGE = 5  # max(0, 1 - y z)^2
 LOSS_HUBER = 6  # Huber in the residual with threshold `param`
 
 
-def row_clip_factors(X, data_norm, fit_intercept, chunk=8192):
-    """Per-row scale ``s_i = min(1, data_norm / ||x_i||)`` and augmented norm ``||x~_i||``.
-
-    Plain numpy over row chunks (no copy of X). Rows whose squared norm overflows (entries
-    near 1e300) are recomputed after dividing by their largest entry, so that they are
-    clipped to ``data_norm`` instead of being zeroed.
-    """
+def row_norms(X, chunk=8192):
+    """L2 norm of each row of dense X without overflow: plain sums of squares, and the rows
+    where that is not finite or huge (entries near 1e300) or tiny (entries near 1e-200, whose
+    squares underflow) recomputed after dividing by their largest entry. Plain numpy over row
+    chunks (no copy of X)."""
     n = X.shape[0]
     norms = np.empty(n)
     for start in range(0, n, chunk):
         block = X[start:start + chunk]
-        nb = np.sqrt(np.einsum("ij,ij->i", block, block))
-        bad = ~np.isfinite(nb) | (nb > 1e150)
+        with np.errstate(over="ignore", invalid="ignore"):
+            nb = np.sqrt(np.einsum("ij,ij->i", block, block))
+        bad = ~((nb <= 1e150) & (nb >= 1e-150))  # zero rows too: their squares may underflow
         if np.any(bad):
             rows = block[bad]
             m = np.max(np.abs(rows), axis=1)
-            nb[bad] = m * np.sqrt(np.einsum("ij,ij->i", rows / m[:, None], rows / m[:, None]))
+            m = np.where(m > 0, m, 1.0)
+            with np.errstate(over="ignore"):
+                nb[bad] = m * np.sqrt(np.einsum("ij,ij->i", rows / m[:, None], rows / m[:, None]))
         norms[start:start + chunk] = nb
+    return norms
+
+
+def row_clip_factors(X, data_norm, fit_intercept, chunk=8192):
+    """Per-row scale ``s_i = min(1, data_norm / ||x_i||)`` and augmented norm ``||x~_i||``.
+
+    The norms come from :func:`row_norms` (no overflow): rows with entries near 1e300 are
+    clipped to ``data_norm`` instead of being zeroed. A norm that itself overflows (a row of
+    entries near 1.8e308) gives scale 0 here; the backends divide such rows by a power of two
+    first (:data:`skdpgd._backends.PRESCALE_NORM`).
+    """
+    norms = row_norms(X, chunk)
     with np.errstate(divide="ignore"):
         scale = np.where(norms > data_norm, data_norm / np.where(norms > 0, norms, 1.0), 1.0)
     clipped = np.minimum(norms, data_norm)
-    aug = np.sqrt(clipped * clipped + (1.0 if fit_intercept else 0.0))
+    with np.errstate(over="ignore"):
+        aug = np.sqrt(clipped * clipped + (1.0 if fit_intercept else 0.0))
     return scale, aug
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _kernels, _kernels_sgd
-from ._base import (COMMON_CONSTRAINTS, DEFAULT_DELTA_CAP, SetupCharges, _generator,
+from ._base import (warn_if_large_delta, COMMON_CONSTRAINTS, DEFAULT_DELTA_CAP, SetupCharges, _generator,
                     default_delta)
 from ._compat import HasMethods, Interval, StrOptions
 from ._mechanisms import Progress
@@ -293,6 +293,7 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
     if z_count is not None:  # post-processing of the released count (see SGD_COUNT_MARGIN)
         n_public += SGD_COUNT_MARGIN * z_count
     delta = default_delta(n_public) if est.delta is None else float(est.delta)
+    warn_if_large_delta(delta, n_public, type(est).__name__)
     # delta, and so the whole plan, is a function of the count and the class counts: each is
     # charged as it is drawn, before anything computed from it decides a refusal
     setup_charges = SetupCharges(est.budget, type(est).__name__, immediate=True)

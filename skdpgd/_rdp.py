@@ -1041,6 +1041,13 @@ def pld_epsilon(steps, delta, value_discretization_interval=1e-4):
     and full-batch steps are merged into one Gaussian (exact), so its cost grows with the
     number of distinct subsampled multipliers (each is a PLD convolution).
     """
+    delta = _check_delta(delta)
+    return pld_profile(steps, value_discretization_interval)(delta)
+
+
+def pld_profile(steps, value_discretization_interval=1e-4):
+    """``delta -> epsilon`` of ``steps`` by dp-accounting's PLD accountant (see
+    :func:`pld_epsilon`): the PLD is composed once and then read at any delta."""
     try:
         import dp_accounting
         from dp_accounting.pld import pld_privacy_accountant
@@ -1048,12 +1055,11 @@ def pld_epsilon(steps, delta, value_discretization_interval=1e-4):
         raise ImportError(
             'pld_epsilon needs dp-accounting: pip install "skdpgd[accounting]"'
         ) from exc
-    delta = _check_delta(delta)
     events = []
     inv_var = 0.0
     for g in RDPAccountant._groups(steps):
         if g.infinite:
-            return math.inf
+            return lambda delta: math.inf
         if g.sigmas.size == 0:
             continue
         if g.q == 1.0:
@@ -1065,12 +1071,12 @@ def pld_epsilon(steps, delta, value_discretization_interval=1e-4):
     if inv_var > 0:
         events.append(dp_accounting.GaussianDpEvent(1.0 / math.sqrt(inv_var)))
     if not events:
-        return 0.0
+        return lambda delta: 0.0
     acc = pld_privacy_accountant.PLDAccountant(
         value_discretization_interval=value_discretization_interval)
     for ev in events:
         acc.compose(ev)
-    return float(acc.get_epsilon(delta))
+    return lambda delta: float(acc.get_epsilon(_check_delta(delta)))
 
 
 class PLDAccountant:

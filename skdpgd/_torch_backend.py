@@ -155,12 +155,18 @@ def per_example_grads(model, params, X, y, n_outputs):
 def clip_factors(grads, clip_norm):
     """Per-example scale ``min(1, C (1 - CLIP_MARGIN) / ||g_i||)`` and the norms ``||g_i||``.
 
-    Norms are of the full flattened gradient (all layers); each layer's in float32, combined
-    in float64. Non-finite entries must have been zeroed before (see :func:`clipped_grad_sum`).
+    Norms are of the full flattened gradient (all layers); each layer's in float32 (in float64
+    for the examples where float32 overflows), combined in float64. Non-finite entries must have been zeroed before (see
+    :func:`clipped_grad_sum`).
     """
     torch = import_torch()
-    per_param = [torch.linalg.vector_norm(g.flatten(1), dim=1).double()
-                 for g in grads.values()]
+    per_param = []
+    for g in grads.values():
+        n = torch.linalg.vector_norm(g.flatten(1), dim=1).double()
+        bad = ~torch.isfinite(n)  # the float32 sum of squares overflowed: redo in float64
+        if bool(bad.any()):
+            n[bad] = torch.linalg.vector_norm(g.flatten(1)[bad].double(), dim=1)
+        per_param.append(n)
     norms = torch.linalg.vector_norm(torch.stack(per_param), dim=0)
     target = float(clip_norm) * (1.0 - CLIP_MARGIN)
     factors = torch.clamp(target / torch.clamp(norms, min=1e-300), max=1.0)

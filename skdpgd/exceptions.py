@@ -11,6 +11,14 @@ class PrivacyLeakWarning(UserWarning):
     """
 
 
+class PrivacyUsageWarning(UserWarning):
+    """A setting looks wrong, judged from public or already released values only.
+
+    Giving it costs no privacy: ``delta`` at or above ``1 / N`` with N public or released
+    (such a delta allows a mechanism that publishes a random row in the clear).
+    """
+
+
 class BudgetExceededError(ValueError):
     """A fit would spend more privacy budget than is left."""
 

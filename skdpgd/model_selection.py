@@ -54,7 +54,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._base import default_delta
+from ._base import default_delta, warn_if_large_delta
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._public import fit_transaction
 from ._rdp import DEFAULT_ORDERS, rdp_epsilon
@@ -550,6 +550,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         if not 1 <= n_val < n:
             raise ValueError("validation_fraction leaves an empty training or validation split.")
         delta = default_delta(n) if self.delta is None else float(self.delta)
+        warn_if_large_delta(delta, n, type(self).__name__)
         epsilon = float(self.epsilon)
         mean = float(self.n_iter)
         if self.distribution == "negative_binomial":

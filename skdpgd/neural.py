@@ -14,7 +14,7 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (DEFAULT_DELTA_CAP, NEIGHBOURING, ProbaFromScoresMixin, _generator,
+from ._base import (warn_if_large_delta, DEFAULT_DELTA_CAP, NEIGHBOURING, ProbaFromScoresMixin, _generator,
                     check_sample_weight_dp, default_delta)
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._public import (CLASS_COUNT_SENSITIVITY, CLASSES_DOC, fit_transaction,
@@ -457,6 +457,7 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         n_public, z_count = resolve_n_samples(self.n_samples, n, neighbouring,
                                               gdp.budget(epsilon, delta_for_count), gen)
         delta = default_delta(n_public) if self.delta is None else float(self.delta)
+        warn_if_large_delta(delta, n_public, type(self).__name__)
         prior = [] if z_count is None else [  # a count moves by 1 under add/remove-one
             Release("row count", [z_count], {"replace": 0.0, "add_remove": 1.0}, neighbouring)]
         # class weights in [0, 1] (public, or from accounted noisy class counts); dividing them

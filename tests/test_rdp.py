@@ -458,6 +458,8 @@ def test_calibrate_edge_cases():
         RDPAccountant(orders=[2, 3, 4]).calibrate(np.ones(3), 0.01, 1e-5, sampling_rate=0.01)
 
 
+# delta = 1e-3 >= 1/N on purpose (the conversion's range): its usage warning is expected
+@pytest.mark.filterwarnings("ignore:.*is at least 1/N:skdpgd.exceptions.PrivacyUsageWarning")
 @pytest.mark.parametrize("delta", [1e-5, 1e-3])
 def test_tiny_epsilon_dp_sgd_works_end_to_end(delta):
     """epsilon = 1e-6 failed with a message about prior releases (there were none): the orders

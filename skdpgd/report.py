@@ -1,0 +1,323 @@
+"""A readable summary of what a private fit, search or budget released: :func:`privacy_report`.
+
+The report reads only what the object recorded about its releases (noise multipliers,
+sampling rates, sensitivities, the relation); it touches no data and releases nothing.
+
+Epsilon at each delta comes from the tightest accountant the package has for the releases:
+
+* full-batch Gaussian releases only (DPLogisticRegression, DPRidge, full-batch
+  DPMLPClassifier, a replace-one budget): Gaussian DP, exact (``mu = sqrt(sum z^-2)``);
+* Poisson-subsampled releases (DP-SGD): both the RDP accountant and, when dp-accounting is
+  installed, its PLD accountant (pessimistic); each is an upper bound, so the smaller is
+  reported, and the table says which gave it;
+* a private search (its RDP curve): the RDP accountant.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .accounting import RELATIONS, GaussianSteps, Release, gdp_epsilon
+
+__all__ = ["PrivacyReport", "privacy_report"]
+
+#: Deltas the table shows besides the object's own.
+DEFAULT_DELTAS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-10)
+_RELATION_WORDS = {"replace": "replace-one", "add_remove": "add/remove-one"}
+
+
+@dataclass
+class _Row:
+    name: str
+    count: int  # number of Gaussian releases in the group (0 for an RDP-curve release)
+    sampling_rate: float
+    z_min: float
+    z_median: float
+    z_max: float
+    sensitivity: float  # under the report's relation (nan when not a Gaussian release)
+
+
+@dataclass
+class PrivacyReport:
+    """What :func:`privacy_report` returns: a table of releases and epsilon at several deltas.
+
+    Attributes
+    ----------
+    title : str
+        What was reported on (the object's class).
+    relation : str
+        The neighbouring relation every multiplier and epsilon is stated for.
+    rows : list
+        One entry per release group: name, number of releases, sampling rate, the noise
+        multipliers' min / median / max, the L2 sensitivity under ``relation`` (a budget
+        records multipliers only: shown as "-").
+    deltas, epsilons : ndarray
+        Epsilon (an upper bound) at each delta.
+    accountant : str
+        The accountant that gave ``epsilons`` (see the module docstring).
+    others : dict
+        Epsilons of the other accountants tried, by name (for comparison).
+    stated : tuple or None
+        ``(epsilon_, delta_)`` the object itself reports, when it has them.
+    """
+
+    title: str
+    relation: str
+    rows: list
+    deltas: np.ndarray
+    epsilons: np.ndarray
+    accountant: str
+    others: dict = field(default_factory=dict)
+    stated: tuple | None = None
+    notes: list = field(default_factory=list)
+    _curve: object = field(default=None, repr=False)
+
+    def epsilon(self, delta):
+        """Epsilon at ``delta`` by the report's accountant (an upper bound)."""
+        return float(self._curve(float(delta)))
+
+    # --- text --------------------------------------------------------------------------
+    def _release_lines(self):
+        head = ("release", "count", "sampling", "multiplier min / median / max", "sensitivity")
+        lines = [head]
+        for r in self.rows:
+            if r.count == 0:
+                lines.append((r.name, "-", "-", "(an RDP curve)", "-"))
+                continue
+            lines.append((r.name, str(r.count), f"{r.sampling_rate:.4g}",
+                          f"{r.z_min:.4g} / {r.z_median:.4g} / {r.z_max:.4g}",
+                          f"{r.sensitivity:.4g}" if math.isfinite(r.sensitivity) else "-"))
+        return lines
+
+    def __str__(self):
+        out = [f"Privacy report: {self.title}",
+               f"neighbouring datasets: {_RELATION_WORDS.get(self.relation, self.relation)}"]
+        if self.stated is not None:
+            out.append(f"stated guarantee: epsilon = {self.stated[0]:.4g} at delta = "
+                       f"{self.stated[1]:.3g}")
+        out += list(self.notes)
+        out.append("")
+        lines = self._release_lines()
+        widths = [max(len(line[k]) for line in lines) for k in range(len(lines[0]))]
+        for i, line in enumerate(lines):
+            out.append("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip())
+            if i == 0:
+                out.append("  ".join("-" * w for w in widths))
+        out.append("")
+        names = [self.accountant] + list(self.others)
+        out.append("delta       " + "  ".join(f"{'epsilon (' + n + ')':>18}" for n in names))
+        for k, d in enumerate(self.deltas):
+            vals = [self.epsilons[k]] + [self.others[n][k] for n in self.others]
+            out.append(f"{d:<10.3g}  " + "  ".join(f"{v:>18.4g}" for v in vals))
+        out.append(f"accountant: {self.accountant} (the tightest available here; every value "
+                   "is an upper bound)")
+        return "\n".join(out)
+
+    def __repr__(self):
+        return str(self)
+
+    def _repr_html_(self):
+        import html
+
+        rel = _RELATION_WORDS.get(self.relation, self.relation)
+        parts = [f"<h4>Privacy report: {html.escape(self.title)}</h4>",
+                 f"<p>neighbouring datasets: {html.escape(rel)}"]
+        if self.stated is not None:
+            parts.append(f"; stated guarantee: &epsilon; = {self.stated[0]:.4g} at "
+                         f"&delta; = {self.stated[1]:.3g}")
+        parts += [f"<br>{html.escape(n)}" for n in self.notes]
+        parts.append("</p><table><tr>")
+        lines = self._release_lines()
+        parts += [f"<th>{html.escape(c)}</th>" for c in lines[0]]
+        parts.append("</tr>")
+        for line in lines[1:]:
+            parts.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in line) + "</tr>")
+        parts.append("</table><table><tr><th>&delta;</th>")
+        names = [self.accountant] + list(self.others)
+        parts += [f"<th>&epsilon; ({html.escape(n)})</th>" for n in names]
+        parts.append("</tr>")
+        for k, d in enumerate(self.deltas):
+            vals = [self.epsilons[k]] + [self.others[n][k] for n in self.others]
+            parts.append(f"<tr><td>{d:.3g}</td>" + "".join(f"<td>{v:.4g}</td>" for v in vals)
+                         + "</tr>")
+        parts.append(f"</table><p>accountant: {html.escape(self.accountant)}</p>")
+        return "".join(parts)
+
+    # --- plot --------------------------------------------------------------------------
+    def plot(self, ax=None, deltas=None):
+        """Plot the privacy profile epsilon(delta) on a log delta axis (needs matplotlib);
+        returns the axes."""
+        if ax is None:
+            import matplotlib.pyplot as plt
+
+            _, ax = plt.subplots(figsize=(5, 3.5))
+        d = np.geomspace(1e-12, 1e-1, 45) if deltas is None else np.asarray(deltas, float)
+        e = np.array([self.epsilon(x) for x in d])
+        ax.plot(d, e, label=self.accountant)
+        if self.stated is not None:
+            ax.plot([self.stated[1]], [self.stated[0]], "o", label="stated (epsilon_, delta_)")
+        ax.set_xscale("log")
+        ax.set_xlabel("delta")
+        ax.set_ylabel("epsilon")
+        ax.set_title(f"privacy profile: {self.title}")
+        ax.legend()
+        return ax
+
+
+# ---------------------------------------------------------------------------------------------
+def _collect(obj):
+    """``(title, relation, items, stated, notes)``: items are Release objects, ``(label, z, q)``
+    triples already under ``relation``, or objects with an ``rdp(orders)`` curve."""
+    from .budget import PrivacyBudget
+
+    title = type(obj).__name__
+    if isinstance(obj, PrivacyBudget):
+        items = list(obj.charges) + [_Curve(label, rdp) for label, rdp in obj.rdp_charges]
+        notes = [f"budget: epsilon = {obj.epsilon:.4g} at delta = {obj.delta:.3g}; spent so far "
+                 f"by the budget's own accountant: {obj.spent_epsilon():.4g}"]
+        return title, obj.neighbouring, items, None, notes
+    releases = getattr(obj, "releases_", None)
+    if releases is None and hasattr(obj, "steps"):  # a pipeline: its fitted private steps
+        releases = []
+        for _, step in obj.steps:
+            releases += list(getattr(step, "releases_", []) or [])
+        if not releases:
+            releases = None
+    if releases is None:
+        raise TypeError(f"privacy_report needs a fitted private estimator, search, pipeline or "
+                        f"a PrivacyBudget; {title} has no releases_ (is it fitted?).")
+    relations = [r.relation for r in releases if getattr(r, "relation", None) in RELATIONS]
+    relation = relations[0] if relations else "replace"
+    if any(r.sampling_rate < 1.0 for r in releases if isinstance(r, Release)):
+        relation = "add_remove"  # Poisson-subsampled releases are accounted there only
+    eps, delta = getattr(obj, "epsilon_", None), getattr(obj, "delta_", None)
+    stated = (float(eps), float(delta)) if eps is not None and delta is not None else None
+    return title, relation, list(releases), stated, []
+
+
+@dataclass
+class _Curve:
+    name: str
+    curve: np.ndarray
+
+    def rdp(self, orders=None):
+        return self.curve
+
+
+def _normalise(items, relation):
+    """``(rows, groups, curves)``: groups are ``(z, q)`` under ``relation``; curves are RDP
+    curves at ``DEFAULT_ORDERS``."""
+    from ._rdp import DEFAULT_ORDERS
+
+    rows, groups, curves = [], [], []
+    for it in items:
+        if isinstance(it, Release):
+            z, q, name = it.multipliers_under(relation), it.sampling_rate, it.name
+            sens = float(it.sensitivity[relation])
+        elif isinstance(it, tuple):
+            name, z, q = it
+            sens = math.nan
+        else:  # a release known by its RDP curve (a private search)
+            curves.append(np.asarray(it.rdp(DEFAULT_ORDERS), dtype=float))
+            rows.append(_Row(getattr(it, "name", type(it).__name__), 0, math.nan, math.nan,
+                             math.nan, math.nan, math.nan))
+            continue
+        z = np.asarray(z, dtype=float)
+        groups.append((z, float(q)))
+        rows.append(_Row(name, int(z.size), float(q), float(np.min(z)) if z.size else math.nan,
+                         float(np.median(z)) if z.size else math.nan,
+                         float(np.max(z)) if z.size else math.nan, sens))
+    return rows, groups, curves
+
+
+def _accountants(groups, curves):
+    """``{name: epsilon(delta)}`` of every accountant that applies, tightest first after the
+    caller takes the minimum."""
+    from ._rdp import DEFAULT_ORDERS, rdp_epsilon, rdp_subsampled_gaussian
+
+    full = [z for z, q in groups if q == 1.0]
+    sub = [(z, q) for z, q in groups if q < 1.0]
+    if any(np.any(z == 0) for z, _ in groups):  # a noiseless release: no finite epsilon
+        return {"none (a release without noise)": lambda d: math.inf}
+    inv2 = sum(float(np.sum(1.0 / (z[np.isfinite(z)] ** 2))) for z in full)
+    if not sub and not curves:
+        mu = math.sqrt(inv2)
+        return {"Gaussian DP (exact)": lambda d: gdp_epsilon(d, mu) if mu > 0 else 0.0}
+    rdp = np.zeros(len(DEFAULT_ORDERS))
+    for c in curves:
+        rdp = rdp + c
+    for z, q in groups:
+        z = z[np.isfinite(z)]
+        if z.size:
+            rdp = rdp + rdp_subsampled_gaussian(q, z, DEFAULT_ORDERS)
+    out = {"RDP": lambda d: float(rdp_epsilon(rdp, DEFAULT_ORDERS, d))}
+    if not curves:
+        try:
+            import dp_accounting  # noqa: F401
+        except ImportError:
+            return out
+        from ._rdp import pld_profile
+
+        steps = [GaussianSteps(z[np.isfinite(z)], q) for z, q in groups
+                 if np.isfinite(z).any()]
+        out["PLD (dp-accounting)"] = pld_profile(steps)  # composed once, read at each delta
+    return out
+
+
+def privacy_report(obj, deltas=None, plot=False, ax=None):
+    """Summarise what ``obj`` released and its epsilon at several deltas.
+
+    Parameters
+    ----------
+    obj : fitted estimator, PrivateRandomSearchCV, pipeline or PrivacyBudget
+        Anything exposing ``releases_`` (with ``epsilon_`` and ``delta_`` for the stated
+        guarantee), a scikit-learn ``Pipeline`` whose fitted steps do, or a
+        :class:`~skdpgd.PrivacyBudget` (its charges so far).
+    deltas : sequence of float, optional
+        Deltas for the table (default: the object's ``delta_`` and 1e-3 ... 1e-10).
+    plot : bool, default=False
+        Also plot the privacy profile epsilon(delta) (needs matplotlib), on ``ax`` if given.
+    ax : matplotlib axes, optional
+        Axes for the plot (implies ``plot=True``).
+
+    Returns
+    -------
+    PrivacyReport
+        Prints as a table (``print(report)``), renders as HTML in notebooks; ``.epsilon(d)``
+        gives epsilon at any delta and ``.plot()`` draws the profile.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdpgd import DPLogisticRegression, privacy_report
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(500, 3)) / 4
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1],
+    ...                            random_state=0).fit(X, y)
+    >>> report = privacy_report(clf)
+    >>> round(report.epsilon(clf.delta_), 6) <= 1.0
+    True
+    """
+    title, relation, items, stated, notes = _collect(obj)
+    rows, groups, curves = _normalise(items, relation)
+    accountants = _accountants(groups, curves)
+    if deltas is None:
+        own = stated[1] if stated is not None else getattr(obj, "delta", None)
+        ds = set(DEFAULT_DELTAS) | ({float(own)} if own is not None else set())
+        deltas = sorted(ds, reverse=True)
+    deltas = np.asarray(deltas, dtype=float).ravel()
+    if deltas.size == 0 or np.any(~(deltas > 0)) or np.any(~(deltas < 1)):
+        raise ValueError("deltas must lie in (0, 1).")
+    table = {name: np.array([fn(d) for d in deltas]) for name, fn in accountants.items()}
+    best = min(table, key=lambda n: float(np.sum(np.minimum(table[n], 1e300))))
+    others = {n: v for n, v in table.items() if n != best}
+    report = PrivacyReport(title=title, relation=relation, rows=rows, deltas=deltas,
+                           epsilons=table[best], accountant=best, others=others, stated=stated,
+                           notes=notes, _curve=accountants[best])
+    if plot or ax is not None:
+        report.plot(ax=ax)
+    return report
