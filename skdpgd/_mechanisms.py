@@ -451,13 +451,20 @@ class InterceptOnly(Mechanism):
         if shrink_classes:
             dev = counts - counts.mean()
             norm2 = float(dev @ dev)
-            factor = max(0.0, 1.0 - (k - 1) * std * std / norm2) if norm2 > 0 else 0.0
+            factor = (max(0.0, 1.0 - WARM_START_SHRINK * (k - 1) * std * std / norm2)
+                      if norm2 > 0 else 0.0)
             counts = counts.mean() + factor * dev
         counts = np.maximum(counts, 0.5)
         logf = np.log(counts / counts.sum())
         if k == 2:
             return np.array([logf[1] - logf[0]])
         return logf - logf.mean()
+
+
+#: ``c`` in the warm start's shrinkage of the noisy class counts towards their mean,
+#: ``max(0, 1 - c (K - 1) s^2 / ||c~ - mean(c~)||^2)`` (1: positive-part James-Stein; 4 met the
+#: floor in more design-half cells than 1, see ``schedules.AUTO_PRIOR_SHARE``).
+WARM_START_SHRINK = 4.0
 
 
 class WarmStart(Mechanism):
@@ -492,8 +499,12 @@ class WarmStart(Mechanism):
 
     def run(self, rows, setup, plan, releases, gen):
         *inner, counts = releases
+        # the counts' noise comes from a jumped copy of the fit's stream (a non-overlapping
+        # part of it), so the inner mechanism draws exactly the noise it would draw without the
+        # warm start: the two fits differ by the start and the budget share only
+        side = np.random.Generator(gen.bit_generator.jumped())
         start = InterceptOnly(self.schedule).intercept(rows, setup, float(counts.noise_std[0]),
-                                                       gen, shrink_classes=True)
+                                                       side, shrink_classes=True)
         if setup.progress is not None:
             setup.progress.released(counts.multipliers, 0, plan.n_steps)
         return self.inner.run(rows, setup, plan, inner, gen, start=start)
