@@ -32,6 +32,7 @@ import math
 import numpy as np
 
 from ._mechanisms import Mechanism, ReleaseShape, _check_finite
+from .schedules import SSP_FLOOR
 
 #: Frobenius bound of one example's Hessian per squared row norm (see the module docstring).
 HESSIAN_FROBENIUS = {0: 0.25, 1: 0.5, 2: 1.0}  # binary logistic, multinomial, squared
@@ -134,8 +135,9 @@ class SufficientStatistics(Mechanism):
     Releases ``A~ = sum w x x^T + E`` (Frobenius sensitivity ``sqrt(2) R^2`` replace-one,
     ``R^2`` add/remove-one) and ``b~ = sum w y x + e`` (``2 Y R`` / ``Y R``), with ``x`` the
     augmented row and ``|y| <= Y``; then solves ``(A~+ + N alpha I_w) theta = b~`` where
-    ``A~+`` has its eigenvalues floored at the public level ``sqrt(2) s_A sqrt(D)`` (the
-    noise's operator norm), which plays AdaSSP's ridge. One release of each: exact GDP.
+    ``A~+`` has its eigenvalues floored at the public level ``f sqrt(2) s_A sqrt(D)`` (``f =``
+    :data:`skdpgd.schedules.SSP_FLOOR` times the noise's operator-norm scale), which plays
+    AdaSSP's ridge. One release of each: exact GDP.
     """
 
     name = "ssp"
@@ -172,7 +174,8 @@ class SufficientStatistics(Mechanism):
             b = b + b_std * gen.standard_normal(P)
         ridge = np.append(np.full(d, setup.n_public * setup.alpha),
                           [0.0] if setup.fit_intercept else [])
-        floor = math.sqrt(2.0) * a_std * math.sqrt(P) if a_std > 0 else 0.0
+        # the floor: SSP_FLOOR times the noise's operator-norm scale (a public constant)
+        floor = SSP_FLOOR * math.sqrt(2.0) * a_std * math.sqrt(P) if a_std > 0 else 0.0
         theta = floored_inverse_solve(A, floor, ridge + (1e-12 if a_std == 0 else 0.0), b)
         # theta is (w, b~) on (s x, c): the intercept is c b~
         coef = theta[:d][None, :]

@@ -135,3 +135,39 @@ def test_ssp_without_noise_is_sklearn_ridge_and_sparse_equals_dense():
         np.testing.assert_allclose(csr.coef_, dense.coef_, rtol=1e-8, atol=1e-10)
     with pytest.raises(ValueError, match="squared loss"):
         DPLogisticRegression(data_norm=1.0, classes=[0, 1], schedule="ssp").fit(X, (y > 0))
+
+
+def test_auto_ssp_uses_its_public_share_and_composes_exactly():
+    """schedule='auto' above the SSP threshold: X'y gets AUTO_SSP_SHARE of mu^2, X'X the rest,
+    and the two compose to the closed-form mu of (epsilon, delta)."""
+    from skdpgd.accounting import gdp_mu
+    from skdpgd.schedules import AUTO_SSP_SHARE
+
+    X, _ = _data(n=4000, d=4)
+    y = np.clip(X @ np.array([1.0, -1.0, 0.5, 0.0]), -1, 1)
+    fit = DPRidge(epsilon=1.0, delta=1e-6, data_norm=1.0, y_bound=1.0, random_state=0).fit(X, y)
+    assert fit.mechanism_ == "ssp"
+    (zb,), (za,) = (r.multipliers for r in fit.releases_)
+    mu = gdp_mu(1.0, 1e-6)
+    assert zb ** -2 == pytest.approx(AUTO_SSP_SHARE * mu ** 2, rel=1e-9)
+    assert za ** -2 == pytest.approx((1 - AUTO_SSP_SHARE) * mu ** 2, rel=1e-9)
+    assert fit.epsilon_ == pytest.approx(1.0, rel=1e-9) and fit.epsilon_ <= 1.0
+
+
+def test_ssp_eigenvalue_floor_is_the_public_constant(monkeypatch):
+    """The floor (post-processing) scales with SSP_FLOOR: a huge floor shrinks the weights
+    towards 0, no floor leaves the noisy solve; the releases do not change."""
+    from skdpgd import _second_order
+
+    X, _ = _data(n=300, d=4)  # few rows: the floor binds
+    y = np.clip(X @ np.array([1.0, -1.0, 0.5, 0.0]), -1, 1)
+
+    def fit(f):
+        monkeypatch.setattr(_second_order, "SSP_FLOOR", f)
+        return DPRidge(epsilon=0.5, data_norm=1.0, y_bound=1.0, alpha=1e-6, schedule="ssp",
+                       random_state=0).fit(X, y)
+
+    base, none, huge = fit(_second_order.SSP_FLOOR), fit(0.0), fit(1e6)
+    assert [r.multipliers for r in base.releases_] == [r.multipliers for r in huge.releases_]
+    assert np.linalg.norm(huge.coef_) < 1e-3 * np.linalg.norm(base.coef_)
+    assert not np.allclose(none.coef_, base.coef_)
