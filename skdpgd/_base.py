@@ -588,6 +588,9 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
                  f"{plan.n_steps} release(s) of {', '.join(r.name for r in releases)}, "
                  f"N (public) = {n_public:g}, epsilon = {epsilon:g}, delta = {delta:.3g}")
     coef, intercept = mechanism.run(rows, setup, plan, releases, gen)
+    # a mechanism that chose a branch after its first release (WarmStart's switch to the
+    # intercept-only model) reports what it released: the same GDP total under the fit's relation
+    releases = getattr(mechanism, "actual_releases", None) or releases
 
     # --- what was spent (recomputed from every multiplier actually used) ---
     mu = gdp_mu_of_releases(prior + releases)
@@ -613,7 +616,7 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
         "rho_": mu ** 2 / 2.0,
         "delta_": delta,
         "epsilon_": spent,
-        "schedule_": plan.schedule or schedule.name,
+        "schedule_": "prior" if mechanism.name == "prior" else (plan.schedule or schedule.name),
         "neighbouring_": NEIGHBOURING[relation],
         "data_norm_": data_norm,
         "alpha_": alpha,

@@ -445,16 +445,36 @@ class InterceptOnly(Mechanism):
             s2 = (std / setup.n_public) ** 2
             shrink = mean * mean / (mean * mean + s2) if s2 > 0 else 1.0
             return np.array([mean * shrink])
+        counts = self.noisy_counts(rows, setup, std, gen)
+        return self.log_odds(counts, std, shrink_classes)
+
+    def noisy_counts(self, rows, setup, std, gen):
+        """The release: the weighted class counts plus ``N(0, std^2)`` each."""
+        k = self._n_classes(setup)
+        y, w = rows.y, rows.sample_weight  # numpy or dask: both reduce with .sum()
         labels = [-1.0, 1.0] if k == 2 else [float(j) for j in range(k)]
         counts = np.array([float((w * (y == lab)).sum()) for lab in labels])
-        counts = counts + std * gen.standard_normal(k)
+        return counts + std * gen.standard_normal(k)
+
+    @staticmethod
+    def shrunk_counts(counts, std):
+        """Noisy counts shrunk towards their mean by
+        ``max(0, 1 - c (K - 1) s^2 / ||c~ - mean(c~)||^2)``, c = :data:`WARM_START_SHRINK`."""
+        counts = np.asarray(counts, dtype=float)
+        dev = counts - counts.mean()
+        norm2 = float(dev @ dev)
+        factor = (max(0.0, 1.0 - WARM_START_SHRINK * (counts.size - 1) * std * std / norm2)
+                  if norm2 > 0 else 0.0)
+        return counts.mean() + factor * dev
+
+    @staticmethod
+    def log_odds(counts, std, shrink_classes=False):
+        """The intercept of noisy counts (post-processing; see :meth:`intercept`)."""
+        counts = np.array(counts, dtype=float)
         if shrink_classes:
-            dev = counts - counts.mean()
-            norm2 = float(dev @ dev)
-            factor = (max(0.0, 1.0 - WARM_START_SHRINK * (k - 1) * std * std / norm2)
-                      if norm2 > 0 else 0.0)
-            counts = counts.mean() + factor * dev
+            counts = InterceptOnly.shrunk_counts(counts, std)
         counts = np.maximum(counts, 0.5)
+        k = counts.size
         logf = np.log(counts / counts.sum())
         if k == 2:
             return np.array([logf[1] - logf[0]])
@@ -499,15 +519,50 @@ class WarmStart(Mechanism):
 
     def run(self, rows, setup, plan, releases, gen):
         *inner, counts = releases
+        self.actual_releases = None
+        prior = InterceptOnly(self.schedule)
         # the counts' noise comes from a jumped copy of the fit's stream (a non-overlapping
         # part of it), so the inner mechanism draws exactly the noise it would draw without the
         # warm start: the two fits differ by the start and the budget share only
         side = np.random.Generator(gen.bit_generator.jumped())
-        start = InterceptOnly(self.schedule).intercept(rows, setup, float(counts.noise_std[0]),
-                                                       side, shrink_classes=True)
+        std1 = float(counts.noise_std[0])
+        noisy = prior.noisy_counts(rows, setup, std1, side)
         if setup.progress is not None:
             setup.progress.released(counts.multipliers, 0, plan.n_steps)
+        switch = getattr(plan, "prior_switch", None)
+        if switch is not None:
+            # the decision reads the shrunk counts: a balanced set's noise alone does not switch
+            shrunk = np.maximum(InterceptOnly.shrunk_counts(noisy, std1), 0.5)
+            if float(shrunk.max() / shrunk.sum()) >= switch[1]:
+                return self._prior_branch(rows, setup, inner, counts, noisy, gen)
+        start = prior.log_odds(noisy, std1, shrink_classes=True)
         return self.inner.run(rows, setup, plan, inner, gen, start=start)
+
+    def _prior_branch(self, rows, setup, inner, counts, noisy, gen):
+        """The rest of the budget on a second release of the class counts.
+
+        Adaptive composition: which branch runs is a function of the first (released) counts
+        only, and both branches spend the same GDP budget under the fit's relation: the second
+        release's multiplier is ``(sum_i z_i^-2)^(-1/2)`` over the fit's releases, so
+        ``mu^2`` of the whole is the calibrated one either way. (Under the other relation the
+        counts' sensitivity ratio, sqrt(2), is at most the fit's releases' (2 for gradient sums,
+        sqrt(2) for Hessian sums): a budget charged for the fit's releases is an upper bound.)
+        The two noisy count vectors are combined by their inverse variances."""
+        from .accounting import Release
+
+        inv2 = float(sum(np.sum(np.asarray(r.multipliers, float) ** -2.0) for r in inner))
+        z2 = 1.0 / math.sqrt(inv2)
+        second = Release("class counts", np.array([z2]), counts.sensitivity, counts.relation)
+        std1, std2 = float(counts.noise_std[0]), float(second.noise_std[0])
+        again = InterceptOnly(self.schedule).noisy_counts(rows, setup, std2, gen)
+        v1, v2 = std1 * std1, std2 * std2
+        combined = (noisy * v2 + again * v1) / (v1 + v2)
+        if setup.progress is not None:
+            setup.progress.released(second.multipliers, 1, 2)
+        self.actual_releases = [counts, second]
+        self.name = "prior"
+        coef = np.zeros((setup.n_outputs, rows.n_features))
+        return coef, InterceptOnly.log_odds(combined, math.sqrt(v1 * v2 / (v1 + v2)))
 
 
 def mechanism_for(schedule, plan):

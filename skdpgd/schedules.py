@@ -149,6 +149,11 @@ class NoisePlan:
         For 'gradient' and 'newton' plans of a classifier with an intercept: the share of the
         budget (of ``mu^2``) spent first on the class counts, whose intercept-only model is the
         starting point of the iterations (0: start at 0).
+    prior_switch : (float, float) or None
+        With ``prior_share > 0``: ``(s, p)``. When the public signal-to-noise ratio of the fit is
+        below ``s`` and the released counts' largest class frequency is at least ``p``, the rest
+        of the budget goes to a second release of the class counts and the intercept-only model
+        is returned instead of the fit (None: always fit).
     """
 
     noise_multipliers: np.ndarray
@@ -159,6 +164,7 @@ class NoisePlan:
     solver_tol_factor: float = 1e-4
     gradient_share: float = 1.0
     prior_share: float = 0.0
+    prior_switch: tuple | None = None
 
     def __post_init__(self):
         if not 0.0 <= self.prior_share < 1.0:
@@ -720,6 +726,11 @@ AUTO_PRIOR_MAX_SNR = 0.0
 #: noise, not from the intercept's start, so it stays off.
 AUTO_PRIOR_SHARE = 0.0
 
+#: ``(s, p)`` of :attr:`NoisePlan.prior_switch` used by ``schedule='auto'`` with a prior share:
+#: below signal-to-noise ``s`` a released majority frequency of at least ``p`` sends the rest of
+#: the budget to the class counts (the intercept-only model). None: off.
+AUTO_PRIOR_SWITCH = None
+
 
 def auto_mechanism(n_samples, n_params, mu, second_order, max_iter=None, signal_scale=1.0,
                    fit_intercept=True):
@@ -771,6 +782,8 @@ class Auto(Schedule):
     #: Share of the budget for the warm start from the class prior (None:
     #: :data:`AUTO_PRIOR_SHARE`); see :attr:`NoisePlan.prior_share`.
     prior_share: float | None = None
+    #: ``(s, p)`` of :attr:`NoisePlan.prior_switch` (None: :data:`AUTO_PRIOR_SWITCH`).
+    prior_switch: tuple | None = None
 
     name = "auto"
 
@@ -797,7 +810,12 @@ class Auto(Schedule):
         share = AUTO_PRIOR_SHARE if self.prior_share is None else float(self.prior_share)
         if (share > 0 and problem.fit_intercept and problem.second_order == "newton"
                 and plan.mechanism in ("gradient", "newton") and not math.isinf(mu)):
-            plan = replace(plan, prior_share=share)
+            switch = AUTO_PRIOR_SWITCH if self.prior_switch is None else self.prior_switch
+            if switch is not None:
+                snr = signal_to_noise(problem.n_samples, problem.n_params, mu) * \
+                    problem.signal_scale
+                switch = (float(switch[0]), float(switch[1])) if snr < float(switch[0]) else None
+            plan = replace(plan, prior_share=share, prior_switch=switch)
         return plan
 
 

@@ -347,3 +347,35 @@ def test_warm_start_is_reproducible_and_leaves_the_exact_fit_alone():
     np.testing.assert_allclose(tiny.coef_, cold.coef_, rtol=1e-3, atol=1e-3)
     exact = DPLogisticRegression(epsilon=np.inf, data_norm=1.0, classes=[0, 1]).fit(X, y)
     assert all(r.name != "class counts (start)" for r in exact.releases_)
+
+
+@pytest.mark.parametrize("switch", [(1e9, 0.0), (1e9, 1.01), (0.0, 0.0)])
+def test_prior_switch_spends_the_same_budget_on_either_branch(switch):
+    """The switch to the intercept-only model decides on the released counts only (and the
+    public signal-to-noise ratio) and both branches compose to the calibrated mu."""
+    from skdpgd import DPLogisticRegression, PrivacyBudget
+    from skdpgd.accounting import compose_gdp
+    from skdpgd.schedules import Auto
+
+    X, y = _imbalanced(n=1500)
+    budget = PrivacyBudget(epsilon=2.0, delta=1e-6, neighbouring="replace")
+    est = DPLogisticRegression(epsilon=0.3, delta=1e-6, data_norm=1.0, classes=[0, 1],
+                               random_state=0, row_clip="data_norm", budget=budget,
+                               schedule=Auto(prior_share=0.1, prior_switch=switch)).fit(X, y)
+    names = [r.name for r in est.releases_]
+    switched = switch[0] > 0 and switch[1] <= 1.0  # snr below 1e9, any majority share
+    if switched:
+        assert names == ["class counts (start)", "class counts"]
+        assert est.mechanism_ == "prior" and est.schedule_ == "prior"
+        assert np.all(est.coef_ == 0)
+        # two noisy counts combined: the log-odds of the imbalanced classes
+        assert est.intercept_[0] < -1.0
+        assert est.n_iter_ == 0
+    else:
+        assert names[-1] == "class counts (start)" and "class counts" not in names
+        assert est.mechanism_ != "prior"
+    assert est.mu_ == pytest.approx(compose_gdp(np.concatenate(
+        [r.multipliers for r in est.releases_])), rel=1e-12)
+    assert est.mu_ == pytest.approx(gdp_mu(0.3, 1e-6), rel=1e-6)
+    assert budget.spent_epsilon() == pytest.approx(0.3, rel=1e-9)
+    assert est.epsilon_ <= 0.3
