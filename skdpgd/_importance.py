@@ -1,0 +1,284 @@
+"""Importance-masked DP-SGD (seed 002, AdaDPIGU), made private.
+
+AdaDPIGU (Zhang and Xie) runs ordinary DP-SGD for a pre-training share of the steps while
+scoring each coordinate by the mean magnitude of its gradient, then keeps the top ``r * d``
+coordinates (the rest are masked: not updated, and no noise is paid for them), lets the kept
+fraction grow back towards 1 (progressive unfreezing), and standardises each example's
+gradient coordinate-wise before clipping it.
+
+The privacy argument here (docs/theory.md, "Importance masks"):
+
+* **Scores and statistics come from released values only.** The score of coordinate j is
+  ``mean_t |g^_{t,j}|`` over the pre-training steps, where ``g^_t`` is the *released* noisy
+  mean gradient of step t (its noisy clipped sum divided by the public expected batch size);
+  the running second moments that set the scaling are computed from the same released
+  vectors (minus the noise's known variance, a public number). The mask and the scaling are
+  therefore post-processing of earlier releases: public when the next step is taken.
+* **Every step is a Poisson-subsampled Gaussian release with sensitivity clip_norm.** In a
+  masked stage each example's gradient is masked (a coordinate projection), divided
+  coordinate-wise by the public scale s, and *then* clipped to clip_norm in L2, so adding or
+  removing one example moves the released sum (a vector over the kept coordinates) by at most
+  clip_norm, whatever the mask and the scale. The masked coordinates of the sum are
+  identically 0: nothing is released for them, so no noise is needed there.
+* **Same T, q and noise multipliers as plain DP-SGD.** The steps are the same mechanism
+  (adaptively composed: each step's mask is fixed by earlier outputs, which RDP/PLD
+  composition allows), so ``epsilon_`` is exactly the plain run's.
+
+What is left out of the paper: the per-example top-k after standardisation (a second,
+data-dependent pruning inside each example's gradient; private too, since it happens before
+the clip, but it adds a d log d sort per example), and the subtraction of the running mean
+before scaling (it would break the closed-form clip of the linear kernels, whose per-example
+gradient is a multiple of the row). The scaling here divides by a running RMS only.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+#: The scale s_j (RMS of the released gradient of coordinate j, normalised to RMS 1 over the
+#: kept coordinates) is kept within [1 / IMPORTANCE_SCALE_RATIO, IMPORTANCE_SCALE_RATIO]: a
+#: coordinate the noise made look silent cannot get an unbounded share of the clip budget.
+IMPORTANCE_SCALE_RATIO = 10.0
+
+#: Decay of the running second moment of the released gradients (per step), the paper's
+#: gamma_2 (not given there).
+IMPORTANCE_MOMENT_DECAY = 0.99
+
+#: ``importance='auto'``: turned on where the benchmark (benchmarks/bench_importance.py) showed
+#: a gain on the design half that held on the report half. It did not (see the rule in
+#: :func:`resolve_importance`), so 'auto' is off everywhere for now.
+AUTO_IMPORTANCE = False
+
+
+class ImportanceMask:
+    """Importance-masked DP-SGD (AdaDPIGU, Zhang and Xie), computed privately.
+
+    Pass an instance as the ``importance`` parameter of :class:`~skdpgd.DPSGDClassifier`,
+    :class:`~skdpgd.DPSGDRegressor` or :class:`~skdpgd.DPMLPClassifier`.
+
+    The first ``pretrain_fraction`` of the T steps are ordinary DP-SGD; each coordinate is
+    scored by the mean magnitude of its *released* (noisy) mean gradient over them. The top
+    ``keep`` fraction of the coordinates is then kept; the retained fraction grows linearly
+    back towards 1 over ``unfreeze`` equal stages of the remaining steps (1 stage: a fixed
+    mask). Masked coordinates are not updated and get no noise. With ``scaling``, each
+    example's masked gradient is divided coordinate-wise by a scale s (the running RMS of the
+    released gradients, normalised, within a bounded ratio) before it is clipped, and the
+    noisy sum is multiplied back by s.
+
+    The number of steps, the sampling rate and the noise multipliers are those of the plain
+    run: the privacy guarantee (and ``epsilon_``) is the same, because every quantity that
+    shapes the mask or the scale is a released value and every step's sum has sensitivity
+    ``clip_norm`` (the clip comes after the mask and the scale).
+
+    Parameters
+    ----------
+    pretrain_fraction : float in (0, 1), default=0.1
+        Share of the steps spent in the unmasked pre-training phase (the paper gives no
+        value; 0.1 is ours).
+    keep : float in (0, 1], default=0.6
+        Retained fraction r of the coordinates after pre-training (the paper's r = 0.6).
+    unfreeze : int >= 1, default=4
+        Number of equal stages of the masked phase; in stage k (0-based) the retained fraction
+        is ``keep + (1 - keep) k / unfreeze`` (the paper's progressive unfreezing; its schedule
+        is not given). 1 keeps the mask fixed.
+    scaling : bool, default=True
+        Coordinate-wise scaling of each example's gradient before the clip (the paper's
+        adaptive clipping, without the mean subtraction).
+
+    Notes
+    -----
+    For the linear estimators a coordinate is a feature (its weights for every output), and
+    masked weights are set to 0 (the paper's pruned forward pass ``l(m * theta)``); the
+    intercept is always kept. For the MLP a coordinate is a parameter (weight or bias), and
+    masked parameters keep their value.
+    """
+
+    def __init__(self, pretrain_fraction=0.1, keep=0.6, unfreeze=4, scaling=True):
+        self.pretrain_fraction = pretrain_fraction
+        self.keep = keep
+        self.unfreeze = unfreeze
+        self.scaling = scaling
+
+    def __repr__(self):
+        return (f"ImportanceMask(pretrain_fraction={self.pretrain_fraction!r}, "
+                f"keep={self.keep!r}, unfreeze={self.unfreeze!r}, scaling={self.scaling!r})")
+
+    def __eq__(self, other):
+        return type(other) is type(self) and vars(self) == vars(other)
+
+    def __hash__(self):
+        return hash(tuple(sorted(vars(self).items())))
+
+    def validate(self):
+        """Raise ValueError for a parameter out of range; return self."""
+        pf, keep, unf = self.pretrain_fraction, self.keep, self.unfreeze
+        if not (isinstance(pf, numbers.Real) and 0.0 < pf < 1.0):
+            raise ValueError(f"ImportanceMask: pretrain_fraction must be in (0, 1), got {pf!r}.")
+        if not (isinstance(keep, numbers.Real) and 0.0 < keep <= 1.0):
+            raise ValueError(f"ImportanceMask: keep must be in (0, 1], got {keep!r}.")
+        if not (isinstance(unf, numbers.Integral) and not isinstance(unf, bool) and unf >= 1):
+            raise ValueError(f"ImportanceMask: unfreeze must be an int >= 1, got {unf!r}.")
+        if not isinstance(self.scaling, (bool, np.bool_)):
+            raise ValueError(f"ImportanceMask: scaling must be a bool, got {self.scaling!r}.")
+        return self
+
+    def stages(self, n_steps):
+        """``[(t0, t1, kept fraction)]``: the pre-training stage (fraction 1), then the
+        ``unfreeze`` stages of the masked phase (empty stages dropped). Public: a function of
+        the parameters and T only."""
+        n_steps = int(n_steps)
+        t_pre = min(n_steps, max(1, int(round(float(self.pretrain_fraction) * n_steps))))
+        out = [(0, t_pre, 1.0)]
+        k = int(self.unfreeze)
+        bounds = np.linspace(t_pre, n_steps, k + 1).round().astype(int)
+        for i in range(k):
+            if bounds[i + 1] > bounds[i]:
+                frac = float(self.keep) + (1.0 - float(self.keep)) * i / k
+                out.append((int(bounds[i]), int(bounds[i + 1]), frac))
+        return out
+
+
+def resolve_importance(importance):
+    """The ImportanceMask to run, or None. 'auto' follows :data:`AUTO_IMPORTANCE`."""
+    if importance is None:
+        return None
+    if isinstance(importance, str):
+        if importance != "auto":
+            raise ValueError(f"importance must be None, 'auto' or an ImportanceMask; got "
+                             f"{importance!r}.")
+        return ImportanceMask() if AUTO_IMPORTANCE else None
+    if not isinstance(importance, ImportanceMask):
+        raise ValueError(f"importance must be None, 'auto' or an ImportanceMask; got "
+                         f"{importance!r}.")
+    return importance.validate()
+
+
+def kept_coordinates(score, fraction):
+    """Indices (sorted) of the ``max(1, floor(fraction * d))`` coordinates with the largest
+    scores (ties: the lower index first; a non-finite score ranks last). A function of the
+    released scores only."""
+    score = np.asarray(score, dtype=float)
+    d = score.shape[0]
+    k = d if fraction >= 1.0 else max(1, int(math.floor(fraction * d)))
+    key = np.where(np.isfinite(score), score, -np.inf)
+    order = np.argsort(-key, kind="stable")
+    return np.sort(order[:k])
+
+
+def coordinate_scale(second, kept, scaling):
+    """Scale s over ``kept`` from the running second moments of the released gradients:
+    ``sqrt(max(second, 0))`` normalised to RMS 1 over the kept coordinates, within
+    [1/IMPORTANCE_SCALE_RATIO, IMPORTANCE_SCALE_RATIO]; ones without scaling or when the
+    moments carry nothing. Post-processing of released values."""
+    ones = np.ones(kept.shape[0])
+    if not scaling:
+        return ones
+    u = np.sqrt(np.maximum(np.asarray(second, dtype=float)[kept], 0.0))
+    rms = math.sqrt(float(np.mean(u * u))) if u.size else 0.0
+    if not (rms > 0.0 and math.isfinite(rms)):
+        return ones
+    r = IMPORTANCE_SCALE_RATIO
+    return np.clip(u / rms, 1.0 / r, r)
+
+
+def _mask_scores(released_scores, coef, intercept):
+    """The scores the mask is chosen from: the released ones. (benchmarks/bench_importance.py
+    replaces this function to measure what a *non-private* score would buy; nothing in the
+    package does.)"""
+    return released_scores
+
+
+def _stage_data(X, kept, s, row_scale, fit_intercept):
+    """X restricted to the kept columns and divided by s (a copy; X is not modified), and the
+    augmented norms of the transformed rows in the kernel's coordinates (``row_scale`` applied,
+    plus the intercept column 1): the clip bound of the row kernels."""
+    w = 1.0 / s
+    if sp.issparse(X):
+        Xs = X[:, kept].tocsr()
+        Xs.sort_indices()
+        Xs.data = Xs.data * w[Xs.indices]
+        from ._kernels_sgd import csr_row_norms
+
+        norms = csr_row_norms(Xs.data, Xs.indptr)
+        Xk = (Xs.data.astype(np.float64, copy=False), Xs.indices.astype(np.int64),
+              Xs.indptr.astype(np.int64))
+    else:
+        Xk = np.ascontiguousarray(X[:, kept] * w)
+        m = np.max(np.abs(Xk), axis=1) if Xk.shape[1] else np.zeros(Xk.shape[0])
+        safe = np.where(m > 0, m, 1.0)
+        norms = m * np.sqrt(np.sum((Xk / safe[:, None]) ** 2, axis=1))
+    scaled = row_scale * norms
+    aug = np.sqrt(scaled ** 2 + 1.0) if fit_intercept else scaled
+    # a hair above the computed norm: the clip bound must not be below the true norm
+    return Xk, aug * (1.0 + 1e-12), float(np.max(w)) if w.size else 1.0
+
+
+def run_linear(mask, X, y, sample_weight, row_scale, row_norm_aug, common, state, n_steps,
+               average_start, gen, row_bound_kernel, max_margin, fit_intercept, coef_scale,
+               on_stage=None):
+    """Run the T steps of importance-masked DP-SGD for a linear model.
+
+    ``common`` is the plain kernel's tuple ``(loss, param, clip, fit_intercept, alpha, q,
+    n_norm, steps, noise_std, momentum, max_norm)`` in the kernel's coordinates; ``state`` is
+    :func:`skdpgd._kernels_sgd.sgd_state` in full coordinates (updated in place). Returns
+    ``(bad_step, info)``: the first step whose iterate broke the public bound (-1: none) and
+    a dict of released-only diagnostics (kept counts per stage, the scores).
+    """
+    from ._kernels_sgd import sgd_masked
+
+    k_out, d = state[0].shape
+    (loss, param, clip, fit_int, alpha, q, n_norm, steps, noise_std, momentum, _) = common
+    score = np.zeros((k_out, d))
+    second = np.zeros((k_out, d))
+    coef, intercept, vcoef, vint, acoef, aint, beta = state
+    info = {"kept": [], "stages": mask.stages(n_steps)}
+    dense_X = X if not sp.issparse(X) else None
+    released_score = None
+    for stage, (t0, t1, frac) in enumerate(info["stages"]):
+        if stage == 0:  # pre-training: all coordinates, s = 1
+            kept = np.arange(d)
+            s = np.ones(d)
+            if sp.issparse(X):
+                Xk = (X.data.astype(np.float64, copy=False), X.indices.astype(np.int64),
+                      X.indptr.astype(np.int64))
+            else:
+                Xk = dense_X
+            aug, wmax = row_norm_aug, 1.0
+        else:
+            if released_score is None:  # end of pre-training: the scores (released values)
+                released_score = np.sum(score, axis=0) / max(1, t0)
+                ranking_score = _mask_scores(released_score, coef / coef_scale, intercept)
+            kept = kept_coordinates(ranking_score, frac)
+            s = coordinate_scale(np.mean(second, axis=0), kept, mask.scaling)
+            Xk, aug, wmax = _stage_data(X, kept, s, row_scale, fit_intercept)
+            # masked weights are pruned to 0 (their margin contribution must vanish: the
+            # kernel sees only the kept columns), their momentum too
+            dropped = np.setdiff1d(np.arange(d), kept)
+            coef[:, dropped] = 0.0
+            vcoef[:, dropped] = 0.0
+        info["kept"].append(int(kept.shape[0]))
+        sub = (np.ascontiguousarray(coef[:, kept] * s), intercept,
+               np.ascontiguousarray(vcoef[:, kept] * s), vint,
+               np.ascontiguousarray(acoef[:, kept] * s), aint, beta)
+        stats = (np.zeros((k_out, kept.shape[0])), np.ascontiguousarray(second[:, kept]))
+        max_norm = max_margin / max(row_bound_kernel * wmax, 1.0)
+        run_common = (loss, param, clip, fit_int, alpha, q, n_norm, steps, noise_std, momentum,
+                      max_norm)
+        bad = sgd_masked(Xk, y, sample_weight, row_scale, aug, *run_common, sub, int(t0),
+                         int(t1), average_start, gen, s * s, s, stats,
+                         IMPORTANCE_MOMENT_DECAY)
+        coef[:, kept] = sub[0] / s
+        vcoef[:, kept] = sub[2] / s
+        acoef[:, kept] = sub[4] / s
+        score[:, kept] += stats[0]
+        second[:, kept] = stats[1]
+        if on_stage is not None:
+            on_stage(t1)
+        if bad >= 0:
+            return bad, info
+    info["scores"] = released_score
+    return -1, info

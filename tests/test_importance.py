@@ -1,0 +1,234 @@
+"""Importance-masked DP-SGD (seed 002, AdaDPIGU, made private): sensitivity, accounting,
+scores from released values only, equivalence with plain DP-SGD when nothing is masked."""
+
+import importlib.util
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from skdpgd import DPSGDClassifier, DPSGDRegressor, ImportanceMask
+from skdpgd._importance import (_stage_data, coordinate_scale, kept_coordinates,
+                                resolve_importance, run_linear)
+from skdpgd._kernels import LOSS_LOGISTIC, LOSS_MULTINOMIAL
+from skdpgd._kernels_sgd import sgd_dense, sgd_masked, sgd_state
+
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+
+def _data(n=2000, d=60, seed=0, informative=5):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    w = np.zeros(d)
+    w[:informative] = 2.0
+    y = (X @ w + rng.normal(size=n) > 0).astype(int)
+    return X / np.sqrt(d), y
+
+
+# --- the mask's parameters -------------------------------------------------------------------
+
+
+def test_stages_are_public_and_cover_every_step():
+    m = ImportanceMask(pretrain_fraction=0.1, keep=0.6, unfreeze=4)
+    st = m.stages(1000)
+    assert st[0] == (0, 100, 1.0)
+    assert [s[2] for s in st[1:]] == pytest.approx([0.6, 0.7, 0.8, 0.9])
+    assert st[-1][1] == 1000
+    assert all(a[1] == b[0] for a, b in zip(st[:-1], st[1:]))
+    assert ImportanceMask(unfreeze=1).stages(10) == [(0, 1, 1.0), (1, 10, 0.6)]
+
+
+@pytest.mark.parametrize("bad", [dict(keep=0.0), dict(keep=1.5), dict(pretrain_fraction=1.0),
+                                 dict(unfreeze=0), dict(unfreeze=2.5), dict(scaling="yes")])
+def test_bad_mask_parameters_raise_and_fit_nothing(bad):
+    X, y = _data(300, 5)
+    est = DPSGDClassifier(data_norm=1.0, n_samples=300, random_state=0,
+                          importance=ImportanceMask(**bad))
+    with pytest.raises(ValueError, match="ImportanceMask"):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_") and not hasattr(est, "epsilon_")
+
+
+def test_auto_is_off_and_default_is_none():
+    assert DPSGDClassifier().importance is None
+    assert resolve_importance("auto") is None
+    assert resolve_importance(None) is None
+    with pytest.raises(ValueError):
+        resolve_importance("on")
+
+
+def test_kept_coordinates_are_the_top_scores():
+    score = np.array([0.1, 5.0, np.nan, 3.0, 3.0, 0.0])
+    assert list(kept_coordinates(score, 0.5)) == [1, 3, 4]
+    assert list(kept_coordinates(score, 0.01)) == [1]  # at least one
+    assert list(kept_coordinates(score, 1.0)) == list(range(6))
+
+
+def test_scale_is_bounded_and_normalised():
+    second = np.array([0.0, 1e-30, 1.0, 4.0, 1e6])
+    kept = np.arange(5)
+    s = coordinate_scale(second, kept, True)
+    assert np.all(s >= 0.1 - 1e-15) and np.all(s <= 10.0 + 1e-12)
+    assert np.all(coordinate_scale(second, kept, False) == 1.0)
+    assert np.all(coordinate_scale(np.zeros(5), kept, True) == 1.0)
+
+
+# --- sensitivity after the mask and the scale ----------------------------------------------
+
+
+def _released_sum(Xk, y, w, row_scale, aug, loss, clip, n_out, d_kept, s):
+    """One noiseless step at q = 1 from theta = 0 (lr 1, no penalty): the released sum S is
+    ``coef' * n_norm / s^2`` (the step is ``pre * S / n_norm`` with ``pre = s^2``)."""
+    n = row_scale.shape[0]
+    state = sgd_state(n_out, d_kept)
+    stats = (np.zeros((n_out, d_kept)), np.zeros((n_out, d_kept)))
+    assert sgd_masked(Xk, y, w, row_scale, aug, loss, 0.0, clip, True, 0.0, 1.0, float(n),
+                      np.ones(1), np.zeros(1), 0.0, np.inf, state, 0, 1, 0,
+                      np.random.default_rng(0), s * s, s, stats, 0.99) == -1
+    return np.concatenate([(-state[0] * n / (s * s)).ravel(), -state[1] * n])
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+@pytest.mark.parametrize("n_out", [1, 3])
+@pytest.mark.parametrize("clip", [0.05, 1.0])
+def test_adversarial_neighbour_moves_the_masked_scaled_sum_by_at_most_clip(sparse_input, n_out,
+                                                                          clip):
+    """Neighbouring pairs D, D + {x*}: x* with huge values in the masked columns only (it must
+    contribute exactly 0), x* huge in the kept column with the smallest scale (amplified 10x
+    before the clip), x* with NaN in a masked column. Each moves the released sum by <= C."""
+    rng = np.random.default_rng(1)
+    n, d = 40, 12
+    kept = np.array([0, 3, 4, 7, 9])
+    masked = np.setdiff1d(np.arange(d), kept)
+    s = np.array([10.0, 0.1, 1.0, 3.0, 0.1])  # public scale, extreme ratios
+    base = rng.normal(size=(n, d)) * 3
+    adversaries = []
+    a = np.zeros(d)
+    a[masked] = 1e150
+    adversaries.append(a)
+    a = np.zeros(d)
+    a[kept[1]] = 1e150
+    adversaries.append(a)
+    a = rng.normal(size=d) * 50
+    a[masked[0]] = np.nan
+    adversaries.append(a)
+    a = rng.normal(size=d) * 50
+    adversaries.append(a)
+    y_base = rng.integers(0, n_out if n_out > 1 else 2, n).astype(float)
+    if n_out == 1:
+        y_base = np.where(y_base > 0, 1.0, -1.0)
+    loss = LOSS_LOGISTIC if n_out == 1 else LOSS_MULTINOMIAL
+    data_norm = 2.0
+    for k, adv in enumerate(adversaries):
+        sums = []
+        for with_adv in (False, True):
+            X = np.vstack([base, adv]) if with_adv else base
+            m = n + int(with_adv)
+            y = np.concatenate([y_base, [1.0]]) if with_adv else y_base
+            Xc = np.where(np.isfinite(X), X, 0.0)  # the data-norm clip uses the finite part
+            norms = np.sqrt(np.sum((Xc / 1e100) ** 2, axis=1)) * 1e100
+            row_scale = np.minimum(1.0, data_norm / np.maximum(norms, 1e-300))
+            Xin = sp.csr_matrix(np.where(np.isfinite(X), X, 0.0)) if sparse_input else Xc
+            if sparse_input and not np.all(np.isfinite(X)):
+                Xin = sp.csr_matrix(Xc)
+            Xk, aug, _ = _stage_data(Xin, kept, s, row_scale, True)
+            sums.append(_released_sum(Xk, y, np.ones(m), row_scale, aug, loss, clip, n_out,
+                                      kept.shape[0], s))
+        diff = np.linalg.norm(sums[1] - sums[0])
+        assert diff <= clip * (1 + 1e-9), (k, diff)
+        if k == 0:  # entirely in masked columns: only the intercept column can move
+            assert np.all(np.abs((sums[1] - sums[0])[:-n_out]) < 1e-9 * clip)
+
+
+def test_scores_are_the_mean_magnitude_of_the_released_gradients():
+    """Pre-training steps are the plain kernel's; the scores equal mean_t |g^_t| recomputed
+    from the released iterates only (g^_t = (theta_t - theta_{t+1}) / eta - alpha theta_t)."""
+    rng = np.random.default_rng(2)
+    n, d, T = 300, 8, 30
+    X = rng.normal(size=(n, d))
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    aug = np.sqrt(np.sum(X ** 2, axis=1) + 1)
+    rs, w = np.ones(n), np.ones(n)
+    lr, alpha, q, std = 0.5, 0.01, 0.2, 3.0
+    steps, noise = np.full(T, lr), np.full(T, std)
+    common = (LOSS_LOGISTIC, 0.0, 1.0, True, alpha, q, q * n, steps, noise, 0.0, np.inf)
+    mask = ImportanceMask(pretrain_fraction=0.5, keep=0.5, unfreeze=1, scaling=False)
+    state = sgd_state(1, d)
+    _, info = run_linear(mask, X, y, w, rs, aug, common, state, T, T, np.random.default_rng(5),
+                         1.0, 1e150, True, 1.0)
+    # replay the pre-training with the plain kernel, one step at a time
+    state = sgd_state(1, d)
+    gen = np.random.default_rng(5)
+    ghat = []
+    for t in range(T // 2):
+        before = state[0].copy()
+        sgd_dense(X, y, w, rs, aug, *common, state, t, t + 1, T, gen)
+        ghat.append((before - state[0]) / lr - alpha * before)
+    expected = np.mean(np.abs(np.array(ghat)), axis=0)[0]
+    np.testing.assert_allclose(info["scores"], expected, rtol=1e-9, atol=1e-12)
+    assert info["kept"] == [d, d // 2]
+
+
+# --- fits -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+def test_nothing_masked_and_no_scaling_is_plain_dp_sgd(sparse_input):
+    X, y = _data(1500, 20)
+    Xf = sp.csr_matrix(X) if sparse_input else X
+    kw = dict(epsilon=1.0, data_norm=1.0, n_samples=1500, random_state=0)
+    a = DPSGDClassifier(**kw).fit(Xf, y)
+    b = DPSGDClassifier(**kw, importance=ImportanceMask(keep=1.0, unfreeze=1,
+                                                       scaling=False)).fit(Xf, y)
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=1e-9, atol=1e-12)
+    assert a.importance_kept_ is None and list(b.importance_kept_) == [20, 20]
+
+
+@pytest.mark.parametrize("Est,target", [(DPSGDClassifier, "cls"), (DPSGDRegressor, "reg")])
+@pytest.mark.parametrize("mask", [ImportanceMask(), ImportanceMask(keep=0.2, unfreeze=1),
+                                  ImportanceMask(scaling=False, pretrain_fraction=0.3)])
+def test_epsilon_and_noise_equal_plain_dp_sgd(Est, target, mask):
+    X, y = _data(1200, 30)
+    if target == "reg":
+        y = X[:, 0] * 3 + 0.1
+    kw = dict(epsilon=2.0, delta=1e-6, data_norm=1.0, n_samples=1200, random_state=0,
+              batch_size=100, epochs=3)
+    if target == "reg":
+        kw["y_bound"] = 2.0
+    plain = Est(**kw).fit(X, y)
+    masked = Est(**kw, importance=mask).fit(X, y)
+    assert masked.epsilon_ == plain.epsilon_ <= 2.0
+    assert masked.n_iter_ == plain.n_iter_
+    assert masked.sampling_rate_ == plain.sampling_rate_
+    np.testing.assert_array_equal(masked.noise_multipliers_, plain.noise_multipliers_)
+    assert masked.clip_norm_ == plain.clip_norm_
+    assert masked.importance_kept_[0] == 30
+    assert masked.importance_kept_[1] == int(np.floor(mask.keep * 30))
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+def test_masked_fit_learns_sparse_signal_and_is_reproducible(sparse_input):
+    X, y = _data(3000, 200, informative=5)
+    Xf = sp.csr_matrix(X) if sparse_input else X
+    kw = dict(epsilon=4.0, data_norm=1.0, n_samples=3000, random_state=3,
+              importance=ImportanceMask(scaling=False))
+    a = DPSGDClassifier(**kw).fit(Xf, y)
+    b = DPSGDClassifier(**kw).fit(Xf, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.score(X, y) > 0.75
+    # the top-5 weights are mostly the informative features
+    top = np.argsort(-np.abs(a.coef_[0]))[:5]
+    assert np.sum(top < 5) >= 3
+
+
+def test_multinomial_masked_fit_runs_with_the_same_budget():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(900, 15)) / 4
+    y = np.argmax(X[:, :3], axis=1)
+    kw = dict(epsilon=1.0, data_norm=1.0, n_samples=900, random_state=0, classes=[0, 1, 2])
+    a = DPSGDClassifier(**kw).fit(X, y)
+    b = DPSGDClassifier(**kw, importance=ImportanceMask()).fit(X, y)
+    assert b.coef_.shape == (3, 15) and b.epsilon_ == a.epsilon_
+    assert np.all(np.isfinite(b.coef_))
