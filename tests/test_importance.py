@@ -232,3 +232,163 @@ def test_multinomial_masked_fit_runs_with_the_same_budget():
     b = DPSGDClassifier(**kw, importance=ImportanceMask()).fit(X, y)
     assert b.coef_.shape == (3, 15) and b.epsilon_ == a.epsilon_
     assert np.all(np.isfinite(b.coef_))
+
+
+# --- the MLP ---------------------------------------------------------------------------------
+
+torch_only = pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
+
+
+def _digits_small():
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(n_class=4, return_X_y=True)
+    return X[:500] / 16.0, y[:500]
+
+
+@torch_only
+def test_mlp_coordinate_weights_clip_the_transformed_gradient_exactly():
+    """The closed-form norm of the masked, scaled gradient (outer products) equals the norm
+    of the per-example gradients from torch.func multiplied by the weights; so does the sum."""
+    import torch
+
+    from skdpgd import _torch_backend as tb
+
+    rng = np.random.default_rng(0)
+    sizes = [6, 5, 3]
+    model = tb.build_mlp(sizes, "tanh")
+    coefs = [rng.normal(size=(a, b)) for a, b in zip(sizes[:-1], sizes[1:])]
+    ints = [rng.normal(size=b) for b in sizes[1:]]
+    params = tb.params_to_torch(coefs, ints)
+    X = torch.tensor(rng.normal(size=(30, 6)) * 2, dtype=torch.float32)
+    y = tb.encode_targets(rng.integers(0, 3, 30), 3)
+    coord = {k: torch.tensor(rng.choice([0.0, 0.1, 1.0, 10.0], size=v.shape),
+                             dtype=torch.float64) for k, v in params.items()}
+    clip = 0.3
+    total, _ = tb._clipped_grad_sum_outer(model, params, X, y, 3, clip, coord=coord)
+    grads = tb.per_example_grads(model, params, X, y, 3)
+    grads = {k: g.double() * coord[k] for k, g in grads.items()}
+    norms = torch.sqrt(sum((g.flatten(1) ** 2).sum(1) for g in grads.values()))
+    f = torch.clamp(clip * (1 - tb.CLIP_MARGIN) / norms, max=1.0)
+    for k, g in grads.items():
+        np.testing.assert_allclose(total[k].numpy(), torch.tensordot(f, g, dims=1).numpy(),
+                                   rtol=2e-4, atol=1e-6)
+
+
+@torch_only
+@pytest.mark.parametrize("clip", [0.1, 2.0])
+def test_mlp_adversarial_neighbour_moves_the_masked_scaled_sum_by_at_most_clip(clip):
+    import torch
+
+    from skdpgd import _torch_backend as tb
+
+    rng = np.random.default_rng(1)
+    sizes = [5, 4, 1]
+    model = tb.build_mlp(sizes, "relu")
+    params = tb.params_to_torch([rng.normal(size=(a, b)) for a, b in zip(sizes[:-1], sizes[1:])],
+                                [rng.normal(size=b) for b in sizes[1:]])
+    coord = {k: torch.tensor(rng.choice([0.0, 0.1, 10.0], size=v.shape), dtype=torch.float64)
+             for k, v in params.items()}
+    coord["0.weight"][:, 0] = 0.0  # input feature 0 reaches only masked weights
+    X = torch.tensor(rng.normal(size=(25, 5)), dtype=torch.float32)
+    y = torch.tensor(rng.integers(0, 2, 25), dtype=torch.float32)
+    base, _ = tb._clipped_grad_sum_outer(model, params, X, y, 1, clip, coord=coord)
+    for adv in ([1e30, 0, 0, 0, 0], [0, 1e30, -1e30, 0, 0], [np.nan, 1, 1, 1, 1],
+                [3.0, -2.0, 5.0, 1.0, 0.5]):
+        Xa = torch.cat([X, torch.tensor([adv], dtype=torch.float32)])
+        ya = torch.cat([y, torch.tensor([1.0])])
+        tot, _ = tb._clipped_grad_sum_outer(model, params, Xa, ya, 1, clip, coord=coord)
+        diff = torch.sqrt(sum(((tot[k] - base[k]) ** 2).sum() for k in tot))
+        assert float(diff) <= clip, (adv, float(diff))
+        for k in tot:  # masked coordinates of the sum stay exactly 0
+            assert torch.all(tot[k][coord[k] == 0] == 0)
+
+
+@torch_only
+def test_mlp_nothing_masked_is_plain_and_budget_is_the_same():
+    from skdpgd import DPMLPClassifier
+
+    X, y = _digits_small()
+    kw = dict(hidden_layer_sizes=(8,), epsilon=2.0, clip_norm=1.0, learning_rate=1.0,
+              max_iter=30, batch_size=100, n_samples=500, classes=[0, 1, 2, 3],
+              random_state=0)
+    a = DPMLPClassifier(**kw).fit(X, y)
+    b = DPMLPClassifier(**kw, importance=ImportanceMask(keep=1.0, unfreeze=1,
+                                                       scaling=False)).fit(X, y)
+    for ca, cb in zip(a.coefs_ + a.intercepts_, b.coefs_ + b.intercepts_):
+        np.testing.assert_array_equal(ca, cb)
+    c = DPMLPClassifier(**kw, importance=ImportanceMask()).fit(X, y)
+    assert c.epsilon_ == a.epsilon_ and c.n_iter_ == a.n_iter_
+    np.testing.assert_array_equal(c.noise_multipliers_, a.noise_multipliers_)
+    n_params = 64 * 8 + 8 + 8 * 4 + 4
+    assert c.importance_kept_[0] == n_params
+    assert c.importance_kept_[1] == int(np.floor(0.6 * n_params))
+    assert a.importance_kept_ is None
+    assert np.all(np.isfinite(c.coefs_[0]))
+
+
+@torch_only
+def test_mlp_masked_parameters_do_not_move():
+    """With a fixed mask (one stage), after pre-training the masked parameters keep their value:
+    fitting T and T_pre steps (same seed, same pre-training) must agree on them."""
+    from skdpgd import DPMLPClassifier
+
+    X, y = _digits_small()
+    kw = dict(hidden_layer_sizes=(8,), epsilon=np.inf, clip_norm=1.0, learning_rate=1.0,
+              n_samples=500, classes=[0, 1, 2, 3], random_state=0, batch_size=100)
+    full = DPMLPClassifier(**kw, max_iter=40, importance=ImportanceMask(
+        pretrain_fraction=0.25, keep=0.3, unfreeze=1, scaling=False)).fit(X, y)
+    pre = DPMLPClassifier(**kw, max_iter=10).fit(X, y)
+    w_full = np.concatenate([c.ravel() for c in full.coefs_ + full.intercepts_])
+    w_pre = np.concatenate([c.ravel() for c in pre.coefs_ + pre.intercepts_])
+    same = np.isclose(w_full, w_pre, rtol=0, atol=0)
+    # about 70% of the parameters were masked (the rest moved)
+    assert 0.6 <= same.mean() <= 0.75
+
+
+# --- device -----------------------------------------------------------------------------------
+
+
+@torch_only
+def test_device_cpu_forms_agree_and_bad_devices_raise():
+    import torch
+
+    from skdpgd import DPMLPClassifier
+
+    X, y = _digits_small()
+    kw = dict(hidden_layer_sizes=(8,), epsilon=2.0, max_iter=10, learning_rate=1.0,
+              classes=[0, 1, 2, 3], random_state=0)
+    a = DPMLPClassifier(**kw).fit(X, y)
+    b = DPMLPClassifier(**kw, device=torch.device("cpu")).fit(X, y)
+    for ca, cb in zip(a.coefs_, b.coefs_):
+        np.testing.assert_array_equal(ca, cb)
+    for bad in ("tpu-ish", 3.5):
+        est = DPMLPClassifier(**kw, device=bad)
+        with pytest.raises(ValueError, match="device"):
+            est.fit(X, y)
+        assert not hasattr(est, "coefs_")
+    if not torch.cuda.is_available():
+        est = DPMLPClassifier(**kw, device="cuda")
+        with pytest.raises(ValueError, match="CUDA"):
+            est.fit(X, y)
+        assert not hasattr(est, "epsilon_")
+
+
+@torch_only
+def test_cuda_fit_has_the_same_accounting_and_learns():
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from skdpgd import DPMLPClassifier
+
+    X, y = _digits_small()
+    kw = dict(hidden_layer_sizes=(16,), epsilon=4.0, max_iter=60, learning_rate=1.0,
+              batch_size=128, n_samples=500, classes=[0, 1, 2, 3], random_state=0)
+    cpu = DPMLPClassifier(**kw).fit(X, y)
+    gpu = DPMLPClassifier(**kw, device="cuda").fit(X, y)
+    assert gpu.epsilon_ == cpu.epsilon_
+    np.testing.assert_array_equal(gpu.noise_multipliers_, cpu.noise_multipliers_)
+    assert gpu.score(X, y) > 0.7 and cpu.score(X, y) > 0.7
+    masked = DPMLPClassifier(**kw, device="cuda", importance=ImportanceMask()).fit(X, y)
+    assert masked.epsilon_ == cpu.epsilon_
