@@ -4,16 +4,18 @@ Methods (same epsilon, delta, T, q, noise multipliers and clip: only the mask di
 
 * ``plain``: DPSGDClassifier / DPSGDRegressor / DPMLPClassifier with ``importance=None``;
 * ``mask``: ``ImportanceMask(scaling=False)`` (private: scores from released gradients);
-* ``mask+scale``: ``ImportanceMask()`` (private, the paper's coordinate-wise scaling too);
+* ``mask+scale``: ``ImportanceMask(scaling=True)`` (private, the paper's coordinate-wise
+  scaling too);
 * ``LEAK (not private)``: ``ImportanceMask(scaling=False)`` whose scores are replaced by the
-  *unnoised* full-batch mean gradient magnitudes at the pre-trained iterate, read from the
+  *unnoised* full-batch mean gradient magnitudes averaged over two points of the pre-training
+  trajectory (its start and its end), read from the
   private data without any noise (the paper's importance computed without accounting). Its
   epsilon is NOT the reported one: it is here only to show what the leak buys. It is built by
   replacing a private function of the package for the duration of one fit, in this script only.
 
 Sets: a few design-half sets of benchmarks/suite (protocol a) and their report-half partners,
 plus high-dimensional sets: TF-IDF text (docstrings of four packages installed next to this
-one, read with ``ast`` from their source files: offline), a synthetic sparse set (d = 5000,
+one, read with ``ast`` from their source files: offline), a synthetic sparse set (d = 20000,
 10 informative coordinates), a wide synthetic one-hot set (30 columns of 40 levels, d = 1200),
 and sklearn's digits for the MLP. Scores: accuracy (classification), R^2 (regression), median
 over seeds.
@@ -96,7 +98,7 @@ def text_set(seed, per_class=1500):
                 yte=y[te], classes=[0, 1, 2, 3])
 
 
-def sparse_set(seed, n=20000, d=5000, informative=10, nnz=30):
+def sparse_set(seed, n=6000, d=20000, informative=10, nnz=30):
     """Synthetic sparse rows (nnz random coordinates of norm-1 rows), label from 10 coords."""
     rng = np.random.default_rng(1000 + seed)
     rows = np.repeat(np.arange(n), nnz)
@@ -113,7 +115,7 @@ def sparse_set(seed, n=20000, d=5000, informative=10, nnz=30):
     y = (X @ w + 0.3 * rng.normal(size=n) > 0).astype(int)
     cut = int(0.75 * n)
     X = X.tocsr()
-    return dict(name="sparse-synth d=5000", task="classification", Xtr=X[:cut], ytr=y[:cut],
+    return dict(name=f"sparse-synth d={d}", task="classification", Xtr=X[:cut], ytr=y[:cut],
                 Xte=X[cut:], yte=y[cut:], classes=[0, 1])
 
 
@@ -156,7 +158,7 @@ def leaking_scores(X, y, task, classes):
 
     original = imp._mask_scores
 
-    def leak(released, coef, intercept):
+    def grad_magnitude(coef, intercept):
         Z = np.asarray(X @ coef.T) + intercept
         if task == "regression":
             G = Z - np.clip(np.asarray(y, float), -1, 1)[:, None]
@@ -172,6 +174,12 @@ def leaking_scores(X, y, task, classes):
         grad = np.asarray(X.T @ G).T / X.shape[0]  # (n_outputs, d)
         return np.sum(np.abs(grad), axis=0)
 
+    def leak(released, coef, intercept):
+        # the paper averages |g_t| over the pre-training trajectory; two points of it, the
+        # start (theta = 0) and the end, both without noise
+        return 0.5 * (grad_magnitude(np.zeros_like(coef), np.zeros_like(intercept))
+                      + grad_magnitude(coef, intercept))
+
     imp._mask_scores = leak
     try:
         yield
@@ -183,10 +191,19 @@ def leaking_scores(X, y, task, classes):
 
 
 def _mask_for(method):
+    """The ImportanceMask of a method name; 'mask:keep=0.3,pretrain_fraction=0.3,unfreeze=1'
+    gives a variant (scaling off unless 'scaling=1' is listed)."""
     from skdpgd import ImportanceMask
 
+    if method.startswith("mask:"):
+        kw = {"scaling": False}
+        for item in method[5:].split(";"):
+            k, v = item.split("=")
+            kw[k] = bool(int(v)) if k == "scaling" else (int(v) if k == "unfreeze"
+                                                          else float(v))
+        return ImportanceMask(**kw)
     return {"plain": None, "mask": ImportanceMask(scaling=False),
-            "mask+scale": ImportanceMask(),
+            "mask+scale": ImportanceMask(scaling=True),
             "LEAK (not private)": ImportanceMask(scaling=False)}[method]
 
 
@@ -240,7 +257,8 @@ def main(argv=None):
     ap.add_argument("--part", choices=("linear", "mlp"), default="linear")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--sets", default="design,report,highdim")
-    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--methods", default=",".join(METHODS),
+                    help="comma-separated; variants as 'mask:keep=0.3;pretrain_fraction=0.3'")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     methods = args.methods.split(",")

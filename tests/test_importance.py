@@ -187,7 +187,8 @@ def test_nothing_masked_and_no_scaling_is_plain_dp_sgd(sparse_input):
 
 
 @pytest.mark.parametrize("Est,target", [(DPSGDClassifier, "cls"), (DPSGDRegressor, "reg")])
-@pytest.mark.parametrize("mask", [ImportanceMask(), ImportanceMask(keep=0.2, unfreeze=1),
+@pytest.mark.parametrize("mask", [ImportanceMask(scaling=True),
+                                  ImportanceMask(keep=0.2, unfreeze=1),
                                   ImportanceMask(scaling=False, pretrain_fraction=0.3)])
 def test_epsilon_and_noise_equal_plain_dp_sgd(Est, target, mask):
     X, y = _data(1200, 30)
@@ -229,7 +230,7 @@ def test_multinomial_masked_fit_runs_with_the_same_budget():
     y = np.argmax(X[:, :3], axis=1)
     kw = dict(epsilon=1.0, data_norm=1.0, n_samples=900, random_state=0, classes=[0, 1, 2])
     a = DPSGDClassifier(**kw).fit(X, y)
-    b = DPSGDClassifier(**kw, importance=ImportanceMask()).fit(X, y)
+    b = DPSGDClassifier(**kw, importance=ImportanceMask(scaling=True)).fit(X, y)
     assert b.coef_.shape == (3, 15) and b.epsilon_ == a.epsilon_
     assert np.all(np.isfinite(b.coef_))
 
@@ -317,7 +318,7 @@ def test_mlp_nothing_masked_is_plain_and_budget_is_the_same():
                                                        scaling=False)).fit(X, y)
     for ca, cb in zip(a.coefs_ + a.intercepts_, b.coefs_ + b.intercepts_):
         np.testing.assert_array_equal(ca, cb)
-    c = DPMLPClassifier(**kw, importance=ImportanceMask()).fit(X, y)
+    c = DPMLPClassifier(**kw, importance=ImportanceMask(scaling=True)).fit(X, y)
     assert c.epsilon_ == a.epsilon_ and c.n_iter_ == a.n_iter_
     np.testing.assert_array_equal(c.noise_multipliers_, a.noise_multipliers_)
     n_params = 64 * 8 + 8 + 8 * 4 + 4
@@ -390,5 +391,6 @@ def test_cuda_fit_has_the_same_accounting_and_learns():
     assert gpu.epsilon_ == cpu.epsilon_
     np.testing.assert_array_equal(gpu.noise_multipliers_, cpu.noise_multipliers_)
     assert gpu.score(X, y) > 0.7 and cpu.score(X, y) > 0.7
-    masked = DPMLPClassifier(**kw, device="cuda", importance=ImportanceMask()).fit(X, y)
+    masked = DPMLPClassifier(**kw, device="cuda",
+                             importance=ImportanceMask(scaling=True)).fit(X, y)
     assert masked.epsilon_ == cpu.epsilon_
