@@ -296,7 +296,34 @@ def main(argv=None):
                 with open(args.out, "w") as fh:
                     json.dump(results, fh)
     print(table(results, methods))
+    print()
+    print(summary(results))
     return results
+
+
+def summary(results, a="mask", b="plain"):
+    """Per half and epsilon: the mean over sets of the difference of the seed medians of
+    method a and method b, and on how many sets a was ahead / behind by more than 0.005."""
+    lines = [f"| half | eps | mean ({a}) - ({b}) over sets | sets ahead / behind (> 0.005) |",
+             "|---|---|---|---|"]
+    groups = []
+    for r in results:
+        if r["group"] not in groups:
+            groups.append(r["group"])
+    for g in groups:
+        for e in sorted({r["epsilon"] for r in results if r["group"] == g}):
+            diffs = []
+            for s in sorted({r["set"] for r in results if r["group"] == g}):
+                rows = [r for r in results if (r["group"], r["set"], r["epsilon"]) == (g, s, e)]
+                va = [r["score"] for r in rows if r["method"] == a]
+                vb = [r["score"] for r in rows if r["method"] == b]
+                if va and vb:
+                    diffs.append(float(np.median(va) - np.median(vb)))
+            if diffs:
+                d = np.array(diffs)
+                lines.append(f"| {g} | {e:g} | {d.mean():+.3f} | {int(np.sum(d > 0.005))} / "
+                             f"{int(np.sum(d < -0.005))} of {d.size} |")
+    return "\n".join(lines)
 
 
 def table(results, methods):
