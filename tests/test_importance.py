@@ -394,3 +394,38 @@ def test_cuda_fit_has_the_same_accounting_and_learns():
     masked = DPMLPClassifier(**kw, device="cuda",
                              importance=ImportanceMask(scaling=True)).fit(X, y)
     assert masked.epsilon_ == cpu.epsilon_
+
+
+# --- scikit-learn's contract with the mask on ------------------------------------------------
+
+
+def _masked_estimators():
+    est = [DPSGDClassifier(random_state=0, importance=ImportanceMask()),
+           DPSGDRegressor(random_state=0, importance=ImportanceMask(scaling=True))]
+    if HAS_TORCH:
+        from skdpgd import DPMLPClassifier
+
+        est.append(DPMLPClassifier(hidden_layer_sizes=(8,), max_iter=20, learning_rate=0.5,
+                                   random_state=0, importance=ImportanceMask()))
+    return est
+
+
+def _expected_failed(estimator):
+    from tests.test_estimator_checks import expected_failed_checks
+
+    failures = dict(expected_failed_checks(estimator))
+    if isinstance(estimator, DPSGDClassifier):
+        failures["check_classifiers_train"] = (
+            "asserts accuracy > 0.83 on blobs with 2 features; the mask keeps floor(r d) = 1 "
+            "of the 2 features in every masked stage (r = 0.6 to 0.9) and prunes the other to "
+            "0, which is what a mask does, not a broken contract (the plain estimator passes; "
+            "the masked regressor and MLP pass every check)")
+    return failures
+
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+
+@parametrize_with_checks(_masked_estimators(), expected_failed_checks=_expected_failed)
+def test_masked_estimators_keep_the_sklearn_contract(estimator, check):
+    check(estimator)
