@@ -429,3 +429,18 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 @parametrize_with_checks(_masked_estimators(), expected_failed_checks=_expected_failed)
 def test_masked_estimators_keep_the_sklearn_contract(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("extra", [dict(momentum=0.5), dict(average=False),
+                                   dict(class_weight="balanced"), dict(schedule="hong"),
+                                   dict(schedule="exponential"), dict(fit_intercept=False),
+                                   dict(accountant="pld", epochs=2, batch_size=100)])
+def test_mask_composes_with_the_other_options(extra):
+    X, y = _data(800, 12)
+    kw = dict(epsilon=2.0, data_norm=1.0, n_samples=800, random_state=0, classes=[0, 1],
+              **extra)
+    plain = DPSGDClassifier(**kw).fit(X, y)
+    masked = DPSGDClassifier(**kw, importance=ImportanceMask(scaling=True)).fit(X, y)
+    assert masked.epsilon_ == plain.epsilon_
+    np.testing.assert_array_equal(masked.noise_multipliers_, plain.noise_multipliers_)
+    assert np.all(np.isfinite(masked.coef_)) and masked.score(X, y) > 0.6
