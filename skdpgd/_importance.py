@@ -193,7 +193,8 @@ def coordinate_scale(second, kept, scaling):
 def _mask_scores(released_scores, coef, intercept):
     """The scores the mask is chosen from: the released ones. (benchmarks/bench_importance.py
     replaces this function to measure what a *non-private* score would buy; nothing in the
-    package does.)"""
+    package does. ``coef, intercept`` are the released iterate: the linear model's weights
+    and intercepts, or the MLP's parameter dict and the order of its names.)"""
     return released_scores
 
 

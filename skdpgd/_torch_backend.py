@@ -314,7 +314,7 @@ def _importance_stage(importance, names, params, score, second, frac, device):
     sizes = [params[k].numel() for k in names]
     flat_score = np.concatenate([score[k].cpu().numpy().ravel() for k in names])
     flat_second = np.concatenate([second[k].cpu().numpy().ravel() for k in names])
-    ranking = _mask_scores(flat_score, None, None)
+    ranking = _mask_scores(flat_score, params, names)  # the released scores (see there)
     kept = kept_coordinates(ranking, frac)
     s_kept = coordinate_scale(flat_second, kept, importance["scaling"])
     m = np.zeros(flat_score.shape[0])
