@@ -2,7 +2,6 @@
 scores from released values only, equivalence with plain DP-SGD when nothing is masked."""
 
 import importlib.util
-import warnings
 
 import numpy as np
 import pytest
