@@ -4,6 +4,8 @@ Methods (same epsilon, delta, T, q, noise multipliers and clip: only the mask di
 
 * ``plain``: DPSGDClassifier / DPSGDRegressor / DPMLPClassifier with ``importance=None``;
 * ``mask``: ``ImportanceMask(scaling=False)`` (private: scores from released gradients);
+* ``mask (pruned)``: the same, with the linear models' masked weights set to 0 (the paper's
+  ``l(m * theta)``) instead of frozen;
 * ``mask+scale``: ``ImportanceMask(scaling=True)`` (private, the paper's coordinate-wise
   scaling too);
 * ``LEAK (not private)``: ``ImportanceMask(scaling=False)`` whose scores are replaced by the
@@ -41,7 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 
 EPSILONS = (1.0, 2.0, 4.0, 8.0)
-METHODS = ("plain", "mask", "mask+scale", "LEAK (not private)")
+METHODS = ("plain", "mask", "mask (pruned)", "mask+scale", "LEAK (not private)")
 
 
 # --- data --------------------------------------------------------------------------------------
@@ -223,6 +225,19 @@ def leaking_scores_mlp(X, y, n_outputs, layer_sizes, activation):
         imp._mask_scores = original
 
 
+@contextlib.contextmanager
+def pruned_weights():
+    """Linear models: masked weights set to 0 instead of frozen (the paper's l(m * theta))."""
+    import skdpgd._importance as imp
+
+    old = imp.IMPORTANCE_LINEAR_FREEZE
+    imp.IMPORTANCE_LINEAR_FREEZE = False
+    try:
+        yield
+    finally:
+        imp.IMPORTANCE_LINEAR_FREEZE = old
+
+
 # --- runs --------------------------------------------------------------------------------------
 
 
@@ -239,6 +254,7 @@ def _mask_for(method):
                                                           else float(v))
         return ImportanceMask(**kw)
     return {"plain": None, "mask": ImportanceMask(scaling=False),
+            "mask (pruned)": ImportanceMask(scaling=False),
             "mask+scale": ImportanceMask(scaling=True),
             "LEAK (not private)": ImportanceMask(scaling=False)}[method]
 
@@ -253,7 +269,8 @@ def fit_linear(data, method, epsilon, seed):
     else:
         est = DPSGDClassifier(classes=data["classes"], **kw)
     ctx = (leaking_scores(data["Xtr"], data["ytr"], data["task"], data["classes"])
-           if method.startswith("LEAK") else contextlib.nullcontext())
+           if method.startswith("LEAK") else pruned_weights() if method == "mask (pruned)"
+           else contextlib.nullcontext())
     with ctx, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(data["Xtr"], data["ytr"])
@@ -306,6 +323,7 @@ def main(argv=None):
     jobs = []
     if args.part == "mlp":
         jobs = [("mlp", "digits", digits_set)]
+        methods = [m for m in methods if m != "mask (pruned)"]  # the MLP always freezes
     else:
         groups = args.sets.split(",")
         if "design" in groups:

@@ -48,6 +48,17 @@ IMPORTANCE_SCALE_RATIO = 10.0
 #: gamma_2 (not given there).
 IMPORTANCE_MOMENT_DECAY = 0.99
 
+#: Linear models: masked weights keep their value (True) or are set to 0 (False, the paper's
+#: pruned forward pass ``l(m * theta)``). A frozen weight still enters every margin; the
+#: kernels see only the kept columns, so the frozen part of each margin, ``x_i[masked] .
+#: theta[masked]`` (one per output), rides along as an extra column divided by
+#: :data:`FROZEN_COLUMN_SCALE` whose weight is that scale and is never updated (step 0). Its
+#: coordinate of the per-example gradient is tiny and, like every coordinate, inside the clip.
+IMPORTANCE_LINEAR_FREEZE = True
+
+#: See :data:`IMPORTANCE_LINEAR_FREEZE`.
+FROZEN_COLUMN_SCALE = 1e6
+
 #: ``importance='auto'``: on only where the benchmark (benchmarks/bench_importance.py) shows a
 #: gain on the design half of benchmarks/suite that holds on the report half. Measured (5
 #: seeds, epsilon 1-8): the private mask was ahead of plain DP-SGD on no design-half set and
@@ -260,28 +271,55 @@ def run_linear(mask, X, y, sample_weight, row_scale, row_norm_aug, common, state
                 ranking_score = _mask_scores(released_score, coef / coef_scale, intercept)
             kept = kept_coordinates(ranking_score, frac)
             s = coordinate_scale(np.mean(second, axis=0), kept, mask.scaling)
-            Xk, aug, wmax = _stage_data(X, kept, s, row_scale, fit_intercept)
-            # masked weights are pruned to 0 (their margin contribution must vanish: the
-            # kernel sees only the kept columns), their momentum too
             dropped = np.setdiff1d(np.arange(d), kept)
-            coef[:, dropped] = 0.0
-            vcoef[:, dropped] = 0.0
+            vcoef[:, dropped] = 0.0  # a masked weight does not move
+            n_frozen = 0
+            if IMPORTANCE_LINEAR_FREEZE and dropped.size:
+                n_frozen = k_out  # one column per output: the frozen part of its margins
+                offsets = np.asarray(X[:, dropped] @ coef[:, dropped].T)  # (n, k_out)
+                Xs = (sp.hstack([X, sp.csr_matrix(offsets)], format="csr")
+                      if sp.issparse(X) else np.hstack([X, offsets]))
+                cols = np.concatenate([kept, d + np.arange(k_out)])
+                s_cols = np.concatenate([s, np.full(k_out, FROZEN_COLUMN_SCALE)])
+                Xk, aug, wmax = _stage_data(Xs, cols, s_cols, row_scale, fit_intercept)
+            else:  # pruned: the kernel sees only the kept columns, so the weight must be 0
+                coef[:, dropped] = 0.0
+                Xk, aug, wmax = _stage_data(X, kept, s, row_scale, fit_intercept)
         info["kept"].append(int(kept.shape[0]))
+        nk = kept.shape[0]
+        s_run, pre = s, s * s
         sub = (np.ascontiguousarray(coef[:, kept] * s), intercept,
                np.ascontiguousarray(vcoef[:, kept] * s), vint,
                np.ascontiguousarray(acoef[:, kept] * s), aint, beta)
-        stats = (np.zeros((k_out, kept.shape[0])), np.ascontiguousarray(second[:, kept]))
+        if stage > 0 and n_frozen:
+            # weight FROZEN_COLUMN_SCALE on output k's own frozen column (theta' = theta s with
+            # theta = 1), step 0 so it never moves
+            extra = np.eye(k_out) * FROZEN_COLUMN_SCALE
+            sub = (np.ascontiguousarray(np.hstack([sub[0], extra])), intercept,
+                   np.ascontiguousarray(np.hstack([sub[2], np.zeros((k_out, k_out))])), vint,
+                   np.ascontiguousarray(np.hstack([sub[4], np.zeros((k_out, k_out))])), aint,
+                   beta)
+            s_run = np.concatenate([s, np.full(k_out, FROZEN_COLUMN_SCALE)])
+            pre = np.concatenate([s * s, np.zeros(k_out)])
+        n_run = sub[0].shape[1]
+        stats = (np.zeros((k_out, n_run)),
+                 np.ascontiguousarray(np.hstack([second[:, kept],
+                                                 np.zeros((k_out, n_run - nk))])))
         max_norm = max_margin / max(row_bound_kernel * wmax, 1.0)
+        if n_run > nk:  # the frozen columns' weights count in the iterate's norm
+            max_norm += k_out * FROZEN_COLUMN_SCALE
         run_common = (loss, param, clip, fit_int, alpha, q, n_norm, steps, noise_std, momentum,
                       max_norm)
         bad = sgd_masked(Xk, y, sample_weight, row_scale, aug, *run_common, sub, int(t0),
-                         int(t1), average_start, gen, s * s, s, stats,
+                         int(t1), average_start, gen, pre, s_run, stats,
                          IMPORTANCE_MOMENT_DECAY)
-        coef[:, kept] = sub[0] / s
-        vcoef[:, kept] = sub[2] / s
-        acoef[:, kept] = sub[4] / s
-        score[:, kept] += stats[0]
-        second[:, kept] = stats[1]
+        coef[:, kept] = sub[0][:, :nk] / s
+        vcoef[:, kept] = sub[2][:, :nk] / s
+        acoef[:, kept] = sub[4][:, :nk] / s
+        if stage > 0 and n_frozen:  # the frozen weights, in every averaged iterate
+            acoef[:, dropped] += coef[:, dropped] * max(0, t1 - max(t0, average_start))
+        score[:, kept] += stats[0][:, :nk]
+        second[:, kept] = stats[1][:, :nk]
         if on_stage is not None:
             on_stage(t1)
         if bad >= 0:

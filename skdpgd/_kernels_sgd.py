@@ -242,7 +242,8 @@ def _masked_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit
     n_norm``) added to the statistics: ``score += |g^|`` and ``second <- decay second +
     (1 - decay) (g^^2 - v)`` with ``v = (scale std / n_norm)^2 * noise_var_scale`` the known
     (public) variance of the noise in g^ (subtracted so the moment estimates the signal's).
-    Post-processing of the released sum only."""
+    A column with ``pre = 0`` is not updated (it carries the frozen weights' margins, see
+    :func:`skdpgd._importance.run_linear`). Post-processing of the released sum only."""
     n_blocks, n_out, d = gcoef.shape
     corr = 1.0 - beta_pow
     for k in range(n_out):
@@ -257,6 +258,8 @@ def _masked_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit
             nv = scale[j] * std / n_norm
             second[k, j] = decay * second[k, j] + (1.0 - decay) * (
                 ghat * ghat - noise_var_scale * nv * nv)
+            if pre[j] == 0.0:  # a frozen column (its weight is a constant of the stage)
+                continue
             g = pre[j] * g / n_norm + alpha * coef[k, j]
             vcoef[k, j] = momentum * vcoef[k, j] + (1.0 - momentum) * g
             coef[k, j] -= eta * vcoef[k, j] / corr

@@ -443,3 +443,33 @@ def test_mask_composes_with_the_other_options(extra):
     assert masked.epsilon_ == plain.epsilon_
     np.testing.assert_array_equal(masked.noise_multipliers_, plain.noise_multipliers_)
     assert np.all(np.isfinite(masked.coef_)) and masked.score(X, y) > 0.6
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+@pytest.mark.parametrize("classes", [[0, 1], [0, 1, 2]])
+def test_linear_masked_weights_are_frozen_and_still_in_the_margins(sparse_input, classes):
+    """Noiseless, no averaging: the masked weights after the full fit equal those after the
+    pre-training steps alone (same seed, same batches); and freezing differs from pruning
+    (the frozen part of the margins is used: the kept weights end elsewhere)."""
+    import skdpgd._importance as imp
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(600, 10)) / 3
+    y = np.argmax(X[:, :len(classes)] + 0.3 * X[:, 5:5 + len(classes)], axis=1)
+    Xf = sp.csr_matrix(X) if sparse_input else X
+    kw = dict(epsilon=np.inf, data_norm=2.0, n_samples=600, random_state=0, classes=classes,
+              batch_size=60, average=False, alpha=1e-3)
+    mask = ImportanceMask(pretrain_fraction=0.25, keep=0.5, unfreeze=1)
+    full = DPSGDClassifier(**kw, epochs=4.0, importance=mask).fit(Xf, y)
+    pre = DPSGDClassifier(**kw, epochs=1.0).fit(Xf, y)
+    assert full.n_iter_ == 40 and pre.n_iter_ == 10
+    same = np.all(np.isclose(full.coef_, pre.coef_, rtol=1e-12, atol=1e-14), axis=0)
+    assert same.sum() == 5  # the 5 masked features did not move; the 5 kept ones did
+    old = imp.IMPORTANCE_LINEAR_FREEZE
+    try:
+        imp.IMPORTANCE_LINEAR_FREEZE = False
+        pruned = DPSGDClassifier(**kw, epochs=4.0, importance=mask).fit(Xf, y)
+    finally:
+        imp.IMPORTANCE_LINEAR_FREEZE = old
+    assert np.all(pruned.coef_[:, same] == 0.0)
+    assert not np.allclose(pruned.coef_[:, ~same], full.coef_[:, ~same])
