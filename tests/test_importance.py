@@ -473,3 +473,54 @@ def test_linear_masked_weights_are_frozen_and_still_in_the_margins(sparse_input,
         imp.IMPORTANCE_LINEAR_FREEZE = old
     assert np.all(pruned.coef_[:, same] == 0.0)
     assert not np.allclose(pruned.coef_[:, ~same], full.coef_[:, ~same])
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+@pytest.mark.parametrize("n_out", [1, 3])
+def test_frozen_margin_columns_stay_inside_the_clip(sparse_input, n_out):
+    """The frozen part of the margins rides along as extra columns (divided by 1e6); an
+    adversary with huge values in the masked (frozen) features makes those columns huge: the
+    row kernel's clipped sum (what step t releases before the noise) still moves by <= C."""
+    from skdpgd._importance import FROZEN_COLUMN_SCALE
+    from skdpgd._kernels import _sum_rows_csr, _sum_rows_multi, _sum_rows_single
+
+    rng = np.random.default_rng(7)
+    n, d, clip = 30, 8, 0.5
+    kept, dropped = np.array([0, 2, 5]), np.array([1, 3, 4, 6, 7])
+    frozen = rng.normal(size=(n_out, dropped.size)) * 5
+    coef_kept = rng.normal(size=(n_out, kept.size))
+    s = np.array([0.1, 1.0, 10.0])
+    loss = LOSS_LOGISTIC if n_out == 1 else LOSS_MULTINOMIAL
+    base = rng.normal(size=(n, d))
+    y_base = (np.where(rng.random(n) < 0.5, 1.0, -1.0) if n_out == 1
+              else rng.integers(0, n_out, n).astype(float))
+    for scale_adv in (1e150, 1e3, 1.0):
+        adv = np.zeros(d)
+        adv[dropped] = scale_adv
+        sums = []
+        for X, y in ((base, y_base), (np.vstack([base, adv]), np.append(y_base, 1.0))):
+            m = X.shape[0]
+            norms = np.sqrt(np.sum((X / 1e100) ** 2, axis=1)) * 1e100
+            row_scale = np.minimum(1.0, 3.0 / norms)
+            offsets = X[:, dropped] @ frozen.T
+            cols = np.concatenate([kept, d + np.arange(n_out)])
+            s_cols = np.concatenate([s, np.full(n_out, FROZEN_COLUMN_SCALE)])
+            Xs = np.hstack([X, offsets])
+            Xk, aug, _ = _stage_data(sp.csr_matrix(Xs) if sparse_input else Xs, cols, s_cols,
+                                     row_scale, True)
+            coef = np.ascontiguousarray(np.hstack([coef_kept * s,
+                                                   np.eye(n_out) * FROZEN_COLUMN_SCALE]))
+            gcoef, gint = np.zeros((n_out, cols.size)), np.zeros(n_out)
+            args = (y, np.ones(m), row_scale, aug, np.arange(m, dtype=np.int64), 0, m, loss,
+                    0.0, clip, coef, np.zeros(n_out), gcoef, gint)
+            if sparse_input:
+                _sum_rows_csr(*Xk, *args)
+            elif n_out == 1:
+                _sum_rows_single(Xk, *args)
+            else:
+                _sum_rows_multi(Xk, *args)
+            sums.append(np.concatenate([gcoef.ravel(), gint]))
+        diff = np.linalg.norm(sums[1] - sums[0])
+        assert np.all(np.isfinite(sums[1])) and diff <= clip * (1 + 1e-9), (scale_adv, diff)
+        if scale_adv == 1.0:  # a moderate adversary does contribute (the test can see it)
+            assert diff > 0.01 * clip
