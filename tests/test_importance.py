@@ -412,14 +412,7 @@ def _masked_estimators():
 def _expected_failed(estimator):
     from tests.test_estimator_checks import expected_failed_checks
 
-    failures = dict(expected_failed_checks(estimator))
-    if isinstance(estimator, DPSGDClassifier):
-        failures["check_classifiers_train"] = (
-            "asserts accuracy > 0.83 on blobs with 2 features; the mask keeps floor(r d) = 1 "
-            "of the 2 features in every masked stage (r = 0.6 to 0.9) and prunes the other to "
-            "0, which is what a mask does, not a broken contract (the plain estimator passes; "
-            "the masked regressor and MLP pass every check)")
-    return failures
+    return expected_failed_checks(estimator)
 
 
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
