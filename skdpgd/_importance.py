@@ -62,7 +62,8 @@ FROZEN_COLUMN_SCALE = 1e6
 #: ``importance='auto'``: on only where the benchmark (benchmarks/bench_importance.py) shows a
 #: gain on the design half of benchmarks/suite that holds on the report half. Measured (5
 #: seeds, epsilon 1-8): the private mask was ahead of plain DP-SGD on no design-half set and
-#: behind on two (digits, computers), level on the high-dimensional sets; so 'auto' is off.
+#: behind on digits (and chile at epsilon 2); on the high-dimensional sets it was level or a
+#: few points ahead (one-hot d = 1200: +3.3 at epsilon 2). So 'auto' is off.
 AUTO_IMPORTANCE = False
 
 
@@ -100,10 +101,11 @@ class ImportanceMask:
     scaling : bool, default=False
         Coordinate-wise scaling of each example's gradient before the clip (the paper's
         adaptive clipping, without the mean subtraction). The paper uses it; it is off by
-        default because it lost to the mask alone on every design-half set where anything
-        moved (up to 44 points on digits at epsilon 2, see the theory page): the scale
-        concentrates the noise on the coordinates with the largest gradients and, normalised
-        to RMS 1, amplifies the others, so most examples are clipped harder.
+        default because it lost to the mask alone on the benchmark's design half (digits and
+        chile at epsilon 1, 2 and 4, computers at 1 and 2; up to 26 points on digits; level
+        at epsilon 8; see the theory page): the scale concentrates the noise on the coordinates with the
+        largest gradients and, normalised to RMS 1, amplifies the others, so most examples are
+        clipped harder.
 
     Notes
     -----
