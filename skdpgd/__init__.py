@@ -6,6 +6,7 @@ the schedules.
 """
 
 from .exceptions import BudgetExceededError, PrivacyLeakWarning, PrivacyUsageWarning
+from ._importance import ImportanceMask
 from .budget import PrivacyBudget
 from .linear_model import DPLogisticRegression, DPRidge
 from .neural import DPMLPClassifier  # torch is imported only inside fit
@@ -34,6 +35,7 @@ __all__ = [
     "DPMLPClassifier",
     "DPSGDClassifier",
     "DPSGDRegressor",
+    "ImportanceMask",
     "PrivacyBudget",
     "privacy_report",
     "PrivateRandomSearchCV",

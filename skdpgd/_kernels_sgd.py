@@ -212,3 +212,147 @@ def csr_row_norms(data, indptr):
             s += v * v
         out[i] = m * math.sqrt(s)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Importance-masked DP-SGD (AdaDPIGU, made private: see skdpgd._importance)
+# ---------------------------------------------------------------------------------------------
+# One stage of the masked run works on the kept columns only, rescaled: the caller passes
+# X' = X[:, kept] / s[kept] (s > 0, public: a function of released values) and the iterate
+# in the matching coordinates theta' = theta * s (so every margin theta . x is unchanged).
+# The row kernels then clip each example's *masked and scaled* gradient
+# ``l'(z_i) (x~_i[kept] / s[kept])`` to clip_norm in closed form (row_norm_aug is the norm of the
+# transformed row): the clip comes after the mask and the scaling, so adding or removing one
+# example moves the released sum S_t (a vector over the kept columns; the masked columns of
+# the sum are identically 0 and are not released) by at most clip_norm. The noise is added to
+# the kept columns only. Everything after it is post-processing of S_t:
+#   g^_t = s * (S_t + noise) / n_norm                    (restored to the scale of theta)
+#   theta <- theta - eta (g^_t + alpha theta), i.e. theta' <- theta' - eta (s^2 (S_t + noise) /
+#   n_norm + alpha theta') in the stage's coordinates (``pre = s^2``),
+# and the statistics the next stages read (importance scores, running second moments) are
+# computed from g^_t, a released value.
+
+
+@njit
+def _masked_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_intercept,
+                   coef, intercept, vcoef, vint, gen, pre, scale, noise_var_scale, score,
+                   second, decay):
+    """:func:`skdpgd._kernels._noisy_update` with a per-column step ``pre`` (= s^2), and the
+    released noisy mean gradient restored to theta's scale (``g^ = scale * (S + noise) /
+    n_norm``) added to the statistics: ``score += |g^|`` and ``second <- decay second +
+    (1 - decay) (g^^2 - v)`` with ``v = (scale std / n_norm)^2 * noise_var_scale`` the known
+    (public) variance of the noise in g^ (subtracted so the moment estimates the signal's).
+    A column with ``pre = 0`` is not updated (it carries the frozen weights' margins, see
+    :func:`skdpgd._importance.run_linear`). Post-processing of the released sum only."""
+    n_blocks, n_out, d = gcoef.shape
+    corr = 1.0 - beta_pow
+    for k in range(n_out):
+        for j in range(d):
+            g = 0.0
+            for c in range(n_blocks):
+                g += gcoef[c, k, j]
+            if std > 0.0:
+                g += std * gen.standard_normal()
+            ghat = scale[j] * g / n_norm  # released (post-processing)
+            score[k, j] += abs(ghat)
+            nv = scale[j] * std / n_norm
+            second[k, j] = decay * second[k, j] + (1.0 - decay) * (
+                ghat * ghat - noise_var_scale * nv * nv)
+            if pre[j] == 0.0:  # a frozen column (its weight is a constant of the stage)
+                continue
+            g = pre[j] * g / n_norm + alpha * coef[k, j]
+            vcoef[k, j] = momentum * vcoef[k, j] + (1.0 - momentum) * g
+            coef[k, j] -= eta * vcoef[k, j] / corr
+        if fit_intercept:
+            g = 0.0
+            for c in range(n_blocks):
+                g += gint[c, k]
+            if std > 0.0:
+                g += std * gen.standard_normal()
+            g = g / n_norm
+            vint[k] = momentum * vint[k] + (1.0 - momentum) * g
+            intercept[k] -= eta * vint[k] / corr
+
+
+def sgd_masked(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
+               fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm, state,
+               t0, t1, average_start, gen, pre, scale, stats, decay):
+    """Steps ``t0 <= t < t1`` of one stage of importance-masked DP-SGD (see the comment above)
+    on X' (dense, or a CSR triple ``(data, indices, indptr)``) with ``state`` in the stage's
+    coordinates; ``stats = (score, second)`` (arrays shaped like the coefficients) collect the
+    statistics of the released gradients. Same release and sensitivity (clip_norm) as
+    :func:`sgd_dense`; returns the first step whose iterate broke ``max_norm`` (-1: none)."""
+    score, second = stats
+    if isinstance(X, tuple):
+        data, indices, indptr = X
+        return _sgd_masked_csr(data, indices, indptr, y, sample_weight, row_scale,
+                               row_norm_aug, loss, param, clip_norm, fit_intercept, alpha, q,
+                               n_norm, step_sizes, noise_std, momentum, max_norm, state, t0, t1,
+                               average_start, gen, pre, scale, score, second, decay,
+                               *_scratch(indptr.shape[0] - 1, state))
+    run = _sgd_masked_single if state[0].shape[0] == 1 else _sgd_masked_multi
+    return run(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
+               fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm, state,
+               t0, t1, average_start, gen, pre, scale, score, second, decay,
+               *_scratch(X.shape[0], state))
+
+
+@njit
+def _sgd_masked_single(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
+                       fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum,
+                       max_norm, state, t0, t1, average_start, gen, pre, scale, score, second,
+                       decay, gcoef, gint, rows):
+    n = X.shape[0]
+    coef, intercept, vcoef, vint, acoef, aint, beta = state
+    for t in range(t0, t1):
+        m = poisson_sample(n, q, gen, rows)
+        # each term: the masked, scaled gradient clipped to clip_norm (sensitivity clip_norm)
+        _sum_rows_single(X, y, sample_weight, row_scale, row_norm_aug, rows, 0, m, loss, param,
+                         clip_norm, coef, intercept, gcoef[0], gint[0])
+        beta[0] *= momentum
+        _masked_update(gcoef, gint, noise_std[t], n_norm, alpha, step_sizes[t], momentum,
+                       beta[0], fit_intercept, coef, intercept, vcoef, vint, gen, pre, scale,
+                       1.0, score, second, decay)
+        if _after_step(coef, intercept, acoef, aint, max_norm, t >= average_start):
+            return t
+    return -1
+
+
+@njit
+def _sgd_masked_multi(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
+                      fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum,
+                      max_norm, state, t0, t1, average_start, gen, pre, scale, score, second,
+                      decay, gcoef, gint, rows):
+    n = X.shape[0]
+    coef, intercept, vcoef, vint, acoef, aint, beta = state
+    for t in range(t0, t1):
+        m = poisson_sample(n, q, gen, rows)
+        _sum_rows_multi(X, y, sample_weight, row_scale, row_norm_aug, rows, 0, m, loss, param,
+                        clip_norm, coef, intercept, gcoef[0], gint[0])
+        beta[0] *= momentum
+        _masked_update(gcoef, gint, noise_std[t], n_norm, alpha, step_sizes[t], momentum,
+                       beta[0], fit_intercept, coef, intercept, vcoef, vint, gen, pre, scale,
+                       1.0, score, second, decay)
+        if _after_step(coef, intercept, acoef, aint, max_norm, t >= average_start):
+            return t
+    return -1
+
+
+@njit
+def _sgd_masked_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, loss,
+                    param, clip_norm, fit_intercept, alpha, q, n_norm, step_sizes, noise_std,
+                    momentum, max_norm, state, t0, t1, average_start, gen, pre, scale, score,
+                    second, decay, gcoef, gint, rows):
+    n = indptr.shape[0] - 1
+    coef, intercept, vcoef, vint, acoef, aint, beta = state
+    for t in range(t0, t1):
+        m = poisson_sample(n, q, gen, rows)
+        _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, rows, 0,
+                      m, loss, param, clip_norm, coef, intercept, gcoef[0], gint[0])
+        beta[0] *= momentum
+        _masked_update(gcoef, gint, noise_std[t], n_norm, alpha, step_sizes[t], momentum,
+                       beta[0], fit_intercept, coef, intercept, vcoef, vint, gen, pre, scale,
+                       1.0, score, second, decay)
+        if _after_step(coef, intercept, acoef, aint, max_norm, t >= average_start):
+            return t
+    return -1

@@ -23,6 +23,7 @@ from . import _kernels, _kernels_sgd
 from ._base import (warn_if_large_delta, COMMON_CONSTRAINTS, DEFAULT_DELTA_CAP, SetupCharges, _generator,
                     default_delta)
 from ._compat import HasMethods, Interval, StrOptions
+from ._importance import resolve_importance, run_linear
 from ._mechanisms import Progress
 from ._public import CLASS_COUNT_SENSITIVITY, resolve_class_weight, resolve_n_samples
 from ._rdp import PLDAccountant
@@ -208,6 +209,7 @@ SGD_CONSTRAINTS = {
     "average": ["boolean"],
     "schedule": [StrOptions(set(SGD_SCHEDULES)), HasMethods(["plan"])],
     "accountant": [StrOptions({"rdp", "pld"})],
+    "importance": [None, StrOptions({"auto"}), HasMethods(["stages", "validate"])],
 }
 
 
@@ -280,6 +282,8 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
     fit_intercept = bool(est.fit_intercept)
     gen = _generator(est.random_state)
     accountant = RDPAccountant() if est.accountant == "rdp" else PLDAccountant()
+    # a parameter (public): validated before anything is released
+    mask = resolve_importance(getattr(est, "importance", None))
 
     if getattr(est.budget, "neighbouring", "add_remove") != "add_remove":
         raise ValueError(
@@ -384,6 +388,22 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
                  f"N (public) = {n_public:g}, epsilon = {epsilon:g}, delta = {delta:.3g}")
     # ten chunks when verbose (the state carries over: the same numbers as one call)
     bounds = np.linspace(0, n_steps, 11 if progress.verbose >= 2 else 2).astype(int)
+    importance_info = None
+    if mask is not None:
+        # importance-masked steps: the same T Poisson-sampled Gaussian releases (multipliers
+        # z, sensitivity clip_norm: the clip comes after the mask and the scale), the mask and
+        # the scale computed from earlier releases only (skdpgd._importance)
+        bad_step, importance_info = run_linear(
+            mask, X, yc, sample_weight, row_scale, row_norm_aug, common, state, n_steps,
+            average_start, gen, row_bound_kernel, SGD_MAX_MARGIN, fit_intercept, c,
+            on_stage=lambda t1: progress.released_steps(accountant, z[:t1], q, delta, t1,
+                                                        n_steps))
+        bounds = []
+        if bad_step >= 0:
+            raise DivergenceError(
+                f"the fit diverged: after step {bad_step + 1} the iterate's norm was not finite "
+                f"or above the public bound (margins up to {SGD_MAX_MARGIN:g}); the fit "
+                "stopped there. Lower learning_rate or raise alpha.")
     for t0, t1 in zip(bounds[:-1], bounds[1:]):
         bad_step = run(state, int(t0), int(t1), average_start, gen)
         if bad_step >= 0:  # decided on the released iterate: the message is public too
@@ -417,6 +437,9 @@ def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bou
         "neighbouring_": "add/remove-one",
         "accountant_": accountant.name,
         "data_norm_": data_norm,
+        # released-only: how many features each stage kept (None: importance off)
+        "importance_kept_": (None if importance_info is None
+                             else np.asarray(importance_info["kept"])),
     }
 
 

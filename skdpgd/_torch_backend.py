@@ -100,9 +100,9 @@ def params_to_torch(coefs, intercepts):
 
 def params_to_numpy(params, n_layers):
     """Inverse of :func:`params_to_torch` (float64 numpy arrays)."""
-    coefs = [params[f"{2 * k}.weight"].detach().numpy().T.astype(np.float64)
+    coefs = [params[f"{2 * k}.weight"].detach().cpu().numpy().T.astype(np.float64)
              for k in range(n_layers)]
-    intercepts = [params[f"{2 * k}.bias"].detach().numpy().astype(np.float64)
+    intercepts = [params[f"{2 * k}.bias"].detach().cpu().numpy().astype(np.float64)
                   for k in range(n_layers)]
     return coefs, intercepts
 
@@ -203,7 +203,8 @@ def clipped_grad_sum_checked(model, params, X, y, n_outputs, clip_norm, method=N
     if method != "vmap":
         raise ValueError(f"unknown per-example method {method!r}.")
     torch = import_torch()
-    total = {k: torch.zeros(v.shape, dtype=torch.float64) for k, v in params.items()}
+    total = {k: torch.zeros(v.shape, dtype=torch.float64, device=v.device)
+             for k, v in params.items()}
     n = X.shape[0]
     n_bad = 0
     if n == 0:
@@ -258,7 +259,7 @@ def _mlp_signals(model, params, X, y, n_outputs):
         else:
             loss = -(y * torch.log_softmax(a, dim=1)).sum()
         deltas = torch.autograd.grad(loss, pres)
-    finite = torch.ones(X.shape[0], dtype=torch.bool)
+    finite = torch.ones(X.shape[0], dtype=torch.bool, device=X.device)
     for t in [*inputs, *deltas]:
         finite &= torch.isfinite(t.detach()).all(1)
     clean = [torch.nan_to_num(t, nan=0.0, posinf=0.0, neginf=0.0) for t in inputs]
@@ -266,17 +267,32 @@ def _mlp_signals(model, params, X, y, n_outputs):
     return clean, deltas, finite
 
 
-def _clipped_grad_sum_outer(model, params, X, y, n_outputs, clip_norm, weights=None):
-    """'outer' method of :func:`clipped_grad_sum` (see the module docstring)."""
+def _clipped_grad_sum_outer(model, params, X, y, n_outputs, clip_norm, weights=None,
+                            coord=None):
+    """'outer' method of :func:`clipped_grad_sum` (see the module docstring).
+
+    ``coord`` (dict name -> tensor shaped like the parameter, or None): per-coordinate
+    multipliers applied to each example's gradient *before* the clip (the importance mask
+    divided by the public scale, 0 for a masked coordinate). The norm of the transformed
+    gradient of a Linear layer is still closed-form,
+    ``sum_{o,i} delta_o^2 W_oi^2 a_i^2 = ((delta^2) @ (W^2) . a^2)``, and the clip applies to
+    it: each example's transformed, clipped contribution has norm <= C whatever ``coord`` is.
+    """
     torch = import_torch()
-    total = {k: torch.zeros(v.shape, dtype=torch.float64) for k, v in params.items()}
+    total = {k: torch.zeros(v.shape, dtype=torch.float64, device=v.device)
+             for k, v in params.items()}
     if X.shape[0] == 0:
         return total, 0
     inputs, deltas, finite = _mlp_signals(model, params, X, y, n_outputs)
     # ||g_i||^2 = sum_k ||delta_ik||^2 (||a_ik||^2 + 1), in float64 (n x width: cheap)
-    sq = torch.zeros(X.shape[0], dtype=torch.float64)
-    for a, d in zip(inputs, deltas):
-        sq += (d.double() ** 2).sum(1) * ((a.double() ** 2).sum(1) + 1.0)
+    sq = torch.zeros(X.shape[0], dtype=torch.float64, device=X.device)
+    for k, (a, d) in enumerate(zip(inputs, deltas)):
+        d2, a2 = d.double() ** 2, a.double() ** 2
+        if coord is None:
+            sq += d2.sum(1) * (a2.sum(1) + 1.0)
+        else:
+            Ww, Wb = coord[f"{2 * k}.weight"], coord[f"{2 * k}.bias"]
+            sq += ((d2 @ (Ww * Ww)) * a2).sum(1) + (d2 * (Wb * Wb)).sum(1)
     norms = torch.sqrt(sq)
     target = float(clip_norm) * (1.0 - CLIP_MARGIN)
     f = torch.clamp(target / torch.clamp(norms, min=1e-300), max=1.0)
@@ -288,12 +304,45 @@ def _clipped_grad_sum_outer(model, params, X, y, n_outputs, clip_norm, weights=N
         fd = d.double() * f[:, None]
         total[f"{2 * k}.weight"] = fd.T @ a.double()
         total[f"{2 * k}.bias"] = fd.sum(0)
+        if coord is not None:
+            total[f"{2 * k}.weight"] *= coord[f"{2 * k}.weight"]
+            total[f"{2 * k}.bias"] *= coord[f"{2 * k}.bias"]
     return total, int((~finite).sum())
+
+
+def _importance_stage(importance, names, params, score, second, frac, device):
+    """Kept mask (dict of 0/1 float64 tensors), scale s (dict) and the per-coordinate
+    multipliers ``m / s`` for a stage with kept fraction ``frac``: from the released scores
+    and second moments only (post-processing; see :mod:`skdpgd._importance`)."""
+    torch = import_torch()
+    from ._importance import _mask_scores, coordinate_scale, kept_coordinates
+
+    sizes = [params[k].numel() for k in names]
+    flat_score = np.concatenate([score[k].cpu().numpy().ravel() for k in names])
+    flat_second = np.concatenate([second[k].cpu().numpy().ravel() for k in names])
+    ranking = _mask_scores(flat_score, params, names)  # the released scores (see there)
+    kept = kept_coordinates(ranking, frac)
+    s_kept = coordinate_scale(flat_second, kept, importance["scaling"])
+    m = np.zeros(flat_score.shape[0])
+    m[kept] = 1.0
+    s = np.ones(flat_score.shape[0])
+    s[kept] = s_kept
+    out_m, out_s, out_w = {}, {}, {}
+    start = 0
+    for k, size in zip(names, sizes):
+        sl = slice(start, start + size)
+        shape = params[k].shape
+        out_m[k] = torch.as_tensor(m[sl].reshape(shape), dtype=torch.float64, device=device)
+        out_s[k] = torch.as_tensor(s[sl].reshape(shape), dtype=torch.float64, device=device)
+        out_w[k] = out_m[k] / out_s[k]
+        start += size
+    return out_m, out_s, out_w, int(kept.shape[0])
 
 
 def run_noisy_gd(X, y, n_outputs, layer_sizes, activation, coefs, intercepts, *, clip_norm,
                  learning_rate, momentum, noise_std, sampling_rate, normaliser, seed,
-                 sample_weight=None, callback=None):
+                 sample_weight=None, callback=None, importance=None, device=None,
+                 info=None):
     """Noisy (minibatch) gradient descent on an MLP; returns (coefs, intercepts) as numpy.
 
     Parameters
@@ -319,41 +368,95 @@ def run_noisy_gd(X, y, n_outputs, layer_sizes, activation, coefs, intercepts, *,
         ``w_i clip_C(g_i)``, still of norm at most C.
     callback : callable or None
         Called with the 1-based step number after each step's release (progress output).
+    importance : dict or None
+        Importance-masked steps (:mod:`skdpgd._importance`): ``{"stages": [(t0, t1, kept
+        fraction)], "scaling": bool, "decay": float}``. In a masked stage each example's
+        gradient is masked and divided by the public scale s, then clipped to C (sensitivity
+        C); noise is added to the kept coordinates; ``g^ = s (S + noise) / normaliser`` on
+        them, 0 elsewhere (masked parameters keep their value). Scores and scales come from
+        earlier ``g^`` only.
+    device : torch.device or None
+        Where the tensors live (None: CPU). Sums are float64 on the device too.
+    info : dict or None
+        Filled with released-only diagnostics (``kept`` per stage) when given.
 
     Update (Hong et al., Eq. 3, bias-corrected momentum; momentum 0 is plain GD):
     ``g_t = S_t / normaliser``, ``v_t = beta v_{t-1} + (1 - beta) g_t``,
     ``theta_{t+1} = theta_t - lr v_t / (1 - beta^t)``.
     """
     torch = import_torch()
-    gen = torch.Generator().manual_seed(int(seed))
+    device = torch.device("cpu") if device is None else torch.device(device)
+    gen = torch.Generator(device=device).manual_seed(int(seed))
     model = build_mlp(layer_sizes, activation)
-    params = params_to_torch(coefs, intercepts)
-    Xt = torch.from_numpy(np.array(X, dtype=np.float32))  # a private, writable copy
-    yt = encode_targets(y, n_outputs)
+    params = {k: v.to(device) for k, v in params_to_torch(coefs, intercepts).items()}
+    # a private, writable copy on the device
+    Xt = torch.from_numpy(np.array(X, dtype=np.float32)).to(device)
+    yt = encode_targets(y, n_outputs).to(device)
     n = Xt.shape[0]
     wt = None if sample_weight is None else torch.from_numpy(
-        np.asarray(sample_weight, dtype=np.float64))
+        np.asarray(sample_weight, dtype=np.float64)).to(device)
     beta = float(momentum)
     velocity = {k: torch.zeros_like(v) for k, v in params.items()}
     beta_pow = 1.0
+    names = list(params)
+    stage_of = None
+    keep_m = scale = coord = None
+    if importance is not None:
+        stage_of = np.empty(len(noise_std), dtype=int)
+        for i, (t0, t1, _) in enumerate(importance["stages"]):
+            stage_of[t0:t1] = i
+        score = {k: torch.zeros(v.shape, dtype=torch.float64, device=device)
+                 for k, v in params.items()}
+        second = {k: torch.zeros(v.shape, dtype=torch.float64, device=device)
+                  for k, v in params.items()}
+        decay = float(importance["decay"])
+        kept_counts = []
     # parameters are plain tensors (no autograd graph): torch.func.grad differentiates inside
     for step, std in enumerate(np.asarray(noise_std, dtype=float)):
         if sampling_rate < 1.0:
-            keep = torch.rand(n, generator=gen, dtype=torch.float64) < sampling_rate
+            keep = torch.rand(n, generator=gen, dtype=torch.float64,
+                              device=device) < sampling_rate
             Xb, yb, wb = Xt[keep], yt[keep], None if wt is None else wt[keep]
         else:
             Xb, yb, wb = Xt, yt, wt
+        if stage_of is not None and (step == 0 or stage_of[step] != stage_of[step - 1]):
+            stage = int(stage_of[step])
+            if stage == 0:
+                kept_counts.append(sum(v.numel() for v in params.values()))
+            else:  # the mask and the scale of this stage, from released values only
+                keep_m, scale, coord, n_kept = _importance_stage(
+                    importance, names, params, score, second,
+                    importance["stages"][stage][2], device)
+                kept_counts.append(n_kept)
+                for k in names:  # a masked coordinate stops moving
+                    velocity[k] = velocity[k] * keep_m[k].to(velocity[k].dtype)
         # rows with a non-finite gradient contributed 0 (the sum keeps its sensitivity); how
         # many there were depends on the private rows, so it decides nothing
-        total, _ = clipped_grad_sum_checked(model, params, Xb, yb, n_outputs, clip_norm,
-                                            weights=wb)
+        if coord is None:
+            total, _ = clipped_grad_sum_checked(model, params, Xb, yb, n_outputs, clip_norm,
+                                                weights=wb)
+        else:  # masked and scaled before the clip: sensitivity C
+            total, _ = _clipped_grad_sum_outer(model, params, Xb, yb, n_outputs, clip_norm,
+                                               weights=wb, coord=coord)
         beta_pow *= beta
         for k in params:  # fixed order: the noise draws are reproducible
             noisy = total[k]  # float64
             if std > 0:
-                noisy = noisy + float(std) * torch.randn(
-                    noisy.shape, generator=gen, dtype=torch.float32).double()
-            g = (noisy / float(normaliser)).float()
+                draw = float(std) * torch.randn(noisy.shape, generator=gen, dtype=torch.float32,
+                                                device=device).double()
+                noisy = noisy + (draw if keep_m is None else draw * keep_m[k])
+            if stage_of is not None:  # the released mean gradient, restored to theta's scale
+                ghat = noisy / float(normaliser)
+                nv = (float(std) / float(normaliser)) ** 2
+                if scale is not None:
+                    ghat = ghat * scale[k] * keep_m[k]
+                    nv = nv * (scale[k] * keep_m[k]) ** 2
+                if stage_of[step] == 0:
+                    score[k] += ghat.abs()
+                second[k] = decay * second[k] + (1.0 - decay) * (ghat * ghat - nv)
+                g = ghat.float()
+            else:
+                g = (noisy / float(normaliser)).float()
             if beta > 0:
                 velocity[k] = beta * velocity[k] + (1.0 - beta) * g
                 g = velocity[k] / (1.0 - beta_pow)
@@ -365,6 +468,8 @@ def run_noisy_gd(X, y, n_outputs, layer_sizes, activation, coefs, intercepts, *,
                 "float32); the fit stopped there. Lower learning_rate.")
         if callback is not None:
             callback(step + 1)
+    if info is not None and stage_of is not None:
+        info["kept"] = kept_counts
     return params_to_numpy(params, len(layer_sizes) - 1)
 
 

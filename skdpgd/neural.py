@@ -77,6 +77,23 @@ def _forward(coefs, intercepts, activation, X):
     return a
 
 
+def _resolve_device(torch, device):
+    """``device`` as a torch.device; ValueError for an unknown one or a CUDA device that
+    is not there (raised before anything is released)."""
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError) as exc:
+        raise ValueError(f"device must be 'cpu', 'cuda' or a torch.device; got {device!r}."
+                         ) from exc
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device={device!r} asks for CUDA, but torch sees no CUDA device "
+                             "(or this torch build has no CUDA support); use device='cpu'.")
+    elif dev.type != "cpu":
+        raise ValueError(f"device must be a CPU or CUDA device; got {device!r}.")
+    return dev
+
+
 class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
     __doc__ = f"""Differentially private multi-layer perceptron classifier (DP-GD / DP-SGD, PyTorch).
 
@@ -179,7 +196,22 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
 
     random_state : int, RandomState instance or None, default=None
         Seeds the initial weights, the minibatch sampling and the noise (one numpy Generator,
-        which also seeds the torch Generator); an int makes a fit reproducible.
+        which also seeds the torch Generator); an int makes a fit reproducible (on a given
+        device: CPU and CUDA generators draw different numbers).
+
+    importance : None, 'auto' or ImportanceMask, default=None
+        Importance-masked DP-SGD (AdaDPIGU, :class:`~skdpgd.ImportanceMask`): after a
+        pre-training share of the steps only the parameters whose *released* noisy gradients
+        were largest are updated and noised (the kept share growing back towards all), with
+        optional coordinate-wise scaling before the clip. Same steps, noise multipliers and
+        ``epsilon_`` as without it. None: off; 'auto': off (no gain measured on the
+        benchmark's design half).
+
+    device : str or torch.device, default='cpu'
+        Where the per-example gradients, their float64 clipped sums and the noise are
+        computed ('cpu', 'cuda', 'cuda:1', ...). The accounting is the same on every device;
+        the random draws differ between devices. 'cuda' without a CUDA device raises a
+        ValueError before anything is released.
 
     Attributes
     ----------
@@ -243,6 +275,10 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
 
     sensitivity_ : float
         L2 sensitivity of each step's clipped gradient sum (2C or C).
+
+    importance_kept_ : ndarray of int or None
+        With ``importance``: the number of parameters each stage updated (pre-training
+        first); None otherwise.
 
     See Also
     --------
@@ -332,12 +368,17 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         "n_samples": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "n_jobs": [Interval(numbers.Integral, None, None, closed="neither"), None],
         "verbose": ["verbose"],
+        "importance": [None, StrOptions({"auto"}), HasMethods(["stages", "validate"])],
+        "device": "no_validation",  # checked in fit (torch is imported there)
     }
 
     def __init__(self, hidden_layer_sizes=(100,), activation="relu", epsilon=1.0, delta=None,
                  classes=None, class_weight=None, clip_norm=1.0, learning_rate=0.1, max_iter=100, batch_size=None,
                  schedule="uniform", decay=None, momentum=0.0, neighbouring="auto",
-                 n_samples=None, n_jobs=None, verbose=0, random_state=None):
+                 n_samples=None, n_jobs=None, verbose=0, random_state=None, importance=None,
+                 device="cpu"):
+        self.importance = importance
+        self.device = device
         self.classes = classes
         self.class_weight = class_weight
         self.n_samples = n_samples
@@ -430,7 +471,11 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         hidden = self._hidden_sizes()
         from . import _torch_backend  # raises a clear ImportError without torch
 
-        _torch_backend.import_torch()
+        torch = _torch_backend.import_torch()
+        device = _resolve_device(torch, self.device)
+        from ._importance import IMPORTANCE_MOMENT_DECAY, resolve_importance
+
+        mask = resolve_importance(self.importance)  # a parameter: checked before any release
 
         n, d = X.shape
         n_classes = classes.shape[0]
@@ -526,13 +571,18 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
             else:
                 progress.released(z[step - 1:step], step - 1, z.shape[0])
 
+        importance = None if mask is None else {
+            "stages": mask.stages(z.shape[0]), "scaling": bool(mask.scaling),
+            "decay": IMPORTANCE_MOMENT_DECAY}
+        run_info = {}
         with _torch_backend.torch_threads(self.n_jobs):
             coefs, intercepts = _torch_backend.run_noisy_gd(
                 X, y_k, n_outputs, layer_sizes, self.activation, coefs0, intercepts0,
                 clip_norm=clip_norm, learning_rate=float(self.learning_rate) * weight_scale,
                 momentum=float(self.momentum), noise_std=z * sensitivity, sampling_rate=q,
                 normaliser=normaliser, seed=_torch_backend.torch_seed(gen),
-                sample_weight=sample_weight, callback=report if self.verbose else None)
+                sample_weight=sample_weight, callback=report if self.verbose else None,
+                importance=importance, device=device, info=run_info)
 
         # --- what was spent (recomputed from the multipliers actually used) ---
         runs = [GaussianSteps(z, sampling_rate=q)]
@@ -570,6 +620,8 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         self.neighbouring_ = NEIGHBOURING[neighbouring]
         self.clip_norm_ = clip_norm
         self.sensitivity_ = sensitivity
+        self.importance_kept_ = (np.asarray(run_info["kept"]) if "kept" in run_info
+                                 else None)
 
     # ---- prediction (numpy, no torch needed) ----------------------------------------------
 

@@ -116,6 +116,14 @@ _SGD_PARAMS_DOC = """
     verbose : int, default=0
         1 prints what the fit releases; 2 adds about ten progress lines (step, epsilon spent
         so far, elapsed time). Only public or released values are printed.
+
+    importance : None, 'auto' or ImportanceMask, default=None
+        Importance-masked DP-SGD (AdaDPIGU, see :class:`~skdpgd.ImportanceMask`): after a
+        pre-training share of the steps, only the features whose *released* noisy gradients
+        were largest are updated (and noised), the kept share growing back towards all of
+        them; optional coordinate-wise scaling before the clip. Same T, q, noise and
+        ``epsilon_`` as the plain run. None: off. 'auto': off (it did not win on the
+        benchmark's design half, see the theory page).
 """
 
 _SGD_FITTED_DOC = """
@@ -169,6 +177,10 @@ _SGD_FITTED_DOC = """
     releases_ : list of Release
         Every release of the fit (:class:`skdpgd.accounting.Release`), as the accountant and
         a budget see them.
+
+    importance_kept_ : ndarray of int or None
+        With ``importance``: the number of features each stage updated (pre-training first);
+        None otherwise.
 """
 
 _SGD_NOTES = """
@@ -309,9 +321,11 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
                  fit_intercept=True,
                  intercept_scaling=0.5, batch_size="auto", epochs="auto", learning_rate="auto",
                  momentum=0.0, average=True, schedule="auto", n_samples=None,
-                 random_state=None, budget=None, verbose=0, accountant="rdp"):
+                 random_state=None, budget=None, verbose=0, accountant="rdp",
+                 importance=None):
         self.loss = loss
         self.accountant = accountant
+        self.importance = importance
         self.classes = classes
         self.class_weight = class_weight
         self.n_samples = n_samples
@@ -483,9 +497,10 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
                  delta=None, data_norm=None, clip_norm="auto", alpha="auto", fit_intercept=True,
                  intercept_scaling=0.5, batch_size="auto", epochs="auto", learning_rate="auto",
                  momentum=0.0, average=True, schedule="auto", n_samples=None, random_state=None,
-                 budget=None, verbose=0, accountant="rdp"):
+                 budget=None, verbose=0, accountant="rdp", importance=None):
         self.loss = loss
         self.accountant = accountant
+        self.importance = importance
         self.n_samples = n_samples
         self.verbose = verbose
         self.huber_threshold = huber_threshold

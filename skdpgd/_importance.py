@@ -1,0 +1,331 @@
+"""Importance-masked DP-SGD (seed 002, AdaDPIGU), made private.
+
+AdaDPIGU (Zhang and Xie) runs ordinary DP-SGD for a pre-training share of the steps while
+scoring each coordinate by the mean magnitude of its gradient, then keeps the top ``r * d``
+coordinates (the rest are masked: not updated, and no noise is paid for them), lets the kept
+fraction grow back towards 1 (progressive unfreezing), and standardises each example's
+gradient coordinate-wise before clipping it.
+
+The privacy argument here (docs/theory.md, "Importance masks"):
+
+* **Scores and statistics come from released values only.** The score of coordinate j is
+  ``mean_t |g^_{t,j}|`` over the pre-training steps, where ``g^_t`` is the *released* noisy
+  mean gradient of step t (its noisy clipped sum divided by the public expected batch size);
+  the running second moments that set the scaling are computed from the same released
+  vectors (minus the noise's known variance, a public number). The mask and the scaling are
+  therefore post-processing of earlier releases: public when the next step is taken.
+* **Every step is a Poisson-subsampled Gaussian release with sensitivity clip_norm.** In a
+  masked stage each example's gradient is masked (a coordinate projection), divided
+  coordinate-wise by the public scale s, and *then* clipped to clip_norm in L2, so adding or
+  removing one example moves the released sum (a vector over the kept coordinates) by at most
+  clip_norm, whatever the mask and the scale. The masked coordinates of the sum are
+  identically 0: nothing is released for them, so no noise is needed there.
+* **Same T, q and noise multipliers as plain DP-SGD.** The steps are the same mechanism
+  (adaptively composed: each step's mask is fixed by earlier outputs, which RDP/PLD
+  composition allows), so ``epsilon_`` is exactly the plain run's.
+
+What is left out of the paper: the per-example top-k after standardisation (a second,
+data-dependent pruning inside each example's gradient; private too, since it happens before
+the clip, but it adds a d log d sort per example), and the subtraction of the running mean
+before scaling (it would break the closed-form clip of the linear kernels, whose per-example
+gradient is a multiple of the row). The scaling here divides by a running RMS only.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+#: The scale s_j (RMS of the released gradient of coordinate j, normalised to RMS 1 over the
+#: kept coordinates) is kept within [1 / IMPORTANCE_SCALE_RATIO, IMPORTANCE_SCALE_RATIO]: a
+#: coordinate the noise made look silent cannot get an unbounded share of the clip budget.
+IMPORTANCE_SCALE_RATIO = 10.0
+
+#: Decay of the running second moment of the released gradients (per step), the paper's
+#: gamma_2 (not given there).
+IMPORTANCE_MOMENT_DECAY = 0.99
+
+#: Linear models: masked weights keep their value (True) or are set to 0 (False, the paper's
+#: pruned forward pass ``l(m * theta)``). A frozen weight still enters every margin; the
+#: kernels see only the kept columns, so the frozen part of each margin, ``x_i[masked] .
+#: theta[masked]`` (one per output), rides along as an extra column divided by
+#: :data:`FROZEN_COLUMN_SCALE` whose weight is that scale and is never updated (step 0). Its
+#: coordinate of the per-example gradient is tiny and, like every coordinate, inside the clip.
+IMPORTANCE_LINEAR_FREEZE = True
+
+#: See :data:`IMPORTANCE_LINEAR_FREEZE`.
+FROZEN_COLUMN_SCALE = 1e6
+
+#: ``importance='auto'``: on only where the benchmark (benchmarks/bench_importance.py) shows a
+#: gain on the design half of benchmarks/suite that holds on the report half. Measured (5
+#: seeds, epsilon 1-8): the private mask was ahead of plain DP-SGD on no design-half set and
+#: behind on digits (and chile at epsilon 2); on the high-dimensional sets it was level or a
+#: few points ahead (one-hot d = 1200: +3.3 at epsilon 2). So 'auto' is off.
+AUTO_IMPORTANCE = False
+
+
+class ImportanceMask:
+    """Importance-masked DP-SGD (AdaDPIGU, Zhang and Xie), computed privately.
+
+    Pass an instance as the ``importance`` parameter of :class:`~skdpgd.DPSGDClassifier`,
+    :class:`~skdpgd.DPSGDRegressor` or :class:`~skdpgd.DPMLPClassifier`.
+
+    The first ``pretrain_fraction`` of the T steps are ordinary DP-SGD; each coordinate is
+    scored by the mean magnitude of its *released* (noisy) mean gradient over them. The top
+    ``keep`` fraction of the coordinates is then kept; the retained fraction grows linearly
+    back towards 1 over ``unfreeze`` equal stages of the remaining steps (1 stage: a fixed
+    mask). Masked coordinates are not updated and get no noise. With ``scaling``, each
+    example's masked gradient is divided coordinate-wise by a scale s (the running RMS of the
+    released gradients, normalised, within a bounded ratio) before it is clipped, and the
+    noisy sum is multiplied back by s.
+
+    The number of steps, the sampling rate and the noise multipliers are those of the plain
+    run: the privacy guarantee (and ``epsilon_``) is the same, because every quantity that
+    shapes the mask or the scale is a released value and every step's sum has sensitivity
+    ``clip_norm`` (the clip comes after the mask and the scale).
+
+    Parameters
+    ----------
+    pretrain_fraction : float in (0, 1), default=0.1
+        Share of the steps spent in the unmasked pre-training phase (the paper gives no
+        value; 0.1 is ours).
+    keep : float in (0, 1], default=0.6
+        Retained fraction r of the coordinates after pre-training (the paper's r = 0.6).
+    unfreeze : int >= 1, default=4
+        Number of equal stages of the masked phase; in stage k (0-based) the retained fraction
+        is ``keep + (1 - keep) k / unfreeze`` (the paper's progressive unfreezing; its schedule
+        is not given). 1 keeps the mask fixed.
+    scaling : bool, default=False
+        Coordinate-wise scaling of each example's gradient before the clip (the paper's
+        adaptive clipping, without the mean subtraction). The paper uses it; it is off by
+        default because it lost to the mask alone on the benchmark's design half (digits and
+        chile at epsilon 1, 2 and 4, computers at 1 and 2; up to 26 points on digits; level
+        at epsilon 8; see the theory page): the scale concentrates the noise on the coordinates with the
+        largest gradients and, normalised to RMS 1, amplifies the others, so most examples are
+        clipped harder.
+
+    Notes
+    -----
+    For the linear estimators a coordinate is a feature (its weights for every output); the
+    intercept is always kept. For the MLP a coordinate is a parameter (weight or bias). Masked
+    weights keep their value (frozen; they still enter the predictions). Setting them to 0
+    instead, the paper's pruned forward pass ``l(m * theta)``, was behind freezing on the
+    benchmark's design half at 3 of 4 budgets (``IMPORTANCE_LINEAR_FREEZE``).
+    """
+
+    def __init__(self, pretrain_fraction=0.1, keep=0.6, unfreeze=4, scaling=False):
+        self.pretrain_fraction = pretrain_fraction
+        self.keep = keep
+        self.unfreeze = unfreeze
+        self.scaling = scaling
+
+    def __repr__(self):
+        return (f"ImportanceMask(pretrain_fraction={self.pretrain_fraction!r}, "
+                f"keep={self.keep!r}, unfreeze={self.unfreeze!r}, scaling={self.scaling!r})")
+
+    def __eq__(self, other):
+        return type(other) is type(self) and vars(self) == vars(other)
+
+    def __hash__(self):
+        return hash(tuple(sorted(vars(self).items())))
+
+    def validate(self):
+        """Raise ValueError for a parameter out of range; return self."""
+        pf, keep, unf = self.pretrain_fraction, self.keep, self.unfreeze
+        if not (isinstance(pf, numbers.Real) and 0.0 < pf < 1.0):
+            raise ValueError(f"ImportanceMask: pretrain_fraction must be in (0, 1), got {pf!r}.")
+        if not (isinstance(keep, numbers.Real) and 0.0 < keep <= 1.0):
+            raise ValueError(f"ImportanceMask: keep must be in (0, 1], got {keep!r}.")
+        if not (isinstance(unf, numbers.Integral) and not isinstance(unf, bool) and unf >= 1):
+            raise ValueError(f"ImportanceMask: unfreeze must be an int >= 1, got {unf!r}.")
+        if not isinstance(self.scaling, (bool, np.bool_)):
+            raise ValueError(f"ImportanceMask: scaling must be a bool, got {self.scaling!r}.")
+        return self
+
+    def stages(self, n_steps):
+        """``[(t0, t1, kept fraction)]``: the pre-training stage (fraction 1), then the
+        ``unfreeze`` stages of the masked phase (empty stages dropped). Public: a function of
+        the parameters and T only."""
+        n_steps = int(n_steps)
+        t_pre = min(n_steps, max(1, int(round(float(self.pretrain_fraction) * n_steps))))
+        out = [(0, t_pre, 1.0)]
+        k = int(self.unfreeze)
+        bounds = np.linspace(t_pre, n_steps, k + 1).round().astype(int)
+        for i in range(k):
+            if bounds[i + 1] > bounds[i]:
+                frac = float(self.keep) + (1.0 - float(self.keep)) * i / k
+                out.append((int(bounds[i]), int(bounds[i + 1]), frac))
+        return out
+
+
+def resolve_importance(importance):
+    """The ImportanceMask to run, or None. 'auto' follows :data:`AUTO_IMPORTANCE`."""
+    if importance is None:
+        return None
+    if isinstance(importance, str):
+        if importance != "auto":
+            raise ValueError(f"importance must be None, 'auto' or an ImportanceMask; got "
+                             f"{importance!r}.")
+        return ImportanceMask() if AUTO_IMPORTANCE else None
+    if not isinstance(importance, ImportanceMask):
+        raise ValueError(f"importance must be None, 'auto' or an ImportanceMask; got "
+                         f"{importance!r}.")
+    return importance.validate()
+
+
+def kept_coordinates(score, fraction):
+    """Indices (sorted) of the ``max(1, floor(fraction * d))`` coordinates with the largest
+    scores (ties: the lower index first; a non-finite score ranks last). A function of the
+    released scores only."""
+    score = np.asarray(score, dtype=float)
+    d = score.shape[0]
+    k = d if fraction >= 1.0 else max(1, int(math.floor(fraction * d)))
+    key = np.where(np.isfinite(score), score, -np.inf)
+    order = np.argsort(-key, kind="stable")
+    return np.sort(order[:k])
+
+
+def coordinate_scale(second, kept, scaling):
+    """Scale s over ``kept`` from the running second moments of the released gradients:
+    ``sqrt(max(second, 0))`` normalised to RMS 1 over the kept coordinates, within
+    [1/IMPORTANCE_SCALE_RATIO, IMPORTANCE_SCALE_RATIO]; ones without scaling or when the
+    moments carry nothing. Post-processing of released values."""
+    ones = np.ones(kept.shape[0])
+    if not scaling:
+        return ones
+    u = np.sqrt(np.maximum(np.asarray(second, dtype=float)[kept], 0.0))
+    rms = math.sqrt(float(np.mean(u * u))) if u.size else 0.0
+    if not (rms > 0.0 and math.isfinite(rms)):
+        return ones
+    r = IMPORTANCE_SCALE_RATIO
+    return np.clip(u / rms, 1.0 / r, r)
+
+
+def _mask_scores(released_scores, coef, intercept):
+    """The scores the mask is chosen from: the released ones. (benchmarks/bench_importance.py
+    replaces this function to measure what a *non-private* score would buy; nothing in the
+    package does. ``coef, intercept`` are the released iterate: the linear model's weights
+    and intercepts, or the MLP's parameter dict and the order of its names.)"""
+    return released_scores
+
+
+def _stage_data(X, kept, s, row_scale, fit_intercept):
+    """X restricted to the kept columns and divided by s (a copy; X is not modified), and the
+    augmented norms of the transformed rows in the kernel's coordinates (``row_scale`` applied,
+    plus the intercept column 1): the clip bound of the row kernels."""
+    w = 1.0 / s
+    if sp.issparse(X):
+        Xs = X[:, kept].tocsr()
+        Xs.sort_indices()
+        Xs.data = Xs.data * w[Xs.indices]
+        from ._kernels_sgd import csr_row_norms
+
+        norms = csr_row_norms(Xs.data, Xs.indptr)
+        Xk = (Xs.data.astype(np.float64, copy=False), Xs.indices.astype(np.int64),
+              Xs.indptr.astype(np.int64))
+    else:
+        Xk = np.ascontiguousarray(X[:, kept] * w)
+        m = np.max(np.abs(Xk), axis=1) if Xk.shape[1] else np.zeros(Xk.shape[0])
+        safe = np.where(m > 0, m, 1.0)
+        norms = m * np.sqrt(np.sum((Xk / safe[:, None]) ** 2, axis=1))
+    scaled = row_scale * norms
+    aug = np.sqrt(scaled ** 2 + 1.0) if fit_intercept else scaled
+    # a hair above the computed norm: the clip bound must not be below the true norm
+    return Xk, aug * (1.0 + 1e-12), float(np.max(w)) if w.size else 1.0
+
+
+def run_linear(mask, X, y, sample_weight, row_scale, row_norm_aug, common, state, n_steps,
+               average_start, gen, row_bound_kernel, max_margin, fit_intercept, coef_scale,
+               on_stage=None):
+    """Run the T steps of importance-masked DP-SGD for a linear model.
+
+    ``common`` is the plain kernel's tuple ``(loss, param, clip, fit_intercept, alpha, q,
+    n_norm, steps, noise_std, momentum, max_norm)`` in the kernel's coordinates; ``state`` is
+    :func:`skdpgd._kernels_sgd.sgd_state` in full coordinates (updated in place). Returns
+    ``(bad_step, info)``: the first step whose iterate broke the public bound (-1: none) and
+    a dict of released-only diagnostics (kept counts per stage, the scores).
+    """
+    from ._kernels_sgd import sgd_masked
+
+    k_out, d = state[0].shape
+    (loss, param, clip, fit_int, alpha, q, n_norm, steps, noise_std, momentum, _) = common
+    score = np.zeros((k_out, d))
+    second = np.zeros((k_out, d))
+    coef, intercept, vcoef, vint, acoef, aint, beta = state
+    info = {"kept": [], "stages": mask.stages(n_steps)}
+    dense_X = X if not sp.issparse(X) else None
+    released_score = None
+    for stage, (t0, t1, frac) in enumerate(info["stages"]):
+        if stage == 0:  # pre-training: all coordinates, s = 1
+            kept = np.arange(d)
+            s = np.ones(d)
+            if sp.issparse(X):
+                Xk = (X.data.astype(np.float64, copy=False), X.indices.astype(np.int64),
+                      X.indptr.astype(np.int64))
+            else:
+                Xk = dense_X
+            aug, wmax = row_norm_aug, 1.0
+        else:
+            if released_score is None:  # end of pre-training: the scores (released values)
+                released_score = np.sum(score, axis=0) / max(1, t0)
+                ranking_score = _mask_scores(released_score, coef / coef_scale, intercept)
+            kept = kept_coordinates(ranking_score, frac)
+            s = coordinate_scale(np.mean(second, axis=0), kept, mask.scaling)
+            dropped = np.setdiff1d(np.arange(d), kept)
+            vcoef[:, dropped] = 0.0  # a masked weight does not move
+            n_frozen = 0
+            if IMPORTANCE_LINEAR_FREEZE and dropped.size:
+                n_frozen = k_out  # one column per output: the frozen part of its margins
+                offsets = np.asarray(X[:, dropped] @ coef[:, dropped].T)  # (n, k_out)
+                Xs = (sp.hstack([X, sp.csr_matrix(offsets)], format="csr")
+                      if sp.issparse(X) else np.hstack([X, offsets]))
+                cols = np.concatenate([kept, d + np.arange(k_out)])
+                s_cols = np.concatenate([s, np.full(k_out, FROZEN_COLUMN_SCALE)])
+                Xk, aug, wmax = _stage_data(Xs, cols, s_cols, row_scale, fit_intercept)
+            else:  # pruned: the kernel sees only the kept columns, so the weight must be 0
+                coef[:, dropped] = 0.0
+                Xk, aug, wmax = _stage_data(X, kept, s, row_scale, fit_intercept)
+        info["kept"].append(int(kept.shape[0]))
+        nk = kept.shape[0]
+        s_run, pre = s, s * s
+        sub = (np.ascontiguousarray(coef[:, kept] * s), intercept,
+               np.ascontiguousarray(vcoef[:, kept] * s), vint,
+               np.ascontiguousarray(acoef[:, kept] * s), aint, beta)
+        if stage > 0 and n_frozen:
+            # weight FROZEN_COLUMN_SCALE on output k's own frozen column (theta' = theta s with
+            # theta = 1), step 0 so it never moves
+            extra = np.eye(k_out) * FROZEN_COLUMN_SCALE
+            sub = (np.ascontiguousarray(np.hstack([sub[0], extra])), intercept,
+                   np.ascontiguousarray(np.hstack([sub[2], np.zeros((k_out, k_out))])), vint,
+                   np.ascontiguousarray(np.hstack([sub[4], np.zeros((k_out, k_out))])), aint,
+                   beta)
+            s_run = np.concatenate([s, np.full(k_out, FROZEN_COLUMN_SCALE)])
+            pre = np.concatenate([s * s, np.zeros(k_out)])
+        n_run = sub[0].shape[1]
+        stats = (np.zeros((k_out, n_run)),
+                 np.ascontiguousarray(np.hstack([second[:, kept],
+                                                 np.zeros((k_out, n_run - nk))])))
+        max_norm = max_margin / max(row_bound_kernel * wmax, 1.0)
+        if n_run > nk:  # the frozen columns' weights count in the iterate's norm
+            max_norm += k_out * FROZEN_COLUMN_SCALE
+        run_common = (loss, param, clip, fit_int, alpha, q, n_norm, steps, noise_std, momentum,
+                      max_norm)
+        bad = sgd_masked(Xk, y, sample_weight, row_scale, aug, *run_common, sub, int(t0),
+                         int(t1), average_start, gen, pre, s_run, stats,
+                         IMPORTANCE_MOMENT_DECAY)
+        coef[:, kept] = sub[0][:, :nk] / s
+        vcoef[:, kept] = sub[2][:, :nk] / s
+        acoef[:, kept] = sub[4][:, :nk] / s
+        if stage > 0 and n_frozen:  # the frozen weights, in every averaged iterate
+            acoef[:, dropped] += coef[:, dropped] * max(0, t1 - max(t0, average_start))
+        score[:, kept] += stats[0][:, :nk]
+        second[:, kept] = stats[1][:, :nk]
+        if on_stage is not None:
+            on_stage(t1)
+        if bad >= 0:
+            return bad, info
+    info["scores"] = released_score
+    return -1, info
