@@ -117,9 +117,11 @@ def test_privacy_attributes(Est, epsilon, delta, cancer):
     assert est.mu_ == pytest.approx(compose_gdp(z_all))
     assert est.rho_ == pytest.approx(est.mu_ ** 2 / 2)
     assert gdp_epsilon(delta, est.mu_) == pytest.approx(est.epsilon_)
-    assert est.mechanism_ in ("gradient", "newton", "ssp", "output")
+    assert est.mechanism_ in ("gradient", "newton", "ssp", "output", "prior")
     if est.mechanism_ in ("gradient", "newton"):
         assert est.n_iter_ == len(est.noise_multipliers_)
+    if est.mechanism_ == "prior":  # below the switch's signal-to-noise ratio (binary)
+        assert names[-2:] == ["class counts (start)", "class counts"] and est.n_iter_ == 0
     assert est.neighbouring_ == "replace-one"
 
 

@@ -289,7 +289,7 @@ def test_warm_start_spends_its_share_and_composes_exactly(epsilon, neighbouring)
               row_clip="data_norm", neighbouring=neighbouring)
     if neighbouring == "add_remove":
         kw["n_samples"] = len(y)  # a public N keeps the noisy count out of the shares
-    est = DPLogisticRegression(schedule=Auto(prior_share=0.2), **kw).fit(X, y)
+    est = DPLogisticRegression(schedule=Auto(prior_share=0.2, prior_switch=False), **kw).fit(X, y)
     *fit, counts = est.releases_
     assert counts.name == "class counts (start)"
     unit = math.sqrt(2.0) if neighbouring == "replace" else 1.0
@@ -302,7 +302,8 @@ def test_warm_start_spends_its_share_and_composes_exactly(epsilon, neighbouring)
     assert est.epsilon_ <= epsilon
     # the fit's own releases come first; share 0 releases no counts at all
     assert fit[0].name == "gradient sums"
-    cold = DPLogisticRegression(schedule=Auto(prior_share=0.0), **kw).fit(X, y)
+    cold = DPLogisticRegression(schedule=Auto(prior_share=0.0, prior_switch=False),
+                                **kw).fit(X, y)
     assert all(r.name != "class counts (start)" for r in cold.releases_)
     assert cold.mu_ == pytest.approx(est.mu_, rel=1e-9)
 
@@ -319,10 +320,10 @@ def test_warm_start_keeps_a_noisy_fit_at_the_majority_class():
     warm, cold = [], []
     for seed in range(5):
         kw = dict(epsilon=0.05, data_norm=1.0, classes=[0, 1], random_state=seed)
-        warm.append(DPLogisticRegression(schedule=Auto(prior_share=0.1), **kw).fit(X, y)
-                    .score(X, y))
-        cold.append(DPLogisticRegression(schedule=Auto(prior_share=0.0), **kw).fit(X, y)
-                    .score(X, y))
+        warm.append(DPLogisticRegression(schedule=Auto(prior_share=0.1, prior_switch=False),
+                                         **kw).fit(X, y).score(X, y))
+        cold.append(DPLogisticRegression(schedule=Auto(prior_share=0.0, prior_switch=False),
+                                         **kw).fit(X, y).score(X, y))
     assert np.median(warm) >= majority - 0.005
     assert np.median(cold) < majority - 0.005  # the failure the warm start removes
 
@@ -334,15 +335,16 @@ def test_warm_start_is_reproducible_and_leaves_the_exact_fit_alone():
 
     X, y = _imbalanced(n=800)
     kw = dict(epsilon=0.5, data_norm=1.0, classes=[0, 1], random_state=3)
-    a = DPLogisticRegression(schedule=Auto(prior_share=0.1), **kw).fit(X, y)
-    b = DPLogisticRegression(schedule=Auto(prior_share=0.1), **kw).fit(X, y)
+    a = DPLogisticRegression(schedule=Auto(prior_share=0.1, prior_switch=False), **kw).fit(X, y)
+    b = DPLogisticRegression(schedule=Auto(prior_share=0.1, prior_switch=False), **kw).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.intercept_, b.intercept_)
     assert a.releases_[-1].name == "class counts (start)"
     # the counts' noise comes from a separate stream: with a vanishing share the fit draws the
     # same gradient noise as the fit from 0 (and the default, share 0, releases no counts)
-    tiny = DPLogisticRegression(schedule=Auto(prior_share=1e-12), **kw).fit(X, y)
-    cold = DPLogisticRegression(**kw).fit(X, y)
+    tiny = DPLogisticRegression(schedule=Auto(prior_share=1e-12, prior_switch=False),
+                                **kw).fit(X, y)
+    cold = DPLogisticRegression(schedule=Auto(prior_switch=False), **kw).fit(X, y)
     assert all(r.name != "class counts (start)" for r in cold.releases_)
     np.testing.assert_allclose(tiny.coef_, cold.coef_, rtol=1e-3, atol=1e-3)
     exact = DPLogisticRegression(epsilon=np.inf, data_norm=1.0, classes=[0, 1]).fit(X, y)
@@ -379,3 +381,23 @@ def test_prior_switch_spends_the_same_budget_on_either_branch(switch):
     assert est.mu_ == pytest.approx(gdp_mu(0.3, 1e-6), rel=1e-6)
     assert budget.spent_epsilon() == pytest.approx(0.3, rel=1e-9)
     assert est.epsilon_ <= 0.3
+
+
+def test_default_switches_to_the_prior_only_below_its_signal_to_noise_ratio():
+    """schedule='auto': below AUTO_PRIOR_SWITCH's ratio a binary fit takes the intercept-only
+    model from two releases of the counts; above it the fit is exactly the one without the
+    rule (no counts released, the same noise drawn)."""
+    from skdpgd import DPLogisticRegression
+    from skdpgd.schedules import AUTO_PRIOR_SWITCH, Auto, signal_to_noise
+
+    X, y = _imbalanced(n=1000)
+    kw = dict(delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0, row_clip="data_norm")
+    low = DPLogisticRegression(epsilon=0.01, **kw).fit(X, y)
+    assert signal_to_noise(1000, X.shape[1] + 1, gdp_mu(0.01, 1e-6)) < AUTO_PRIOR_SWITCH[0]
+    assert low.mechanism_ == "prior" and np.all(low.coef_ == 0)
+    assert [r.name for r in low.releases_] == ["class counts (start)", "class counts"]
+    assert low.predict(X).tolist() == [0] * len(y)  # the majority class
+    high = DPLogisticRegression(epsilon=3.0, **kw).fit(X, y)
+    off = DPLogisticRegression(epsilon=3.0, schedule=Auto(prior_switch=False), **kw).fit(X, y)
+    assert all(r.name != "class counts (start)" for r in high.releases_)
+    np.testing.assert_array_equal(high.coef_, off.coef_)
