@@ -573,4 +573,6 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
         "data_norm_": data_norm,
         "alpha_": alpha,
         "mechanism_": mechanism.name,
+        # Poisson rates of the Hessian releases (DP damped Newton; public), else None
+        "hessian_rates_": getattr(mechanism, "rates_used", None),
     }

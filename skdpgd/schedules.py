@@ -28,6 +28,8 @@ __all__ = [
     "OutputPerturbation",
     "Exponential",
     "Newton",
+    "hessian_rate",
+    "hessian_steps",
     "SufficientStatistics",
     "MAX_AUTO_ITER",
     "consistent_alpha",
@@ -142,9 +144,16 @@ class NoisePlan:
         For ``mechanism='output'``: the exact solver stops at gradient norm
         ``solver_tol_factor * sensitivity / N``, which is added to the sensitivity.
     gradient_share : float
-        For the second-order mechanisms ('newton', 'ssp'): the share of each iteration's
-        budget (of ``mu^2``) the vector release (gradient, ``X'y``) gets; the matrix release
-        (Hessian, ``X'X``) gets the rest.
+        For the second-order mechanisms ('newton', 'ssp'): the share of the budget (of
+        ``mu^2``) the vector releases (gradients, ``X'y``) get together; the matrix releases
+        (Hessians, ``X'X``) get the rest.
+    hessian_steps : tuple of int or None
+        For 'newton': the iterations that release a Hessian (None: every one); the others
+        reuse the last released Hessian. Public (a function of T and a constant).
+    hessian_rate : float in (0, 1] or 'auto'
+        For 'newton': the Poisson rate of the rows each Hessian release sums over ('auto':
+        :func:`hessian_rate`, a public function of N, D, the release's multiplier and the
+        released signal scale).
     """
 
     noise_multipliers: np.ndarray
@@ -154,6 +163,8 @@ class NoisePlan:
     schedule: str = ""
     solver_tol_factor: float = 1e-4
     gradient_share: float = 1.0
+    hessian_steps: tuple | None = None
+    hessian_rate: object = 1.0
 
     def __post_init__(self):
         z = np.asarray(self.noise_multipliers, dtype=float).ravel()
@@ -529,10 +540,46 @@ def _check_share(share):
         raise ValueError(f"gradient_share must lie in (0, 1), got {share!r}.")
 
 
+def hessian_steps(n_iter, n_hessians):
+    """The iterations ``floor(k T / n_H)``, ``k < n_H``, that release a Hessian (always 0)."""
+    T = int(n_iter)
+    k = T if n_hessians is None else max(1, min(T, int(n_hessians)))
+    return tuple(sorted({(j * T) // k for j in range(k)}))
+
+
+#: ``hessian_rate='auto'``: each Hessian release sums over a Poisson subsample of the rows
+#: with rate ``q = min(1, max(AUTO_HESSIAN_MIN_ROWS D / N, AUTO_HESSIAN_SNR * r))``, where
+#: ``r = sqrt(2) z u D^1.5 / (N s)`` is the ratio of the noise's eigenvalue floor
+#: ``sqrt(2) sigma sqrt(D)`` to a typical eigenvalue of the full Hessian sum,
+#: ``N h R^2 s / D`` (``sigma = z u h R^2``: the release's noise, u = sqrt(2) replace-one and 1
+#: add/remove-one; s the released signal scale). The subsample's noise is the full sum's, so
+#: the ratio grows by 1/q: q is the smallest rate that keeps it below 1 / AUTO_HESSIAN_SNR,
+#: and keeps at least AUTO_HESSIAN_MIN_ROWS rows per parameter for the sampling error.
+AUTO_HESSIAN_SNR = 4.0
+AUTO_HESSIAN_MIN_ROWS = 100.0
+#: Hessian releases of the DP damped Newton that ``schedule='auto'`` runs (None: one per
+#: iteration); spread over the iterations by :func:`hessian_steps`.
+AUTO_NEWTON_HESSIANS = None
+
+
+def hessian_rate(n_samples, n_params, z, sensitivity_unit, signal_scale=1.0):
+    """The Poisson rate of a Hessian release (see :data:`AUTO_HESSIAN_SNR`); all inputs public:
+    N, D, the release's noise multiplier z, ``sensitivity_unit`` (sqrt(2) replace-one, 1
+    add/remove-one) and the released signal scale."""
+    n = float(n_samples)
+    D = float(n_params)
+    q_rows = AUTO_HESSIAN_MIN_ROWS * D / n
+    if math.isinf(z) or math.isnan(z):
+        return 1.0
+    q_snr = (AUTO_HESSIAN_SNR * math.sqrt(2.0) * z * sensitivity_unit * D ** 1.5
+             / (n * max(signal_scale, 1e-12)))
+    return float(min(1.0, max(q_rows, q_snr)))
+
+
 @dataclass(frozen=True)
 class Newton(Schedule):
-    """DP damped Newton (logistic losses): ``n_iter`` iterations, each a gradient and a Hessian
-    release (:class:`skdpgd._second_order.DampedNewton`).
+    """DP damped Newton (logistic losses): ``n_iter`` iterations, each a gradient release, and
+    Hessian releases at ``n_hessians`` of them (:class:`skdpgd._second_order.DampedNewton`).
 
     Parameters
     ----------
@@ -540,21 +587,35 @@ class Newton(Schedule):
         Iterations T (a public constant: Newton's method needs a handful; ``max_iter``
         overrides it).
     gradient_share : float in (0, 1), default=0.5
-        Share of each iteration's budget (of ``mu^2``) spent on the gradient; the Hessian
-        gets the rest.
+        Share of the budget (of ``mu^2``) spent on the gradients; the Hessians get the rest.
+        With a Hessian at every iteration this is each iteration's split.
+    n_hessians : int or None, default=None
+        Hessian releases, at the iterations :func:`hessian_steps` (None: every iteration);
+        the iterations in between reuse the last released Hessian.
+    hessian_rate : float in (0, 1] or 'auto', default='auto'
+        Each Hessian release sums over a Poisson subsample of the rows with this rate (drawn
+        from the fit's generator); 'auto': :func:`hessian_rate`. The release's noise is the
+        full sum's (same sensitivity; no amplification is claimed), its signal q times smaller.
     """
 
     n_iter: int = 4
     gradient_share: float = 0.5
+    n_hessians: int | None = None
+    hessian_rate: object = "auto"
 
     chooses_n_iter = True
     name = "newton"
 
     def plan(self, problem, mu, max_iter=None):
         _check_share(self.gradient_share)
+        rate = self.hessian_rate
+        if not (rate == "auto" or (isinstance(rate, (int, float)) and 0.0 < rate <= 1.0)):
+            raise ValueError(f"hessian_rate must be 'auto' or in (0, 1], got {rate!r}.")
         T = int(max_iter) if max_iter is not None else int(self.n_iter)
         return NoisePlan(np.ones(T), np.ones(T), mechanism="newton", n_iter_theory=float(T),
-                         schedule=self.name, gradient_share=self.gradient_share)
+                         schedule=self.name, gradient_share=self.gradient_share,
+                         hessian_steps=hessian_steps(T, self.n_hessians),
+                         hessian_rate=rate)
 
 
 @dataclass(frozen=True)
@@ -730,7 +791,8 @@ class Auto(Schedule):
         if kind == "prior":
             return Prior()
         if kind == "newton":
-            return Newton(n_iter=AUTO_NEWTON_ITER, gradient_share=AUTO_NEWTON_SHARE)
+            return Newton(n_iter=AUTO_NEWTON_ITER, gradient_share=AUTO_NEWTON_SHARE,
+                          n_hessians=AUTO_NEWTON_HESSIANS)
         if kind == "ssp":
             return SufficientStatistics()
         if kind == "output":
