@@ -166,11 +166,18 @@ class DenseRows(Rows):
             return _kernels_second.hessian_sum(
                 self.X, self.row_scale, self.sample_weight, self.fit_intercept, int(loss_code),
                 coef, intercept, parallel=self.parallel)
-        return _gathered_hessian(
-            self, coef, intercept, loss_code, sample,
-            lambda idx: _kernels_second.hessian_sum(
-                np.ascontiguousarray(self.X[idx]), self.row_scale[idx], self.sample_weight[idx],
-                self.fit_intercept, int(loss_code), coef, intercept, parallel=self.parallel))
+        buf = []
+
+        def part(idx):
+            if not buf:  # one buffer of a chunk's rows, reused
+                buf.append(np.empty((idx.shape[0], self.n_features), dtype=self.X.dtype))
+            Xs = buf[0][:idx.shape[0]]
+            np.take(self.X, idx, axis=0, out=Xs)
+            return _kernels_second.hessian_sum(
+                Xs, self.row_scale[idx], self.sample_weight[idx], self.fit_intercept,
+                int(loss_code), coef, intercept, parallel=self.parallel)
+
+        return _gathered_hessian(self, coef, intercept, loss_code, sample, part)
 
     def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm):
         """See :meth:`Rows.grad_hessian_sum` (one pass: :func:`_kernels_second.grad_hessian_sum`)."""
