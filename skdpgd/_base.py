@@ -523,6 +523,7 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
             second_order=loss.second_order,
             signal_scale=signal_scale,
             fit_intercept=fit_intercept,
+            n_outputs=n_outputs,
         ))
 
     # --- mechanism (releases' shapes) -> accountant (scale, composed with the prior ones) ---

@@ -87,6 +87,8 @@ class Problem:
         bound (from a released norm estimate; 1 otherwise).
     fit_intercept : bool
         Whether the model has an intercept (the intercept-only model needs one).
+    n_outputs : int
+        Rows of the coefficient matrix (K for the multinomial loss, 1 otherwise).
     """
 
     n_samples: int
@@ -101,6 +103,7 @@ class Problem:
     second_order: str | None = None
     signal_scale: float = 1.0
     fit_intercept: bool = True
+    n_outputs: int = 1
 
     @property
     def kappa(self):
@@ -560,9 +563,41 @@ def hessian_steps(n_iter, n_hessians):
 #: coefficient from scikit-learn's minimiser at K = 3, against 0.3% at 300; binary: 0.02%).
 AUTO_HESSIAN_SNR = 4.0
 AUTO_HESSIAN_MIN_ROWS = 100.0
-#: Hessian releases of the DP damped Newton that ``schedule='auto'`` runs (None: one per
-#: iteration); spread over the iterations by :func:`hessian_steps`.
-AUTO_NEWTON_HESSIANS = None
+#: Hessian releases of the DP damped Newton that ``schedule='auto'`` runs when a Hessian at
+#: every iteration would cost more than ``AUTO_HESSIAN_MAX_WORK`` full passes over X (the sum
+#: of their rates); spread over the iterations by :func:`hessian_steps` (2 of 8: iterations 0
+#: and 4). Below that work (large budgets, where the rate is small) every iteration releases a
+#: Hessian: with two only, the stale Hessian of iteration 0 slowed the last steps (multinomial,
+#: 3 classes, epsilon = 1e6: 7% of the largest coefficient from scikit-learn's minimiser after
+#: 8 iterations, against 0.3%). Chosen with AUTO_NEWTON_SHARE on the design half (issue 21; classification, both
+#: protocols, epsilon 0.3-10, 6 seeds): against a Hessian at every iteration with share 0.7,
+#: 2 Hessians with share 0.8 changed the mean accuracy by +0.0019 (worst set and epsilon:
+#: aids2 at 0.3, -0.018), 3 with 0.8 by -0.0002 (worst -0.017), 4 with 0.8 by -0.0007
+#: (worst iris at 3, -0.064); at epsilon = 1e6 (3 seeds) by -0.0006, 0, 0.
+AUTO_NEWTON_HESSIANS = 2
+AUTO_HESSIAN_MAX_WORK = 2.0
+
+
+def _sensitivity_unit(problem):
+    """sqrt(2) for replace-one (the gradient sensitivity is 2G), 1 for add/remove-one."""
+    return math.sqrt(2.0) if problem.sensitivity > 1.5 * problem.lipschitz else 1.0
+
+
+def auto_hessian_count(problem, mu, n_iter, gradient_share):
+    """Hessian releases of the automatic Newton plan: all ``n_iter`` when their rates (for the
+    multipliers the accountant will give them: ``sum z^-2 = mu^2`` over the plan) add up to at
+    most ``AUTO_HESSIAN_MAX_WORK`` passes, else ``AUTO_NEWTON_HESSIANS``. Public: N, D, mu and
+    the plan's constants."""
+    T = int(n_iter)
+    if math.isinf(mu):
+        z = 0.0
+    else:
+        z = math.sqrt(T / ((1.0 - gradient_share) * mu * mu))
+    q = hessian_rate(problem.n_samples, problem.n_params, z, _sensitivity_unit(problem),
+                     problem.signal_scale, problem.n_outputs)
+    if T * q <= AUTO_HESSIAN_MAX_WORK or AUTO_NEWTON_HESSIANS is None:
+        return None
+    return AUTO_NEWTON_HESSIANS
 
 
 def hessian_rate(n_samples, n_params, z, sensitivity_unit, signal_scale=1.0, n_outputs=1):
@@ -592,9 +627,10 @@ class Newton(Schedule):
     gradient_share : float in (0, 1), default=0.5
         Share of the budget (of ``mu^2``) spent on the gradients; the Hessians get the rest.
         With a Hessian at every iteration this is each iteration's split.
-    n_hessians : int or None, default=None
+    n_hessians : int, None or 'auto', default=None
         Hessian releases, at the iterations :func:`hessian_steps` (None: every iteration);
-        the iterations in between reuse the last released Hessian.
+        the iterations in between reuse the last released Hessian. 'auto':
+        :func:`auto_hessian_count`.
     hessian_rate : float in (0, 1] or 'auto', default='auto'
         Each Hessian release sums over a Poisson subsample of the rows with this rate (drawn
         from the fit's generator); 'auto': :func:`hessian_rate`. The release's noise is the
@@ -615,10 +651,11 @@ class Newton(Schedule):
         if not (rate == "auto" or (isinstance(rate, (int, float)) and 0.0 < rate <= 1.0)):
             raise ValueError(f"hessian_rate must be 'auto' or in (0, 1], got {rate!r}.")
         T = int(max_iter) if max_iter is not None else int(self.n_iter)
+        n_h = (auto_hessian_count(problem, mu, T, self.gradient_share)
+               if self.n_hessians == "auto" else self.n_hessians)
         return NoisePlan(np.ones(T), np.ones(T), mechanism="newton", n_iter_theory=float(T),
                          schedule=self.name, gradient_share=self.gradient_share,
-                         hessian_steps=hessian_steps(T, self.n_hessians),
-                         hessian_rate=rate)
+                         hessian_steps=hessian_steps(T, n_h), hessian_rate=rate)
 
 
 @dataclass(frozen=True)
@@ -686,9 +723,11 @@ AUTO_OUTPUT_MIN_SNR = 300.0
 #: Output perturbation's noise norm is ``sqrt(D) Delta / (N alpha mu)``; ``alpha='auto'`` makes it
 #: ``2 / AUTO_OUTPUT_ALPHA`` times the predictor scale ``1 / R`` (see :func:`output_alpha`).
 AUTO_OUTPUT_ALPHA = 5.0
-#: Iterations and gradient share of the DP damped Newton chosen by ``schedule='auto'``.
+#: Iterations and gradient share of the DP damped Newton chosen by ``schedule='auto'`` (the
+#: share of ``mu^2`` all gradient releases get together; the Hessian releases,
+#: ``AUTO_NEWTON_HESSIANS`` of them, the rest).
 AUTO_NEWTON_ITER = 8
-AUTO_NEWTON_SHARE = 0.7
+AUTO_NEWTON_SHARE = 0.8
 
 
 def _sklearn_plus_noise_penalty(n_samples, n_params, lipschitz, row_bound, mu, factor):
@@ -795,7 +834,7 @@ class Auto(Schedule):
             return Prior()
         if kind == "newton":
             return Newton(n_iter=AUTO_NEWTON_ITER, gradient_share=AUTO_NEWTON_SHARE,
-                          n_hessians=AUTO_NEWTON_HESSIANS)
+                          n_hessians="auto")
         if kind == "ssp":
             return SufficientStatistics()
         if kind == "output":
