@@ -149,10 +149,16 @@ class Rows:
 
 
 class DenseRows(Rows):
-    """Rows in a dense C-ordered float64 array (not copied when it already is one)."""
+    """Rows in a dense C-ordered float64 or float32 array (not copied when it already is one).
+
+    float32 X stays float32 (half the bytes per pass): the kernels convert each entry to
+    float64 exactly when they read it, and every product and sum is float64, so the numbers are
+    those of the float64 copy of X, and the bounds (row norms computed in float64) hold."""
 
     def __init__(self, X, y, sample_weight, fit_intercept):
-        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        X = np.asarray(X)
+        dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+        self.X = np.ascontiguousarray(X, dtype=dtype)
         self.n_samples, self.n_features = self.X.shape
         super().__init__(y, sample_weight, fit_intercept)
 

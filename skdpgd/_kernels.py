@@ -57,10 +57,12 @@ def row_clip_factors(X, data_norm, fit_intercept, chunk=8192):
     norms = np.empty(n)
     for start in range(0, n, chunk):
         block = X[start:start + chunk]
-        nb = np.sqrt(np.einsum("ij,ij->i", block, block))
+        # float64 whatever the dtype of X (float32 rows are converted exactly, so the clip
+        # holds for the values the kernels read)
+        nb = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64))
         bad = ~np.isfinite(nb) | (nb > 1e150)
         if np.any(bad):
-            rows = block[bad]
+            rows = block[bad].astype(np.float64)
             m = np.max(np.abs(rows), axis=1)
             nb[bad] = m * np.sqrt(np.einsum("ij,ij->i", rows / m[:, None], rows / m[:, None]))
         norms[start:start + chunk] = nb

@@ -320,3 +320,21 @@ def test_dask_subsampled_hessian_equals_in_memory():
     g2 = dsk.grad_hessian_sum(coef, b, 0, 0.0, 1.0)
     for u, v in zip(g1, g2):
         np.testing.assert_allclose(v, u, rtol=1e-11, atol=1e-11)
+
+
+@pytest.mark.parametrize("schedule", ["auto", "newton", "uniform"])
+def test_float32_x_is_read_as_is_with_float64_sums(schedule):
+    """float32 X is not copied to float64; the kernels read each entry exactly as its float64
+    value, so the fit is the fit on the float64 copy (up to the float32 rounding of coef_)."""
+    X, y = _data(n=3000, d=5, seed=9)
+    X32 = X.astype(np.float32)
+    rows = make_rows(X32, np.where(y == 1, 1.0, -1.0), np.ones(3000), True)
+    assert rows.X.dtype == np.float32 and np.shares_memory(rows.X, X32)
+    assert rows._norms.dtype == np.float64
+    np.testing.assert_allclose(rows._norms, np.linalg.norm(X32.astype(np.float64), axis=1),
+                               rtol=1e-15)
+    kw = dict(epsilon=1.0, data_norm=1.0, classes=[0, 1], schedule=schedule, random_state=0)
+    a = DPLogisticRegression(**kw).fit(X32, y)
+    b = DPLogisticRegression(**kw).fit(X32.astype(np.float64), y)
+    assert a.coef_.dtype == np.float32
+    np.testing.assert_allclose(a.coef_, b.coef_.astype(np.float32), rtol=1e-6, atol=1e-7)
