@@ -120,11 +120,13 @@ class Rows:
         return self.n_features + int(self.fit_intercept)
 
     # --- reductions (docstrings here; each backend implements them) -----------------------
-    def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm):
-        """``(gcoef, gint, n_bad, H)``: :meth:`grad_sum` and :meth:`hessian_sum` at the same
-        point, the same per-example terms (so the same bounds), computed in one pass."""
+    def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm, sample=None):
+        """``(gcoef, gint, n_bad, H)``: :meth:`grad_sum` and :meth:`hessian_sum` (over
+        ``sample``, see there) at the same point, the same per-example terms (so the same
+        bounds), computed in one pass where the backend can (full Hessian: in memory and on
+        dask; subsampled Hessian: on dask, where a pass is a read of every chunk)."""
         gcoef, gint, bad = self.grad_sum(coef, intercept, loss_code, param, clip_norm)
-        return gcoef, gint, bad, self.hessian_sum(coef, intercept, loss_code)
+        return gcoef, gint, bad, self.hessian_sum(coef, intercept, loss_code, sample=sample)
 
     def hessian_sum(self, coef, intercept, loss_code, sample=None):
         """``sum_i w_i H_i`` with ``H_i`` the Hessian of one example's loss at ``theta``.
@@ -185,10 +187,12 @@ class DenseRows(Rows):
 
         return _gathered_hessian(self, coef, intercept, loss_code, sample, part)
 
-    def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm):
+    def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm, sample=None):
         """See :meth:`Rows.grad_hessian_sum` (one pass: :func:`_kernels_second.grad_hessian_sum`)."""
-        if int(loss_code) not in (_kernels.LOSS_LOGISTIC, _kernels.LOSS_MULTINOMIAL):
-            return super().grad_hessian_sum(coef, intercept, loss_code, param, clip_norm)
+        if sample is not None or int(loss_code) not in (_kernels.LOSS_LOGISTIC,
+                                                        _kernels.LOSS_MULTINOMIAL):
+            return super().grad_hessian_sum(coef, intercept, loss_code, param, clip_norm,
+                                            sample)
         return _kernels_second.grad_hessian_sum(
             self.X, self.y, self.sample_weight, self.row_scale, self.row_norm_aug,
             self.fit_intercept, int(loss_code), float(clip_norm), coef, intercept,
@@ -267,10 +271,12 @@ class CSRRows(Rows):
 
         return _gathered_hessian(self, coef, intercept, loss_code, sample, part)
 
-    def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm):
+    def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm, sample=None):
         """See :meth:`Rows.grad_hessian_sum` (one pass over the stored entries)."""
-        if int(loss_code) not in (_kernels.LOSS_LOGISTIC, _kernels.LOSS_MULTINOMIAL):
-            return super().grad_hessian_sum(coef, intercept, loss_code, param, clip_norm)
+        if sample is not None or int(loss_code) not in (_kernels.LOSS_LOGISTIC,
+                                                        _kernels.LOSS_MULTINOMIAL):
+            return super().grad_hessian_sum(coef, intercept, loss_code, param, clip_norm,
+                                            sample)
         return _kernels_second.grad_hessian_sum_csr(
             self.data, self.indices, self.indptr, self.n_features, self.y, self.sample_weight,
             self.row_scale, self.row_norm_aug, self.fit_intercept, int(loss_code),

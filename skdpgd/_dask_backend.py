@@ -70,9 +70,16 @@ def _hess(Xb, yb, wb, fi, bound, column, coef, intercept, loss, sample=None, sta
     return sub.hessian_sum(coef, intercept, loss)
 
 
-def _grad_hess(Xb, yb, wb, fi, bound, column, coef, intercept, loss, param, clip):
-    return _chunk_rows(Xb, yb, wb, fi, bound, column).grad_hessian_sum(coef, intercept, loss,
-                                                                       param, clip)
+def _grad_hess(Xb, yb, wb, fi, bound, column, coef, intercept, loss, param, clip, sample=None,
+               start=0):
+    if sample is None:
+        return _chunk_rows(Xb, yb, wb, fi, bound, column).grad_hessian_sum(coef, intercept,
+                                                                           loss, param, clip)
+    # one read of the chunk serves the gradient over all its rows and the Hessian over its
+    # rows in the subsample
+    gcoef, gint, bad = _grad(Xb, yb, wb, fi, bound, column, coef, intercept, loss, param, clip)
+    H = _hess(Xb, yb, wb, fi, bound, column, coef, intercept, loss, sample, start)
+    return gcoef, gint, bad, H
 
 
 def _suff(Xb, yb, wb, fi, bound, column):
@@ -159,11 +166,20 @@ class DaskRows:
                  for (xb, yb, wb), st in zip(self._blocks(), starts)]
         return dask.compute(_tree_sum(tasks))[0]
 
-    def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm):
-        """Both sums at the same point from one read of each chunk."""
-        gcoef, gint, bad, H = self._map(_grad_hess, np.asarray(coef, dtype=np.float64),
-                                        np.asarray(intercept, dtype=np.float64),
-                                        int(loss_code), float(param), float(clip_norm))
+    def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm, sample=None):
+        """Both sums at the same point from one read of each chunk (the Hessian over the rows
+        of the Poisson subsample ``sample = (seed, rate)`` when given)."""
+        import dask
+
+        coef = np.asarray(coef, dtype=np.float64)
+        intercept = np.asarray(intercept, dtype=np.float64)
+        sample = None if sample is None else (int(sample[0]), float(sample[1]))
+        starts = np.concatenate([[0], np.cumsum(self.X.chunks[0])[:-1]])
+        tasks = [dask.delayed(_grad_hess)(xb, yb, wb, self.fit_intercept, self.row_bound,
+                                          self.column, coef, intercept, int(loss_code),
+                                          float(param), float(clip_norm), sample, int(st))
+                 for (xb, yb, wb), st in zip(self._blocks(), starts)]
+        gcoef, gint, bad, H = dask.compute(_tree_sum(tasks))[0]
         return gcoef, gint, int(bad), H
 
     def suff_stats(self):

@@ -186,16 +186,15 @@ class DampedNewton(Mechanism):
             new_hessian = t in steps
             if new_hessian:
                 k += 1
-            if new_hessian and rates[k] >= 1.0:
+            if new_hessian:
+                # rate < 1: a Poisson subsample from a seed of the fit's generator (class
+                # docstring); the backend reads X once for both sums where it can
+                sample = (None if rates[k] >= 1.0
+                          else (int(gen.integers(0, 2 ** 63 - 1)), float(rates[k])))
                 gcoef, gint, _, H = rows.grad_hessian_sum(coef, intercept, loss.code,
-                                                          loss.param, clip)
+                                                          loss.param, clip, sample=sample)
             else:
                 gcoef, gint, _ = rows.grad_sum(coef, intercept, loss.code, loss.param, clip)
-                if new_hessian:
-                    # a Poisson subsample from a seed of the fit's generator (class docstring)
-                    seed = int(gen.integers(0, 2 ** 63 - 1))
-                    H = rows.hessian_sum(coef, intercept, loss.code,
-                                         sample=(seed, float(rates[k])))
             g = np.hstack([gcoef, gint[:, None]]) if setup.fit_intercept else gcoef
             g = g.ravel()
             if g_std[t] > 0:

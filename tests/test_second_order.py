@@ -338,3 +338,21 @@ def test_float32_x_is_read_as_is_with_float64_sums(schedule):
     b = DPLogisticRegression(**kw).fit(X32.astype(np.float64), y)
     assert a.coef_.dtype == np.float32
     np.testing.assert_allclose(a.coef_, b.coef_.astype(np.float32), rtol=1e-6, atol=1e-7)
+
+
+def test_dask_fused_subsampled_pass_equals_in_memory():
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(50_001, 4)) / 4
+    y = rng.integers(0, 3, X.shape[0]).astype(float)
+    w = np.ones(X.shape[0])
+    coef, b = rng.normal(size=(3, 4)), np.zeros(3)
+    mem = make_rows(X, y, w, True)
+    dsk = make_rows(da.from_array(X, chunks=(15_000, 4)), y, w, True)
+    for rows in (mem, dsk):
+        rows.clip_rows(1.0, 1.0)
+    want = mem.grad_hessian_sum(coef, b, 1, 0.0, 1.0, sample=(9, 0.2))
+    got = dsk.grad_hessian_sum(coef, b, 1, 0.0, 1.0, sample=(9, 0.2))
+    assert got[2] == want[2]
+    for u, v in zip(want[:2] + want[3:], got[:2] + got[3:]):
+        np.testing.assert_allclose(v, u, rtol=1e-11, atol=1e-11)
