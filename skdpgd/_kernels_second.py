@@ -239,89 +239,6 @@ def _outer_csr(data, indices, indptr, d, row_scale, W, E, lo, hi, a0, a1, H):
                     row[d + c] += v * E[i, c]
 
 
-@njit(fastmath=_FASTMATH, error_model="numpy", nogil=True)
-def _grad_hess_rows(X, y, sample_weight, row_scale, row_norm_aug, loss, clip_norm, coef,
-                    intercept, base, lo, hi, W, gcoef, gint):
-    """The fused pass over dense rows ``lo <= i < hi``: one margin per row and output serves
-    both releases at the same point.
-
-    * ``(gcoef, gint)`` (zeroed first) = ``sum_i w_i clip(grad_i)``: each term is
-      ``c_i l'(z_i) x'_i`` with ``c_i = w_i min(1, C / (||l'(z_i)|| ||x'_i||))`` (the closed-form
-      clip of :func:`skdpgd._kernels._clip_scale`), so it has norm ``<= w_i C <= C``; a row whose
-      gradient norm is not finite contributes 0 and is counted (returned).
-    * ``W[i - base]`` = the Hessian weights of row i (:func:`_row_weights`; 0 if not finite).
-    """
-    k_out, d = coef.shape
-    z = np.empty(k_out)
-    dz = np.empty(k_out)
-    p = np.empty(k_out)
-    for k in range(k_out):
-        for j in range(d):
-            gcoef[k, j] = 0.0
-        gint[k] = 0.0
-    bad = 0
-    for i in range(lo, hi):
-        s = row_scale[i]
-        xi = X[i]
-        for k in range(k_out):
-            ck = coef[k]
-            acc = 0.0
-            for j in range(d):
-                acc += xi[j] * ck[j]
-            z[k] = s * acc + intercept[k]
-        _row_weights(loss, z, p, sample_weight[i], W, i - base)
-        c = K._clip_scale(loss, 0.0, clip_norm, z, y[i], sample_weight[i], row_norm_aug[i], dz)
-        if math.isnan(c):
-            bad += 1
-            continue
-        for k in range(k_out):
-            f = c * dz[k]
-            gint[k] += f
-            f *= s
-            if f != 0.0:
-                gk = gcoef[k]
-                for j in range(d):
-                    gk[j] += f * xi[j]
-    return bad
-
-
-@njit(fastmath=_FASTMATH, error_model="numpy", nogil=True)
-def _grad_hess_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, loss,
-                        clip_norm, coef, intercept, base, lo, hi, W, gcoef, gint):
-    """:func:`_grad_hess_rows` for canonical CSR rows (only stored entries are read)."""
-    k_out, d = coef.shape
-    z = np.empty(k_out)
-    dz = np.empty(k_out)
-    pr = np.empty(k_out)
-    for k in range(k_out):
-        for j in range(d):
-            gcoef[k, j] = 0.0
-        gint[k] = 0.0
-    bad = 0
-    for i in range(lo, hi):
-        s = row_scale[i]
-        p0 = indptr[i]
-        p1 = indptr[i + 1]
-        for k in range(k_out):
-            acc = 0.0
-            for q in range(p0, p1):
-                acc += data[q] * coef[k, indices[q]]
-            z[k] = s * acc + intercept[k]
-        _row_weights(loss, z, pr, sample_weight[i], W, i - base)
-        c = K._clip_scale(loss, 0.0, clip_norm, z, y[i], sample_weight[i], row_norm_aug[i], dz)
-        if math.isnan(c):
-            bad += 1
-            continue
-        for k in range(k_out):
-            f = c * dz[k]
-            gint[k] += f
-            f *= s
-            if f != 0.0:
-                for q in range(p0, p1):
-                    gcoef[k, indices[q]] += f * data[q]
-    return bad
-
-
 # ---------------------------------------------------------------------------------------------
 # Drivers
 # ---------------------------------------------------------------------------------------------
@@ -558,11 +475,13 @@ def grad_hessian_sum(X, y, sample_weight, row_scale, row_norm_aug, fit_intercept
     """The clipped gradient sum and the Hessian sum at the same point, in one pass over dense X.
 
     Returns ``(gcoef, gint, n_bad, H)``: ``(gcoef, gint, n_bad)`` as
-    :func:`skdpgd._kernels.dense_grad_sum` (each term of norm ``<= clip_norm``; rows whose
-    gradient is not finite contribute 0 and are counted) and ``H`` as :func:`hessian_sum`
-    (logistic losses). Each chunk of rows is read once for the margins, the gradient and the
-    Hessian weights, then (still in cache when it fits) for the outer products. The sums run
-    in an order fixed by the shape of X: the same numbers on any number of threads.
+    :func:`skdpgd._kernels.dense_grad_sum` (the same kernel, so the same terms: each of norm
+    ``<= clip_norm``; rows whose gradient is not finite contribute 0 and are counted) and
+    ``H`` as :func:`hessian_sum` (logistic losses). Each sub-block of rows (about
+    ``FUSED_BLOCK_ENTRIES`` entries, 2 MB in float64) is read from memory once for its
+    gradient and then, from cache, for its Hessian weights; the chunk's outer products follow.
+    No kernel beyond those of the two separate sums is compiled. The sums run in an order
+    fixed by the shape of X: the same numbers on any number of threads.
     """
     _check_fused_loss(loss)
     n, d = X.shape
@@ -572,12 +491,19 @@ def grad_hessian_sum(X, y, sample_weight, row_scale, row_norm_aug, fit_intercept
     par = K.use_parallel(n, d) if parallel is None else bool(parallel)
     totals = [np.zeros((k_out, d)), np.zeros(k_out), 0]
 
+    grad_kernel = K._sum_rows_single if k_out == 1 else K._sum_rows_multi
+
     def weights(lo, hi):
         W = buf[:hi - lo]
 
         def call(a, b, gc, gi):
-            return _grad_hess_rows(X, y, sample_weight, row_scale, row_norm_aug, loss,
-                                   clip_norm, coef, intercept, lo, lo + a, lo + b, W, gc, gi)
+            # the sub-block's gradient (the tiled kernel of dense_grad_sum), then its Hessian
+            # weights while its rows are still in cache: one read of X from memory
+            bad = grad_kernel(X, y, sample_weight, row_scale, row_norm_aug, K._NO_ROWS,
+                              lo + a, lo + b, loss, 0.0, clip_norm, coef, intercept, gc, gi)
+            _hessian_weights(X, row_scale, sample_weight, loss, coef, intercept, lo + a, lo + b,
+                             W[a:b])
+            return bad
 
         _fused_weights(hi - lo, d, d, call, k_out, par, totals)
         return W
@@ -609,9 +535,12 @@ def grad_hessian_sum_csr(data, indices, indptr, n_features, y, sample_weight, ro
         W = buf[:hi - lo]
 
         def call(a, b, gc, gi):
-            return _grad_hess_rows_csr(data, indices, indptr, y, sample_weight, row_scale,
-                                       row_norm_aug, loss, clip_norm, coef, intercept, lo,
-                                       lo + a, lo + b, W, gc, gi)
+            bad = K._sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale,
+                                  row_norm_aug, K._NO_ROWS, lo + a, lo + b, loss, 0.0,
+                                  clip_norm, coef, intercept, gc, gi)
+            _hessian_weights_csr(data, indices, indptr, row_scale, sample_weight, loss, coef,
+                                 intercept, lo + a, lo + b, W[a:b])
+            return bad
 
         _fused_weights(hi - lo, d, avg_nnz, call, k_out, bool(parallel), totals)
         return W
