@@ -231,12 +231,18 @@ def test_hessian_steps_and_rate_rule():
     # no noise: only the rows-per-parameter floor; much noise: the full sum
     assert hessian_rate(1e6, 51, 0.0, math.sqrt(2)) == pytest.approx(100 * 51 / 1e6)
     assert hessian_rate(4e3, 51, 0.0, math.sqrt(2)) == 1.0
-    assert hessian_rate(1e6, 201, 50.0, math.sqrt(2)) == 1.0
-    q1 = hessian_rate(1e6, 51, 5.0, math.sqrt(2))
+    assert hessian_rate(1e6, 201, 500.0, math.sqrt(2)) == 1.0
+    q1 = hessian_rate(1e6, 51, 50.0, math.sqrt(2))
     assert 100 * 51 / 1e6 < q1 < 1.0
-    # larger multiplier or smaller signal scale: larger rate
-    assert hessian_rate(1e6, 51, 10.0, math.sqrt(2)) > q1
-    assert hessian_rate(1e6, 51, 5.0, math.sqrt(2), 0.5) > q1
+    # the noise-floor term, in closed form: rho sqrt(2) z u D^1.5 / (N s)
+    from skdpgd.schedules import AUTO_HESSIAN_SNR
+    assert q1 == pytest.approx(AUTO_HESSIAN_SNR * 2 * 50.0 * 51 ** 1.5 / 1e6, rel=1e-12)
+    # larger multiplier or smaller signal scale: larger rate; add/remove-one: smaller
+    assert hessian_rate(1e6, 51, 100.0, math.sqrt(2)) > q1
+    assert hessian_rate(1e6, 51, 50.0, math.sqrt(2), 0.5) > q1
+    assert hessian_rate(1e6, 51, 50.0, 1.0) < q1
+    # the multinomial's rows-per-parameter floor counts the outputs
+    assert hessian_rate(1e6, 60, 0.0, 1.0, 1.0, 3) == pytest.approx(3 * 100 * 60 / 1e6)
 
 
 @pytest.mark.parametrize("relation", ["replace", "add_remove"])
