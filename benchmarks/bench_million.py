@@ -18,11 +18,15 @@ Usage::
     python benchmarks/bench_million.py [--n 1000000] [--quick] [--repeat 2]
 
 ``--quick``: N = 2e5, one repeat (a sanity check on a loaded machine: report ratios only).
+``--before``: also fit with issue 11's Newton plan (a Hessian at every iteration, over all
+rows, 70% of mu^2 on the gradients) on today's kernels (fused pass, one BLAS thread for the
+solve), rows marked "issue-11 plan", for a before/after table from one process.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 import warnings
 
@@ -63,6 +67,24 @@ def passes(est):
     return float("nan"), float("nan")
 
 
+@contextlib.contextmanager
+def _plan(name):
+    """``'today'``: the shipped constants; ``'issue-11 plan'``: a Hessian at every iteration,
+    over all rows, share 0.7 (restored afterwards)."""
+    import skdpgd.schedules as S
+
+    keys = ("AUTO_NEWTON_SHARE", "AUTO_HESSIAN_MIN_ROWS", "AUTO_HESSIAN_MAX_WORK")
+    saved = {key: getattr(S, key) for key in keys}
+    if name != "today":
+        S.AUTO_NEWTON_SHARE, S.AUTO_HESSIAN_MIN_ROWS, S.AUTO_HESSIAN_MAX_WORK = \
+            0.7, float("inf"), float("inf")
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            setattr(S, key, value)
+
+
 def best_time(fn, repeat):
     best, out = np.inf, None
     for _ in range(repeat):
@@ -81,6 +103,8 @@ def main(argv=None):
     ap.add_argument("--cases", default="2:50,2:200,3:200",
                     help="classes:d pairs, comma-separated")
     ap.add_argument("--eps", default="1,1e6")
+    ap.add_argument("--before", action="store_true",
+                    help="also fit with issue 11's Newton plan (see the module docstring)")
     args = ap.parse_args(argv)
     n = int(2e5 if args.quick else args.n)
     repeat = 1 if args.quick else args.repeat
@@ -106,15 +130,18 @@ def main(argv=None):
         t_sk, sk = best_time(lambda: LogisticRegression().fit(X, y), repeat)
         acc_sk = sk.score(Xt, yt)
         for eps in (float(v) for v in args.eps.split(",")):
-            t_dp, est = best_time(lambda: DPLogisticRegression(
-                epsilon=eps, data_norm=1.0, classes=list(range(k)),
-                random_state=0).fit(X, y), repeat)
-            n_pass, h_work = passes(est)
-            acc = est.score(Xt, yt)
-            print(f"| {k} | {d} | {eps:g} | {est.mechanism_} ({est.schedule_}) "
-                  f"| {n_pass:.2f} | {h_work:.2f} | {t_dp:.2f} | {t_sk:.2f} "
-                  f"| {t_dp / t_sk:.2f} | {acc:.4f} | {acc_sk:.4f} | {acc - acc_sk:+.4f} |",
-                  flush=True)
+            for plan in (["today", "issue-11 plan"] if args.before else ["today"]):
+                with _plan(plan):
+                    t_dp, est = best_time(lambda: DPLogisticRegression(
+                        epsilon=eps, data_norm=1.0, classes=list(range(k)),
+                        random_state=0).fit(X, y), repeat)
+                n_pass, h_work = passes(est)
+                acc = est.score(Xt, yt)
+                label = "" if plan == "today" else f", {plan}"
+                print(f"| {k} | {d} | {eps:g} | {est.mechanism_} ({est.schedule_}{label}) "
+                      f"| {n_pass:.2f} | {h_work:.2f} | {t_dp:.2f} | {t_sk:.2f} "
+                      f"| {t_dp / t_sk:.2f} | {acc:.4f} | {acc_sk:.4f} | {acc - acc_sk:+.4f} |",
+                      flush=True)
 
 
 if __name__ == "__main__":
