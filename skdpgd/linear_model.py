@@ -140,6 +140,10 @@ _FITTED_PRIVACY_DOC = """
     mechanism_ : str
         'gradient' (noisy gradient descent) or 'output' (output perturbation).
 
+    hessian_rates_ : ndarray or None
+        DP damped Newton: the public Poisson rate of the rows each Hessian release summed over
+        (1: all rows); None for the other mechanisms.
+
     neighbouring_ : str
         'replace-one' or 'add/remove-one'.
 
