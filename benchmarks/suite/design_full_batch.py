@@ -25,7 +25,7 @@ DEFAULTS = dict(AUTO_ALPHA_NOISE=0.3, AUTO_ALPHA_NOISE_SQUARED=1.0,
                 AUTO_NEWTON_SHARE=0.8, AUTO_SIGNAL_POWER=2.0, ROW_CLIP_FACTOR=0.35,
                 ROW_CLIP_SNR=20.0, ROW_CLIP_POWER=0.5, AUTO_PRIOR_MAX_SNR=0.0,
                 AUTO_NEWTON_HESSIANS=2, AUTO_HESSIAN_SNR=1.0, AUTO_HESSIAN_MIN_ROWS=100.0,
-                AUTO_HESSIAN_MAX_WORK=2.0, AUTO_HESSIAN_FREE_RATIO=0.01)
+                AUTO_HESSIAN_MAX_WORK=0.5, AUTO_HESSIAN_FREE_RATIO=0.01)
 
 
 def make(name, row_clip=None, **knobs):
@@ -101,3 +101,6 @@ c_h4_s6 = make("c_h4_s6", AUTO_NEWTON_HESSIANS=4, AUTO_NEWTON_SHARE=0.6)
 c_rho4 = make("c_rho4", AUTO_HESSIAN_SNR=4.0)  # the first candidate
 c_rho1 = make("c_rho1")  # chosen (the shipped default)
 c_rho05 = make("c_rho05", AUTO_HESSIAN_SNR=0.5)
+# when a Hessian at every iteration counts as cheap (total rate, in passes over X)
+c_work2 = make("c_work2", AUTO_HESSIAN_MAX_WORK=2.0)  # the first candidate
+c_work05 = make("c_work05")  # chosen (the shipped default)
