@@ -10,7 +10,13 @@ sensitivity rests on), and it adds the noise itself:
 * :meth:`Rows.hessian_sum` -- ``sum_i w_i l''(theta; x'_i, y_i)``, each term PSD with
   Frobenius norm ``<= h ||x'_i||^2`` (h = 1/4 binary logistic, 1/2 multinomial, 1 squared
   loss; proofs in :mod:`skdpgd._second_order`);
-* :meth:`Rows.suff_stats` -- ``(sum_i w_i x'_i x'_i^T, sum_i w_i y_i x'_i)``.
+* :meth:`Rows.suff_stats` -- ``(sum_i w_i x'_i x'_i^T, sum_i w_i y_i x'_i)``;
+* :meth:`Rows.grad_hessian_sum` -- the gradient sum and the Hessian sum at the same point in
+  one pass over X (the same terms, so the same bounds, as the two reductions above).
+
+:meth:`Rows.hessian_sum` also sums over a Poisson subsample of the rows
+(:func:`poisson_subsample`): which rows are in it depends only on a seed drawn from the fit's
+generator, the public rate and the row positions, never on the data.
 
 All in the *kernel coordinates*: rows are clipped to norm ``R`` (:meth:`Rows.clip_rows`) and
 divided by the intercept column ``c``; with an intercept a column of ones is appended, so
@@ -47,6 +53,31 @@ def _power_of_two(m):
     return np.ldexp(1.0, np.frexp(m)[1] - 1)
 
 
+#: Rows per block of :func:`poisson_subsample` (a public constant: it fixes which uniform
+#: draw belongs to which row, so that every backend selects the same rows).
+SUBSAMPLE_BLOCK = 1 << 16
+
+
+def poisson_subsample(seed, rate, start, stop):
+    """Positions ``i - start`` of the rows ``start <= i < stop`` in a Poisson subsample.
+
+    Row i is in it iff ``u_i < rate``, with ``u_i`` the ``(i mod B)``-th uniform of
+    ``numpy.random.default_rng([seed, i // B])`` (``B = SUBSAMPLE_BLOCK``): independent
+    Bernoulli(rate) indicators, one per row, functions of (seed, i) only. A dask chunk that
+    starts at row ``start`` selects exactly the rows the in-memory fit selects. ``seed`` comes
+    from the fit's generator, so a fit is reproducible with ``random_state``.
+    """
+    if rate >= 1.0:
+        return np.arange(stop - start, dtype=np.int64)
+    B = SUBSAMPLE_BLOCK
+    parts = []
+    for b in range(start // B, (stop - 1) // B + 1 if stop > start else start // B):
+        u = np.random.default_rng([int(seed), b]).random(B)
+        lo, hi = max(start, b * B), min(stop, (b + 1) * B)
+        parts.append(np.flatnonzero(u[lo - b * B:hi - b * B] < rate) + (lo - start))
+    return (np.concatenate(parts).astype(np.int64) if parts else np.empty(0, np.int64))
+
+
 def make_rows(X, y, sample_weight, fit_intercept):
     """The backend for X (dense ndarray, scipy sparse, or a dask array)."""
     if type(X).__module__.split(".")[0] == "dask":
@@ -60,6 +91,11 @@ def make_rows(X, y, sample_weight, fit_intercept):
 
 class Rows:
     """Base class of the backends (see the module docstring for the reductions)."""
+
+    #: Whether the reductions may use skdpgd's threads (None: by the amount of work). A
+    #: caller that owns the threads already (a dask worker thread) sets False, so that the
+    #: cores are never oversubscribed.
+    parallel = None
 
     def __init__(self, y, sample_weight, fit_intercept):
         self.y = np.ascontiguousarray(y, dtype=np.float64)
@@ -118,8 +154,21 @@ class Rows:
         return self.n_features + int(self.fit_intercept)
 
     # --- reductions (docstrings here; each backend implements them) -----------------------
-    def hessian_sum(self, coef, intercept, loss_code):
+    def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm, sample=None):
+        """``(gcoef, gint, n_bad, H)``: :meth:`grad_sum` and :meth:`hessian_sum` (over
+        ``sample``, see there) at the same point, the same per-example terms (so the same
+        bounds), computed in one pass where the backend can (full Hessian: in memory and on
+        dask; subsampled Hessian: on dask, where a pass is a read of every chunk)."""
+        gcoef, gint, bad = self.grad_sum(coef, intercept, loss_code, param, clip_norm)
+        return gcoef, gint, bad, self.hessian_sum(coef, intercept, loss_code, sample=sample)
+
+    def hessian_sum(self, coef, intercept, loss_code, sample=None):
         """``sum_i w_i H_i`` with ``H_i`` the Hessian of one example's loss at ``theta``.
+
+        ``sample = (seed, rate)``: the sum runs over the rows of
+        :func:`poisson_subsample` only, gathered a chunk at a time (memory O(chunk x d +
+        D^2)). Every term is the same as in the full sum, so the sum over any set of rows
+        chosen independently of the data obeys the same per-example bound.
 
         Binary logistic: ``s_i (1 - s_i) x'_i x'_i^T`` (``s_i`` the sigmoid of the margin);
         multinomial: ``(diag(p_i) - p_i p_i^T) (x) x'_i x'_i^T`` with parameters ordered
@@ -136,10 +185,16 @@ class Rows:
 
 
 class DenseRows(Rows):
-    """Rows in a dense C-ordered float64 array (not copied when it already is one)."""
+    """Rows in a dense C-ordered float64 or float32 array (not copied when it already is one).
+
+    float32 X stays float32 (half the bytes per pass): the kernels convert each entry to
+    float64 exactly when they read it, and every product and sum is float64, so the numbers are
+    those of the float64 copy of X, and the bounds (row norms computed in float64) hold."""
 
     def __init__(self, X, y, sample_weight, fit_intercept):
-        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        X = np.asarray(X)
+        dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+        self.X = np.ascontiguousarray(X, dtype=dtype)
         self.n_samples, self.n_features = self.X.shape
         super().__init__(y, sample_weight, fit_intercept)
 
@@ -152,16 +207,40 @@ class DenseRows(Rows):
         self.X[idx] = self.X[idx] / pre[:, None]
         return pre
 
-    def hessian_sum(self, coef, intercept, loss_code):
+    def hessian_sum(self, coef, intercept, loss_code, sample=None):
         """See :meth:`Rows.hessian_sum` (upper triangles, four rows at a time, mirrored)."""
-        return _kernels_second.hessian_sum(
-            self.X, self.row_scale, self.sample_weight, self.fit_intercept, int(loss_code), coef,
-            intercept)
+        if sample is None:
+            return _kernels_second.hessian_sum(
+                self.X, self.row_scale, self.sample_weight, self.fit_intercept, int(loss_code),
+                coef, intercept, parallel=self.parallel)
+        buf = []
+
+        def part(idx):
+            if not buf:  # one buffer of a chunk's rows, reused
+                buf.append(np.empty((idx.shape[0], self.n_features), dtype=self.X.dtype))
+            Xs = buf[0][:idx.shape[0]]
+            np.take(self.X, idx, axis=0, out=Xs)
+            return _kernels_second.hessian_sum(
+                Xs, self.row_scale[idx], self.sample_weight[idx], self.fit_intercept,
+                int(loss_code), coef, intercept, parallel=self.parallel)
+
+        return _gathered_hessian(self, coef, intercept, loss_code, sample, part)
+
+    def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm, sample=None):
+        """See :meth:`Rows.grad_hessian_sum` (one pass: :func:`_kernels_second.grad_hessian_sum`)."""
+        if sample is not None or int(loss_code) not in (_kernels.LOSS_LOGISTIC,
+                                                        _kernels.LOSS_MULTINOMIAL):
+            return super().grad_hessian_sum(coef, intercept, loss_code, param, clip_norm,
+                                            sample)
+        return _kernels_second.grad_hessian_sum(
+            self.X, self.y, self.sample_weight, self.row_scale, self.row_norm_aug,
+            self.fit_intercept, int(loss_code), float(clip_norm), coef, intercept,
+            parallel=self.parallel)
 
     def suff_stats(self):
         """See :meth:`Rows.suff_stats`."""
         return _kernels_second.suff_stats(self.X, self.row_scale, self.sample_weight,
-                                          self.fit_intercept, self.y)
+                                          self.fit_intercept, self.y, parallel=self.parallel)
 
     def grad_sum(self, coef, intercept, loss_code, param, clip_norm):
         """``(sum_i w_i clip(g_i) for the weights, ... for the intercepts, n_bad)``.
@@ -175,7 +254,7 @@ class DenseRows(Rows):
         """
         return _kernels.dense_grad_sum(self.X, self.y, self.sample_weight, self.row_scale,
                                        self.row_norm_aug, loss_code, param, clip_norm, coef,
-                                       intercept)
+                                       intercept, parallel=self.parallel)
 
     def objective(self, coef, intercept, loss_code, param, clip_norm):
         """``(sum_i w_i l_i, its gradient for the weights, for the intercepts)``: the exact
@@ -223,11 +302,35 @@ class CSRRows(Rows):
         self.data = data
         return pre
 
-    def hessian_sum(self, coef, intercept, loss_code):
+    def hessian_sum(self, coef, intercept, loss_code, sample=None):
         """See :meth:`Rows.hessian_sum` (pairs of a row's stored entries)."""
-        return _kernels_second.hessian_sum_csr(
-            self.data, self.indices, self.indptr, self.n_features, self.row_scale,
-            self.sample_weight, self.fit_intercept, int(loss_code), coef, intercept)
+        if sample is None:
+            return _kernels_second.hessian_sum_csr(
+                self.data, self.indices, self.indptr, self.n_features, self.row_scale,
+                self.sample_weight, self.fit_intercept, int(loss_code), coef, intercept,
+                parallel=self.parallel)
+
+        def part(idx):
+            sub = self.X[idx]  # rows of a canonical CSR matrix: still sorted, no duplicates
+            return _kernels_second.hessian_sum_csr(
+                np.ascontiguousarray(sub.data, dtype=np.float64),
+                np.ascontiguousarray(sub.indices, dtype=np.int64),
+                np.ascontiguousarray(sub.indptr, dtype=np.int64), self.n_features,
+                self.row_scale[idx], self.sample_weight[idx], self.fit_intercept,
+                int(loss_code), coef, intercept, parallel=self.parallel)
+
+        return _gathered_hessian(self, coef, intercept, loss_code, sample, part)
+
+    def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm, sample=None):
+        """See :meth:`Rows.grad_hessian_sum` (one pass over the stored entries)."""
+        if sample is not None or int(loss_code) not in (_kernels.LOSS_LOGISTIC,
+                                                        _kernels.LOSS_MULTINOMIAL):
+            return super().grad_hessian_sum(coef, intercept, loss_code, param, clip_norm,
+                                            sample)
+        return _kernels_second.grad_hessian_sum_csr(
+            self.data, self.indices, self.indptr, self.n_features, self.y, self.sample_weight,
+            self.row_scale, self.row_norm_aug, self.fit_intercept, int(loss_code),
+            float(clip_norm), coef, intercept, parallel=self.parallel)
 
     def suff_stats(self):
         """See :meth:`Rows.suff_stats`."""
@@ -257,3 +360,19 @@ class CSRRows(Rows):
             np.ascontiguousarray(coef, dtype=np.float64),
             np.ascontiguousarray(intercept, dtype=np.float64), gcoef, gint)
         return total, gcoef, gint
+
+
+def _gathered_hessian(rows, coef, intercept, loss_code, sample, part):
+    """The Hessian sum over the rows of the Poisson subsample ``sample = (seed, rate)``:
+    ``part(idx)`` sums a chunk of them (gathered into a contiguous array of at most a chunk's
+    bytes); chunks are added in order, so the numbers are fixed by the sample and the shape
+    of X."""
+    k_out = coef.shape[0]
+    D = k_out * rows.n_params
+    sample = poisson_subsample(sample[0], sample[1], 0, rows.n_samples)
+    n_pair = _kernels_second.n_pairs(int(loss_code), k_out)
+    chunk = _kernels_second._chunk_rows(rows.n_params, n_pair)
+    H = np.zeros((D, D))
+    for lo in range(0, sample.shape[0], chunk):
+        H += part(sample[lo:lo + chunk])
+    return H

@@ -568,6 +568,7 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
             second_order=loss.second_order,
             signal_scale=signal_scale,
             fit_intercept=fit_intercept,
+            n_outputs=n_outputs,
         ))
 
     # --- mechanism (releases' shapes) -> accountant (scale, composed with the prior ones) ---
@@ -621,4 +622,6 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
         "data_norm_": data_norm,
         "alpha_": alpha,
         "mechanism_": mechanism.name,
+        # Poisson rates of the Hessian releases (DP damped Newton; public), else None
+        "hessian_rates_": getattr(mechanism, "rates_used", None),
     }

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._backends import DenseRows
+from ._backends import DenseRows, poisson_subsample
 from ._kernels import row_norms
 
 
@@ -43,6 +43,9 @@ def _chunk_rows(Xb, yb, wb, fit_intercept, bound, column):
     rows = DenseRows(np.asarray(Xb), np.asarray(yb, dtype=np.float64),
                      np.asarray(wb, dtype=np.float64), fit_intercept)
     rows.clip_rows(bound, column)
+    # dask's scheduler owns the threads: each task's kernels run on its own thread only, so
+    # dask's worker threads and skdpgd's never oversubscribe the cores
+    rows.parallel = False
     return rows
 
 
@@ -51,8 +54,33 @@ def _grad(Xb, yb, wb, fi, bound, column, coef, intercept, loss, param, clip):
                                                                clip)
 
 
-def _hess(Xb, yb, wb, fi, bound, column, coef, intercept, loss):
-    return _chunk_rows(Xb, yb, wb, fi, bound, column).hessian_sum(coef, intercept, loss)
+def _hess(Xb, yb, wb, fi, bound, column, coef, intercept, loss, sample=None, start=0):
+    rows = _chunk_rows(Xb, yb, wb, fi, bound, column)
+    if sample is None:
+        return rows.hessian_sum(coef, intercept, loss)
+    # the chunk's rows start..start+n of the Poisson subsample: the rows the in-memory fit
+    # selects (skdpgd._backends.poisson_subsample depends on the seed and the row position)
+    seed, rate = sample
+    idx = poisson_subsample(seed, rate, start, start + rows.n_samples)
+    if idx.shape[0] == 0:
+        D = coef.shape[0] * rows.n_params
+        return np.zeros((D, D))
+    sub = DenseRows(rows.X[idx], rows.y[idx], rows.sample_weight[idx], fi)
+    sub.clip_rows(bound, column)
+    sub.parallel = False
+    return sub.hessian_sum(coef, intercept, loss)
+
+
+def _grad_hess(Xb, yb, wb, fi, bound, column, coef, intercept, loss, param, clip, sample=None,
+               start=0):
+    if sample is None:
+        return _chunk_rows(Xb, yb, wb, fi, bound, column).grad_hessian_sum(coef, intercept,
+                                                                           loss, param, clip)
+    # one read of the chunk serves the gradient over all its rows and the Hessian over its
+    # rows in the subsample
+    gcoef, gint, bad = _grad(Xb, yb, wb, fi, bound, column, coef, intercept, loss, param, clip)
+    H = _hess(Xb, yb, wb, fi, bound, column, coef, intercept, loss, sample, start)
+    return gcoef, gint, bad, H
 
 
 def _suff(Xb, yb, wb, fi, bound, column):
@@ -125,9 +153,35 @@ class DaskRows:
                                      float(param), float(clip_norm))
         return gcoef, gint, int(bad)
 
-    def hessian_sum(self, coef, intercept, loss_code):
-        return self._map(_hess, np.asarray(coef, dtype=np.float64),
-                         np.asarray(intercept, dtype=np.float64), int(loss_code))
+    def hessian_sum(self, coef, intercept, loss_code, sample=None):
+        coef = np.asarray(coef, dtype=np.float64)
+        intercept = np.asarray(intercept, dtype=np.float64)
+        if sample is None:
+            return self._map(_hess, coef, intercept, int(loss_code))
+        import dask
+
+        starts = np.concatenate([[0], np.cumsum(self.X.chunks[0])[:-1]])
+        tasks = [dask.delayed(_hess)(xb, yb, wb, self.fit_intercept, self.row_bound,
+                                     self.column, coef, intercept, int(loss_code),
+                                     (int(sample[0]), float(sample[1])), int(st))
+                 for (xb, yb, wb), st in zip(self._blocks(), starts)]
+        return dask.compute(_tree_sum(tasks))[0]
+
+    def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm, sample=None):
+        """Both sums at the same point from one read of each chunk (the Hessian over the rows
+        of the Poisson subsample ``sample = (seed, rate)`` when given)."""
+        import dask
+
+        coef = np.asarray(coef, dtype=np.float64)
+        intercept = np.asarray(intercept, dtype=np.float64)
+        sample = None if sample is None else (int(sample[0]), float(sample[1]))
+        starts = np.concatenate([[0], np.cumsum(self.X.chunks[0])[:-1]])
+        tasks = [dask.delayed(_grad_hess)(xb, yb, wb, self.fit_intercept, self.row_bound,
+                                          self.column, coef, intercept, int(loss_code),
+                                          float(param), float(clip_norm), sample, int(st))
+                 for (xb, yb, wb), st in zip(self._blocks(), starts)]
+        gcoef, gint, bad, H = dask.compute(_tree_sum(tasks))[0]
+        return gcoef, gint, int(bad), H
 
     def suff_stats(self):
         return self._map(_suff)

@@ -55,11 +55,13 @@ def row_norms(X, chunk=8192):
     norms = np.empty(n)
     for start in range(0, n, chunk):
         block = X[start:start + chunk]
+        # float64 whatever the dtype of X (float32 rows are converted exactly, so the clip
+        # holds for the values the kernels read)
         with np.errstate(over="ignore", invalid="ignore"):
-            nb = np.sqrt(np.einsum("ij,ij->i", block, block))
+            nb = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64))
         bad = ~((nb <= 1e150) & (nb >= 1e-150))  # zero rows too: their squares may underflow
         if np.any(bad):
-            rows = block[bad]
+            rows = block[bad].astype(np.float64)
             m = np.max(np.abs(rows), axis=1)
             m = np.where(m > 0, m, 1.0)
             with np.errstate(over="ignore"):

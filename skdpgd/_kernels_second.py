@@ -432,3 +432,122 @@ def suff_stats_csr(data, indices, indptr, n_features, row_scale, sample_weight, 
                     parallel, panels=False)
     S = _symmetric(H[0])
     return S[:-1, :-1].copy(), S[:-1, -1].copy()
+
+
+#: Rows per sub-block of the fused pass's first stage (margins, gradient, Hessian weights):
+#: a chunk is cut into sub-blocks of about this many matrix entries, summed in order, so the
+#: gradient's numbers are fixed by the shape of X, whatever the thread count.
+FUSED_BLOCK_ENTRIES = 1 << 18
+
+
+def _fused_weights(n_rows_chunk, d, entries_per_row, kernel_call, k_out, parallel, totals):
+    """Stage one of the fused pass over one chunk of ``n_rows_chunk`` rows: ``kernel_call(lo,
+    hi, gc, gi)`` fills the Hessian weights of the chunk's rows ``lo <= r < hi`` and writes the
+    gradient partial of that sub-block into ``(gc, gi)``; partials are added to
+    ``totals = [gcoef, gint, bad]`` in sub-block order (the sub-blocks are fixed by the
+    chunk's size and the entries per row, never by the thread count)."""
+    n_sub = int(max(1, min(64, n_rows_chunk * max(entries_per_row, 1)
+                           // FUSED_BLOCK_ENTRIES)))
+    gparts = np.empty((n_sub, k_out, d))
+    iparts = np.empty((n_sub, k_out))
+
+    def work(b0, b1):
+        bad = 0
+        for b in range(b0, b1):
+            lo = b * n_rows_chunk // n_sub
+            hi = (b + 1) * n_rows_chunk // n_sub
+            bad += kernel_call(lo, hi, gparts[b], iparts[b])
+        return bad
+
+    totals[2] += sum(K.run_split(work, n_sub, parallel and n_sub > 1))
+    for b in range(n_sub):
+        totals[0] += gparts[b]
+        totals[1] += iparts[b]
+
+
+def _check_fused_loss(loss):
+    if loss not in (K.LOSS_LOGISTIC, K.LOSS_MULTINOMIAL):
+        raise ValueError(f"no fused gradient and Hessian pass for loss code {loss}.")
+
+
+def grad_hessian_sum(X, y, sample_weight, row_scale, row_norm_aug, fit_intercept, loss,
+                     clip_norm, coef, intercept, parallel=None):
+    """The clipped gradient sum and the Hessian sum at the same point, in one pass over dense X.
+
+    Returns ``(gcoef, gint, n_bad, H)``: ``(gcoef, gint, n_bad)`` as
+    :func:`skdpgd._kernels.dense_grad_sum` (the same kernel, so the same terms: each of norm
+    ``<= clip_norm``; rows whose gradient is not finite contribute 0 and are counted) and
+    ``H`` as :func:`hessian_sum` (logistic losses). Each sub-block of rows (about
+    ``FUSED_BLOCK_ENTRIES`` entries, 2 MB in float64) is read from memory once for its
+    gradient and then, from cache, for its Hessian weights; the chunk's outer products follow.
+    No kernel beyond those of the two separate sums is compiled. The sums run in an order
+    fixed by the shape of X: the same numbers on any number of threads.
+    """
+    _check_fused_loss(loss)
+    n, d = X.shape
+    k_out, n_pair, E, P, coef, intercept, buf = _hessian_setup(loss, coef, intercept,
+                                                               fit_intercept, n, d)
+    clip_norm = float(clip_norm)
+    par = K.use_parallel(n, d) if parallel is None else bool(parallel)
+    totals = [np.zeros((k_out, d)), np.zeros(k_out), 0]
+
+    grad_kernel = K._sum_rows_single if k_out == 1 else K._sum_rows_multi
+
+    def weights(lo, hi):
+        W = buf[:hi - lo]
+
+        def call(a, b, gc, gi):
+            # the sub-block's gradient (the tiled kernel of dense_grad_sum), then its Hessian
+            # weights while its rows are still in cache: one read of X from memory
+            bad = grad_kernel(X, y, sample_weight, row_scale, row_norm_aug, K._NO_ROWS,
+                              lo + a, lo + b, loss, 0.0, clip_norm, coef, intercept, gc, gi)
+            _hessian_weights(X, row_scale, sample_weight, loss, coef, intercept, lo + a, lo + b,
+                             W[a:b])
+            return bad
+
+        _fused_weights(hi - lo, d, d, call, k_out, par, totals)
+        return W
+
+    def outer(W, lo, hi, a0, a1, H):
+        _outer_dense(X, row_scale, W, E, lo, hi, a0, a1, H)
+
+    H = _assemble(_outer_sums(n, P, n_pair, weights, outer, parallel), loss, k_out)
+    return totals[0], totals[1], int(totals[2]), H
+
+
+def grad_hessian_sum_csr(data, indices, indptr, n_features, y, sample_weight, row_scale,
+                         row_norm_aug, fit_intercept, loss, clip_norm, coef, intercept,
+                         parallel=None):
+    """:func:`grad_hessian_sum` for canonical CSR X (data float64, indices and indptr int64)."""
+    _check_fused_loss(loss)
+    n = indptr.shape[0] - 1
+    d = int(n_features)
+    k_out, n_pair, E, P, coef, intercept, buf = _hessian_setup(loss, coef, intercept,
+                                                               fit_intercept, n, d)
+    clip_norm = float(clip_norm)
+    nnz_work = float(data.shape[0]) * max(1.0, data.shape[0] / max(n, 1)) / 2.0
+    if parallel is None:
+        parallel = n_pair * nnz_work >= PARALLEL_MIN_WORK
+    totals = [np.zeros((k_out, d)), np.zeros(k_out), 0]
+    avg_nnz = max(1, data.shape[0] // max(n, 1))
+
+    def weights(lo, hi):
+        W = buf[:hi - lo]
+
+        def call(a, b, gc, gi):
+            bad = K._sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale,
+                                  row_norm_aug, K._NO_ROWS, lo + a, lo + b, loss, 0.0,
+                                  clip_norm, coef, intercept, gc, gi)
+            _hessian_weights_csr(data, indices, indptr, row_scale, sample_weight, loss, coef,
+                                 intercept, lo + a, lo + b, W[a:b])
+            return bad
+
+        _fused_weights(hi - lo, d, avg_nnz, call, k_out, bool(parallel), totals)
+        return W
+
+    def outer(W, lo, hi, a0, a1, H):
+        _outer_csr(data, indices, indptr, d, row_scale, W, E, lo, hi, a0, a1, H)
+
+    H = _assemble(_outer_sums(n, P, n_pair, weights, outer, parallel, panels=False), loss,
+                  k_out)
+    return totals[0], totals[1], int(totals[2]), H

@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from ._mechanisms import Mechanism, ReleaseShape, _check_finite
-from .schedules import SSP_FLOOR
+from .schedules import SSP_FLOOR, hessian_rate
 
 #: Frobenius bound of one example's Hessian per squared row norm (see the module docstring).
 HESSIAN_FROBENIUS = {0: 0.25, 1: 0.5, 2: 1.0}  # binary logistic, multinomial, squared
@@ -45,13 +45,40 @@ def symmetric_noise(gen, size, std):
     return upper + upper.T + np.diag(np.diag(G) * std)
 
 
+#: At most this size, the D x D eigendecomposition and solve run on one BLAS thread: threads
+#: cost more than they gain on such matrices, and far more on a busy machine (measured on a
+#: loaded 2-core machine, D = 201: 7 ms on one thread, 530 ms on two).
+SINGLE_THREAD_SOLVE_MAX = 1024
+
+_BLAS_CONTROLLER = None
+
+
+def _blas_single_thread(size):
+    """A context that holds BLAS to one thread for a ``size`` x ``size`` solve (threadpoolctl,
+    a scikit-learn dependency), or does nothing for larger ones."""
+    global _BLAS_CONTROLLER
+    import contextlib
+
+    if size > SINGLE_THREAD_SOLVE_MAX:
+        return contextlib.nullcontext()
+    try:
+        if _BLAS_CONTROLLER is None:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS_CONTROLLER = ThreadpoolController()
+        return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
+    except Exception:  # pragma: no cover - threadpoolctl missing or unusable
+        return contextlib.nullcontext()
+
+
 def floored_inverse_solve(S, floor, ridge, rhs):
     """Solve ``(P + diag(ridge)) x = rhs`` where P is S with its eigenvalues raised to
     ``floor`` (``ridge``: a vector, e.g. the penalty on the weights and 0 on the intercept)."""
-    vals, vecs = np.linalg.eigh(0.5 * (S + S.T))
-    P = (vecs * np.maximum(vals, floor)) @ vecs.T
-    P[np.diag_indices_from(P)] += ridge
-    return np.linalg.solve(P, rhs)
+    with _blas_single_thread(S.shape[0]):
+        vals, vecs = np.linalg.eigh(0.5 * (S + S.T))
+        P = (vecs * np.maximum(vals, floor)) @ vecs.T
+        P[np.diag_indices_from(P)] += ridge
+        return np.linalg.solve(P, rhs)
 
 
 def _matrix_sensitivity(h, r2):
@@ -63,24 +90,73 @@ class DampedNewton(Mechanism):
     """DP damped Newton for the logistic losses (Ganesh, Haghifam, Steinke and Thakurta, 2023).
 
     Iteration t releases the clipped gradient sum ``g~_t`` (sensitivity 2G / G, as gradient
-    descent) and the Hessian sum ``H~_t`` (module docstring), both at the current point. Then,
-    as post-processing: floor the eigenvalues of ``H~_t`` at the noise's own operator-norm scale
-    ``sqrt(2) s_H sqrt(D)``, add ``N alpha`` on the weights, and take the damped step
-    ``theta -= d / (1 + R lambda)`` with ``d = H^-1 g`` and ``lambda = sqrt(g . d)`` the
-    (noisy) Newton decrement: for the logistic loss, self-concordant with constant ``R`` (the
-    row bound), this step never overshoots. The number of iterations and the split of each
-    iteration's budget between the two releases are public constants of the plan.
+    descent); the iterations in the plan's public ``hessian_steps`` also release a Hessian sum
+    ``H~_t`` at the same point (module docstring), the others reuse the last released one.
+    When both are released they are computed in one pass over X (the same per-example terms
+    as the two separate sums, so the same bounds). Then, as post-processing: floor the
+    eigenvalues of ``H~`` at the noise's own operator-norm scale, add ``N alpha`` on the
+    weights, and take the damped step ``theta -= d / (1 + R lambda)`` with ``d = H^-1 g`` and
+    ``lambda = sqrt(g . d)`` the (noisy) Newton decrement: for the logistic loss,
+    self-concordant with constant ``R`` (the row bound), this step never overshoots when H is
+    the exact Hessian at theta.
+
+    **Subsampled Hessian releases.** With a rate ``q < 1`` (the plan's ``hessian_rate``: a
+    number, or ``'auto'``, :func:`skdpgd.schedules.hessian_rate` of the public N, D, the
+    release's calibrated multiplier and the released signal scale), a Hessian release is
+    ``H~ = sum_{i in S} w_i H_i + E`` over a Poisson subsample S: each row is in S
+    independently with probability q, drawn from a seed of the fit's generator
+    (:func:`skdpgd._backends.poisson_subsample`), independently of the data. Privacy, with no
+    amplification claimed: for neighbouring datasets couple the indicators of the rows they
+    share (the indicators are i.i.d., so indexing them by position or by row gives the same
+    output distribution). For every realisation of the indicators, the two sums differ by at
+    most one example's term (replace-one: the replaced row's two terms when it is in S, 0
+    otherwise; add/remove-one: the extra row's term or 0), so the Frobenius distance is
+    ``<= sqrt(2) h R^2`` / ``<= h R^2``, the sensitivity of the full sum. Conditionally on the
+    indicators the release is the Gaussian mechanism with that sensitivity and noise
+    ``z Delta_F``, hence ``(epsilon, delta_z(epsilon))``-DP for every epsilon with the
+    ``1/z``-GDP curve; the unconditional output is the mixture of these with the same
+    (data-independent) weights on both datasets, and the hockey-stick divergence is jointly
+    convex, so the mixture meets the same curve: it is ``1/z``-GDP, exactly as the full-sum
+    release, and composes with the other releases as before. The indicators are fresh for
+    every release and never published. Dividing by q (an unbiased estimate of the full sum)
+    is post-processing; so is the floor, raised to ``sqrt(2) s sqrt(D) / q``.
+
+    **Budget split.** The T gradient releases get ``gradient_share`` of ``mu^2`` together and
+    the ``T_H`` Hessian releases the rest: relative multipliers 1 for the gradients and
+    ``sqrt(T_H s / ((1 - s) T))`` for the Hessians (s the share; with ``T_H = T``, each
+    iteration's split is s : 1 - s). The accountant scales all of them to the budget exactly.
     """
 
     name = "newton"
+
+    @staticmethod
+    def _hessian_steps(plan):
+        steps = plan.hessian_steps
+        return tuple(range(plan.n_steps)) if steps is None else tuple(int(t) for t in steps)
 
     def releases(self, setup, plan):
         h = HESSIAN_FROBENIUS[setup.loss.code]
         # per-example Hessian term: Frobenius <= h ||x~||^2 <= h row_bound^2 (original coords)
         hess = _matrix_sensitivity(h, setup.row_bound ** 2)
-        ratio = math.sqrt(plan.gradient_share / (1.0 - plan.gradient_share))
+        steps = self._hessian_steps(plan)
+        if not steps or steps[0] != 0 or any(t >= plan.n_steps for t in steps):
+            raise ValueError("a Newton plan releases a Hessian at iteration 0 and at "
+                             "iterations below T only.")
+        s = plan.gradient_share
+        inv2 = float(np.sum(plan.noise_multipliers ** -2.0))
+        ratio = math.sqrt(len(steps) * s / ((1.0 - s) * inv2))
         return [ReleaseShape("gradient sums", plan.noise_multipliers, setup.grad_sensitivity),
-                ReleaseShape("Hessian sums", plan.noise_multipliers * ratio, hess)]
+                ReleaseShape("Hessian sums", np.full(len(steps), ratio), hess)]
+
+    def hessian_rates(self, setup, plan, hess):
+        """The public Poisson rate of each Hessian release (1: the full sum)."""
+        rate = plan.hessian_rate
+        if rate != "auto":
+            return np.full(len(hess.multipliers), float(rate))
+        unit = math.sqrt(2.0) if setup.relation == "replace" else 1.0
+        return np.array([hessian_rate(setup.n_public, setup.problem.n_params, float(z), unit,
+                                      setup.problem.signal_scale, setup.n_outputs)
+                         for z in hess.multipliers])
 
     def run(self, rows, setup, plan, releases, gen, start=None):
         grads, hess = releases
@@ -98,30 +174,51 @@ class DampedNewton(Mechanism):
         g_std = grads.noise_std / c
         h_std = hess.noise_std / (c * c)
         r_kernel = setup.row_bound / c  # self-concordance constant of the logistic losses
+        steps = self._hessian_steps(plan)
+        rates = self.hessian_rates(setup, plan, hess)
+        self.rates_used = rates
         coef = np.zeros((k_out, d))
         intercept = np.zeros(k_out) if start is None else np.array(start, dtype=float)
+        H = floor = None
+        k = -1  # index of the last Hessian release
         for t in range(plan.n_steps):
             # non-finite per-example terms contribute 0; only released values stop the fit
-            gcoef, gint, _ = rows.grad_sum(coef, intercept, loss.code, loss.param, clip)
-            if not np.all(np.isfinite(coef)):
-                _check_finite(-1, t)
+            new_hessian = t in steps
+            if new_hessian:
+                k += 1
+            if new_hessian:
+                # rate < 1: a Poisson subsample from a seed of the fit's generator (class
+                # docstring); the backend reads X once for both sums where it can
+                sample = (None if rates[k] >= 1.0
+                          else (int(gen.integers(0, 2 ** 63 - 1)), float(rates[k])))
+                gcoef, gint, _, H = rows.grad_hessian_sum(coef, intercept, loss.code,
+                                                          loss.param, clip, sample=sample)
+            else:
+                gcoef, gint, _ = rows.grad_sum(coef, intercept, loss.code, loss.param, clip)
             g = np.hstack([gcoef, gint[:, None]]) if setup.fit_intercept else gcoef
             g = g.ravel()
-            H = rows.hessian_sum(coef, intercept, loss.code)
             if g_std[t] > 0:
                 g = g + g_std[t] * gen.standard_normal(D)
-                H = H + symmetric_noise(gen, D, h_std[t])
+            if new_hessian:
+                if h_std[k] > 0:
+                    H = H + symmetric_noise(gen, D, h_std[k])
+                # post-processing: the estimate of the full sum and its noise floor
+                H = H / rates[k]
+                floor = (math.sqrt(2.0) * h_std[k] * math.sqrt(D) / rates[k] if h_std[k] > 0
+                         else 1e-12 * n)
             if setup.progress is not None:
-                setup.progress.released(np.array([grads.multipliers[t], hess.multipliers[t]]),
-                                        t, plan.n_steps)
+                setup.progress.released(np.array([grads.multipliers[t]]
+                                                 + ([hess.multipliers[k]] if new_hessian
+                                                    else [])), t, plan.n_steps)
             theta = (np.hstack([coef, intercept[:, None]]) if setup.fit_intercept
                      else coef).ravel()
             grad_total = g + ridge * theta  # gradient of N F (weights penalised)
-            floor = math.sqrt(2.0) * h_std[t] * math.sqrt(D) if h_std[t] > 0 else 1e-12 * n
             step = floored_inverse_solve(H, floor, ridge, grad_total)
             # Newton decrement of F = (sum) / N: sqrt(F' F''^-1 F') = sqrt(g . H^-1 g / N)
             decrement = math.sqrt(max(float(grad_total @ step), 0.0) / n)
             theta = theta - step / (1.0 + r_kernel * decrement)
+            if not np.all(np.isfinite(theta)):
+                _check_finite(-1, t)
             theta = theta.reshape(k_out, P)
             coef = np.ascontiguousarray(theta[:, :d])
             intercept = (np.ascontiguousarray(theta[:, d]) if setup.fit_intercept

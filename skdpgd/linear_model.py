@@ -59,8 +59,10 @@ _SCHEDULE_PARAMS_DOC = """
         dynamic schedule (Theorem 4.4, or 4.7 with momentum); 'pur': Fay et al. (2023)
         data-independent schedules; 'output': output perturbation; 'exponential':
         geometrically decaying noise; 'newton': DP damped Newton (logistic losses: a gradient
-        and a Hessian release per iteration, 4 iterations unless ``max_iter`` says otherwise;
-        'auto' runs it with 8);
+        and a Hessian release per iteration, the Hessian over a Poisson subsample of the rows
+        at a public rate, 4 iterations unless ``max_iter`` says otherwise; 'auto' runs it with
+        8 and releases Hessians at iterations 0 and 4 only unless they are cheap, see
+        :class:`~skdpgd.schedules.Newton`);
         'ssp': sufficient statistics, one noisy release of ``X'X`` and one of ``X'y``
         (AdaSSP; DPRidge only). A :class:`~skdpgd.schedules.Schedule` instance is
         accepted too. ``schedule_`` tells which one ran.
@@ -137,6 +139,10 @@ _FITTED_PRIVACY_DOC = """
 
     mechanism_ : str
         'gradient' (noisy gradient descent) or 'output' (output perturbation).
+
+    hessian_rates_ : ndarray or None
+        DP damped Newton: the public Poisson rate of the rows each Hessian release summed over
+        (1: all rows); None for the other mechanisms.
 
     neighbouring_ : str
         'replace-one' or 'add/remove-one'.

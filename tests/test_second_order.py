@@ -171,3 +171,230 @@ def test_ssp_eigenvalue_floor_is_the_public_constant(monkeypatch):
     assert [r.multipliers for r in base.releases_] == [r.multipliers for r in huge.releases_]
     assert np.linalg.norm(huge.coef_) < 1e-3 * np.linalg.norm(base.coef_)
     assert not np.allclose(none.coef_, base.coef_)
+
+
+# --- issue 21: fused pass, subsampled Hessian releases, fewer Hessian releases -------------
+
+from skdpgd._backends import poisson_subsample  # noqa: E402
+from skdpgd.schedules import Newton, hessian_rate, hessian_steps  # noqa: E402
+
+
+@pytest.mark.parametrize("loss,classes", [(0, 2), (1, 3)])
+@pytest.mark.parametrize("sparse_x", [False, True])
+def test_fused_pass_equals_the_two_sums(loss, classes, sparse_x):
+    rng = np.random.default_rng(4)
+    n, d = 3001, 6
+    X = rng.normal(size=(n, d))
+    X[rng.random(X.shape) < 0.3] = 0.0
+    y = rng.integers(0, classes, n).astype(float)
+    if classes == 2:
+        y = np.where(y == 1, 1.0, -1.0)
+    k_out = 1 if classes == 2 else classes
+    coef, b = rng.normal(size=(k_out, d)), rng.normal(size=k_out)
+    coef[0, 0] = np.inf  # infinite margins, and NaN ones (0 * inf in dense rows): counted
+    rows = make_rows(sparse.csr_matrix(X) if sparse_x else X, y, rng.random(n), True)
+    rows.clip_rows(1.5, 0.7)
+    g1, i1, bad1 = rows.grad_sum(coef, b, loss, 0.0, 0.8)
+    H1 = rows.hessian_sum(coef, b, loss)
+    g2, i2, bad2, H2 = rows.grad_hessian_sum(coef, b, loss, 0.0, 0.8)
+    assert bad1 == bad2
+    np.testing.assert_allclose(g2, g1, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(i2, i1, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(H2, H1, rtol=1e-12, atol=1e-12)
+
+
+def test_poisson_subsample_is_a_function_of_seed_and_position():
+    full = poisson_subsample(11, 0.2, 0, 300_000)
+    # any cut into chunks (as a dask array's) selects the same rows
+    cuts = [0, 1, 65_535, 65_537, 200_001, 300_000]
+    parts = np.concatenate([poisson_subsample(11, 0.2, a, b) + a
+                            for a, b in zip(cuts[:-1], cuts[1:])])
+    np.testing.assert_array_equal(parts, full)
+    assert abs(full.size / 300_000 - 0.2) < 5 * math.sqrt(0.2 * 0.8 / 300_000)
+    assert not np.array_equal(full, poisson_subsample(12, 0.2, 0, 300_000))
+    np.testing.assert_array_equal(poisson_subsample(11, 1.0, 5, 9), np.arange(4))
+
+
+@pytest.mark.parametrize("loss,classes", [(0, 2), (1, 3)])
+def test_subsampled_hessian_sensitivity_is_the_full_sums_for_every_subsample(loss, classes):
+    """For every realisation of the subsample, neighbours (indicators coupled row by row)
+    differ by at most sqrt(2) h R^2 (replace-one) and h R^2 (add/remove-one), and adversarial
+    pairs come close: the release needs no more noise than the full sum."""
+    rng = np.random.default_rng(2)
+    n, d = 40, 3
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = rng.integers(0, classes, n).astype(float)
+    if classes == 2:
+        y = np.where(y == 1, 1.0, -1.0)
+    k_out = 1 if classes == 2 else classes
+    coef, b = np.zeros((k_out, d)), np.zeros(k_out)  # margins 0: the largest curvature
+    h, r2 = HESSIAN_FROBENIUS[loss], 2.0
+
+    def H(Xm, w, sample):
+        rows = make_rows(Xm, y, w, True)
+        rows.clip_rows(1.0, 1.0)
+        return rows.hessian_sum(coef, b, loss, sample=sample)
+
+    worst_replace = worst_remove = 0.0
+    for seed in range(12):
+        sample = (seed, 0.5)
+        chosen = poisson_subsample(seed, 0.5, 0, n)
+        base = H(X, np.ones(n), sample)
+        for i in range(n):
+            X2 = X.copy()
+            X2[i] = -X[i]  # adversarial: the same term's opposite direction
+            X2[i, 0] += 0.3 * rng.normal()
+            X2[i] /= np.linalg.norm(X2[i])
+            worst_replace = max(worst_replace, np.linalg.norm(base - H(X2, np.ones(n), sample)))
+            w = np.ones(n)
+            w[i] = 0.0  # the row removed, the other rows' indicators unchanged
+            diff = np.linalg.norm(base - H(X, w, sample))
+            worst_remove = max(worst_remove, diff)
+            if i not in chosen:
+                assert diff == 0.0
+    assert worst_replace <= math.sqrt(2) * h * r2 * (1 + 1e-12)
+    assert worst_remove <= h * r2 * (1 + 1e-12)
+    assert worst_remove >= 0.7 * h * r2
+    assert worst_replace >= 0.9 * h * r2
+
+
+def test_hessian_steps_and_rate_rule():
+    assert hessian_steps(8, None) == tuple(range(8))
+    assert hessian_steps(8, 4) == (0, 2, 4, 6)
+    assert hessian_steps(8, 3) == (0, 2, 5)
+    assert hessian_steps(3, 10) == (0, 1, 2)
+    # no noise: only the rows-per-parameter floor; much noise: the full sum
+    assert hessian_rate(1e6, 51, 0.0, math.sqrt(2)) == pytest.approx(100 * 51 / 1e6)
+    assert hessian_rate(4e3, 51, 0.0, math.sqrt(2)) == 1.0
+    assert hessian_rate(1e6, 201, 500.0, math.sqrt(2)) == 1.0
+    q1 = hessian_rate(1e6, 51, 50.0, math.sqrt(2))
+    assert 100 * 51 / 1e6 < q1 < 1.0
+    # the noise-floor term, in closed form: rho sqrt(2) z u D^1.5 / (N s)
+    from skdpgd.schedules import AUTO_HESSIAN_SNR
+    assert q1 == pytest.approx(AUTO_HESSIAN_SNR * 2 * 50.0 * 51 ** 1.5 / 1e6, rel=1e-12)
+    # larger multiplier or smaller signal scale: larger rate; add/remove-one: smaller
+    assert hessian_rate(1e6, 51, 100.0, math.sqrt(2)) > q1
+    assert hessian_rate(1e6, 51, 50.0, math.sqrt(2), 0.5) > q1
+    assert hessian_rate(1e6, 51, 50.0, 1.0) < q1
+    # the multinomial's rows-per-parameter floor counts the outputs
+    assert hessian_rate(1e6, 60, 0.0, 1.0, 1.0, 3) == pytest.approx(3 * 100 * 60 / 1e6)
+
+
+@pytest.mark.parametrize("relation", ["replace", "add_remove"])
+def test_fewer_and_subsampled_hessian_releases_are_accounted_exactly(relation):
+    X, y = _data(n=4000)
+    sched = Newton(n_iter=6, gradient_share=0.8, n_hessians=3, hessian_rate=0.4)
+    fit = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1],
+                               row_clip="data_norm", schedule=sched, neighbouring=relation,
+                               n_samples=4000, random_state=0).fit(X, y)
+    grads, hess = fit.releases_
+    assert (grads.name, hess.name) == ("gradient sums", "Hessian sums")
+    assert grads.multipliers.shape == (6,) and hess.multipliers.shape == (3,)
+    np.testing.assert_array_equal(fit.hessian_rates_, [0.4] * 3)
+    z = np.concatenate([r.multipliers for r in fit.releases_])
+    assert fit.mu_ == pytest.approx(compose_gdp(z), rel=1e-12)
+    # the split: the gradients get 80% of mu^2, the Hessians 20%
+    g2, h2 = np.sum(grads.multipliers ** -2.0), np.sum(hess.multipliers ** -2.0)
+    assert g2 / (g2 + h2) == pytest.approx(0.8, rel=1e-12)
+    # the subsampled release keeps the full sum's sensitivity (no amplification claimed)
+    h, r2 = HESSIAN_FROBENIUS[0], fit.releases_[1].sensitivity
+    assert r2["replace"] == pytest.approx(math.sqrt(2) * r2["add_remove"], rel=1e-12)
+    assert fit.epsilon_ == pytest.approx(1.0, rel=1e-9) and fit.epsilon_ <= 1.0
+    assert fit.epsilon_ == pytest.approx(gdp_epsilon(1e-6, compose_gdp(z)), rel=1e-9)
+
+
+def test_subsampled_newton_is_reproducible_and_its_draws_come_from_random_state():
+    X, y = _data(n=3000)
+    sched = Newton(n_iter=5, n_hessians=2, hessian_rate=0.3)
+
+    def fit(eps, rs):
+        return DPLogisticRegression(epsilon=eps, data_norm=1.0, classes=[0, 1],
+                                    schedule=sched, random_state=rs).fit(X, y)
+
+    np.testing.assert_array_equal(fit(1.0, 3).coef_, fit(1.0, 3).coef_)
+    # without noise only the subsample is random: it follows random_state
+    a, b = fit(np.inf, 3), fit(np.inf, 4)
+    np.testing.assert_array_equal(a.coef_, fit(np.inf, 3).coef_)
+    assert not np.array_equal(a.coef_, b.coef_)
+
+
+def test_subsampled_newton_without_noise_reaches_sklearn():
+    """The gradient is exact, the subsampled Hessian only preconditions: the iterates still
+    converge to scikit-learn's minimiser."""
+    X, y = _data(n=20000, d=5, seed=5)
+    n = X.shape[0]
+    fit = DPLogisticRegression(epsilon=np.inf, data_norm=2.0, classes=[0, 1],
+                               schedule=Newton(n_iter=12, hessian_rate=0.05, n_hessians=6),
+                               alpha=1.0 / n, row_clip="data_norm", random_state=0).fit(X, y)
+    ref = LogisticRegression(tol=1e-12, max_iter=10_000).fit(X, y)
+    np.testing.assert_allclose(fit.coef_, ref.coef_, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(fit.intercept_, ref.intercept_, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_default_at_huge_epsilon_matches_sklearn_with_subsampled_hessians(classes):
+    X, y = _data(n=30000, d=4, seed=6, classes=classes)
+    Xt, yt = _data(n=20000, d=4, seed=7, classes=classes)
+    fit = DPLogisticRegression(epsilon=1e6, data_norm=2.0, classes=list(range(classes)),
+                               random_state=0).fit(X, y)
+    assert fit.mechanism_ == "newton"
+    assert np.all(fit.hessian_rates_ < 0.2)  # the subsampled releases ran
+    ref = LogisticRegression().fit(X, y)
+    assert abs(fit.score(Xt, yt) - ref.score(Xt, yt)) <= 0.002
+    np.testing.assert_allclose(fit.coef_, ref.coef_, rtol=0.02, atol=0.02)
+
+
+def test_dask_subsampled_hessian_equals_in_memory():
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(70_001, 3)) / 3
+    y = np.where(rng.random(X.shape[0]) < 0.5, 1.0, -1.0)
+    w = np.ones(X.shape[0])
+    coef, b = rng.normal(size=(1, 3)), np.zeros(1)
+    mem = make_rows(X, y, w, True)
+    dsk = make_rows(da.from_array(X, chunks=(20_000, 3)), y, w, True)
+    for rows in (mem, dsk):
+        rows.clip_rows(1.0, 1.0)
+    np.testing.assert_allclose(dsk.hessian_sum(coef, b, 0, sample=(5, 0.3)),
+                               mem.hessian_sum(coef, b, 0, sample=(5, 0.3)), rtol=1e-12)
+    g1 = mem.grad_hessian_sum(coef, b, 0, 0.0, 1.0)
+    g2 = dsk.grad_hessian_sum(coef, b, 0, 0.0, 1.0)
+    for u, v in zip(g1, g2):
+        np.testing.assert_allclose(v, u, rtol=1e-11, atol=1e-11)
+
+
+@pytest.mark.parametrize("schedule", ["auto", "newton", "uniform"])
+def test_float32_x_is_read_as_is_with_float64_sums(schedule):
+    """float32 X is not copied to float64; the kernels read each entry exactly as its float64
+    value, so the fit is the fit on the float64 copy (up to the float32 rounding of coef_)."""
+    X, y = _data(n=3000, d=5, seed=9)
+    X32 = X.astype(np.float32)
+    rows = make_rows(X32, np.where(y == 1, 1.0, -1.0), np.ones(3000), True)
+    assert rows.X.dtype == np.float32 and np.shares_memory(rows.X, X32)
+    assert rows._norms.dtype == np.float64
+    np.testing.assert_allclose(rows._norms, np.linalg.norm(X32.astype(np.float64), axis=1),
+                               rtol=1e-15)
+    kw = dict(epsilon=1.0, data_norm=1.0, classes=[0, 1], schedule=schedule, random_state=0)
+    a = DPLogisticRegression(**kw).fit(X32, y)
+    b = DPLogisticRegression(**kw).fit(X32.astype(np.float64), y)
+    assert a.coef_.dtype == np.float32
+    np.testing.assert_allclose(a.coef_, b.coef_.astype(np.float32), rtol=1e-6, atol=1e-7)
+
+
+def test_dask_fused_subsampled_pass_equals_in_memory():
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(50_001, 4)) / 4
+    y = rng.integers(0, 3, X.shape[0]).astype(float)
+    w = np.ones(X.shape[0])
+    coef, b = rng.normal(size=(3, 4)), np.zeros(3)
+    mem = make_rows(X, y, w, True)
+    dsk = make_rows(da.from_array(X, chunks=(15_000, 4)), y, w, True)
+    for rows in (mem, dsk):
+        rows.clip_rows(1.0, 1.0)
+    want = mem.grad_hessian_sum(coef, b, 1, 0.0, 1.0, sample=(9, 0.2))
+    got = dsk.grad_hessian_sum(coef, b, 1, 0.0, 1.0, sample=(9, 0.2))
+    assert got[2] == want[2]
+    for u, v in zip(want[:2] + want[3:], got[:2] + got[3:]):
+        np.testing.assert_allclose(v, u, rtol=1e-11, atol=1e-11)
