@@ -533,7 +533,8 @@ class WarmStart(Mechanism):
         if switch is not None:
             # the decision reads the shrunk counts: a balanced set's noise alone does not switch
             shrunk = np.maximum(InterceptOnly.shrunk_counts(noisy, std1), 0.5)
-            if float(shrunk.max() / shrunk.sum()) >= switch[1]:
+            # (a relative tolerance: fully shrunk binary counts are exactly 1/2 each)
+            if float(shrunk.max()) >= switch[1] * float(shrunk.sum()) * (1.0 - 1e-9):
                 return self._prior_branch(rows, setup, inner, counts, noisy, gen)
         start = prior.log_odds(noisy, std1, shrink_classes=True)
         return self.inner.run(rows, setup, plan, inner, gen, start=start)
