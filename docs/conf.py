@@ -87,13 +87,15 @@ def _skip_metadata_routing(app, what, name, obj, skip, options):
 
 
 _SKLEARN_REF = re.compile(r":ref:`([^<`]+?)\s*<[^>`]+>`")
+_SKLEARN_BARE_REF = re.compile(r":ref:`([^<>`]+)`")  # :ref:`label` with no link text
 
 
 def _plain_sklearn_refs(app, what, name, obj, options, lines):
     """Inherited scikit-learn methods (``score``, ``get_params``, ...) keep their docstrings;
     their ``:ref:`` links point into scikit-learn's guide, which is not in this build: keep
     the link text only."""
-    lines[:] = [_SKLEARN_REF.sub(r"\1", line) for line in lines]
+    lines[:] = [_SKLEARN_BARE_REF.sub(r"``\1``", _SKLEARN_REF.sub(r"\1", line))
+                for line in lines]
 
 
 def setup(app):
