@@ -563,14 +563,21 @@ def _noisy_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_
             vcoef[k, j] = momentum * vcoef[k, j] + (1.0 - momentum) * g
             coef[k, j] -= eta * vcoef[k, j] / corr
         if fit_intercept:
-            g = 0.0
-            for c in range(n_blocks):
-                g += gint[c, k]
-            if std > 0.0:
-                g += std * gen.standard_normal()
-            g = g / n_norm
-            vint[k] = momentum * vint[k] + (1.0 - momentum) * g
-            intercept[k] -= eta * vint[k] / corr
+            _intercept_step(gint, k, std, n_norm, eta, momentum, corr, intercept, vint, gen)
+
+
+@njit
+def _intercept_step(gint, k, std, n_norm, eta, momentum, corr, intercept, vint, gen):
+    """Output ``k``'s intercept in :func:`_noisy_update` (and the masked DP-SGD update): the
+    block sums plus ``N(0, std^2)``, divided by ``n_norm`` (not penalised), one momentum step."""
+    g = 0.0
+    for c in range(gint.shape[0]):
+        g += gint[c, k]
+    if std > 0.0:
+        g += std * gen.standard_normal()
+    g = g / n_norm
+    vint[k] = momentum * vint[k] + (1.0 - momentum) * g
+    intercept[k] -= eta * vint[k] / corr
 
 
 # ---------------------------------------------------------------------------------------------

@@ -31,7 +31,8 @@ import math
 import numpy as np
 from ._jit import njit
 
-from ._kernels import _noisy_update, _sum_rows_csr, _sum_rows_multi, _sum_rows_single
+from ._kernels import (_intercept_step, _noisy_update, _sum_rows_csr, _sum_rows_multi,
+                       _sum_rows_single)
 
 
 @njit
@@ -264,14 +265,7 @@ def _masked_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit
             vcoef[k, j] = momentum * vcoef[k, j] + (1.0 - momentum) * g
             coef[k, j] -= eta * vcoef[k, j] / corr
         if fit_intercept:
-            g = 0.0
-            for c in range(n_blocks):
-                g += gint[c, k]
-            if std > 0.0:
-                g += std * gen.standard_normal()
-            g = g / n_norm
-            vint[k] = momentum * vint[k] + (1.0 - momentum) * g
-            intercept[k] -= eta * vint[k] / corr
+            _intercept_step(gint, k, std, n_norm, eta, momentum, corr, intercept, vint, gen)
 
 
 def sgd_masked(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
