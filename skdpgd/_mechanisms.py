@@ -28,7 +28,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from ._kernels import _noisy_update as noisy_update
-from .accounting import gdp_epsilon
+from .accounting import compose_gdp, gdp_epsilon, gdp_mu_of_releases
 from .exceptions import DivergenceError
 from .schedules import Problem
 
@@ -428,14 +428,8 @@ class InterceptOnly(Mechanism):
         return (np.zeros((setup.n_outputs, rows.n_features)),
                 self.intercept(rows, setup, float(release.noise_std[0]), gen))
 
-    def intercept(self, rows, setup, std, gen, shrink_classes=False):
-        """The intercept of the noisy counts (or mean): the one Gaussian draw of the release.
-
-        ``shrink_classes``: shrink the noisy counts towards their mean by the positive-part
-        James-Stein factor ``max(0, 1 - (K - 1) s^2 / ||c~ - mean(c~)||^2)`` (s the counts'
-        known noise standard deviation; post-processing), so that where the classes' imbalance
-        is within the noise the iteration starts at the uniform prior rather than at the
-        noise (a balanced set's noisy prior otherwise shifts every prediction)."""
+    def intercept(self, rows, setup, std, gen):
+        """The intercept of the noisy counts (or mean): the one Gaussian draw of the release."""
         k = self._n_classes(setup)
         y, w = rows.y, rows.sample_weight  # numpy or dask: both reduce with .sum()
         if k == 0:
@@ -445,8 +439,7 @@ class InterceptOnly(Mechanism):
             s2 = (std / setup.n_public) ** 2
             shrink = mean * mean / (mean * mean + s2) if s2 > 0 else 1.0
             return np.array([mean * shrink])
-        counts = self.noisy_counts(rows, setup, std, gen)
-        return self.log_odds(counts, std, shrink_classes)
+        return self.log_odds(self.noisy_counts(rows, setup, std, gen), std)
 
     def noisy_counts(self, rows, setup, std, gen):
         """The release: the weighted class counts plus ``N(0, std^2)`` each."""
@@ -469,7 +462,10 @@ class InterceptOnly(Mechanism):
 
     @staticmethod
     def log_odds(counts, std, shrink_classes=False):
-        """The intercept of noisy counts (post-processing; see :meth:`intercept`)."""
+        """The intercept of noisy counts (post-processing). ``shrink_classes``: first shrink
+        them by :meth:`shrunk_counts`, so that where the classes' imbalance is within the noise
+        an iteration starts at the uniform prior rather than at the noise (a balanced set's
+        noisy prior otherwise shifts every prediction)."""
         counts = np.array(counts, dtype=float)
         if shrink_classes:
             counts = InterceptOnly.shrunk_counts(counts, std)
@@ -510,9 +506,8 @@ class WarmStart(Mechanism):
 
     def releases(self, setup, plan):
         inner = self.inner.releases(setup, plan)
-        inv2 = float(sum(np.sum(np.asarray(r.shape, float) ** -2.0) for r in inner))
         s = float(plan.prior_share)
-        z_p = math.sqrt((1.0 - s) / (s * inv2))
+        z_p = math.sqrt((1.0 - s) / s) / compose_gdp(np.concatenate([r.shape for r in inner]))
         (counts,) = InterceptOnly(self.schedule).releases(setup, plan)
         return inner + [ReleaseShape("class counts (start)", np.array([z_p]),
                                      counts.sensitivity)]
@@ -551,8 +546,7 @@ class WarmStart(Mechanism):
         The two noisy count vectors are combined by their inverse variances."""
         from .accounting import Release
 
-        inv2 = float(sum(np.sum(np.asarray(r.multipliers, float) ** -2.0) for r in inner))
-        z2 = 1.0 / math.sqrt(inv2)
+        z2 = 1.0 / gdp_mu_of_releases(inner)
         second = Release("class counts", np.array([z2]), counts.sensitivity, counts.relation)
         std1, std2 = float(counts.noise_std[0]), float(second.noise_std[0])
         again = InterceptOnly(self.schedule).noisy_counts(rows, setup, std2, gen)
