@@ -159,8 +159,18 @@ class Rows:
         ``sample``, see there) at the same point, the same per-example terms (so the same
         bounds), computed in one pass where the backend can (full Hessian: in memory and on
         dask; subsampled Hessian: on dask, where a pass is a read of every chunk)."""
+        if sample is None and int(loss_code) in (_kernels.LOSS_LOGISTIC,
+                                                 _kernels.LOSS_MULTINOMIAL):
+            fused = self._fused_grad_hessian(coef, intercept, int(loss_code), float(clip_norm))
+            if fused is not None:
+                return fused
         gcoef, gint, bad = self.grad_sum(coef, intercept, loss_code, param, clip_norm)
         return gcoef, gint, bad, self.hessian_sum(coef, intercept, loss_code, sample=sample)
+
+    def _fused_grad_hessian(self, coef, intercept, loss_code, clip_norm):
+        """The full gradient and Hessian sums of a logistic loss in one pass, or None where
+        the backend has no such kernel."""
+        return None
 
     def hessian_sum(self, coef, intercept, loss_code, sample=None):
         """``sum_i w_i H_i`` with ``H_i`` the Hessian of one example's loss at ``theta``.
@@ -226,16 +236,11 @@ class DenseRows(Rows):
 
         return _gathered_hessian(self, coef, intercept, loss_code, sample, part)
 
-    def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm, sample=None):
-        """See :meth:`Rows.grad_hessian_sum` (one pass: :func:`_kernels_second.grad_hessian_sum`)."""
-        if sample is not None or int(loss_code) not in (_kernels.LOSS_LOGISTIC,
-                                                        _kernels.LOSS_MULTINOMIAL):
-            return super().grad_hessian_sum(coef, intercept, loss_code, param, clip_norm,
-                                            sample)
+    def _fused_grad_hessian(self, coef, intercept, loss_code, clip_norm):
+        """One pass: :func:`_kernels_second.grad_hessian_sum`."""
         return _kernels_second.grad_hessian_sum(
             self.X, self.y, self.sample_weight, self.row_scale, self.row_norm_aug,
-            self.fit_intercept, int(loss_code), float(clip_norm), coef, intercept,
-            parallel=self.parallel)
+            self.fit_intercept, loss_code, clip_norm, coef, intercept, parallel=self.parallel)
 
     def suff_stats(self):
         """See :meth:`Rows.suff_stats`."""
@@ -321,16 +326,12 @@ class CSRRows(Rows):
 
         return _gathered_hessian(self, coef, intercept, loss_code, sample, part)
 
-    def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm, sample=None):
-        """See :meth:`Rows.grad_hessian_sum` (one pass over the stored entries)."""
-        if sample is not None or int(loss_code) not in (_kernels.LOSS_LOGISTIC,
-                                                        _kernels.LOSS_MULTINOMIAL):
-            return super().grad_hessian_sum(coef, intercept, loss_code, param, clip_norm,
-                                            sample)
+    def _fused_grad_hessian(self, coef, intercept, loss_code, clip_norm):
+        """One pass over the stored entries: :func:`_kernels_second.grad_hessian_sum_csr`."""
         return _kernels_second.grad_hessian_sum_csr(
             self.data, self.indices, self.indptr, self.n_features, self.y, self.sample_weight,
-            self.row_scale, self.row_norm_aug, self.fit_intercept, int(loss_code),
-            float(clip_norm), coef, intercept, parallel=self.parallel)
+            self.row_scale, self.row_norm_aug, self.fit_intercept, loss_code, clip_norm, coef,
+            intercept, parallel=self.parallel)
 
     def suff_stats(self):
         """See :meth:`Rows.suff_stats`."""
