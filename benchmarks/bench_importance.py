@@ -38,6 +38,7 @@ import os
 import sys
 import time
 import warnings
+from unittest import mock
 
 import numpy as np
 import scipy.sparse as sp
@@ -158,8 +159,6 @@ def leaking_scores(X, y, task, classes):
     private; for this benchmark only."""
     import skdpgd._importance as imp
 
-    original = imp._mask_scores
-
     def grad_magnitude(coef, intercept):
         Z = np.asarray(X @ coef.T) + intercept
         if task == "regression":
@@ -182,11 +181,8 @@ def leaking_scores(X, y, task, classes):
         return 0.5 * (grad_magnitude(np.zeros_like(coef), np.zeros_like(intercept))
                       + grad_magnitude(coef, intercept))
 
-    imp._mask_scores = leak
-    try:
+    with mock.patch.object(imp, "_mask_scores", leak):
         yield
-    finally:
-        imp._mask_scores = original
 
 
 @contextlib.contextmanager
@@ -200,7 +196,6 @@ def leaking_scores_mlp(X, y, n_outputs, layer_sizes, activation):
     import skdpgd._importance as imp
     from skdpgd import _torch_backend as tb
 
-    original = imp._mask_scores
     cache = {}
     Xt = torch.tensor(np.asarray(X), dtype=torch.float32)
     Yt = tb.encode_targets(np.searchsorted(np.arange(max(n_outputs, 2)), y), n_outputs)
@@ -218,11 +213,8 @@ def leaking_scores_mlp(X, y, n_outputs, layer_sizes, activation):
             cache["scores"] = np.concatenate([g[k].abs().numpy().ravel() for k in names])
         return cache["scores"]
 
-    imp._mask_scores = leak
-    try:
+    with mock.patch.object(imp, "_mask_scores", leak):
         yield
-    finally:
-        imp._mask_scores = original
 
 
 @contextlib.contextmanager
@@ -230,12 +222,8 @@ def pruned_weights():
     """Linear models: masked weights set to 0 instead of frozen (the paper's l(m * theta))."""
     import skdpgd._importance as imp
 
-    old = imp.IMPORTANCE_LINEAR_FREEZE
-    imp.IMPORTANCE_LINEAR_FREEZE = False
-    try:
+    with mock.patch.object(imp, "IMPORTANCE_LINEAR_FREEZE", False):
         yield
-    finally:
-        imp.IMPORTANCE_LINEAR_FREEZE = old
 
 
 # --- runs --------------------------------------------------------------------------------------
