@@ -10,15 +10,16 @@ costs no privacy.
 """
 
 import matplotlib.pyplot as plt
-import numpy as np
-from sklearn.datasets import load_breast_cancer
-from sklearn.preprocessing import StandardScaler
+from sklearn.datasets import load_digits
 
 from skdpgd import DPLogisticRegression, DPSGDClassifier, privacy_report
+from skdpgd.preprocessing import BoundedScaler
 
-X, y = load_breast_cancer(return_X_y=True)
-X = StandardScaler().fit_transform(X)  # (a deployment would use public ranges)
-X = X / np.linalg.norm(X, axis=1).max()  # rows of norm <= 1: data_norm=1
+X, y = load_digits(return_X_y=True)
+y = (y >= 5).astype(int)  # a binary task: digits 0-4 against 5-9
+# public scaling: every pixel is in 0..16 by construction, so [-1, 1] after BoundedScaler
+# (its fit reads nothing from the rows) and rows of norm <= 8 / 8 = 1: data_norm=1
+X = BoundedScaler(bounds=(0, 16)).fit_transform(X) / 8.0
 
 clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=0)
 clf.fit(X, y)
