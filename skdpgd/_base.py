@@ -8,50 +8,28 @@ The path of ``epsilon`` from ``fit`` to the noise draw, in one pass:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import warnings
 
 import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
-from sklearn.utils import check_random_state
 from sklearn.base import ClassifierMixin
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._backends import make_rows
 from ._compat import HasMethods, Interval, StrOptions
-from ._mechanisms import Progress, Setup, mechanism_for
-from ._public import CLASS_COUNT_SENSITIVITY, resolve_class_weight, resolve_n_samples
-from .accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, Release, gdp_epsilon,
-                         gdp_mu_of_releases, sum_rounding_margin, with_margin)
-from .exceptions import PrivacyLeakWarning, PrivacyUsageWarning
+from ._fit import Road, private_fit
+from ._mechanisms import Setup, mechanism_for
+from ._setup import NEIGHBOURING, release_norm_sum
+from .accounting import (COUNT_BOUND_SIGMAS, gdp_mu_of_releases, remaining_mu,
+                         sum_rounding_margin, with_margin)
+from .exceptions import PrivacyLeakWarning
 from .schedules import (Auto, Problem, auto_mechanism, consistent_alpha, get_schedule,
                         output_alpha, schedule_names, signal_to_noise)
 from .schedules import OutputPerturbation as OutputSchedule
-
-NEIGHBOURING = {"replace": "replace-one", "add_remove": "add/remove-one"}
-
-#: Default delta: far below 1/n_samples (Dwork and Roth recommend delta << 1/n).
-DEFAULT_DELTA_CAP = 1e-5
-
-
-def default_delta(n_samples):
-    """``min(1e-5, 1 / n_samples^2)``: the delta used when ``delta=None``."""
-    return min(DEFAULT_DELTA_CAP, 1.0 / float(n_samples) ** 2)
-
-
-def warn_if_large_delta(delta, n_public, label):
-    """A :class:`PrivacyUsageWarning` when ``delta >= 1 / N``. ``n_public`` is public (the row
-    count under replace-one, or the ``n_samples`` parameter) or released (a noisy count): the
-    check is post-processing and costs no privacy."""
-    if n_public is not None and n_public > 0 and float(delta) * float(n_public) >= 1.0:
-        warnings.warn(
-            f"{label}: delta = {float(delta):.3g} is at least 1/N (N = {float(n_public):.6g}, "
-            "public or released). A delta that large allows a mechanism that publishes a "
-            "random training row in the clear; use delta well below 1/N (the default, "
-            "delta=None, is min(1e-5, 1/N^2)).", PrivacyUsageWarning, stacklevel=3)
-
 
 #: Constraints shared by every full-batch estimator (checked by _compat.fit_context).
 COMMON_CONSTRAINTS = {
@@ -244,112 +222,6 @@ def resolve_y_bound(y_bound, y):
     return inferred if inferred > 0 else 1.0
 
 
-def resolve_relation(neighbouring, budget):
-    """The neighbouring relation a full-batch fit runs under, decided before anything is read.
-
-    ``'auto'`` is the budget's relation when the fit is charged to a :class:`PrivacyBudget`
-    (so a fit charged to an add/remove-one budget treats N as private: a public
-    ``n_samples`` or an accounted noisy count), and replace-one otherwise. An explicit
-    ``'replace'`` fit cannot be charged to an add/remove-one budget: it reads and publishes
-    the exact N (``n_samples_``, and ``alpha_``, the multipliers and the default delta are
-    functions of it), which that budget's relation keeps private, so no finite epsilon holds
-    for the charge. It is refused here, before any release.
-    """
-    budget_relation = getattr(budget, "neighbouring", None) if budget is not None else None
-    if neighbouring == "auto":
-        return budget_relation if budget_relation in NEIGHBOURING else "replace"
-    if neighbouring == "replace" and budget_relation == "add_remove":
-        raise ValueError(
-            "neighbouring='replace' treats the number of rows N as public, but the budget is "
-            "stated for add/remove-one neighbours, where N is private: the fit reads and "
-            "publishes N, so no finite epsilon would hold for the charge. Use "
-            "neighbouring='auto' (the budget's relation) or 'add_remove' (with a public "
-            "n_samples, or a noisy count), or create the budget with neighbouring='replace'. "
-            "Nothing was released."
-        )
-    return neighbouring
-
-
-def budget_admits_upper_bound(budget, epsilon, delta_max, relation, accountant, label,
-                              exact=False):
-    """Whether ``budget`` admits a public upper bound on everything a full-batch fit spends.
-
-    Every full-batch fit calibrates all its releases to compose to exactly
-    ``mu = gdp_mu(epsilon, delta)`` under its own relation, with ``delta <= delta_max`` (the
-    given delta, or the largest value the default ``min(1e-5, 1/N^2)`` can take), so at most
-    ``gdp_mu(epsilon, delta_max)``. Under the other relation a release's multiplier changes by
-    its sensitivity ratio, which is at most 2 from add/remove- to replace-one (gradient sums
-    2, Hessian sums and class counts sqrt(2), the norm sum 1, the count 0). Checked with the
-    budget's own arithmetic on public values only. When it passes, the fit's real charge can
-    never be refused, so no released value decides a refusal; when it does not (the bound is
-    loose, e.g. a default delta below the cap), the fit charges each set-up release as it is
-    drawn (:class:`SetupCharges`), so that what decides is always already charged. With
-    ``exact`` (the bound is what the fit will spend: its delta is known and the budget has its
-    relation) a failing check refuses the fit at once, before anything is drawn.
-    """
-    check = getattr(budget, "check", None)
-    if check is None or math.isinf(epsilon):
-        return False
-    from .exceptions import BudgetExceededError
-
-    mu_max = accountant.budget(epsilon, delta_max)
-    sens = ({"replace": 2.0, "add_remove": 1.0} if relation == "add_remove"
-            else {"replace": 1.0, "add_remove": math.inf})
-    try:
-        check([Release("whole fit (upper bound)", [1.0 / mu_max], sens, relation)], label=label)
-    except BudgetExceededError:
-        if exact:
-            raise
-        return False
-    return True
-
-
-class SetupCharges:
-    """The set-up releases of a fit (noisy count, class counts, row-norm statistic) and when
-    they are charged to its budget.
-
-    With ``immediate`` each is charged as soon as it is drawn: the default delta, the penalty,
-    the plan and so whether the budget refuses the fit's main releases are functions of them,
-    and a value may decide only once it is charged. A fit refused after that keeps those small
-    charges, and its error says so. Without it (the budget admitted the public upper bound,
-    or there is no budget) they are charged with the fit's releases, in one charge.
-    """
-
-    def __init__(self, budget, label, immediate):
-        self.budget, self.label, self.immediate = budget, label, bool(immediate)
-        self.releases = []
-        self._charged = 0
-
-    def add(self, release):
-        if self.immediate and self.budget is not None:
-            self.budget.charge([release], label=f"{self.label} ({release.name})")
-            self._charged += 1
-        self.releases.append(release)
-
-    def charge_with(self, releases):
-        """Charge the fit's main ``releases`` with the set-up releases not yet charged."""
-        if self.budget is None:
-            return
-        from .exceptions import BudgetExceededError
-
-        try:
-            self.budget.charge(self.releases[self._charged:] + list(releases), label=self.label)
-        except BudgetExceededError as exc:
-            if not self._charged:
-                raise
-            drawn = ", ".join(r.name for r in self.releases[:self._charged])
-            raise BudgetExceededError(
-                f"{exc} (Except the set-up release(s) drawn before this check, which it "
-                f"depends on, and charged then: {drawn}; their cost stays charged.)"
-            ) from None
-
-
-def _generator(random_state):
-    """One numpy Generator made from ``random_state``: all noise of a fit comes from it."""
-    rs = check_random_state(random_state)
-    return np.random.default_rng(rs.randint(0, 2**32 - 1, size=4, dtype=np.uint64))
-
-
 #: Row clipping with ``row_clip='auto'``: rows are clipped to ``factor`` times a private
 #: estimate of the mean row norm, ``factor = ROW_CLIP_FACTOR * max(1, s / ROW_CLIP_SNR) **
 #: ROW_CLIP_POWER`` with
@@ -406,20 +278,20 @@ def row_norm_note(estimate, sigma, data_norm):
 
 
 def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
-                     sensitivity=None, notes=None):
+                     sensitivity=None, notes=None, relation="replace"):
     """Choose the row-clipping bound from a Gaussian-mechanism estimate of the mean row norm.
 
     Releases ``S + N(0, (z R)^2)`` with ``S = sum_i w_i min(||x_i||, R)`` (``norm_sum``),
-    ``R = data_norm``, ``w_i`` in [0, 1]. Replacing, adding or removing one example changes S
-    by at most R: the L2 sensitivity is R under both relations (``sensitivity``: R raised by
-    the rounding margin of the sum, :func:`skdpgd.accounting.sum_rounding_margin`), so the
-    release is ``1/z``-GDP. Returns ``(bound, z)``; ``bound = row_clip_factor(snr) * m`` (at most R)
-    where m is the estimate ``S~ / N`` (N public) held inside ``[2 sigma, R]``
-    (``sigma = z R / N``, the estimate's noise: a noise-dominated estimate keeps the bound
-    conservative rather than tiny). ``z`` is None when mu_total is infinite (no clipping
-    below R then, and nothing released). Also returns ``m / bound`` (at most 1; 1 without a
-    release), the typical row's share of the clipping bound: a function of the released
-    estimate, which the 'auto' rule uses to judge how much signal the budget leaves.
+    ``R = data_norm``, ``w_i`` in [0, 1] (:func:`skdpgd._setup.release_norm_sum`: sensitivity
+    R under both relations; ``sensitivity``: R raised by the rounding margin of the sum,
+    :func:`skdpgd.accounting.sum_rounding_margin`), so the release is ``1/z``-GDP. Returns
+    ``(bound, release, share)``; ``bound = row_clip_factor(snr) * m`` (at most R) where m is
+    the estimate ``S~ / N`` (N public) held inside ``[2 sigma, R]`` (``sigma = z R / N``, the
+    estimate's noise: a noise-dominated estimate keeps the bound conservative rather than
+    tiny). ``release`` is None when mu_total is infinite (no clipping below R then, and
+    nothing released). ``share`` is ``m / bound`` (at most 1; 1 without a release), the
+    typical row's share of the clipping bound: a function of the released estimate, which
+    the 'auto' rule uses to judge how much signal the budget leaves.
     ``notes`` (a list): receives :func:`row_norm_note`'s line, if any (post-processing).
     """
     n = n_public
@@ -429,199 +301,161 @@ def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
     mu_q = min(math.sqrt(ROW_CLIP_MAX_SHARE) * mu_total,
                4.0 / (ROW_CLIP_TARGET_RELATIVE_ERROR * n))
     z = 1.0 / mu_q
-    sens = data_norm if sensitivity is None else float(sensitivity)
-    estimate = (norm_sum + z * sens * gen.standard_normal()) / n
+    sens = (data_norm if sensitivity is None else float(sensitivity))
+    released, release = release_norm_sum(norm_sum, z, {"replace": sens, "add_remove": sens},
+                                         relation, gen)
+    estimate = released / n
     sigma = z * sens / n
     note = row_norm_note(estimate, sigma, data_norm)  # post-processing of the release
     if note is not None and notes is not None:
         notes.append(note)
     m = min(max(estimate, 2.0 * sigma), data_norm)
     bound = min(data_norm, factor * m)
-    return bound, z, min(1.0, m / bound)
+    return bound, release, min(1.0, m / bound)
+
+
+class FullBatchRoad(Road):
+    """The full-batch road: the row-norm statistic (``row_clip='auto'``), the penalty and the
+    mechanism chosen from public constants, releases described by the mechanism
+    (:mod:`skdpgd._mechanisms`, :mod:`skdpgd._second_order`) and computed through the rows'
+    reductions (:mod:`skdpgd._backends`)."""
+
+    def __init__(self, X, y, loss, n_outputs, *, data_norm, y_bound=None):
+        self.X, self.y, self.loss, self.n_outputs = X, y, loss, n_outputs
+        self.data_norm, self.y_bound = data_norm, y_bound
+
+    def setup(self, fit):
+        est, loss, n_outputs, data_norm = fit.est, self.loss, self.n_outputs, self.data_norm
+        n_rows, d = self.X.shape
+        relation, epsilon, n_public = fit.relation, fit.epsilon, fit.n_public
+        fit_intercept = bool(est.fit_intercept)
+        # --- the rounding margin of every released sum needs a public bound on the rows
+        # summed: N (replace-one), the noisy count plus COUNT_BOUND_SIGMAS of its noise (a
+        # shortfall has probability below 1e-300), or the public n_samples, taken as a bound
+        if relation == "replace" or math.isinf(epsilon):
+            n_bound = float(n_rows)
+        elif fit.z_count is not None:
+            n_bound = n_public + COUNT_BOUND_SIGMAS * fit.z_count
+        else:
+            n_bound = float(est.n_samples)
+        self.margin = sum_rounding_margin(n_bound, n_outputs * (d + 1) + 1)
+
+        # --- the row-clipping bound: data_norm, or a private typical norm (a set-up release)
+        rows = make_rows(self.X, self.y, fit.sample_weight, fit_intercept)
+        bound, norm_share = data_norm, 1.0
+        n_params = n_outputs * (d + int(fit_intercept))
+        if est.row_clip == "auto":
+            norm_sens = with_margin({"replace": data_norm, "add_remove": data_norm},
+                                    self.margin)
+            bound, norm_release, norm_share = private_row_clip(
+                rows.norm_sum(data_norm), n_public, data_norm, fit.mu_total, fit.gen,
+                signal_to_noise(n_public, n_params, fit.mu_total), norm_sens[relation],
+                notes=fit.notes if est.data_norm is not None else None, relation=relation)
+            fit.charges.add(norm_release)
+        mu_left = remaining_mu(fit.mu_total, fit.prior)
+
+        # --- public constants (theory, parameters, or released above; never the data) ---
+        # the intercept's column holds the constant c = intercept_scaling * bound
+        c = float(est.intercept_scaling) * bound if fit_intercept else 1.0
+        rows.clip_rows(bound, c)
+        row_bound = math.sqrt(bound ** 2 + c * c) if fit_intercept else bound
+        G = loss.lipschitz(row_bound, n_outputs)
+        loss_smoothness = loss.smoothness(row_bound, n_outputs)
+        schedule = get_schedule(est.schedule)
+        max_iter = None if est.max_iter == "auto" else int(est.max_iter)
+        signal_scale = norm_share ** AUTO_SIGNAL_POWER  # public: from the released estimate
+        if est.alpha == "auto":  # public: N, D, the loss's constants and the budget left
+            kind = (auto_mechanism(n_public, n_params, mu_left, loss.second_order, max_iter,
+                                   signal_scale, fit_intercept)
+                    if isinstance(schedule, Auto) else None)
+            if kind == "output" or isinstance(schedule, OutputSchedule):
+                alpha = output_alpha(n_public, n_params, G, row_bound, mu_left)
+            else:
+                alpha = consistent_alpha(n_public, n_params, G, row_bound, mu_left,
+                                         squared=loss.second_order == "ssp")
+        else:
+            alpha = float(est.alpha)
+        # class weights divided by their largest (weight_scale) shrink the loss by that
+        # factor; alpha / weight_scale keeps the minimiser of the weighted objective
+        alpha = alpha / fit.weight_scale
+        self.rows, self.bound, self.alpha, self.schedule = rows, bound, alpha, schedule
+        self.setup_ = Setup(
+            progress=None,
+            loss=loss, n_outputs=n_outputs, fit_intercept=fit_intercept, column=c,
+            n_public=n_public, relation=relation, lipschitz=G, row_bound=row_bound,
+            alpha=alpha,
+            problem=Problem(
+                n_samples=n_public,
+                n_params=n_params,
+                sensitivity=2.0 * G if relation == "replace" else G,
+                lipschitz=G,
+                smoothness=loss_smoothness + alpha,
+                strong_convexity=alpha,
+                loss_bound=loss.initial_gap(n_outputs, self.y_bound),
+                momentum=float(est.momentum),
+                second_order=loss.second_order,
+                signal_scale=signal_scale,
+                fit_intercept=fit_intercept,
+                n_outputs=n_outputs,
+            ))
+        self.plan = schedule.plan(self.setup_.problem, mu_left, max_iter)
+        self.mechanism = mechanism_for(schedule, self.plan)
+
+    def releases(self, fit):
+        # the Setup carries the fit's Progress from here on (it exists once setup is done)
+        self.setup_ = dataclasses.replace(self.setup_, progress=fit.progress)
+        return self.mechanism.releases(self.setup_, self.plan)
+
+    def describe(self, fit, releases):
+        plan, mechanism = self.plan, self.mechanism
+        return (f"{fit.label}: mechanism {mechanism.name} "
+                f"({plan.schedule or self.schedule.name}), {plan.n_steps} release(s) of "
+                f"{', '.join(r.name for r in releases)}, N (public) = {fit.n_public:g}, "
+                f"epsilon = {fit.epsilon:g}, delta = {fit.delta:.3g}")
+
+    def run(self, fit, releases):
+        plan, mechanism = self.plan, self.mechanism
+        coef, intercept = mechanism.run(self.rows, self.setup_, plan, releases, fit.gen)
+        # a mechanism that chose a branch after its first release (WarmStart's switch to the
+        # intercept-only model) reports what it released: the same GDP total
+        actual = getattr(mechanism, "actual_releases", None) or releases
+        made = fit.prior + list(actual)
+        mu = gdp_mu_of_releases(made)
+        return {
+            "coef": coef,
+            "intercept": intercept,
+            "actual_releases": actual,
+            "noise_multipliers_": actual[0].multipliers,
+            "row_clip_": self.bound,
+            "row_clip_noise_multiplier_": next(
+                (float(r.multipliers[0]) for r in fit.prior if r.name == "row norm sum"), None),
+            "clip_norm_": self.setup_.lipschitz,
+            "n_iter_": plan.n_steps if mechanism.name in ("gradient", "newton") else 0,
+            "n_iter_theory_": plan.n_iter_theory,
+            "step_sizes_": plan.step_sizes if mechanism.name == "gradient" else np.empty(0),
+            "mu_": mu,
+            "rho_": mu ** 2 / 2.0,
+            "schedule_": ("prior" if mechanism.name == "prior"
+                          else (plan.schedule or self.schedule.name)),
+            "data_norm_": self.data_norm,
+            "alpha_": self.alpha,
+            "mechanism_": mechanism.name,
+            # Poisson rates of the Hessian releases (DP damped Newton; public), else None
+            "hessian_rates_": getattr(mechanism, "rates_used", None),
+        }
 
 
 def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None,
                    classes=None, y_index=None):
-    """Fit a linear model privately; return the fitted attributes as a dict.
+    """Fit a linear model privately along :func:`skdpgd._fit.private_fit`; return the fitted
+    attributes as a dict (``coef`` (n_outputs, d), ``intercept`` (n_outputs,) and every
+    privacy attribute).
 
     ``y`` is already encoded for the kernel (+-1 for binary logistic, class index for
     multinomial, clipped target for squared loss); ``data_norm`` is the resolved public
     row-norm bound (see :func:`resolve_data_norm`). Classifiers pass ``classes`` and the
-    class index of each row (``y_index``) for ``class_weight``. The dict holds ``coef`` and ``intercept``
-    with shapes (n_outputs, d) and (n_outputs,) and every privacy attribute (names ending in
-    ``_``); the estimator sets them only once this returns, so a refused or failed fit sets
-    nothing.
+    class index of each row (``y_index``) for ``class_weight``.
     """
-    n_rows, d = X.shape
-    relation = resolve_relation(est.neighbouring, est.budget)
-    epsilon = float(est.epsilon)
-    fit_intercept = bool(est.fit_intercept)
-    accountant = GaussianDPAccountant()
-    gen = _generator(est.random_state)
-    label = type(est).__name__
-
-    # --- refused or not: on public values before the first draw when the bound allows ---
-    delta_for_count = DEFAULT_DELTA_CAP if est.delta is None else float(est.delta)
-    n_given = getattr(est, "n_samples", None)
-    if est.delta is not None:
-        delta_max = float(est.delta)
-    elif relation == "replace":  # N is public: the default delta is known
-        delta_max = default_delta(n_rows)
-    else:
-        delta_max = DEFAULT_DELTA_CAP if n_given is None else default_delta(n_given)
-    exact = ((est.delta is not None or relation == "replace" or n_given is not None)
-             and getattr(est.budget, "neighbouring", None) == relation)
-    setup_charges = SetupCharges(est.budget, label, immediate=not budget_admits_upper_bound(
-        est.budget, epsilon, delta_max, relation, accountant, label, exact))
-
-    # --- N: public under replace-one; a parameter or an accounted noisy count otherwise ---
-    n_public, z_count = resolve_n_samples(
-        getattr(est, "n_samples", None), n_rows, relation,
-        accountant.budget(epsilon, delta_for_count), gen)
-    delta = default_delta(n_public) if est.delta is None else float(est.delta)
-    warn_if_large_delta(delta, n_public, label)
-    mu_total = accountant.budget(epsilon, delta)
-    prior = setup_charges.releases  # releases made to set the fit up (fixed multipliers)
-    if z_count is not None:  # a count moves by 1 under add/remove-one, by 0 under replace-one
-        setup_charges.add(Release("row count", [z_count], {"replace": 0.0, "add_remove": 1.0},
-                                  relation))
-
-    # --- the rounding margin of every released sum needs a public bound on the rows summed:
-    # N (replace-one), the noisy count plus COUNT_BOUND_SIGMAS of its noise (a shortfall has
-    # probability below 1e-300), or the public n_samples, which is then taken as a bound ---
-    if relation == "replace" or math.isinf(epsilon):
-        n_bound = float(n_rows)
-    elif z_count is not None:
-        n_bound = n_public + COUNT_BOUND_SIGMAS * z_count
-    else:
-        n_bound = float(n_given)
-    margin = sum_rounding_margin(n_bound, n_outputs * (d + 1) + 1)
-
-    # --- class weights in [0, 1] (public, or from accounted noisy counts) ---
-    weight_scale = 1.0
-    if getattr(est, "class_weight", None) is not None:
-        weights, weight_scale, z_cls = resolve_class_weight(est.class_weight, classes, y_index,
-                                                            mu_total, gen, relation)
-        sample_weight = sample_weight * weights[y_index]
-        if z_cls is not None:  # relabelling one example moves two counts by 1
-            setup_charges.add(Release("class counts", [z_cls],
-                                      dict(CLASS_COUNT_SENSITIVITY), relation))
-
-    # --- the row-clipping bound: data_norm, or a private typical norm (a prior release) ---
-    rows = make_rows(X, y, sample_weight, fit_intercept)
-    bound, norm_share = data_norm, 1.0
-    row_notes = []
-    n_params = n_outputs * (d + int(fit_intercept))
-    if est.row_clip == "auto":
-        norm_sens = with_margin({"replace": data_norm, "add_remove": data_norm}, margin)
-        bound, z_q, norm_share = private_row_clip(
-            rows.norm_sum(data_norm), n_public, data_norm, mu_total, gen,
-            signal_to_noise(n_public, n_params, mu_total), norm_sens[relation],
-            notes=row_notes if est.data_norm is not None else None)
-        if z_q is not None:  # sensitivity R = data_norm under both relations (+ rounding)
-            setup_charges.add(Release("row norm sum", [z_q], norm_sens, relation))
-    mu_prior = gdp_mu_of_releases(prior)
-    if not mu_prior < mu_total:
-        raise ValueError("epsilon is too small: the set-up releases would spend all of it.")
-    mu_left = math.inf if math.isinf(mu_total) else math.sqrt(mu_total ** 2 - mu_prior ** 2)
-
-    # --- public constants (theory, parameters, or released above; never read from the data) ---
-    # the intercept's column holds the constant c = intercept_scaling * bound
-    c = float(est.intercept_scaling) * bound if fit_intercept else 1.0
-    rows.clip_rows(bound, c)
-    row_bound = math.sqrt(bound ** 2 + c * c) if fit_intercept else bound
-    G = loss.lipschitz(row_bound, n_outputs)
-    loss_smoothness = loss.smoothness(row_bound, n_outputs)
-    schedule = get_schedule(est.schedule)
-    max_iter = None if est.max_iter == "auto" else int(est.max_iter)
-    signal_scale = norm_share ** AUTO_SIGNAL_POWER  # public: from the released norm estimate
-    if est.alpha == "auto":  # public: N, D, the loss's constants and the budget left
-        kind = (auto_mechanism(n_public, n_params, mu_left, loss.second_order, max_iter,
-                               signal_scale, fit_intercept)
-                if isinstance(schedule, Auto) else None)
-        if kind == "output" or isinstance(schedule, OutputSchedule):
-            alpha = output_alpha(n_public, n_params, G, row_bound, mu_left)
-        else:
-            alpha = consistent_alpha(n_public, n_params, G, row_bound, mu_left,
-                                     squared=loss.second_order == "ssp")
-    else:
-        alpha = float(est.alpha)
-    # class weights divided by their largest (weight_scale) shrink the loss by that factor;
-    # alpha / weight_scale keeps the minimiser of the weighted objective
-    alpha = alpha / weight_scale
-    progress = Progress(getattr(est, "verbose", 0), delta, prior)
-    for note in row_notes:
-        progress.say(note)
-    setup = Setup(
-        progress=progress,
-        loss=loss, n_outputs=n_outputs, fit_intercept=fit_intercept, column=c,
-        n_public=n_public, relation=relation, lipschitz=G, row_bound=row_bound, alpha=alpha,
-        problem=Problem(
-            n_samples=n_public,
-            n_params=n_params,
-            sensitivity=2.0 * G if relation == "replace" else G,
-            lipschitz=G,
-            smoothness=loss_smoothness + alpha,
-            strong_convexity=alpha,
-            loss_bound=loss.initial_gap(n_outputs, y_bound),
-            momentum=float(est.momentum),
-            second_order=loss.second_order,
-            signal_scale=signal_scale,
-            fit_intercept=fit_intercept,
-            n_outputs=n_outputs,
-        ))
-
-    # --- mechanism (releases' shapes) -> accountant (scale, composed with the prior ones) ---
-    plan = schedule.plan(setup.problem, mu_left, max_iter)
-    mechanism = mechanism_for(schedule, plan)
-    shapes = mechanism.releases(setup, plan)
-    z_all = accountant.calibrate(np.concatenate([r.shape for r in shapes]), epsilon, delta,
-                                 prior=np.concatenate([r.multipliers for r in prior])
-                                 if prior else ())
-    releases, start = [], 0
-    for r in shapes:  # each sensitivity raised by the rounding margin of its sum
-        releases.append(Release(r.name, z_all[start:start + r.shape.size],
-                                with_margin(r.sensitivity, margin), relation))
-        start += r.shape.size
-    setup_charges.charge_with(releases)  # refuses (raises) before any gradient is computed
-
-    progress.say(f"{type(est).__name__}: mechanism {mechanism.name} ({plan.schedule or schedule.name}), "
-                 f"{plan.n_steps} release(s) of {', '.join(r.name for r in releases)}, "
-                 f"N (public) = {n_public:g}, epsilon = {epsilon:g}, delta = {delta:.3g}")
-    coef, intercept = mechanism.run(rows, setup, plan, releases, gen)
-    # a mechanism that chose a branch after its first release (WarmStart's switch to the
-    # intercept-only model) reports what it released: the same GDP total under the fit's relation
-    releases = getattr(mechanism, "actual_releases", None) or releases
-
-    # --- what was spent (recomputed from every multiplier actually used) ---
-    mu = gdp_mu_of_releases(prior + releases)
-    # the calibration verified delta(epsilon; mu) <= delta (with its rounding bound), so
-    # epsilon itself is a valid upper bound; the search may land a hair above it
-    spent = min(epsilon, gdp_epsilon(delta, mu)) if mu > 0 else 0.0
-    z_steps = releases[0].multipliers
-    return {
-        "coef": coef,
-        "intercept": intercept,
-        "noise_multipliers_": z_steps,
-        "releases_": prior + releases,
-        "row_clip_": bound,
-        "row_clip_noise_multiplier_": next(
-            (float(r.multipliers[0]) for r in prior if r.name == "row norm sum"), None),
-        "n_samples_": n_public,
-        "count_noise_multiplier_": z_count,
-        "clip_norm_": G,
-        "n_iter_": plan.n_steps if mechanism.name in ("gradient", "newton") else 0,
-        "n_iter_theory_": plan.n_iter_theory,
-        "step_sizes_": plan.step_sizes if mechanism.name == "gradient" else np.empty(0),
-        "mu_": mu,
-        "rho_": mu ** 2 / 2.0,
-        "delta_": delta,
-        "epsilon_": spent,
-        "schedule_": "prior" if mechanism.name == "prior" else (plan.schedule or schedule.name),
-        "neighbouring_": NEIGHBOURING[relation],
-        "data_norm_": data_norm,
-        "alpha_": alpha,
-        "mechanism_": mechanism.name,
-        # Poisson rates of the Hessian releases (DP damped Newton; public), else None
-        "hessian_rates_": getattr(mechanism, "rates_used", None),
-    }
+    road = FullBatchRoad(X, y, loss, n_outputs, data_norm=data_norm, y_bound=y_bound)
+    return private_fit(est, road, X.shape[0], sample_weight=sample_weight, classes=classes,
+                       y_index=y_index)

@@ -28,7 +28,8 @@ import numpy as np
 from scipy.optimize import minimize
 
 from ._kernels import _noisy_update as noisy_update
-from .accounting import compose_gdp, gdp_epsilon, gdp_mu_of_releases
+from ._setup import CLASS_COUNT_SENSITIVITY
+from .accounting import Release, compose_gdp, gdp_epsilon, gdp_mu_of_releases
 from .exceptions import DivergenceError
 from .schedules import Problem
 
@@ -126,17 +127,6 @@ class Progress:
                  f"elapsed {time.perf_counter() - self.start:.2f}s")
 
 
-@dataclass(frozen=True)
-class ReleaseShape:
-    """A release before calibration: relative multipliers and sensitivities per relation."""
-
-    name: str
-    shape: np.ndarray
-    sensitivity: dict
-    #: a fixed multiplier (already drawn, e.g. a setup statistic) is not rescaled
-    fixed: bool = False
-
-
 class Mechanism:
     """Base class; see the module docstring. A mechanism carries out a schedule's plan."""
 
@@ -179,7 +169,8 @@ class GradientDescent(Mechanism):
     name = "gradient"
 
     def releases(self, setup, plan):
-        return [ReleaseShape("gradient sums", plan.noise_multipliers, setup.grad_sensitivity)]
+        return [Release("gradient sums", plan.noise_multipliers, setup.grad_sensitivity,
+                        setup.relation)]
 
     def run(self, rows, setup, plan, releases, gen, start=None):
         (grads,) = releases
@@ -262,7 +253,7 @@ class OutputPerturbation(Mechanism):
         g = self.tolerance(setup, plan)
         a, n = setup.alpha, setup.n_public
         sens = {r: s / (n * a) + 2.0 * g / a for r, s in setup.grad_sensitivity.items()}
-        return [ReleaseShape("solution", plan.noise_multipliers, sens)]
+        return [Release("solution", plan.noise_multipliers, sens, setup.relation)]
 
     def run(self, rows, setup, plan, releases, gen):
         (release,) = releases
@@ -417,9 +408,9 @@ class InterceptOnly(Mechanism):
             if y_bound is None:
                 raise ValueError("the intercept-only model of the squared loss needs y_bound.")
             sens = {"replace": 2.0 * y_bound, "add_remove": float(y_bound)}
-            return [ReleaseShape("target sum", plan.noise_multipliers, sens)]
-        return [ReleaseShape("class counts", plan.noise_multipliers,
-                             {"replace": math.sqrt(2.0), "add_remove": 1.0})]
+            return [Release("target sum", plan.noise_multipliers, sens, setup.relation)]
+        return [Release("class counts", plan.noise_multipliers, dict(CLASS_COUNT_SENSITIVITY),
+                        setup.relation)]
 
     def run(self, rows, setup, plan, releases, gen):
         (release,) = releases
@@ -507,10 +498,10 @@ class WarmStart(Mechanism):
     def releases(self, setup, plan):
         inner = self.inner.releases(setup, plan)
         s = float(plan.prior_share)
-        z_p = math.sqrt((1.0 - s) / s) / compose_gdp(np.concatenate([r.shape for r in inner]))
+        z_p = math.sqrt((1.0 - s) / s) / compose_gdp(np.concatenate([r.multipliers for r in inner]))
         (counts,) = InterceptOnly(self.schedule).releases(setup, plan)
-        return inner + [ReleaseShape("class counts (start)", np.array([z_p]),
-                                     counts.sensitivity)]
+        return inner + [Release("class counts (start)", np.array([z_p]), counts.sensitivity,
+                                setup.relation)]
 
     def run(self, rows, setup, plan, releases, gen):
         *inner, counts = releases

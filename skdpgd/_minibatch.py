@@ -20,14 +20,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _kernels, _kernels_sgd
-from ._base import (warn_if_large_delta, COMMON_CONSTRAINTS, DEFAULT_DELTA_CAP, SetupCharges, _generator,
-                    default_delta)
+from ._base import COMMON_CONSTRAINTS
 from ._compat import HasMethods, Interval, StrOptions
 from ._importance import resolve_importance, run_linear
-from ._mechanisms import Progress
-from ._public import CLASS_COUNT_SENSITIVITY, resolve_class_weight, resolve_n_samples
+from ._fit import Road, private_fit
 from ._rdp import PLDAccountant
-from .accounting import GaussianSteps, RDPAccountant, Release, gdp_mu
+from ._setup import require_add_remove_budget
+from .accounting import RDPAccountant, Release
 from .exceptions import DivergenceError
 from .schedules import Exponential, Hong, Problem, Uniform
 
@@ -267,188 +266,182 @@ def _prescale_huge_rows(X, clip_scale, kernel_scale, clipped_norm):
     return X, np.where(huge, 1.0, kernel_scale)
 
 
-def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None,
-                  classes=None, y_index=None, target_scale=None):
-    """Fit a linear model by Poisson-sampled DP-SGD; return the fitted attributes as a dict.
+class MinibatchRoad(Road):
+    """DP-SGD as a road of :func:`skdpgd._fit.private_fit`: T Poisson-sampled Gaussian
+    releases of clipped gradient sums, accounted under add/remove-one by RDP (or PLD).
 
     ``X`` is dense float64 or canonical CSR; ``y`` is encoded for the kernel.
     ``target_scale`` is None for a classifier, the public scale of y for a regressor (it
-    selects the regression constant of ``alpha='auto'``, see :func:`sgd_defaults`). The dict holds
-    ``coef`` and ``intercept`` (shapes (n_outputs, d) and (n_outputs,)) and the privacy
-    attributes; the estimator sets them only once this returns.
-    """
-    n, d = X.shape
-    epsilon = float(est.epsilon)
-    fit_intercept = bool(est.fit_intercept)
-    gen = _generator(est.random_state)
-    accountant = RDPAccountant() if est.accountant == "rdp" else PLDAccountant()
-    # a parameter (public): validated before anything is released
-    mask = resolve_importance(getattr(est, "importance", None))
+    selects the regression constant of ``alpha='auto'``, see :func:`sgd_defaults`)."""
 
-    if getattr(est.budget, "neighbouring", "add_remove") != "add_remove":
-        raise ValueError(
-            "this budget is stated for replace-one neighbours, and Poisson-subsampled fits "
-            "are accounted under add/remove-one; create the budget with "
-            "neighbouring='add_remove' to share it with DP-SGD fits. Nothing was released.")
-    # --- N is private (add/remove-one): a public n_samples, or an accounted noisy count ---
-    delta_for_count = DEFAULT_DELTA_CAP if est.delta is None else float(est.delta)
-    n_public, z_count = resolve_n_samples(est.n_samples, n, "add_remove",
-                                          gdp_mu(epsilon, delta_for_count), gen)
-    if z_count is not None:  # post-processing of the released count (see SGD_COUNT_MARGIN)
-        n_public += SGD_COUNT_MARGIN * z_count
-    delta = default_delta(n_public) if est.delta is None else float(est.delta)
-    warn_if_large_delta(delta, n_public, type(est).__name__)
-    # delta, and so the whole plan, is a function of the count and the class counts: each is
-    # charged as it is drawn, before anything computed from it decides a refusal
-    setup_charges = SetupCharges(est.budget, type(est).__name__, immediate=True)
-    prior = setup_charges.releases
-    if z_count is not None:
-        setup_charges.add(Release("row count", [z_count], {"replace": 0.0, "add_remove": 1.0},
-                                  "add_remove"))
-    # class weights in [0, 1] (public, or from accounted noisy class counts)
-    weight_scale = 1.0
-    if getattr(est, "class_weight", None) is not None:
-        weights, weight_scale, z_cls = resolve_class_weight(
-            est.class_weight, classes, y_index, gdp_mu(epsilon, delta), gen, "add_remove")
-        sample_weight = sample_weight * weights[y_index]
-        if z_cls is not None:  # one example added or removed moves one count by 1
-            setup_charges.add(Release("class counts", [z_cls],
-                                      dict(CLASS_COUNT_SENSITIVITY), "add_remove"))
-    # --- public constants: parameters and theory only ---
-    c = float(est.intercept_scaling) * data_norm if fit_intercept else 1.0
-    row_bound = math.sqrt(data_norm ** 2 + c * c) if fit_intercept else data_norm
-    g_max = loss.lipschitz(row_bound, n_outputs)
-    mu_budget = gdp_mu(epsilon, delta)
-    clip = (sgd_clip_factor(mu_budget) * g_max if est.clip_norm == "auto"
-            else float(est.clip_norm))
-    loss_smoothness = loss.smoothness(row_bound, n_outputs)
-    # alpha, step, q, T and the normaliser come from the public N and the budget only
-    alpha, lr, q, n_steps = sgd_defaults(
-        n_public, n_outputs * (d + int(fit_intercept)), mu_budget, clip,
-        row_bound, loss_smoothness, est.alpha, est.batch_size, est.epochs, est.learning_rate,
-        alpha_noise=None if target_scale is None else SGD_ALPHA_NOISE_REGRESSION,
-        target_scale=1.0 if target_scale is None else float(target_scale))
-    alpha = alpha / weight_scale  # weights divided by their largest: same minimiser
-    try:
-        loss_bound = loss.initial_gap(n_outputs, y_bound)
-    except ValueError:  # only the schedules that choose T read B, and T is fixed here
-        loss_bound = 1.0
-    problem = Problem(
-        n_samples=n_public, n_params=n_outputs * (d + int(fit_intercept)), sensitivity=clip,
-        lipschitz=clip, smoothness=loss_smoothness + alpha, strong_convexity=alpha,
-        loss_bound=loss_bound, momentum=float(est.momentum), sampling_rate=q)
+    #: a released count is lowered by this many of its noise's standard deviations
+    count_margin = SGD_COUNT_MARGIN
 
-    # --- schedule (shape only) -> RDP accountant (scale, composed with the count) ---
-    schedule = (SGD_SCHEDULES[est.schedule] if isinstance(est.schedule, str) else est.schedule)
-    if isinstance(schedule, Hong) and alpha == 0:
-        raise ValueError("schedule='hong' needs alpha > 0 (its shape comes from the "
-                         "strongly convex rate); use 'uniform' or 'exponential'.")
-    plan = schedule.plan(problem, gdp_mu(epsilon, delta), n_steps)
-    if (getattr(schedule, "chooses_n_iter", False) or plan.mechanism != "gradient"
-            or plan.n_steps != n_steps):
-        raise ValueError(
-            f"schedule {getattr(schedule, 'name', schedule)!r} chooses its own number of steps "
-            "or is not a gradient schedule; a minibatch fit has T = ceil(epochs / q) steps and "
-            "uses only the shape of the noise. Use 'uniform', 'hong' or 'exponential'.")
-    z = accountant.calibrate(plan.noise_multipliers, epsilon, delta, sampling_rate=q,
-                             prior=[float(r.multipliers[0]) for r in prior])
-    # each step's clipped sum moves by clip_norm when a row is added or removed
-    steps_release = Release("gradient sums", z, {"replace": 2.0 * clip, "add_remove": clip},
-                            "add_remove", q)
-    setup_charges.charge_with([steps_release])  # refuses (raises) before the kernel runs
+    def __init__(self, est, X, y, loss, n_outputs, *, data_norm, y_bound=None,
+                 target_scale=None):
+        self.X, self.y, self.loss, self.n_outputs = X, y, loss, n_outputs
+        self.data_norm, self.y_bound, self.target_scale = data_norm, y_bound, target_scale
+        self.accountant = RDPAccountant() if est.accountant == "rdp" else PLDAccountant()
+        # a parameter (public): validated before anything is released
+        self.mask = resolve_importance(getattr(est, "importance", None))
 
-    # --- kernel, in the coordinates where the intercept column is 1 (see _mechanisms):
-    # rows x / c, clip and sensitivity / c, penalty alpha / c^2, step lr c^2, coef' / c ---
-    clip_scale, clipped_norm = _row_factors(X, data_norm)
-    X, row_scale = _prescale_huge_rows(X, clip_scale, clip_scale / c, clipped_norm)
-    row_norm_aug = np.sqrt((clipped_norm / c) ** 2 + 1.0) if fit_intercept else clipped_norm
-    # public bound on ||x~|| in these coordinates, and the iterate norm that keeps every
-    # margin within SGD_MAX_MARGIN (the test reads the released iterate only)
-    row_bound_kernel = math.sqrt((data_norm / c) ** 2 + 1.0) if fit_intercept else data_norm
-    max_norm = SGD_MAX_MARGIN / max(row_bound_kernel, 1.0)
-    steps = np.full(n_steps, lr * c * c)
-    noise_std = z * clip / c
-    yc = np.ascontiguousarray(y, dtype=np.float64)
-    average_start = (n_steps - 1 if not est.average
-                     else min(n_steps - 1, int(SGD_AVERAGE_FROM * n_steps)))
-    # divide by the expected batch size q N_pub (public)
-    common = (loss.code, loss.param, clip / c, fit_intercept, alpha / (c * c), q,
-              q * n_public, steps, noise_std, float(est.momentum), max_norm)
-    if sp.issparse(X):
-        run = functools.partial(
-            _kernels_sgd.sgd_csr, X.data.astype(np.float64, copy=False),
-            X.indices.astype(np.int64, copy=False), X.indptr.astype(np.int64, copy=False), d,
-            yc, sample_weight, row_scale, row_norm_aug, *common)
-    else:
-        run = functools.partial(_kernels_sgd.sgd_dense, X, yc, sample_weight, row_scale,
-                                row_norm_aug, *common)
-    state = _kernels_sgd.sgd_state(n_outputs, d)
-    progress = Progress(getattr(est, "verbose", 0), delta, prior)
-    progress.say(f"{type(est).__name__}: {n_steps} Poisson-sampled steps at rate q = {q:.4g}, "
-                 f"N (public) = {n_public:g}, epsilon = {epsilon:g}, delta = {delta:.3g}")
-    # ten chunks when verbose (the state carries over: the same numbers as one call)
-    bounds = np.linspace(0, n_steps, 11 if progress.verbose >= 2 else 2).astype(int)
-    importance_info = None
-    if mask is not None:
-        # importance-masked steps: the same T Poisson-sampled Gaussian releases (multipliers
-        # z, sensitivity clip_norm: the clip comes after the mask and the scale), the mask and
-        # the scale computed from earlier releases only (skdpgd._importance)
-        bad_step, importance_info = run_linear(
-            mask, X, yc, sample_weight, row_scale, row_norm_aug, common, state, n_steps,
-            average_start, gen, row_bound_kernel, SGD_MAX_MARGIN, fit_intercept, c,
-            on_stage=lambda t1: progress.released_steps(accountant, z[:t1], q, delta, t1,
-                                                        n_steps))
-        bounds = []
-        if bad_step >= 0:
-            raise DivergenceError(
-                f"the fit diverged: after step {bad_step + 1} the iterate's norm was not finite "
-                f"or above the public bound (margins up to {SGD_MAX_MARGIN:g}); the fit "
-                "stopped there. Lower learning_rate or raise alpha.")
-    for t0, t1 in zip(bounds[:-1], bounds[1:]):
-        bad_step = run(state, int(t0), int(t1), average_start, gen)
-        if bad_step >= 0:  # decided on the released iterate: the message is public too
-            raise DivergenceError(
-                f"the fit diverged: after step {bad_step + 1} the iterate's norm was not finite "
-                f"or above {max_norm:.3g} (margins up to {SGD_MAX_MARGIN:g}); the fit stopped "
-                "there. Lower learning_rate or raise alpha.")
-        progress.released_steps(accountant, z[:t1], q, delta, t1, n_steps)
-    k_avg = n_steps - average_start
-    coef, intercept = state[4] / k_avg, state[5] / k_avg
-    coef = coef / c
+    def relation(self, est):
+        require_add_remove_budget(est.budget)
+        return "add_remove"
 
-    releases = prior + [steps_release]
-    return {
-        "coef": coef,
-        "intercept": intercept,
-        "noise_multipliers_": z,
-        "releases_": releases,
-        "sampling_rate_": q,
-        "batch_size_": q * n_public,
-        "n_iter_": n_steps,
-        "n_samples_": n_public,
-        "count_noise_multiplier_": z_count,
-        "clip_norm_": clip,
-        "alpha_": alpha,
-        "learning_rate_": lr,
-        "delta_": delta,
-        # the calibration verified this composition at epsilon (RDP upper bound)
-        "epsilon_": _composed_epsilon(accountant, prior, z, q, delta, epsilon),
-        "schedule_": plan.schedule or schedule.name,
-        "neighbouring_": "add/remove-one",
-        "accountant_": accountant.name,
-        "data_norm_": data_norm,
-        # released-only: how many features each stage kept (None: importance off)
-        "importance_kept_": (None if importance_info is None
-                             else np.asarray(importance_info["kept"])),
-    }
+    def charge_immediately(self, fit):
+        # delta, and so the whole plan, is a function of the count and the class counts:
+        # each is charged as it is drawn, before anything computed from it decides a refusal
+        return True
+
+    def setup(self, fit):
+        est, loss, n_outputs, data_norm = fit.est, self.loss, self.n_outputs, self.data_norm
+        d = self.X.shape[1]
+        fit_intercept = bool(est.fit_intercept)
+        # --- public constants: parameters and theory only ---
+        c = float(est.intercept_scaling) * data_norm if fit_intercept else 1.0
+        row_bound = math.sqrt(data_norm ** 2 + c * c) if fit_intercept else data_norm
+        g_max = loss.lipschitz(row_bound, n_outputs)
+        mu_budget = fit.mu_total
+        clip = (sgd_clip_factor(mu_budget) * g_max if est.clip_norm == "auto"
+                else float(est.clip_norm))
+        loss_smoothness = loss.smoothness(row_bound, n_outputs)
+        # alpha, step, q, T and the normaliser come from the public N and the budget only
+        alpha, lr, q, n_steps = sgd_defaults(
+            fit.n_public, n_outputs * (d + int(fit_intercept)), mu_budget, clip,
+            row_bound, loss_smoothness, est.alpha, est.batch_size, est.epochs,
+            est.learning_rate,
+            alpha_noise=None if self.target_scale is None else SGD_ALPHA_NOISE_REGRESSION,
+            target_scale=1.0 if self.target_scale is None else float(self.target_scale))
+        alpha = alpha / fit.weight_scale  # weights divided by their largest: same minimiser
+        try:
+            loss_bound = loss.initial_gap(n_outputs, self.y_bound)
+        except ValueError:  # only the schedules that choose T read B, and T is fixed here
+            loss_bound = 1.0
+        problem = Problem(
+            n_samples=fit.n_public, n_params=n_outputs * (d + int(fit_intercept)),
+            sensitivity=clip, lipschitz=clip, smoothness=loss_smoothness + alpha,
+            strong_convexity=alpha, loss_bound=loss_bound, momentum=float(est.momentum),
+            sampling_rate=q)
+        # --- schedule (shape only); the accountant scales it, composed with the count ---
+        schedule = (SGD_SCHEDULES[est.schedule] if isinstance(est.schedule, str)
+                    else est.schedule)
+        if isinstance(schedule, Hong) and alpha == 0:
+            raise ValueError("schedule='hong' needs alpha > 0 (its shape comes from the "
+                             "strongly convex rate); use 'uniform' or 'exponential'.")
+        plan = schedule.plan(problem, mu_budget, n_steps)
+        if (getattr(schedule, "chooses_n_iter", False) or plan.mechanism != "gradient"
+                or plan.n_steps != n_steps):
+            raise ValueError(
+                f"schedule {getattr(schedule, 'name', schedule)!r} chooses its own number of "
+                "steps or is not a gradient schedule; a minibatch fit has T = ceil(epochs / q) "
+                "steps and uses only the shape of the noise. Use 'uniform', 'hong' or "
+                "'exponential'.")
+        self.c, self.clip, self.alpha, self.lr, self.q, self.n_steps = c, clip, alpha, lr, q, \
+            n_steps
+        self.schedule, self.plan = schedule, plan
+
+    def releases(self, fit):
+        # each step's clipped sum moves by clip_norm when a row is added or removed
+        return [Release("gradient sums", self.plan.noise_multipliers,
+                        {"replace": 2.0 * self.clip, "add_remove": self.clip}, "add_remove",
+                        self.q)]
+
+    def describe(self, fit, releases):
+        return (f"{fit.label}: {self.n_steps} Poisson-sampled steps at rate q = {self.q:.4g}, "
+                f"N (public) = {fit.n_public:g}, epsilon = {fit.epsilon:g}, "
+                f"delta = {fit.delta:.3g}")
+
+    def run(self, fit, releases):
+        est, X, d = fit.est, self.X, self.X.shape[1]
+        c, clip, q, n_steps, data_norm = self.c, self.clip, self.q, self.n_steps, self.data_norm
+        fit_intercept = bool(est.fit_intercept)
+        z = releases[0].multipliers
+        accountant, delta, progress = self.accountant, fit.delta, fit.progress
+        # --- kernel, in the coordinates where the intercept column is 1 (see _mechanisms):
+        # rows x / c, clip and sensitivity / c, penalty alpha / c^2, step lr c^2, coef' / c ---
+        clip_scale, clipped_norm = _row_factors(X, data_norm)
+        X, row_scale = _prescale_huge_rows(X, clip_scale, clip_scale / c, clipped_norm)
+        row_norm_aug = (np.sqrt((clipped_norm / c) ** 2 + 1.0) if fit_intercept
+                        else clipped_norm)
+        # public bound on ||x~|| in these coordinates, and the iterate norm that keeps every
+        # margin within SGD_MAX_MARGIN (the test reads the released iterate only)
+        row_bound_kernel = math.sqrt((data_norm / c) ** 2 + 1.0) if fit_intercept else data_norm
+        max_norm = SGD_MAX_MARGIN / max(row_bound_kernel, 1.0)
+        steps = np.full(n_steps, self.lr * c * c)
+        noise_std = z * clip / c
+        yc = np.ascontiguousarray(self.y, dtype=np.float64)
+        sample_weight = fit.sample_weight
+        average_start = (n_steps - 1 if not est.average
+                         else min(n_steps - 1, int(SGD_AVERAGE_FROM * n_steps)))
+        # divide by the expected batch size q N_pub (public)
+        common = (self.loss.code, self.loss.param, clip / c, fit_intercept,
+                  self.alpha / (c * c), q, q * fit.n_public, steps, noise_std,
+                  float(est.momentum), max_norm)
+        if sp.issparse(X):
+            run = functools.partial(
+                _kernels_sgd.sgd_csr, X.data.astype(np.float64, copy=False),
+                X.indices.astype(np.int64, copy=False), X.indptr.astype(np.int64, copy=False),
+                d, yc, sample_weight, row_scale, row_norm_aug, *common)
+        else:
+            run = functools.partial(_kernels_sgd.sgd_dense, X, yc, sample_weight, row_scale,
+                                    row_norm_aug, *common)
+        state = _kernels_sgd.sgd_state(self.n_outputs, d)
+        # ten chunks when verbose (the state carries over: the same numbers as one call)
+        bounds = np.linspace(0, n_steps, 11 if progress.verbose >= 2 else 2).astype(int)
+        importance_info = None
+        if self.mask is not None:
+            # importance-masked steps: the same T Poisson-sampled Gaussian releases
+            # (multipliers z, sensitivity clip_norm: the clip comes after the mask and the
+            # scale), the mask and the scale computed from earlier releases only
+            # (skdpgd._importance)
+            bad_step, importance_info = run_linear(
+                self.mask, X, yc, sample_weight, row_scale, row_norm_aug, common, state,
+                n_steps, average_start, fit.gen, row_bound_kernel, SGD_MAX_MARGIN,
+                fit_intercept, c,
+                on_stage=lambda t1: progress.released_steps(accountant, z[:t1], q, delta, t1,
+                                                            n_steps))
+            bounds = []
+            if bad_step >= 0:
+                raise DivergenceError(
+                    f"the fit diverged: after step {bad_step + 1} the iterate's norm was not "
+                    f"finite or above the public bound (margins up to {SGD_MAX_MARGIN:g}); the "
+                    "fit stopped there. Lower learning_rate or raise alpha.")
+        for t0, t1 in zip(bounds[:-1], bounds[1:]):
+            bad_step = run(state, int(t0), int(t1), average_start, fit.gen)
+            if bad_step >= 0:  # decided on the released iterate: the message is public too
+                raise DivergenceError(
+                    f"the fit diverged: after step {bad_step + 1} the iterate's norm was not "
+                    f"finite or above {max_norm:.3g} (margins up to {SGD_MAX_MARGIN:g}); the "
+                    "fit stopped there. Lower learning_rate or raise alpha.")
+            progress.released_steps(accountant, z[:t1], q, delta, t1, n_steps)
+        k_avg = n_steps - average_start
+        coef, intercept = state[4] / k_avg, state[5] / k_avg
+        return {
+            "coef": coef / c,
+            "intercept": intercept,
+            "noise_multipliers_": z,
+            "sampling_rate_": q,
+            "batch_size_": q * fit.n_public,
+            "n_iter_": n_steps,
+            "clip_norm_": clip,
+            "alpha_": self.alpha,
+            "learning_rate_": self.lr,
+            "schedule_": self.plan.schedule or self.schedule.name,
+            "accountant_": accountant.name,
+            "data_norm_": data_norm,
+            # released-only: how many features each stage kept (None: importance off)
+            "importance_kept_": (None if importance_info is None
+                                 else np.asarray(importance_info["kept"])),
+        }
 
 
-def _composed_epsilon(accountant, prior, z, q, delta, epsilon):
-    """Epsilon of the count (if any) and the steps, composed in RDP (never above epsilon:
-    the calibration checked the composition at epsilon)."""
-    steps = [GaussianSteps(z, q)]
-    if prior:
-        steps.insert(0, GaussianSteps([r.multipliers[0] for r in prior], 1.0))
-    if math.isinf(epsilon):
-        return math.inf
-    return min(epsilon, accountant.epsilon(steps, delta))
+def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None,
+                  classes=None, y_index=None, target_scale=None):
+    """Fit a linear model by Poisson-sampled DP-SGD along :func:`skdpgd._fit.private_fit`;
+    return the fitted attributes as a dict (``coef`` (n_outputs, d), ``intercept``
+    (n_outputs,) and the privacy attributes). See :class:`MinibatchRoad`."""
+    road = MinibatchRoad(est, X, y, loss, n_outputs, data_norm=data_norm, y_bound=y_bound,
+                         target_scale=target_scale)
+    return private_fit(est, road, X.shape[0], sample_weight=sample_weight, classes=classes,
+                       y_index=y_index)

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
 from ._selection_guard import warn_if_model_selection
+from ._setup import release_class_counts, release_count
 from .exceptions import PrivacyLeakWarning
 
 #: The ``classes`` parameter of every classifier, for their docstrings.
@@ -92,13 +93,13 @@ def encode_binary_or_index(y_index, n_classes):
 
 
 def resolve_n_samples(n_samples, n_rows, neighbouring, mu_total, gen):
-    """``(n_public, count_z)``: the public N a mechanism may use, and the multiplier of the
-    noisy count released to get it (None when none was).
+    """``(n_public, release)``: the public N a mechanism may use, and the noisy count released
+    to get it (a :class:`~skdpgd.accounting.Release`, or None when none was).
 
     Under replace-one N is public. Under add/remove-one it is private: a public ``n_samples``
     is used as given (its value only changes the normaliser and the step count; privacy holds
-    whatever it is), else ``N~ = N + z_c N(0, 1)`` is released. A count moves by 1 when a row
-    is added or removed: sensitivity 1, so the release is ``1/z_c``-GDP with
+    whatever it is), else ``N~ = N + z_c N(0, 1)`` is released
+    (:func:`skdpgd._setup.release_count`, sensitivity 1), ``1/z_c``-GDP with
     ``z_c = 1 / (sqrt(COUNT_SHARE) mu_total)``.
     """
     if neighbouring == "replace":
@@ -107,9 +108,7 @@ def resolve_n_samples(n_samples, n_rows, neighbouring, mu_total, gen):
         return float(n_samples), None
     if math.isinf(mu_total):
         return float(n_rows), None
-    z_c = 1.0 / (math.sqrt(COUNT_SHARE) * mu_total)
-    noisy = n_rows + z_c * gen.standard_normal()  # sensitivity 1 (add/remove-one)
-    return max(float(noisy), 1.0), z_c
+    return release_count(n_rows, 1.0 / (math.sqrt(COUNT_SHARE) * mu_total), neighbouring, gen)
 
 
 @contextlib.contextmanager
@@ -131,21 +130,17 @@ def fit_transaction(est):
 #: Share of the budget's mu^2 that noisy class counts spend for ``class_weight='balanced'``.
 CLASS_COUNT_SHARE = 0.02
 
-#: L2 sensitivity of the vector of class counts: relabelling one example moves two counts by 1
-#: (replace-one), adding or removing one moves one count by 1 (add/remove-one).
-CLASS_COUNT_SENSITIVITY = {"replace": math.sqrt(2.0), "add_remove": 1.0}
-
 
 def resolve_class_weight(class_weight, classes, y_index, mu_total, gen, relation):
-    """Per-class weights in [0, 1] and what they cost: ``(weights, scale, z)``.
+    """Per-class weights in [0, 1] and what they cost: ``(weights, scale, release)``.
 
     ``weights[k]`` multiplies the sample weight of every example of class k; ``scale`` is
     the factor the requested weights were divided by so that the largest is 1 (a weight above
     1 would multiply an example's contribution past the clip norm); the caller divides alpha
-    by it so that the regularised objective keeps its minimiser. ``z`` is the noise
-    multiplier of the class counts released for ``'balanced'`` (None otherwise), relative to
-    their sensitivity under ``relation`` ('replace' or 'add_remove', the fit's relation):
-    the noise standard deviation is ``z * CLASS_COUNT_SENSITIVITY[relation]``.
+    by it so that the regularised objective keeps its minimiser. ``release`` is the
+    :class:`~skdpgd.accounting.Release` of the class counts released for ``'balanced'`` (None
+    otherwise), made by :func:`skdpgd._setup.release_class_counts` under ``relation`` (the
+    fit's): noise standard deviation ``z * CLASS_COUNT_SENSITIVITY[relation]``.
 
     ``'balanced'`` weights ``n / (K n_k)`` need the class counts, which are private: they are
     released as a histogram plus Gaussian noise. Relabelling one example moves two counts by
@@ -163,16 +158,13 @@ def resolve_class_weight(class_weight, classes, y_index, mu_total, gen, relation
         if unknown:
             raise ValueError(f"class_weight has labels that are not classes: {unknown!r}.")
         raw = np.array([float(class_weight.get(c, 1.0)) for c in classes.tolist()])
-        z = None
+        release = None
     elif class_weight == "balanced":
         counts = np.bincount(y_index, minlength=n_classes).astype(float)
-        if math.isinf(mu_total):
-            z = None
-        else:
-            z = 1.0 / (math.sqrt(CLASS_COUNT_SHARE) * mu_total)
-            # noise z * sensitivity: the counts move by sqrt(2) (replace-one) or 1 (add/remove)
-            std = z * CLASS_COUNT_SENSITIVITY[relation]
-            counts = counts + std * gen.standard_normal(n_classes)
+        release = None
+        if not math.isinf(mu_total):
+            counts, release = release_class_counts(
+                counts, 1.0 / (math.sqrt(CLASS_COUNT_SHARE) * mu_total), relation, gen)
         counts = np.maximum(counts, 1.0)
         raw = counts.sum() / (n_classes * counts)
     else:
@@ -180,4 +172,4 @@ def resolve_class_weight(class_weight, classes, y_index, mu_total, gen, relation
     if not np.all(np.isfinite(raw)) or np.any(raw < 0) or not np.any(raw > 0):
         raise ValueError("class weights must be finite, >= 0 and not all 0.")
     scale = float(raw.max())
-    return raw / scale, scale, z
+    return raw / scale, scale, release

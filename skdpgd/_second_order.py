@@ -31,7 +31,8 @@ import math
 
 import numpy as np
 
-from ._mechanisms import Mechanism, ReleaseShape, _check_finite
+from ._mechanisms import Mechanism, _check_finite
+from .accounting import Release
 from .schedules import SSP_FLOOR, hessian_rate
 
 #: Frobenius bound of one example's Hessian per squared row norm (see the module docstring).
@@ -145,8 +146,9 @@ class DampedNewton(Mechanism):
         s = plan.gradient_share
         inv2 = float(np.sum(plan.noise_multipliers ** -2.0))
         ratio = math.sqrt(len(steps) * s / ((1.0 - s) * inv2))
-        return [ReleaseShape("gradient sums", plan.noise_multipliers, setup.grad_sensitivity),
-                ReleaseShape("Hessian sums", np.full(len(steps), ratio), hess)]
+        return [Release("gradient sums", plan.noise_multipliers, setup.grad_sensitivity,
+                        setup.relation),
+                Release("Hessian sums", np.full(len(steps), ratio), hess, setup.relation)]
 
     def hessian_rates(self, setup, plan, hess):
         """The public Poisson rate of each Hessian release (1: the full sum)."""
@@ -248,10 +250,10 @@ class SufficientStatistics(Mechanism):
             raise ValueError("schedule='ssp' needs a public y_bound.")
         ratio = math.sqrt(plan.gradient_share / (1.0 - plan.gradient_share))
         return [
-            ReleaseShape("X'y", np.ones(1),
-                         {"replace": 2.0 * y_bound * setup.row_bound,
-                          "add_remove": y_bound * setup.row_bound}),
-            ReleaseShape("X'X", np.full(1, ratio), _matrix_sensitivity(1.0, r2)),
+            Release("X'y", np.ones(1),
+                    {"replace": 2.0 * y_bound * setup.row_bound,
+                     "add_remove": y_bound * setup.row_bound}, setup.relation),
+            Release("X'X", np.full(1, ratio), _matrix_sensitivity(1.0, r2), setup.relation),
         ]
 
     def run(self, rows, setup, plan, releases, gen):

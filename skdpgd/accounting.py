@@ -44,6 +44,9 @@ __all__ = [
     "Release",
     "RELATIONS",
     "gdp_mu_of_releases",
+    "remaining_mu",
+    "calibrate_releases",
+    "spent_epsilon",
     "sum_rounding_margin",
     "GaussianDPAccountant",
     "gdp_delta",
@@ -277,34 +280,6 @@ def _frozen_multipliers(multipliers):
     return z
 
 
-@dataclass(frozen=True, eq=False)
-class GaussianSteps:
-    """Description of a run of Gaussian steps (nothing is computed here).
-
-    Parameters
-    ----------
-    noise_multipliers : array of shape (T,)
-        ``z_t``: the noise standard deviation of step t divided by the L2 sensitivity of
-        the released sum. 0 means no noise (infinite privacy loss).
-    sampling_rate : float, default=1.0
-        Poisson sampling rate q of each step; 1.0 is full batch.
-    """
-
-    noise_multipliers: np.ndarray
-    sampling_rate: float = 1.0
-
-    def __post_init__(self):
-        object.__setattr__(self, "noise_multipliers", _frozen_multipliers(self.noise_multipliers))
-        q = float(self.sampling_rate)
-        if not 0.0 < q <= 1.0:
-            raise ValueError(f"sampling_rate must be in (0, 1], got {q!r}.")
-        object.__setattr__(self, "sampling_rate", q)
-
-    @property
-    def n_steps(self):
-        return int(self.noise_multipliers.shape[0])
-
-
 #: The neighbouring relations a guarantee can be stated for.
 RELATIONS = ("replace", "add_remove")
 
@@ -348,6 +323,27 @@ class Release:
                              f"{RELATIONS}.")
         if any(not v >= 0 for v in self.sensitivity.values()):
             raise ValueError("sensitivities must be >= 0.")
+        q = float(self.sampling_rate)
+        if not 0.0 < q <= 1.0:
+            raise ValueError(f"sampling_rate must be in (0, 1], got {q!r}.")
+        object.__setattr__(self, "sampling_rate", q)
+
+    # the accountants read a release as a run of Gaussian steps: multipliers and a rate
+    @property
+    def noise_multipliers(self):
+        """The multipliers (under the release's own relation), as accountants read them."""
+        return self.multipliers
+
+    @property
+    def n_steps(self):
+        return int(self.multipliers.shape[0])
+
+    def calibrated(self, multipliers, sensitivity=None):
+        """The same release with the accountant's ``multipliers`` (its shape scaled to the
+        budget) and, if given, a ``sensitivity`` raised by a rounding margin."""
+        return Release(self.name, multipliers,
+                       dict(self.sensitivity if sensitivity is None else sensitivity),
+                       self.relation, self.sampling_rate)
 
     def multipliers_under(self, relation):
         """The multipliers of the same noise under ``relation``: ``z * s_own / s_relation``.
@@ -367,6 +363,29 @@ class Release:
     def noise_std(self):
         """Standard deviation of the noise of each release."""
         return self.multipliers * float(self.sensitivity[self.relation])
+
+
+#: Sensitivities of a release described by its multipliers alone (:class:`GaussianSteps`).
+_UNIT_SENSITIVITY = {"replace": 1.0, "add_remove": 1.0}
+
+
+class GaussianSteps(Release):
+    """A release described by its noise multipliers and sampling rate only: what an
+    accountant reads (epsilon for a delta, delta for an epsilon). The same type as every
+    other :class:`Release`, with a unit sensitivity under add/remove-one.
+
+    Parameters
+    ----------
+    noise_multipliers : array of shape (T,)
+        ``z_t``: the noise standard deviation of step t divided by the L2 sensitivity of
+        the released sum. 0 means no noise (infinite privacy loss).
+    sampling_rate : float, default=1.0
+        Poisson sampling rate q of each step; 1.0 is full batch.
+    """
+
+    def __init__(self, noise_multipliers, sampling_rate=1.0):
+        super().__init__("steps", noise_multipliers, dict(_UNIT_SENSITIVITY), "add_remove",
+                         sampling_rate)
 
 
 #: Standard deviations a Gaussian count lands below the true count with probability
@@ -492,6 +511,59 @@ class GaussianDPAccountant:
             c *= 1 + 1e-14
             z = c * shape
         return z
+
+
+# ---------------------------------------------------------------------------------------
+# The arithmetic of one fit: what is left after the set-up releases, the calibration of the
+# fit's releases, and what was spent. Fits call these; none of them computes mu, epsilon or
+# delta itself.
+# ---------------------------------------------------------------------------------------
+
+
+def remaining_mu(mu_total, prior):
+    """The GDP mu left to a fit's main releases once the full-batch ``prior`` releases are
+    made: ``sqrt(mu_total^2 - mu_prior^2)`` (inf stays inf). Raises when nothing is left."""
+    mu_prior = gdp_mu_of_releases(prior)
+    if not mu_prior < mu_total:
+        raise ValueError("epsilon is too small: the set-up releases would spend all of it.")
+    return math.inf if math.isinf(mu_total) else math.sqrt(mu_total ** 2 - mu_prior ** 2)
+
+
+def calibrate_releases(accountant, shapes, epsilon, delta, prior=(), margin=0.0):
+    """Scale the relative multipliers of ``shapes`` (releases before calibration, one
+    sampling rate) with one constant, so that they and the ``prior`` releases compose to
+    exactly (epsilon, delta) by ``accountant``; each sensitivity is raised by the rounding
+    ``margin`` of its sum (:func:`sum_rounding_margin`). Returns the calibrated releases."""
+    rates = {r.sampling_rate for r in shapes}
+    if len(rates) != 1:
+        raise ValueError("one calibration covers releases of one sampling rate.")
+    q = rates.pop()
+    prior_z = np.concatenate([r.multipliers for r in prior]) if prior else ()
+    shape = np.concatenate([r.multipliers for r in shapes])
+    if q == 1.0:
+        z = accountant.calibrate(shape, epsilon, delta, prior=prior_z)
+    else:
+        z = accountant.calibrate(shape, epsilon, delta, sampling_rate=q, prior=prior_z)
+    z = np.asarray(z, dtype=float)
+    out, start = [], 0
+    for r in shapes:
+        part = z[start:start + r.multipliers.size]
+        out.append(r.calibrated(part, with_margin(r.sensitivity, margin) if margin else None))
+        start += r.multipliers.size
+    return out
+
+
+def spent_epsilon(releases, delta, epsilon, accountant=None):
+    """The epsilon a fit reports: every release it made, composed at ``delta`` (exact GDP
+    when all are full batch, else ``accountant``: RDP or PLD), never above the ``epsilon``
+    the calibration was checked at (the search may land a hair above it). 0 when nothing
+    noisy was released; inf for a fit without noise."""
+    if math.isinf(epsilon):
+        return math.inf
+    if all(r.sampling_rate == 1.0 for r in releases):
+        mu = gdp_mu_of_releases(releases)
+        return min(epsilon, gdp_epsilon(delta, mu)) if mu > 0 else 0.0
+    return min(epsilon, float(accountant.epsilon(list(releases), delta)))
 
 
 # ---------------------------------------------------------------------------------------

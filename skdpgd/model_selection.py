@@ -54,7 +54,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._base import default_delta, warn_if_large_delta
+from ._setup import default_delta, warn_if_large_delta
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._public import fit_transaction
 from ._rdp import DEFAULT_ORDERS, rdp_epsilon

@@ -14,13 +14,12 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (warn_if_large_delta, DEFAULT_DELTA_CAP, NEIGHBOURING, ProbaFromScoresMixin, _generator,
-                    check_sample_weight_dp, default_delta)
+from ._base import ProbaFromScoresMixin, check_sample_weight_dp
 from ._compat import HasMethods, Interval, StrOptions, fit_context
-from ._public import (CLASS_COUNT_SENSITIVITY, CLASSES_DOC, fit_transaction,
-                      resolve_class_weight, resolve_classes, resolve_n_samples)
-from .accounting import (GaussianDPAccountant, GaussianSteps, Release, compose_gdp,
-                         gdp_mu_of_releases)
+from ._fit import Road, mu_of, private_fit
+from ._public import CLASSES_DOC, fit_transaction, resolve_classes
+from ._setup import NEIGHBOURING, require_add_remove_budget, resolve_relation
+from .accounting import GaussianDPAccountant, RDPAccountant, Release, remaining_mu
 from .schedules import PUR, Exponential, Problem, Uniform, get_schedule
 
 __all__ = ["DPMLPClassifier"]
@@ -40,15 +39,6 @@ HONG_DEFAULT_INFLUENCE = 0.1
 EXPONENTIAL_DEFAULT_DECAY = 0.99
 
 _SCHEDULE_NAMES = {"uniform", "hong", "pur", "exponential"}
-
-
-def _rdp_accountant():
-    """The Renyi-DP accountant for Poisson-sampled steps (add/remove-one neighbours)."""
-    try:
-        from .accounting import RDPAccountant
-    except ImportError:
-        from ._rdp import RDPAccountant
-    return RDPAccountant()
 
 
 def _glorot_init(layer_sizes, activation, gen):
@@ -173,9 +163,10 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
     neighbouring : {'auto', 'replace', 'add_remove'}, default='auto'
         Neighbouring relation of the guarantee. 'replace': datasets differ in one example
         (sensitivity of the gradient sum 2C); 'add_remove': one example added or removed
-        (sensitivity C; the normaliser stays the public N). 'auto' is 'replace' for full batch
-        and 'add_remove' for Poisson minibatches (the only relation the subsampled accountant
-        supports; 'replace' with minibatches is an error).
+        (sensitivity C; the normaliser stays the public N). 'auto' is 'add_remove' for Poisson
+        minibatches (the only relation the subsampled accountant supports; 'replace' with
+        minibatches is an error) and, for full batch, the relation of ``budget`` when one is
+        given, else 'replace'.
 
     n_samples : float or None, default=None
         Only under add/remove-one neighbours (``neighbouring='add_remove'``, or minibatches):
@@ -212,6 +203,12 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         computed ('cpu', 'cuda', 'cuda:1', ...). The accounting is the same on every device;
         the random draws differ between devices. 'cuda' without a CUDA device raises a
         ValueError before anything is released.
+
+    budget : PrivacyBudget or None, default=None
+        A shared budget this fit is charged to (see :class:`~skdpgd.PrivacyBudget`), as for
+        the linear models: a fit that would overspend it raises
+        :class:`~skdpgd.BudgetExceededError` and releases nothing. Minibatch fits need an
+        add/remove-one budget.
 
     Attributes
     ----------
@@ -370,13 +367,15 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         "verbose": ["verbose"],
         "importance": [None, StrOptions({"auto"}), HasMethods(["stages", "validate"])],
         "device": "no_validation",  # checked in fit (torch is imported there)
+        "budget": [HasMethods(["charge"]), None],
     }
 
     def __init__(self, hidden_layer_sizes=(100,), activation="relu", epsilon=1.0, delta=None,
                  classes=None, class_weight=None, clip_norm=1.0, learning_rate=0.1, max_iter=100, batch_size=None,
                  schedule="uniform", decay=None, momentum=0.0, neighbouring="auto",
                  n_samples=None, n_jobs=None, verbose=0, random_state=None, importance=None,
-                 device="cpu"):
+                 device="cpu", budget=None):
+        self.budget = budget
         self.importance = importance
         self.device = device
         self.classes = classes
@@ -467,161 +466,11 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
                 "trained in; scale the features (the gradient clip bounds their influence, "
                 "not their size)."
             )
-        y_k = y_index.astype(np.float64)  # 0/1 for two classes, else class indices
-        hidden = self._hidden_sizes()
-        from . import _torch_backend  # raises a clear ImportError without torch
-
-        torch = _torch_backend.import_torch()
-        device = _resolve_device(torch, self.device)
-        from ._importance import IMPORTANCE_MOMENT_DECAY, resolve_importance
-
-        mask = resolve_importance(self.importance)  # a parameter: checked before any release
-
-        n, d = X.shape
-        n_classes = classes.shape[0]
-        n_outputs = 1 if n_classes == 2 else n_classes
-        layer_sizes = [d, *hidden, n_outputs]
-        n_params = sum((a + 1) * b for a, b in zip(layer_sizes[:-1], layer_sizes[1:]))
-        epsilon = float(self.epsilon)
-        clip_norm = float(self.clip_norm)
-        T = int(self.max_iter)
-        gen = _generator(self.random_state)
-        gdp = GaussianDPAccountant()
-
-        # --- neighbouring relation; N is public under replace-one only ---
-        minibatch = self.batch_size is not None
-        if minibatch and self.neighbouring == "replace":
-            raise ValueError(
-                "Poisson minibatches (batch_size set) are accounted under add/remove-one "
-                "neighbours only; use neighbouring='add_remove' or 'auto', or batch_size=None "
-                "for replace-one full-batch training."
-            )
-        neighbouring = ("add_remove" if minibatch or self.neighbouring == "add_remove"
-                        else "replace")
-        delta_for_count = DEFAULT_DELTA_CAP if self.delta is None else float(self.delta)
-        n_public, z_count = resolve_n_samples(self.n_samples, n, neighbouring,
-                                              gdp.budget(epsilon, delta_for_count), gen)
-        delta = default_delta(n_public) if self.delta is None else float(self.delta)
-        warn_if_large_delta(delta, n_public, type(self).__name__)
-        prior = [] if z_count is None else [  # a count moves by 1 under add/remove-one
-            Release("row count", [z_count], {"replace": 0.0, "add_remove": 1.0}, neighbouring)]
-        # class weights in [0, 1] (public, or from accounted noisy class counts); dividing them
-        # by their largest shrinks the loss by that factor, which the step size makes up for
-        weights, weight_scale, z_cls = resolve_class_weight(
-            self.class_weight, classes, y_index, gdp.budget(epsilon, delta), gen,
-            neighbouring)
-        sample_weight = sample_weight * weights[y_index]
-        if z_cls is not None:  # relabelling one example moves two counts by 1
-            prior.append(Release("class counts", [z_cls],
-                                 dict(CLASS_COUNT_SENSITIVITY), neighbouring))
-        # q from the public N; a batch_size >= N is full batch
-        q = 1.0 if not minibatch else min(1.0, self.batch_size / n_public)
-        # One example's clipped gradient has norm <= C: the sum moves by <= C when it is
-        # added or removed, by <= 2C when it is replaced by another (two clipped terms differ).
-        sensitivity = 2.0 * clip_norm if neighbouring == "replace" else clip_norm
-        normaliser = q * n_public  # N for full batch; expected batch size for Poisson
-
-        # --- schedule (shape) -> accountant (scale, composed with the count) ---
-        schedule, decay_used, schedule_name = self._resolve_schedule(T)
-        if schedule_name == "pur" and minibatch:  # decided by the parameter, not by q
-            raise ValueError("schedule='pur' runs until a full-batch budget is spent; it "
-                             "supports batch_size=None only.")
-        mu_budget = gdp.budget(epsilon, delta)
-        problem = Problem(
-            n_samples=n_public,
-            n_params=n_params,
-            sensitivity=sensitivity,
-            lipschitz=clip_norm,
-            smoothness=1.0 / (2.0 * float(self.learning_rate)),
-            strong_convexity=0.0,
-            loss_bound=math.log(max(n_classes, 2)),
-            momentum=float(self.momentum),
-            sampling_rate=q,
-        )
-        mu_prior = gdp_mu_of_releases(prior)
-        plan = schedule.plan(problem, math.sqrt(max(mu_budget ** 2 - mu_prior ** 2, 0.0))
-                             if math.isfinite(mu_budget) else mu_budget, T)
-        if plan.mechanism != "gradient":
-            raise ValueError(f"schedule {schedule_name!r} is not a gradient schedule; "
-                             "DPMLPClassifier runs noisy gradient steps only.")
-        shape = plan.noise_multipliers
-        prior_z = [float(r.multipliers[0]) for r in prior]
-        if q < 1.0:
-            accountant = _rdp_accountant()
-            z = accountant.calibrate(shape, epsilon, delta, sampling_rate=q, prior=prior_z)
-        else:
-            accountant = gdp
-            z = accountant.calibrate(shape, epsilon, delta, prior=prior_z)
-        z = np.asarray(z, dtype=float)
-        releases = prior + [Release("gradient sums", z, {"replace": 2.0 * clip_norm,
-                                                          "add_remove": clip_norm},
-                                    neighbouring, q)]
-
-        # --- initial weights (data-independent) and the backend ---
-        coefs0, intercepts0 = _glorot_init(layer_sizes, self.activation, gen)
-        from ._mechanisms import Progress
-
-        progress = Progress(self.verbose, delta, prior)
-        progress.say(f"DPMLPClassifier: {z.shape[0]} noisy steps at rate q = {q:.4g}, "
-                     f"N (public) = {n_public:g}, epsilon = {epsilon:g}, delta = {delta:.3g}")
-
-        def report(step):  # after step `step` (1-based) has been released
-            if q < 1.0:
-                progress.released_steps(accountant, z[:step], q, delta, step, z.shape[0])
-            else:
-                progress.released(z[step - 1:step], step - 1, z.shape[0])
-
-        importance = None if mask is None else {
-            "stages": mask.stages(z.shape[0]), "scaling": bool(mask.scaling),
-            "decay": IMPORTANCE_MOMENT_DECAY}
-        run_info = {}
-        with _torch_backend.torch_threads(self.n_jobs):
-            coefs, intercepts = _torch_backend.run_noisy_gd(
-                X, y_k, n_outputs, layer_sizes, self.activation, coefs0, intercepts0,
-                clip_norm=clip_norm, learning_rate=float(self.learning_rate) * weight_scale,
-                momentum=float(self.momentum), noise_std=z * sensitivity, sampling_rate=q,
-                normaliser=normaliser, seed=_torch_backend.torch_seed(gen),
-                sample_weight=sample_weight, callback=report if self.verbose else None,
-                importance=importance, device=device, info=run_info)
-
-        # --- what was spent (recomputed from the multipliers actually used) ---
-        runs = [GaussianSteps(z, sampling_rate=q)]
-        if prior_z:
-            runs.append(GaussianSteps(prior_z, 1.0))
+        road = TorchRoad(self, X, y_index, classes.shape[0])
+        fitted = private_fit(self, road, X.shape[0], sample_weight=sample_weight,
+                             classes=classes, y_index=y_index)
         self.classes_ = classes
-        self.coefs_ = coefs
-        self.intercepts_ = intercepts
-        self.n_layers_ = len(layer_sizes)
-        self.n_outputs_ = n_outputs
-        self.out_activation_ = "logistic" if n_outputs == 1 else "softmax"
-        self.noise_multipliers_ = z
-        self.releases_ = releases
-        self.n_iter_ = int(z.shape[0])
-        self.delta_ = delta
-        # the calibration checked the composition at epsilon: it is an upper bound too
-        if math.isinf(epsilon):
-            self.epsilon_ = math.inf
-        elif q < 1.0:
-            self.epsilon_ = min(epsilon, float(accountant.epsilon(runs, delta)))
-        else:
-            self.epsilon_ = min(epsilon, float(accountant.epsilon(
-                GaussianSteps(np.concatenate([prior_z, z])), delta)))
-        if q < 1.0:
-            self.mu_ = None
-            self.rho_ = None
-        else:
-            self.mu_ = compose_gdp(np.concatenate([prior_z, z]))
-            self.rho_ = self.mu_ ** 2 / 2.0
-        self.schedule_ = schedule_name
-        self.decay_ = decay_used
-        self.sampling_rate_ = q
-        self.n_samples_ = n_public
-        self.count_noise_multiplier_ = z_count
-        self.neighbouring_ = NEIGHBOURING[neighbouring]
-        self.clip_norm_ = clip_norm
-        self.sensitivity_ = sensitivity
-        self.importance_kept_ = (np.asarray(run_info["kept"]) if "kept" in run_info
-                                 else None)
+        self.__dict__.update(fitted)
 
     # ---- prediction (numpy, no torch needed) ----------------------------------------------
 
@@ -656,3 +505,134 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         if scores.ndim == 1:
             return self.classes_[(scores > 0).astype(int)]
         return self.classes_[np.argmax(scores, axis=1)]
+
+
+class TorchRoad(Road):
+    """The network's noisy gradient steps (:mod:`skdpgd._torch_backend`) as a road of
+    :func:`skdpgd._fit.private_fit`: full batch (exact GDP, either relation) or Poisson
+    minibatches (``batch_size`` set: RDP, add/remove-one)."""
+
+    def __init__(self, est, X, y_index, n_classes):
+        hidden = est._hidden_sizes()
+        from . import _torch_backend  # raises a clear ImportError without torch
+        from ._importance import resolve_importance
+
+        self.backend = _torch_backend
+        self.torch = _torch_backend.import_torch()
+        self.device = _resolve_device(self.torch, est.device)
+        self.mask = resolve_importance(est.importance)  # a parameter: checked before release
+        self.X = X
+        self.y_k = y_index.astype(np.float64)  # 0/1 for two classes, else class indices
+        self.n_classes = n_classes
+        self.minibatch = est.batch_size is not None
+        n_outputs = 1 if n_classes == 2 else n_classes
+        self.layer_sizes = [X.shape[1], *hidden, n_outputs]
+        self.n_outputs = n_outputs
+
+    def relation(self, est):
+        if self.minibatch:
+            if est.neighbouring == "replace":
+                raise ValueError(
+                    "Poisson minibatches (batch_size set) are accounted under add/remove-one "
+                    "neighbours only; use neighbouring='add_remove' or 'auto', or "
+                    "batch_size=None for replace-one full-batch training."
+                )
+            require_add_remove_budget(est.budget)
+            return "add_remove"
+        return resolve_relation(est.neighbouring, est.budget)
+
+    def charge_immediately(self, fit):
+        # Poisson steps: delta and q are functions of the count, charged as it is drawn
+        return True if self.minibatch else super().charge_immediately(fit)
+
+    def setup(self, fit):
+        est = fit.est
+        clip_norm = float(est.clip_norm)
+        # q from the public N; a batch_size >= N is full batch
+        q = 1.0 if not self.minibatch else min(1.0, est.batch_size / fit.n_public)
+        self.accountant = GaussianDPAccountant() if q == 1.0 else RDPAccountant()
+        T = int(est.max_iter)
+        schedule, decay_used, schedule_name = est._resolve_schedule(T)
+        if schedule_name == "pur" and self.minibatch:  # decided by the parameter, not by q
+            raise ValueError("schedule='pur' runs until a full-batch budget is spent; it "
+                             "supports batch_size=None only.")
+        n_params = sum((a + 1) * b for a, b in zip(self.layer_sizes[:-1], self.layer_sizes[1:]))
+        # One example's clipped gradient has norm <= C: the sum moves by <= C when it is
+        # added or removed, by <= 2C when it is replaced by another (two clipped terms differ).
+        self.sensitivity = {"replace": 2.0 * clip_norm, "add_remove": clip_norm}
+        problem = Problem(
+            n_samples=fit.n_public,
+            n_params=n_params,
+            sensitivity=self.sensitivity[fit.relation],
+            lipschitz=clip_norm,
+            smoothness=1.0 / (2.0 * float(est.learning_rate)),
+            strong_convexity=0.0,
+            loss_bound=math.log(max(self.n_classes, 2)),
+            momentum=float(est.momentum),
+            sampling_rate=q,
+        )
+        plan = schedule.plan(problem, remaining_mu(fit.mu_total, fit.prior), T)
+        if plan.mechanism != "gradient":
+            raise ValueError(f"schedule {schedule_name!r} is not a gradient schedule; "
+                             "DPMLPClassifier runs noisy gradient steps only.")
+        self.q, self.plan, self.decay, self.schedule_name = q, plan, decay_used, schedule_name
+        self.clip_norm = clip_norm
+
+    def releases(self, fit):
+        return [Release("gradient sums", self.plan.noise_multipliers, dict(self.sensitivity),
+                        fit.relation, self.q)]
+
+    def describe(self, fit, releases):
+        return (f"DPMLPClassifier: {releases[0].n_steps} noisy steps at rate q = {self.q:.4g}, "
+                f"N (public) = {fit.n_public:g}, epsilon = {fit.epsilon:g}, "
+                f"delta = {fit.delta:.3g}")
+
+    def run(self, fit, releases):
+        from ._importance import IMPORTANCE_MOMENT_DECAY
+
+        est, q, progress = fit.est, self.q, fit.progress
+        z = releases[0].multipliers
+        # --- initial weights (data-independent) ---
+        coefs0, intercepts0 = _glorot_init(self.layer_sizes, est.activation, fit.gen)
+
+        def report(step):  # after step `step` (1-based) has been released
+            if q < 1.0:
+                progress.released_steps(self.accountant, z[:step], q, fit.delta, step,
+                                        z.shape[0])
+            else:
+                progress.released(z[step - 1:step], step - 1, z.shape[0])
+
+        importance = None if self.mask is None else {
+            "stages": self.mask.stages(z.shape[0]), "scaling": bool(self.mask.scaling),
+            "decay": IMPORTANCE_MOMENT_DECAY}
+        run_info = {}
+        normaliser = q * fit.n_public  # N for full batch; expected batch size for Poisson
+        with self.backend.torch_threads(est.n_jobs):
+            coefs, intercepts = self.backend.run_noisy_gd(
+                self.X, self.y_k, self.n_outputs, self.layer_sizes, est.activation, coefs0,
+                intercepts0, clip_norm=self.clip_norm,
+                learning_rate=float(est.learning_rate) * fit.weight_scale,
+                momentum=float(est.momentum),
+                noise_std=z * self.sensitivity[fit.relation], sampling_rate=q,
+                normaliser=normaliser, seed=self.backend.torch_seed(fit.gen),
+                sample_weight=fit.sample_weight, callback=report if est.verbose else None,
+                importance=importance, device=self.device, info=run_info)
+        mu = mu_of(fit.prior + list(releases))
+        return {
+            "coefs_": coefs,
+            "intercepts_": intercepts,
+            "n_layers_": len(self.layer_sizes),
+            "n_outputs_": self.n_outputs,
+            "out_activation_": "logistic" if self.n_outputs == 1 else "softmax",
+            "noise_multipliers_": z,
+            "n_iter_": int(z.shape[0]),
+            "mu_": mu,
+            "rho_": None if mu is None else mu ** 2 / 2.0,
+            "schedule_": self.schedule_name,
+            "decay_": self.decay,
+            "sampling_rate_": q,
+            "clip_norm_": self.clip_norm,
+            "sensitivity_": self.sensitivity[fit.relation],
+            "importance_kept_": (np.asarray(run_info["kept"]) if "kept" in run_info
+                                 else None),
+        }

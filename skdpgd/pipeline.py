@@ -37,7 +37,7 @@ from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 
-from ._base import DEFAULT_DELTA_CAP, default_delta
+from ._setup import DEFAULT_DELTA_CAP, default_delta
 from .accounting import Release, gdp_epsilon, gdp_mu
 from .budget import PrivacyBudget
 from .exceptions import BudgetExceededError, PrivacyLeakWarning

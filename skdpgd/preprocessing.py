@@ -31,12 +31,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import DEFAULT_DELTA_CAP, SetupCharges, _generator, budget_admits_upper_bound
-from ._base import default_delta, resolve_relation
 from ._compat import HasMethods, Interval, StrOptions, fit_context
-from ._public import fit_transaction, resolve_n_samples
-from .accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, Release, gdp_epsilon,
-                         gdp_mu_of_releases, sum_rounding_margin, with_margin)
+from ._fit import Road, mu_of, private_fit
+from ._public import fit_transaction
+from .accounting import COUNT_BOUND_SIGMAS, Release, sum_rounding_margin
 
 __all__ = ["BoundedScaler", "DPStandardScaler", "schema_transformer", "output_bound"]
 
@@ -337,90 +335,10 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return self
 
     def _fit(self, X):
-        n_rows, d = X.shape
-        lo, hi = _resolve_bounds(self.bounds, d, getattr(self, "feature_names_in_", None),
-                                 "DPStandardScaler")
-        relation = resolve_relation(self.neighbouring, self.budget)
-        epsilon = float(self.epsilon)
-        accountant = GaussianDPAccountant()
-        gen = _generator(self.random_state)
-        label = type(self).__name__
-
-        # refused or not, on public values, before the first draw (as the estimators do)
-        n_given = self.n_samples
-        if self.delta is not None:
-            delta_max = float(self.delta)
-        elif relation == "replace":
-            delta_max = default_delta(n_rows)
-        else:
-            delta_max = DEFAULT_DELTA_CAP if n_given is None else default_delta(n_given)
-        exact = ((self.delta is not None or relation == "replace" or n_given is not None)
-                 and getattr(self.budget, "neighbouring", None) == relation)
-        setup = SetupCharges(self.budget, label, immediate=not budget_admits_upper_bound(
-            self.budget, epsilon, delta_max, relation, accountant, label, exact))
-
-        # N: public under replace-one; a parameter or an accounted noisy count otherwise
-        delta_for_count = DEFAULT_DELTA_CAP if self.delta is None else float(self.delta)
-        n_public, z_count = resolve_n_samples(n_given, n_rows, relation,
-                                              accountant.budget(epsilon, delta_for_count), gen)
-        if z_count is not None:  # a count moves by 1 under add/remove-one, 0 under replace-one
-            setup.add(Release("row count", [z_count], {"replace": 0.0, "add_remove": 1.0},
-                              relation))
-        delta = default_delta(n_public) if self.delta is None else float(self.delta)
-        prior = list(setup.releases)
-
-        # public bound on the rows summed, for the float64 rounding margin of the sums
-        if relation == "replace" or math.isinf(epsilon):
-            n_bound = float(n_rows)
-        elif z_count is not None:
-            n_bound = n_public + COUNT_BOUND_SIGMAS * z_count
-        else:
-            n_bound = float(n_given)
-        margin = sum_rounding_margin(n_bound, d)
-
-        U = self._unit(X, lo, hi)  # every entry in [-1, 1]
-        root_d = math.sqrt(d)
-        # S1 = sum_i u_i: one row replaced moves each coordinate by <= 2, one row added or
-        # removed by <= 1  ->  L2 sensitivity 2 sqrt(d) (replace), sqrt(d) (add/remove)
-        sens_sum = with_margin({"replace": 2.0 * root_d, "add_remove": root_d}, margin)
-        # S2 = sum_i u_i^2 (per coordinate): each term in [0, 1], so a replaced, added or
-        # removed row moves each coordinate by <= 1  ->  sqrt(d) under both relations
-        sens_sq = with_margin({"replace": root_d, "add_remove": root_d}, margin)
-
-        z = accountant.calibrate(np.ones(2), epsilon, delta,
-                                 prior=np.concatenate([r.multipliers for r in prior])
-                                 if prior else ())
-        releases = [Release("column sums", z[:1], sens_sum, relation),
-                    Release("column sums of squares", z[1:], sens_sq, relation)]
-        setup.charge_with(releases)  # refuses (raises) before the sums are drawn
-
-        S1 = np.sum(U, axis=0, dtype=np.float64)
-        S2 = np.sum(U * U, axis=0, dtype=np.float64)
-        if z[0] > 0:
-            S1 = S1 + z[0] * sens_sum[relation] * gen.standard_normal(d)
-            S2 = S2 + z[1] * sens_sq[relation] * gen.standard_normal(d)
-        # post-processing of the released sums (N is public or released)
-        m = np.clip(S1 / n_public, -1.0, 1.0)
-        v = np.clip(S2 / n_public, 0.0, 1.0) - m * m
-        s = np.sqrt(np.maximum(v, STD_FLOOR ** 2))
-
-        mu = gdp_mu_of_releases(prior + releases)
-        half = 0.5 * (hi - lo)
-        B = float(self.clip_std)
-        return {
-            "lo_": lo, "hi_": hi, "unit_mean_": m, "unit_scale_": s,
-            "mean_": 0.5 * (lo + hi) + half * m,
-            "scale_": half * s,
-            "var_": (half * np.sqrt(np.maximum(v, 0.0))) ** 2,
-            "output_ranges_": np.tile([-B, B], (d, 1)),
-            "output_bound_": B * root_d,
-            "releases_": prior + releases,
-            "mu_": mu,
-            "delta_": delta,
-            "epsilon_": min(epsilon, gdp_epsilon(delta, mu)) if mu > 0 else 0.0,
-            "n_samples_": n_public,
-            "neighbouring_": {"replace": "replace-one", "add_remove": "add/remove-one"}[relation],
-        }
+        lo, hi = _resolve_bounds(self.bounds, X.shape[1],
+                                 getattr(self, "feature_names_in_", None), "DPStandardScaler")
+        return private_fit(self, _ScalerRoad(self._unit(X, lo, hi), lo, hi, self.clip_std),
+                           X.shape[0])
 
     def _unit(self, X, lo, hi):
         """Rows clipped to the public ranges, mapped to [-1, 1], NaN at ``missing_value``."""
@@ -455,6 +373,62 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         U = self._unit(X, self.lo_, self.hi_)
         B = float(self.clip_std)
         return np.clip((U - self.unit_mean_) / self.unit_scale_, -B, B)
+
+
+class _ScalerRoad(Road):
+    """DPStandardScaler's two releases (column sums and sums of squares of the rows mapped to
+    [-1, 1]) as a road of :func:`skdpgd._fit.private_fit`."""
+
+    def __init__(self, U, lo, hi, clip_std):
+        self.U, self.lo, self.hi, self.clip_std = U, lo, hi, float(clip_std)
+
+    def setup(self, fit):
+        n_rows, d = self.U.shape
+        # public bound on the rows summed, for the float64 rounding margin of the sums
+        if fit.relation == "replace" or math.isinf(fit.epsilon):
+            n_bound = float(n_rows)
+        elif fit.z_count is not None:
+            n_bound = fit.n_public + COUNT_BOUND_SIGMAS * fit.z_count
+        else:
+            n_bound = float(fit.est.n_samples)
+        self.margin = sum_rounding_margin(n_bound, d)
+
+    def releases(self, fit):
+        root_d = math.sqrt(self.U.shape[1])
+        # S1 = sum_i u_i: one row replaced moves each coordinate by <= 2, one row added or
+        # removed by <= 1  ->  L2 sensitivity 2 sqrt(d) (replace), sqrt(d) (add/remove)
+        # S2 = sum_i u_i^2 (per coordinate): each term in [0, 1], so a replaced, added or
+        # removed row moves each coordinate by <= 1  ->  sqrt(d) under both relations
+        # (both raised by the rounding margin at calibration)
+        return [Release("column sums", [1.0], {"replace": 2.0 * root_d, "add_remove": root_d},
+                        fit.relation),
+                Release("column sums of squares", [1.0],
+                        {"replace": root_d, "add_remove": root_d}, fit.relation)]
+
+    def run(self, fit, releases):
+        U, d = self.U, self.U.shape[1]
+        S1 = np.sum(U, axis=0, dtype=np.float64)
+        S2 = np.sum(U * U, axis=0, dtype=np.float64)
+        sums, squares = releases
+        if sums.multipliers[0] > 0:
+            S1 = S1 + sums.noise_std[0] * fit.gen.standard_normal(d)
+            S2 = S2 + squares.noise_std[0] * fit.gen.standard_normal(d)
+        # post-processing of the released sums (N is public or released)
+        m = np.clip(S1 / fit.n_public, -1.0, 1.0)
+        v = np.clip(S2 / fit.n_public, 0.0, 1.0) - m * m
+        s = np.sqrt(np.maximum(v, STD_FLOOR ** 2))
+        mu = mu_of(fit.prior + list(releases))
+        half = 0.5 * (self.hi - self.lo)
+        B = self.clip_std
+        return {
+            "lo_": self.lo, "hi_": self.hi, "unit_mean_": m, "unit_scale_": s,
+            "mean_": 0.5 * (self.lo + self.hi) + half * m,
+            "scale_": half * s,
+            "var_": (half * np.sqrt(np.maximum(v, 0.0))) ** 2,
+            "output_ranges_": np.tile([-B, B], (d, 1)),
+            "output_bound_": B * math.sqrt(d),
+            "mu_": mu,
+        }
 
 
 # ------------------------------------------------------------------------------------------

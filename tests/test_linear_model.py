@@ -312,8 +312,8 @@ def test_private_row_clip_statistic_sensitivity_and_noise():
     norms = np.minimum(rng.uniform(0, 5, n), R)
     w = rng.uniform(0, 1, n)
     # no noise (mu infinite): nothing is clipped below R and nothing is released
-    b, z, _ = private_row_clip(np.dot(w, norms), n, R, np.inf, rng)
-    assert z is None and b == R
+    b, release, _ = private_row_clip(np.dot(w, norms), n, R, np.inf, rng)
+    assert release is None and b == R
     # the factor on the mean norm grows with the signal-to-noise ratio, from ROW_CLIP_FACTOR
     assert row_clip_factor(0.0) == ROW_CLIP_FACTOR == row_clip_factor(ROW_CLIP_SNR)
     assert row_clip_factor(9 * ROW_CLIP_SNR) == pytest.approx(9 ** ROW_CLIP_POWER * ROW_CLIP_FACTOR)
@@ -334,9 +334,14 @@ def test_private_row_clip_statistic_sensitivity_and_noise():
     ests = []
     for seed in range(4000):
         g = np.random.default_rng(seed)
-        b, z, _ = private_row_clip(1.5 * n, n, R, 2.0, g)
+        b, release, _ = private_row_clip(1.5 * n, n, R, 2.0, g)
+        z = release.multipliers[0]
         g = np.random.default_rng(seed)
         ests.append(1.5 + z * R * g.standard_normal() / n)
+    # the release says what was drawn: sensitivity R under both relations, noise z R
+    assert release.name == "row norm sum"
+    assert release.sensitivity == {"replace": R, "add_remove": R}
+    assert release.noise_std[0] == pytest.approx(z * R)
     sigma = z * R / n
     assert np.std(ests) == pytest.approx(sigma, rel=0.05)
 

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from skdpgd._base import _generator
+from skdpgd._setup import generator as _generator
 from skdpgd.accounting import GaussianDPAccountant, GaussianSteps, compose_gdp
 from skdpgd.neural import HONG_DEFAULT_INFLUENCE, DPMLPClassifier, _glorot_init
 

@@ -48,7 +48,11 @@ def test_class_count_noise_is_multiplier_times_the_relations_sensitivity(relatio
     y_index = np.repeat([0, 1], [700, 300])
     mu = 0.5
     gen = _FirstHistogramNoise(np.random.default_rng(0), 2)
-    w, _, z = resolve_class_weight("balanced", np.array([0, 1]), y_index, mu, gen, relation)
+    w, _, release = resolve_class_weight("balanced", np.array([0, 1]), y_index, mu, gen,
+                                         relation)
+    z = release.multipliers[0]
+    assert release.sensitivity == HISTOGRAM_SENSITIVITY
+    assert release.noise_std[0] == pytest.approx(z * HISTOGRAM_SENSITIVITY[relation])
     assert gen.used
     assert z == pytest.approx(1 / (math.sqrt(_public.CLASS_COUNT_SHARE) * mu))
     std = _std_from_weights(w, [700, 300])
@@ -84,9 +88,9 @@ def _class_count_release(est):
 
 @pytest.mark.parametrize("relation", ["replace", "add_remove"])
 def test_full_batch_class_count_release_matches_its_noise(monkeypatch, relation):
-    from skdpgd import DPLogisticRegression, _base
+    from skdpgd import DPLogisticRegression, _fit
 
-    seen = _recording(monkeypatch, _base)
+    seen = _recording(monkeypatch, _fit)
     X, y = _data()
     est = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], n_samples=1200,
                                class_weight="balanced", neighbouring=relation,
@@ -97,9 +101,9 @@ def test_full_batch_class_count_release_matches_its_noise(monkeypatch, relation)
 
 
 def test_dp_sgd_class_count_release_matches_its_noise(monkeypatch):
-    from skdpgd import DPSGDClassifier, _minibatch
+    from skdpgd import DPSGDClassifier, _fit
 
-    seen = _recording(monkeypatch, _minibatch)
+    seen = _recording(monkeypatch, _fit)
     X, y = _data()
     est = DPSGDClassifier(epsilon=1.0, data_norm=1.0, classes=[0, 1], n_samples=1200,
                           class_weight="balanced", epochs=1, random_state=0).fit(X, y)
@@ -111,9 +115,9 @@ def test_dp_sgd_class_count_release_matches_its_noise(monkeypatch):
 @pytest.mark.parametrize("relation", ["replace", "add_remove"])
 def test_mlp_class_count_release_matches_its_noise(monkeypatch, relation):
     pytest.importorskip("torch")
-    from skdpgd import DPMLPClassifier, neural
+    from skdpgd import DPMLPClassifier, _fit
 
-    seen = _recording(monkeypatch, neural)
+    seen = _recording(monkeypatch, _fit)
     X, y = _data(n=300)
     est = DPMLPClassifier(hidden_layer_sizes=(4,), max_iter=3, epsilon=1.0, classes=[0, 1],
                           n_samples=300, class_weight="balanced", neighbouring=relation,

@@ -1,0 +1,175 @@
+"""The one road of a private fit, shared by every estimator and private transformer.
+
+    public relation -> refusal on public values -> generator -> set-up releases (row count,
+    class counts, then the road's own) -> plan (public constants, release shapes) ->
+    calibrate (accounting) -> charge the budget -> run (noise drawn in the kernels) ->
+    what was spent (accounting)
+
+A :class:`Road` supplies what differs between the ways a fit computes: the full-batch
+mechanisms (:class:`skdpgd._base.FullBatchRoad`), Poisson-sampled DP-SGD
+(:class:`skdpgd._minibatch.MinibatchRoad`), the torch network
+(:class:`skdpgd.neural.TorchRoad`) and the private scaler's two sums
+(:class:`skdpgd.preprocessing.DPStandardScaler`). :func:`private_fit` does the rest once:
+every epsilon, mu and delta it needs comes from :mod:`skdpgd.accounting`, every set-up
+release from :mod:`skdpgd._setup`.
+"""
+
+from __future__ import annotations
+
+from ._mechanisms import Progress
+from ._public import resolve_class_weight, resolve_n_samples
+from ._setup import (DEFAULT_DELTA_CAP, NEIGHBOURING, SetupCharges, budget_admits_upper_bound,
+                     default_delta, generator, resolve_relation, warn_if_large_delta)
+from .accounting import (GaussianDPAccountant, calibrate_releases, gdp_mu, gdp_mu_of_releases,
+                         spent_epsilon)
+
+
+class Fit:
+    """What the road has settled so far for one fit: public values and released ones only.
+
+    Attributes: ``est`` (the estimator, read for its parameters only), ``label``,
+    ``epsilon``, ``relation``, ``gen`` (the fit's one generator), ``charges``
+    (:class:`~skdpgd._setup.SetupCharges`: the set-up releases), ``n_rows`` (the true count:
+    used only where it is public or bounds a rounding margin under replace-one),
+    ``n_public``, ``z_count``, ``delta``, ``mu_total`` (the GDP mu of the whole budget),
+    ``sample_weight``, ``weight_scale``, ``notes`` (lines for ``verbose``), ``progress``.
+    """
+
+    def __init__(self, est, n_rows, label=None):
+        self.est = est
+        self.label = label or type(est).__name__
+        self.n_rows = n_rows
+        self.epsilon = float(est.epsilon)
+        self.notes = []
+        self.progress = None
+
+    @property
+    def prior(self):
+        """The set-up releases made so far (fixed multipliers)."""
+        return self.charges.releases
+
+
+class Road:
+    """One way of computing a fit's releases (see the module docstring).
+
+    ``accountant`` calibrates the road's releases; ``relation`` decides the neighbouring
+    relation and refuses what cannot run, before anything is read; ``charge_immediately``
+    says whether the set-up releases are charged as they are drawn; ``count_margin`` is a
+    post-processing of a released count (DP-SGD's safe side); ``setup`` makes the road's own
+    set-up releases and fixes its public constants; ``releases`` describes the main releases
+    (relative multipliers, sensitivities: :class:`~skdpgd.accounting.Release`); ``run``
+    computes and returns the fitted attributes.
+    """
+
+    accountant = GaussianDPAccountant()
+    #: rounding margin of the main releases' sums (full batch: set in ``setup``)
+    margin = 0.0
+    count_margin = 0.0
+
+    def relation(self, est):
+        return resolve_relation(est.neighbouring, est.budget)
+
+    def charge_immediately(self, fit):
+        """Full batch: charged with the main releases when the budget admits a public upper
+        bound on the whole fit (:func:`~skdpgd._setup.budget_admits_upper_bound`)."""
+        est, relation = fit.est, fit.relation
+        n_given = getattr(est, "n_samples", None)
+        if est.delta is not None:
+            delta_max = float(est.delta)
+        elif relation == "replace":  # N is public: the default delta is known
+            delta_max = default_delta(fit.n_rows)
+        else:
+            delta_max = DEFAULT_DELTA_CAP if n_given is None else default_delta(n_given)
+        exact = ((est.delta is not None or relation == "replace" or n_given is not None)
+                 and getattr(est.budget, "neighbouring", None) == relation)
+        return not budget_admits_upper_bound(est.budget, fit.epsilon, delta_max, relation,
+                                             GaussianDPAccountant(), fit.label, exact)
+
+    def setup(self, fit):
+        """The road's own set-up releases and public constants (default: none)."""
+
+    def releases(self, fit):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def run(self, fit, releases):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def describe(self, fit, releases):
+        """The ``verbose`` line announcing the run (public values only)."""
+        return None
+
+
+def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=None):
+    """Run one private fit along the road; return the fitted attributes as a dict.
+
+    ``n_rows`` is the number of training rows, ``sample_weight`` the checked weights in
+    [0, 1] (or None), ``classes`` / ``y_index`` the public class list and each row's class
+    index (classifiers with ``class_weight``). Nothing is set on ``est``: the caller sets the
+    attributes once this returns, so a refused or failed fit sets nothing.
+    """
+    fit = Fit(est, n_rows)
+    fit.relation = road.relation(est)  # may refuse, before anything is read
+    fit.gen = generator(est.random_state)
+    fit.charges = SetupCharges(getattr(est, "budget", None), fit.label,
+                               immediate=road.charge_immediately(fit))
+
+    # --- N: public under replace-one; a parameter or an accounted noisy count otherwise ---
+    delta_for_count = DEFAULT_DELTA_CAP if est.delta is None else float(est.delta)
+    fit.n_public, count = resolve_n_samples(
+        getattr(est, "n_samples", None), n_rows, fit.relation,
+        gdp_mu(fit.epsilon, delta_for_count), fit.gen)
+    fit.z_count = None if count is None else float(count.multipliers[0])
+    if count is not None and road.count_margin:  # post-processing of the released count
+        fit.n_public += road.count_margin * fit.z_count
+    fit.delta = default_delta(fit.n_public) if est.delta is None else float(est.delta)
+    warn_if_large_delta(fit.delta, fit.n_public, fit.label, stacklevel=5)
+    fit.mu_total = gdp_mu(fit.epsilon, fit.delta)
+    fit.charges.add(count)
+
+    # --- class weights in [0, 1]: public, or from accounted noisy class counts ---
+    fit.sample_weight, fit.weight_scale = sample_weight, 1.0
+    if getattr(est, "class_weight", None) is not None:
+        weights, fit.weight_scale, class_counts = resolve_class_weight(
+            est.class_weight, classes, y_index, fit.mu_total, fit.gen, fit.relation)
+        fit.sample_weight = sample_weight * weights[y_index]
+        fit.charges.add(class_counts)
+
+    # --- the road's own set-up releases and public constants, then its release shapes ---
+    road.setup(fit)
+    fit.progress = Progress(getattr(est, "verbose", 0), fit.delta, fit.prior)
+    for note in fit.notes:
+        fit.progress.say(note)
+    shapes = road.releases(fit)
+
+    # --- calibrate (composed with the set-up releases), charge: refuses before any sum ---
+    releases = calibrate_releases(road.accountant, shapes, fit.epsilon, fit.delta,
+                                  prior=fit.prior, margin=road.margin)
+    fit.charges.charge_with(releases)
+    line = road.describe(fit, releases)
+    if line:
+        fit.progress.say(line)
+
+    out = road.run(fit, releases)
+    # a road that chose a branch after its first release reports what it released (the same
+    # total under the fit's relation: see WarmStart)
+    releases = out.pop("actual_releases", None) or releases
+    made = fit.prior + list(releases)
+    out.update({
+        "releases_": made,
+        "n_samples_": fit.n_public,
+        "count_noise_multiplier_": fit.z_count,
+        "delta_": fit.delta,
+        "neighbouring_": NEIGHBOURING[fit.relation],
+        "epsilon_": spent_epsilon(made, fit.delta, fit.epsilon, road.accountant),
+    })
+    return out
+
+
+def mu_of(releases):
+    """GDP mu of full-batch releases (the ``mu_`` attribute), or None for subsampled ones."""
+    if any(r.sampling_rate != 1.0 for r in releases):
+        return None
+    return gdp_mu_of_releases(releases)
+
+
+__all__ = ["Fit", "Road", "private_fit", "mu_of"]

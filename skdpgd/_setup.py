@@ -1,0 +1,195 @@
+"""What a fit settles before its main releases: the neighbouring relation, whether the budget
+is charged before or with the main releases, the random generator, and the set-up releases.
+
+Each set-up release is one function here that draws its noise and returns the released value
+with a :class:`~skdpgd.accounting.Release`; the L2 sensitivity of the released quantity under
+both neighbouring relations is written next to the draw. The rules that decide *how much* of
+the budget a set-up release spends, or what is done with the released value, are policy
+(:mod:`skdpgd._public`, :mod:`skdpgd._base`); this module only releases.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from .accounting import Release
+from .exceptions import BudgetExceededError, PrivacyUsageWarning
+
+#: The relations a fit runs under, and how ``neighbouring_`` names them.
+NEIGHBOURING = {"replace": "replace-one", "add_remove": "add/remove-one"}
+
+#: Default delta: far below 1/n_samples (Dwork and Roth recommend delta << 1/n).
+DEFAULT_DELTA_CAP = 1e-5
+
+
+def default_delta(n_samples):
+    """``min(1e-5, 1 / n_samples^2)``: the delta used when ``delta=None``."""
+    return min(DEFAULT_DELTA_CAP, 1.0 / float(n_samples) ** 2)
+
+
+def warn_if_large_delta(delta, n_public, label, stacklevel=3):
+    """A :class:`PrivacyUsageWarning` when ``delta >= 1 / N``. ``n_public`` is public (the row
+    count under replace-one, or the ``n_samples`` parameter) or released (a noisy count): the
+    check is post-processing and costs no privacy."""
+    if n_public is not None and n_public > 0 and float(delta) * float(n_public) >= 1.0:
+        warnings.warn(
+            f"{label}: delta = {float(delta):.3g} is at least 1/N (N = {float(n_public):.6g}, "
+            "public or released). A delta that large allows a mechanism that publishes a "
+            "random training row in the clear; use delta well below 1/N (the default, "
+            "delta=None, is min(1e-5, 1/N^2)).", PrivacyUsageWarning, stacklevel=stacklevel)
+
+
+def generator(random_state):
+    """One numpy Generator made from ``random_state``: all noise of a fit comes from it."""
+    rs = check_random_state(random_state)
+    return np.random.default_rng(rs.randint(0, 2**32 - 1, size=4, dtype=np.uint64))
+
+
+def resolve_relation(neighbouring, budget):
+    """The neighbouring relation a full-batch fit runs under, decided before anything is read.
+
+    ``'auto'`` is the budget's relation when the fit is charged to a :class:`PrivacyBudget`
+    (so a fit charged to an add/remove-one budget treats N as private: a public
+    ``n_samples`` or an accounted noisy count), and replace-one otherwise. An explicit
+    ``'replace'`` fit cannot be charged to an add/remove-one budget: it reads and publishes
+    the exact N (``n_samples_``, and ``alpha_``, the multipliers and the default delta are
+    functions of it), which that budget's relation keeps private, so no finite epsilon holds
+    for the charge. It is refused here, before any release.
+    """
+    budget_relation = getattr(budget, "neighbouring", None) if budget is not None else None
+    if neighbouring == "auto":
+        return budget_relation if budget_relation in NEIGHBOURING else "replace"
+    if neighbouring == "replace" and budget_relation == "add_remove":
+        raise ValueError(
+            "neighbouring='replace' treats the number of rows N as public, but the budget is "
+            "stated for add/remove-one neighbours, where N is private: the fit reads and "
+            "publishes N, so no finite epsilon would hold for the charge. Use "
+            "neighbouring='auto' (the budget's relation) or 'add_remove' (with a public "
+            "n_samples, or a noisy count), or create the budget with neighbouring='replace'. "
+            "Nothing was released."
+        )
+    return neighbouring
+
+
+def require_add_remove_budget(budget):
+    """Poisson-subsampled fits are accounted under add/remove-one: a budget stated for
+    replace-one cannot take their charge. Refused before anything is read."""
+    if getattr(budget, "neighbouring", "add_remove") != "add_remove":
+        raise ValueError(
+            "this budget is stated for replace-one neighbours, and Poisson-subsampled fits "
+            "are accounted under add/remove-one; create the budget with "
+            "neighbouring='add_remove' to share it with DP-SGD fits. Nothing was released.")
+
+
+def budget_admits_upper_bound(budget, epsilon, delta_max, relation, accountant, label,
+                              exact=False):
+    """Whether ``budget`` admits a public upper bound on everything a full-batch fit spends.
+
+    Every full-batch fit calibrates all its releases to compose to exactly
+    ``mu = gdp_mu(epsilon, delta)`` under its own relation, with ``delta <= delta_max`` (the
+    given delta, or the largest value the default ``min(1e-5, 1/N^2)`` can take), so at most
+    ``gdp_mu(epsilon, delta_max)``. Under the other relation a release's multiplier changes by
+    its sensitivity ratio, which is at most 2 from add/remove- to replace-one (gradient sums
+    2, Hessian sums and class counts sqrt(2), the norm sum 1, the count 0). Checked with the
+    budget's own arithmetic on public values only. When it passes, the fit's real charge can
+    never be refused, so no released value decides a refusal; when it does not (the bound is
+    loose, e.g. a default delta below the cap), the fit charges each set-up release as it is
+    drawn (:class:`SetupCharges`), so that what decides is always already charged. With
+    ``exact`` (the bound is what the fit will spend: its delta is known and the budget has its
+    relation) a failing check refuses the fit at once, before anything is drawn.
+    """
+    check = getattr(budget, "check", None)
+    if check is None or math.isinf(epsilon):
+        return False
+    mu_max = accountant.budget(epsilon, delta_max)
+    sens = ({"replace": 2.0, "add_remove": 1.0} if relation == "add_remove"
+            else {"replace": 1.0, "add_remove": math.inf})
+    try:
+        check([Release("whole fit (upper bound)", [1.0 / mu_max], sens, relation)], label=label)
+    except BudgetExceededError:
+        if exact:
+            raise
+        return False
+    return True
+
+
+class SetupCharges:
+    """The set-up releases of a fit (noisy count, class counts, row-norm statistic) and when
+    they are charged to its budget.
+
+    With ``immediate`` each is charged as soon as it is drawn: the default delta, the penalty,
+    the plan and so whether the budget refuses the fit's main releases are functions of them,
+    and a value may decide only once it is charged. A fit refused after that keeps those small
+    charges, and its error says so. Without it (the budget admitted the public upper bound,
+    or there is no budget) they are charged with the fit's releases, in one charge.
+    """
+
+    def __init__(self, budget, label, immediate):
+        self.budget, self.label, self.immediate = budget, label, bool(immediate)
+        self.releases = []
+        self._charged = 0
+
+    def add(self, release):
+        if release is None:
+            return
+        if self.immediate and self.budget is not None:
+            self.budget.charge([release], label=f"{self.label} ({release.name})")
+            self._charged += 1
+        self.releases.append(release)
+
+    def charge_with(self, releases):
+        """Charge the fit's main ``releases`` with the set-up releases not yet charged."""
+        if self.budget is None:
+            return
+        try:
+            self.budget.charge(self.releases[self._charged:] + list(releases), label=self.label)
+        except BudgetExceededError as exc:
+            if not self._charged:
+                raise
+            drawn = ", ".join(r.name for r in self.releases[:self._charged])
+            raise BudgetExceededError(
+                f"{exc} (Except the set-up release(s) drawn before this check, which it "
+                f"depends on, and charged then: {drawn}; their cost stays charged.)"
+            ) from None
+
+
+# --- the set-up releases: value + Release, the sensitivity next to the draw ----------------
+
+#: A row count moves by 1 when a row is added or removed; under replace-one N is public
+#: (and never released), so its sensitivity there is 0.
+COUNT_SENSITIVITY = {"replace": 0.0, "add_remove": 1.0}
+
+
+def release_count(n_rows, z, relation, gen):
+    """``N~ = N + z N(0, 1)`` (sensitivity 1 under add/remove-one): the released count (at
+    least 1) and its release, ``1/z``-GDP."""
+    noisy = n_rows + z * gen.standard_normal()  # sensitivity 1 (add/remove-one)
+    return max(float(noisy), 1.0), Release("row count", [z], dict(COUNT_SENSITIVITY), relation)
+
+
+#: L2 sensitivity of the vector of class counts: relabelling one example moves two counts by 1
+#: (replace-one), adding or removing one moves one count by 1 (add/remove-one).
+CLASS_COUNT_SENSITIVITY = {"replace": math.sqrt(2.0), "add_remove": 1.0}
+
+
+def release_class_counts(counts, z, relation, gen):
+    """The class counts plus ``N(0, (z s)^2 I)``, ``s = CLASS_COUNT_SENSITIVITY[relation]``:
+    the noisy counts and their release, ``1/z``-GDP under ``relation``."""
+    std = z * CLASS_COUNT_SENSITIVITY[relation]
+    noisy = counts + std * gen.standard_normal(counts.shape[0])
+    return noisy, Release("class counts", [z], dict(CLASS_COUNT_SENSITIVITY), relation)
+
+
+def release_norm_sum(norm_sum, z, sensitivity, relation, gen):
+    """``S + N(0, (z s)^2)`` for ``S = sum_i w_i min(||x_i||, R)``, ``w_i`` in [0, 1]:
+    replacing, adding or removing one example moves S by at most R, under both relations.
+    ``sensitivity`` is that R raised by the sum's rounding margin, for each relation. Returns
+    the released sum and its release, ``1/z``-GDP."""
+    if sensitivity["replace"] != sensitivity["add_remove"]:
+        raise ValueError("the norm sum has the same sensitivity under both relations.")
+    noisy = norm_sum + z * sensitivity[relation] * gen.standard_normal()
+    return noisy, Release("row norm sum", [z], dict(sensitivity), relation)
