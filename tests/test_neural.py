@@ -492,3 +492,67 @@ def test_one_overflowing_row_contributes_zero_and_stops_nothing(torch):
     for a, b in zip(without.coefs_ + without.intercepts_, with_row.coefs_ + with_row.intercepts_):
         np.testing.assert_array_equal(a, b)
     assert with_row.epsilon_ == without.epsilon_
+
+
+# ---- budget= (one fit path: charged like the linear models) ------------------------------
+
+
+def _budget_data(n=200, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    return X, (X[:, 0] > 0).astype(int)
+
+
+def test_mlp_full_batch_fit_is_charged_to_its_budget_exactly():
+    from skdpgd import PrivacyBudget
+
+    X, y = _budget_data()
+    budget = PrivacyBudget(3.0, 1e-5, neighbouring="replace")
+    clf = DPMLPClassifier(hidden_layer_sizes=(4,), epsilon=1.0, delta=1e-5, max_iter=10,
+                          random_state=0, budget=budget).fit(X, y)
+    assert clf.neighbouring_ == "replace-one"
+    (label, z, q), = budget.charges
+    assert label == "DPMLPClassifier" and q == 1.0
+    np.testing.assert_array_equal(z, clf.noise_multipliers_)
+    assert budget.spent_epsilon() == pytest.approx(clf.epsilon_, rel=1e-9)
+    # the same fit without a budget draws the same noise: charging changes nothing else
+    alone = DPMLPClassifier(hidden_layer_sizes=(4,), epsilon=1.0, delta=1e-5, max_iter=10,
+                            random_state=0).fit(X, y)
+    for a, b in zip(alone.coefs_, clf.coefs_):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_mlp_budget_refusal_releases_nothing_and_sets_nothing():
+    from skdpgd import BudgetExceededError, PrivacyBudget
+
+    X, y = _budget_data()
+    budget = PrivacyBudget(0.5, 1e-5, neighbouring="replace")
+    clf = DPMLPClassifier(hidden_layer_sizes=(4,), epsilon=1.0, delta=1e-5, max_iter=5,
+                          random_state=0, budget=budget)
+    with pytest.raises(BudgetExceededError):
+        clf.fit(X, y)
+    assert budget.charges == [] and budget.spent_epsilon() == 0.0
+    assert not hasattr(clf, "coefs_")
+
+
+def test_mlp_auto_relation_follows_the_budget_and_minibatches_need_add_remove():
+    from skdpgd import PrivacyBudget
+
+    X, y = _budget_data()
+    budget = PrivacyBudget(5.0, 1e-5)  # add/remove-one: N is private
+    clf = DPMLPClassifier(hidden_layer_sizes=(4,), epsilon=1.0, max_iter=5, random_state=0,
+                          budget=budget).fit(X, y)
+    assert clf.neighbouring_ == "add/remove-one"
+    assert clf.count_noise_multiplier_ is not None  # a noisy count, charged
+    assert [label for label, _, _ in budget.charges] == [
+        "DPMLPClassifier (row count)", "DPMLPClassifier (gradient sums)"]
+    with pytest.raises(ValueError, match="replace-one"):
+        DPMLPClassifier(hidden_layer_sizes=(4,), batch_size=20, max_iter=5, random_state=0,
+                        budget=PrivacyBudget(5.0, 1e-5, neighbouring="replace")).fit(X, y)
+    mb = PrivacyBudget(5.0, 1e-5)
+    clf = DPMLPClassifier(hidden_layer_sizes=(4,), batch_size=20, max_iter=5, n_samples=200,
+                          random_state=0, budget=mb).fit(X, y)
+    assert mb.spent_epsilon() <= 5.0 and clf.epsilon_ <= 1.0
+    (label, z, q), = mb.charges
+    assert q == pytest.approx(0.1)
+    np.testing.assert_array_equal(z, clf.noise_multipliers_)
