@@ -24,9 +24,8 @@ from ._base import COMMON_CONSTRAINTS
 from ._compat import HasMethods, Interval, StrOptions
 from ._importance import resolve_importance, run_linear
 from ._fit import Road, private_fit
-from ._rdp import PLDAccountant
 from ._setup import require_add_remove_budget
-from .accounting import RDPAccountant, Release
+from .accounting import PLDAccountant, RDPAccountant, Release
 from .exceptions import DivergenceError
 from .schedules import Exponential, Hong, Problem, Uniform
 

@@ -1076,7 +1076,21 @@ def pld_profile(steps, value_discretization_interval=1e-4):
         value_discretization_interval=value_discretization_interval)
     for ev in events:
         acc.compose(ev)
-    return lambda delta: float(acc.get_epsilon(_check_delta(delta)))
+    profile = lambda delta: float(acc.get_epsilon(_check_delta(delta)))  # noqa: E731
+    profile.delta_at = lambda epsilon: float(acc.get_delta(_check_epsilon(epsilon)))
+    return profile
+
+
+def pld_delta(steps, epsilon, value_discretization_interval=1e-4):
+    """Delta of ``steps`` at ``epsilon`` by dp-accounting's PLD accountant (pessimistic, an
+    upper bound; see :func:`pld_epsilon`)."""
+    epsilon = _check_epsilon(epsilon)
+    profile = pld_profile(steps, value_discretization_interval)
+    if math.isinf(epsilon):
+        return 0.0
+    if not hasattr(profile, "delta_at"):  # nothing released (0) or a noiseless step (1)
+        return 1.0 if math.isinf(profile(0.5)) else 0.0
+    return profile.delta_at(epsilon)
 
 
 class PLDAccountant:
@@ -1097,9 +1111,17 @@ class PLDAccountant:
     def __init__(self, value_discretization_interval=1e-4):
         self.value_discretization_interval = value_discretization_interval
 
+    def supports(self, steps):
+        """Any sampling rate in (0, 1] (full-batch steps are merged into one Gaussian)."""
+        return RDPAccountant().supports(steps)
+
     def epsilon(self, steps, delta):
         """Epsilon of ``steps`` (an upper bound: dp-accounting's pessimistic PLD)."""
         return pld_epsilon(steps, delta, self.value_discretization_interval)
+
+    def delta(self, steps, epsilon):
+        """Delta of ``steps`` at ``epsilon`` (an upper bound: dp-accounting's pessimistic PLD)."""
+        return pld_delta(steps, epsilon, self.value_discretization_interval)
 
     def calibrate(self, shape, epsilon, delta, sampling_rate=1.0, prior=()):
         """Scale ``shape`` so the run (composed with the full-batch ``prior``) spends at most

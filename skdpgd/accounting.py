@@ -30,6 +30,7 @@ No accountant here returns an estimate: every epsilon is an upper bound.
 
 from __future__ import annotations
 
+import abc
 import math
 from dataclasses import dataclass
 
@@ -445,7 +446,32 @@ def gdp_mu_of_releases(releases, relation=None):
     return math.sqrt(inv2)
 
 
-class GaussianDPAccountant:
+class Accountant(abc.ABC):
+    """What every accountant does, on :class:`Release` descriptions (one, or a sequence
+    composed): ``supports(steps)`` (can it account them), ``epsilon(steps, delta)`` and
+    ``delta(steps, epsilon)`` (upper bounds, never estimates), and ``calibrate(shape, epsilon,
+    delta, sampling_rate=1.0, prior=())`` (scale relative multipliers so the run, composed with
+    the full-batch ``prior`` multipliers, spends at most (epsilon, delta), and within the
+    accountant's tolerance of it). ``tests/test_accountant_contract.py`` runs one contract
+    test on each of :data:`ACCOUNTANTS`. Implementations: exact GDP (full batch), RDP and
+    PLD (Poisson-subsampled steps)."""
+
+    name = "accountant"
+
+    @abc.abstractmethod
+    def supports(self, steps): ...
+
+    @abc.abstractmethod
+    def epsilon(self, steps, delta): ...
+
+    @abc.abstractmethod
+    def delta(self, steps, epsilon): ...
+
+    @abc.abstractmethod
+    def calibrate(self, shape, epsilon, delta, sampling_rate=1.0, prior=()): ...
+
+
+class GaussianDPAccountant(Accountant):
     """Exact accountant for full-batch Gaussian steps (sampling rate 1), via Gaussian DP.
 
     ``epsilon``/``delta`` interpret a :class:`GaussianSteps`; ``budget`` turns (epsilon, delta)
@@ -455,8 +481,15 @@ class GaussianDPAccountant:
 
     name = "gdp"
 
+    @staticmethod
+    def _runs(steps):
+        """One release (or GaussianSteps), or a sequence of them (composed), as a list."""
+        if hasattr(steps, "noise_multipliers"):
+            return [steps]
+        return list(steps)
+
     def supports(self, steps):
-        return steps.sampling_rate == 1.0
+        return all(r.sampling_rate == 1.0 for r in self._runs(steps))
 
     def _check(self, steps):
         if not self.supports(steps):
@@ -467,7 +500,10 @@ class GaussianDPAccountant:
 
     def mu(self, steps):
         self._check(steps)
-        return compose_gdp(steps.noise_multipliers)
+        runs = self._runs(steps)
+        if len(runs) == 1:
+            return compose_gdp(runs[0].noise_multipliers)
+        return compose_gdp(np.concatenate([r.noise_multipliers for r in runs]))
 
     def epsilon(self, steps, delta):
         """Smallest epsilon (an upper bound) for which ``steps`` is (epsilon, delta)-DP."""
@@ -573,16 +609,30 @@ def spent_epsilon(releases, delta, epsilon, accountant=None):
 
 from ._rdp import (  # noqa: E402
     DEFAULT_ORDERS as RDP_DEFAULT_ORDERS,
+    PLDAccountant,
     RDPAccountant,
+    pld_delta,
     pld_epsilon,
     rdp_delta,
     rdp_epsilon,
     rdp_subsampled_gaussian,
 )
 
+# the Poisson-sampled accountants live in skdpgd._rdp (which imports nothing from here);
+# they implement the same interface
+Accountant.register(RDPAccountant)
+Accountant.register(PLDAccountant)
+
+#: Every accountant class, for the contract test.
+ACCOUNTANTS = (GaussianDPAccountant, RDPAccountant, PLDAccountant)
+
 __all__ += [
+    "Accountant",
+    "ACCOUNTANTS",
     "RDP_DEFAULT_ORDERS",
     "RDPAccountant",
+    "PLDAccountant",
+    "pld_delta",
     "pld_epsilon",
     "rdp_delta",
     "rdp_epsilon",
