@@ -1,9 +1,9 @@
-"""Plumbing shared by the full-batch estimators.
+"""Plumbing shared by the linear estimators, and the full-batch road.
 
-The path of ``epsilon`` from ``fit`` to the noise draw, in one pass:
-
-    estimator (validate, public constants) -> schedule (shape, T, step sizes)
-    -> accountant (scale the shape to the budget) -> kernel (clip, sum, draw the noise).
+Every fit goes down :func:`skdpgd._fit.private_fit`; :class:`FullBatchRoad` is what the
+full-batch estimators (DPLogisticRegression, DPRidge) add to it: the row-norm statistic, the
+public constants, the mechanism (:mod:`skdpgd._mechanisms`, :mod:`skdpgd._second_order`)
+and its releases. See docs/how_a_fit_works.md.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""Plumbing of the minibatch estimators (DPSGDClassifier, DPSGDRegressor).
+"""The minibatch road (DPSGDClassifier, DPSGDRegressor): :class:`MinibatchRoad` on
+:func:`skdpgd._fit.private_fit`, the same road as every fit:
 
-The same path as the full-batch one (:mod:`skdpgd._base`):
-
-    estimator (validate, public constants) -> schedule (shape over the T steps)
-    -> RDP accountant (scale the shape to the budget at sampling rate q)
-    -> kernel (Poisson sampling, clip, sum, noise).
+    public constants -> schedule (shape over the T steps) -> RDP / PLD accountant (scale the
+    shape to the budget at sampling rate q) -> kernel (Poisson sampling, clip, sum, noise).
 
 Privacy model: **add/remove-one** neighbours. Poisson subsampling amplifies privacy only for
 that relation (the batch size is random, and dividing by the *expected* size keeps it private).
