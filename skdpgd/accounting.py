@@ -48,6 +48,7 @@ __all__ = [
     "remaining_mu",
     "calibrate_releases",
     "spent_epsilon",
+    "Composition",
     "sum_rounding_margin",
     "GaussianDPAccountant",
     "gdp_delta",
@@ -600,6 +601,50 @@ def spent_epsilon(releases, delta, epsilon, accountant=None):
         mu = gdp_mu_of_releases(releases)
         return min(epsilon, gdp_epsilon(delta, mu)) if mu > 0 else 0.0
     return min(epsilon, float(accountant.epsilon(list(releases), delta)))
+
+
+class Composition:
+    """The composition of a ledger of releases (and of releases known only by their Renyi-DP
+    curve at ``DEFAULT_ORDERS``), summarised once and read at any delta (a budget's arithmetic).
+
+    While every release is full batch and no curve is given, the releases are Gaussian
+    mechanisms and compose **exactly** in GDP (``sum z^-2``); otherwise everything is composed
+    in RDP over ``DEFAULT_ORDERS`` (a full-batch Gaussian step with multiplier z has RDP
+    ``alpha / (2 z^2)``) and converted with the improved RDP -> (epsilon, delta) bound. An
+    infinite multiplier (a free release) adds nothing; a zero one makes epsilon infinite.
+    Each release is read under its own relation: convert first
+    (:meth:`Release.multipliers_under`).
+    """
+
+    def __init__(self, releases=(), rdp_curves=()):
+        releases, rdp_curves = list(releases), list(rdp_curves)
+        self.empty = not releases and not rdp_curves
+        if not rdp_curves and all(r.sampling_rate == 1.0 for r in releases):
+            self.inv2 = sum(float(np.sum(1.0 / (r.multipliers * r.multipliers)))
+                            if np.all(r.multipliers > 0) else math.inf for r in releases)
+            self.rdp = None
+            return
+        rdp = np.zeros(len(RDP_DEFAULT_ORDERS))
+        for curve in rdp_curves:
+            rdp = rdp + curve
+        for r in releases:
+            z = r.multipliers[np.isfinite(r.multipliers)]
+            if z.size:
+                rdp = rdp + rdp_subsampled_gaussian(r.sampling_rate, z, RDP_DEFAULT_ORDERS)
+        self.inv2, self.rdp = None, rdp
+
+    def epsilon(self, delta, extra_mu=0.0):
+        """Epsilon at ``delta`` of the ledger composed with one more full-batch
+        ``extra_mu``-GDP release (0: none); 0 for an empty ledger."""
+        if self.empty and extra_mu == 0:
+            return 0.0
+        if self.rdp is None:
+            total = self.inv2 + extra_mu * extra_mu
+            return gdp_epsilon(delta, math.sqrt(total)) if total > 0 else 0.0
+        rdp = self.rdp
+        if extra_mu > 0:
+            rdp = rdp + rdp_subsampled_gaussian(1.0, [1.0 / extra_mu], RDP_DEFAULT_ORDERS)
+        return rdp_epsilon(rdp, RDP_DEFAULT_ORDERS, delta)
 
 
 # ---------------------------------------------------------------------------------------

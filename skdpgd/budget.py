@@ -29,7 +29,8 @@ import threading
 import numpy as np
 from scipy.optimize import brentq
 
-from .accounting import Release, _check_delta, _check_epsilon, gdp_epsilon, gdp_mu
+from .accounting import (Composition, Release, _check_delta, _check_epsilon, gdp_epsilon,
+                         gdp_mu)
 from .exceptions import BudgetExceededError
 
 __all__ = ["PrivacyBudget"]
@@ -93,7 +94,7 @@ class PrivacyBudget:
         self.epsilon = float(epsilon)
         self.delta = float(delta)
         self.neighbouring = neighbouring
-        self._charges = []  # (label, multipliers under the budget's relation, sampling rate)
+        self._charges = []  # the ledger: Releases, named by label, under the budget's relation
         self._rdp_charges = []  # (label, RDP curve at DEFAULT_ORDERS, under the budget's relation)
         self._lock = threading.Lock()
         self._detached = False
@@ -108,7 +109,7 @@ class PrivacyBudget:
     def __reduce__(self):
         # a detached, read-only snapshot (see the class docstring): never a second live ledger
         return (_detached_budget, (self.epsilon, self.delta, self.neighbouring,
-                                   list(self._charges), list(self._rdp_charges)))
+                                   self.charges, list(self._rdp_charges)))
 
     @property
     def detached(self):
@@ -125,64 +126,32 @@ class PrivacyBudget:
     @property
     def charges(self):
         """List of ``(label, noise_multipliers, sampling_rate)``, under the budget's relation."""
-        return list(self._charges)
+        return [(r.name, r.multipliers, r.sampling_rate) for r in self._charges]
 
-    def _convert(self, release):
-        """A release's multipliers under the budget's relation (each by its own rule)."""
+    def _convert(self, release, label):
+        """The release in the ledger: its multipliers under the budget's relation (each by
+        its own rule), named ``label``."""
         if self.neighbouring == "replace" and release.sampling_rate < 1.0:
             raise ValueError(
                 "this budget is stated for replace-one neighbours, and Poisson-subsampled fits "
                 "are accounted under add/remove-one; create the budget with "
                 "neighbouring='add_remove' to share it with DP-SGD fits."
             )
-        return release.multipliers_under(self.neighbouring)
+        return Release(label, release.multipliers_under(self.neighbouring),
+                       dict(release.sensitivity), self.neighbouring, release.sampling_rate)
 
     @property
     def rdp_charges(self):
         """List of ``(label, rdp)``: charges given by their RDP curve at ``DEFAULT_ORDERS``."""
         return [(label, rdp.copy()) for label, rdp in self._rdp_charges]
 
-    @staticmethod
-    def _summary(charges, rdp_charges=()):
-        """What the composition of ``charges`` (and of RDP-curve charges) keeps: ``sum z^-2``
-        while all are full-batch Gaussian (exact GDP), else the summed RDP curve over
-        ``DEFAULT_ORDERS``."""
-        if not rdp_charges and all(q == 1.0 for _, _, q in charges):
-            return sum(float(np.sum(1.0 / (z * z))) if np.all(z > 0) else math.inf
-                       for _, z, _ in charges), None  # z = inf (a free release) adds 0
-        from ._rdp import DEFAULT_ORDERS, rdp_subsampled_gaussian
-
-        rdp = np.zeros(len(DEFAULT_ORDERS))
-        for _, curve in rdp_charges:
-            rdp = rdp + curve
-        for _, z, q in charges:
-            z = z[np.isfinite(z)]  # an infinite multiplier (a free release) adds nothing
-            if z.size:
-                rdp = rdp + rdp_subsampled_gaussian(q, z, DEFAULT_ORDERS)
-        return None, rdp
-
-    @staticmethod
-    def _epsilon_of_summary(inv2, rdp, delta, extra_mu=0.0):
-        """Epsilon at ``delta`` of a summary composed with one more full-batch ``extra_mu``-GDP
-        release (0: none)."""
-        if rdp is None:
-            total = inv2 + extra_mu * extra_mu
-            return gdp_epsilon(delta, math.sqrt(total)) if total > 0 else 0.0
-        from ._rdp import DEFAULT_ORDERS, rdp_epsilon, rdp_subsampled_gaussian
-
-        if extra_mu > 0:
-            rdp = rdp + rdp_subsampled_gaussian(1.0, [1.0 / extra_mu], DEFAULT_ORDERS)
-        return rdp_epsilon(rdp, DEFAULT_ORDERS, delta)
-
-    @classmethod
-    def _epsilon_of(cls, charges, delta, rdp_charges=()):
-        if not charges and not rdp_charges:
-            return 0.0
-        return cls._epsilon_of_summary(*cls._summary(charges, rdp_charges), delta)
+    def _composition(self, extra=(), rdp_extra=()):
+        return Composition(self._charges + list(extra),
+                           [c for _, c in self._rdp_charges] + list(rdp_extra))
 
     def spent_epsilon(self):
         """Epsilon (at the budget's delta) of all fits charged so far: an upper bound."""
-        return self._epsilon_of(self._charges, self.delta, self._rdp_charges)
+        return self._composition().epsilon(self.delta)
 
     def remaining_epsilon(self, delta=None):
         """The largest epsilon a further full-batch fit at ``delta`` (default: the budget's)
@@ -195,10 +164,10 @@ class PrivacyBudget:
         total = gdp_mu(self.epsilon, self.delta)
 
         # the ledger is summarised once; the search only adds the next fit's release to it
-        inv2, rdp = self._summary(self._charges, self._rdp_charges)
+        ledger = self._composition()
 
         def spent_with(mu):
-            return self._epsilon_of_summary(inv2, rdp, self.delta, mu)
+            return ledger.epsilon(self.delta, mu)
 
         if spent_with(0.0) >= self.epsilon:
             return 0.0
@@ -239,11 +208,11 @@ class PrivacyBudget:
             )
 
     def _parts(self, releases, label):
-        return [(f"{label} ({r.name})" if len(releases) > 1 else label, self._convert(r),
-                 float(r.sampling_rate)) for r in releases]
+        return [self._convert(r, f"{label} ({r.name})" if len(releases) > 1 else label)
+                for r in releases]
 
     def _refusal(self, after):
-        before = self._epsilon_of(self._charges, self.delta, self._rdp_charges)
+        before = self.spent_epsilon()
         return BudgetExceededError(
             f"this fit would take the shared budget to epsilon={after:.6g} at "
             f"delta={self.delta:g}, above its total {self.epsilon:g} (spent so far: "
@@ -264,7 +233,7 @@ class PrivacyBudget:
     def _admit(self, parts, record):
         """Compose ``parts`` with the ledger; refuse past the total, else record them."""
         with self._lock:
-            after = self._epsilon_of(self._charges + parts, self.delta, self._rdp_charges)
+            after = self._composition(extra=parts).epsilon(self.delta)
             if after > self.epsilon:
                 raise self._refusal(after)
             if record:
@@ -336,10 +305,9 @@ class PrivacyBudget:
         self._refuse_if_detached()
         curve.setflags(write=False)
         with self._lock:
-            after = self._epsilon_of(self._charges, self.delta,
-                                     self._rdp_charges + [(label, curve)])
+            after = self._composition(rdp_extra=[curve]).epsilon(self.delta)
             if after > self.epsilon:
-                before = self._epsilon_of(self._charges, self.delta, self._rdp_charges)
+                before = self.spent_epsilon()
                 raise BudgetExceededError(
                     f"this {label} would take the shared budget to epsilon={after:.6g} at "
                     f"delta={self.delta:g}, above its total {self.epsilon:g} (spent so far: "
@@ -351,7 +319,8 @@ class PrivacyBudget:
 def _detached_budget(epsilon, delta, neighbouring, charges, rdp_charges=()):
     """Unpickle a :class:`PrivacyBudget` as a detached snapshot of its ledger."""
     budget = PrivacyBudget(epsilon, delta, neighbouring)
-    budget._charges = [(label, np.asarray(z, dtype=float), float(q)) for label, z, q in charges]
+    budget._charges = [Release(label, np.asarray(z, dtype=float), {"replace": 1.0, "add_remove": 1.0},
+                               neighbouring, float(q)) for label, z, q in charges]
     budget._rdp_charges = [(label, np.asarray(r, dtype=float)) for label, r in rdp_charges]
     budget._detached = True
     return budget
