@@ -27,10 +27,21 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
+from . import policy
 from ._kernels import _noisy_update as noisy_update
 from .accounting import compose_gdp, gdp_epsilon, gdp_mu_of_releases
 from .exceptions import DivergenceError
 from .schedules import Problem
+
+
+#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
+_POLICY_NAMES = frozenset({"WARM_START_SHRINK"})
+
+
+def __getattr__(name):
+    if name in _POLICY_NAMES:
+        return getattr(policy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -452,11 +463,13 @@ class InterceptOnly(Mechanism):
     @staticmethod
     def shrunk_counts(counts, std):
         """Noisy counts shrunk towards their mean by
-        ``max(0, 1 - c (K - 1) s^2 / ||c~ - mean(c~)||^2)``, c = :data:`WARM_START_SHRINK`."""
+        ``max(0, 1 - c (K - 1) s^2 / ||c~ - mean(c~)||^2)``,
+        c = :data:`skdpgd.policy.WARM_START_SHRINK`."""
         counts = np.asarray(counts, dtype=float)
         dev = counts - counts.mean()
         norm2 = float(dev @ dev)
-        factor = (max(0.0, 1.0 - WARM_START_SHRINK * (counts.size - 1) * std * std / norm2)
+        c = policy.WARM_START_SHRINK
+        factor = (max(0.0, 1.0 - c * (counts.size - 1) * std * std / norm2)
                   if norm2 > 0 else 0.0)
         return counts.mean() + factor * dev
 
@@ -475,12 +488,6 @@ class InterceptOnly(Mechanism):
         if k == 2:
             return np.array([logf[1] - logf[0]])
         return logf - logf.mean()
-
-
-#: ``c`` in the warm start's shrinkage of the noisy class counts towards their mean,
-#: ``max(0, 1 - c (K - 1) s^2 / ||c~ - mean(c~)||^2)`` (1: positive-part James-Stein; 4 met the
-#: floor in more design-half cells than 1, see ``schedules.AUTO_PRIOR_SHARE``).
-WARM_START_SHRINK = 4.0
 
 
 class WarmStart(Mechanism):

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
+from . import policy
 from ._selection_guard import warn_if_model_selection
 from .exceptions import PrivacyLeakWarning
 
@@ -37,9 +38,14 @@ CLASS_WEIGHT_DOC = """
 """
 
 
-#: Share of the budget's mu^2 a noisy row count spends when N is private (add/remove-one
-#: neighbours) and no public ``n_samples`` is given. A public constant.
-COUNT_SHARE = 0.02
+#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
+_POLICY_NAMES = frozenset({"COUNT_SHARE", "CLASS_COUNT_SHARE"})
+
+
+def __getattr__(name):
+    if name in _POLICY_NAMES:
+        return getattr(policy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def resolve_classes(classes, y):
@@ -107,7 +113,7 @@ def resolve_n_samples(n_samples, n_rows, neighbouring, mu_total, gen):
         return float(n_samples), None
     if math.isinf(mu_total):
         return float(n_rows), None
-    z_c = 1.0 / (math.sqrt(COUNT_SHARE) * mu_total)
+    z_c = 1.0 / (math.sqrt(policy.COUNT_SHARE) * mu_total)
     noisy = n_rows + z_c * gen.standard_normal()  # sensitivity 1 (add/remove-one)
     return max(float(noisy), 1.0), z_c
 
@@ -127,9 +133,6 @@ def fit_transaction(est):
         est.__dict__.update(saved)
         raise
 
-
-#: Share of the budget's mu^2 that noisy class counts spend for ``class_weight='balanced'``.
-CLASS_COUNT_SHARE = 0.02
 
 #: L2 sensitivity of the vector of class counts: relabelling one example moves two counts by 1
 #: (replace-one), adding or removing one moves one count by 1 (add/remove-one).
@@ -169,7 +172,7 @@ def resolve_class_weight(class_weight, classes, y_index, mu_total, gen, relation
         if math.isinf(mu_total):
             z = None
         else:
-            z = 1.0 / (math.sqrt(CLASS_COUNT_SHARE) * mu_total)
+            z = 1.0 / (math.sqrt(policy.CLASS_COUNT_SHARE) * mu_total)
             # noise z * sensitivity: the counts move by sqrt(2) (replace-one) or 1 (add/remove)
             std = z * CLASS_COUNT_SENSITIVITY[relation]
             counts = counts + std * gen.standard_normal(n_classes)

@@ -141,7 +141,7 @@ def test_auto_ssp_uses_its_public_share_and_composes_exactly():
     """schedule='auto' above the SSP threshold: X'y gets AUTO_SSP_SHARE of mu^2, X'X the rest,
     and the two compose to the closed-form mu of (epsilon, delta)."""
     from skdpgd.accounting import gdp_mu
-    from skdpgd.schedules import AUTO_SSP_SHARE
+    from skdpgd.policy import AUTO_SSP_SHARE
 
     X, _ = _data(n=4000, d=4)
     y = np.clip(X @ np.array([1.0, -1.0, 0.5, 0.0]), -1, 1)
@@ -157,17 +157,17 @@ def test_auto_ssp_uses_its_public_share_and_composes_exactly():
 def test_ssp_eigenvalue_floor_is_the_public_constant(monkeypatch):
     """The floor (post-processing) scales with SSP_FLOOR: a huge floor shrinks the weights
     towards 0, no floor leaves the noisy solve; the releases do not change."""
-    from skdpgd import _second_order
+    from skdpgd import policy
 
     X, _ = _data(n=300, d=4)  # few rows: the floor binds
     y = np.clip(X @ np.array([1.0, -1.0, 0.5, 0.0]), -1, 1)
 
     def fit(f):
-        monkeypatch.setattr(_second_order, "SSP_FLOOR", f)
+        monkeypatch.setattr(policy, "SSP_FLOOR", f)
         return DPRidge(epsilon=0.5, data_norm=1.0, y_bound=1.0, alpha=1e-6, schedule="ssp",
                        random_state=0).fit(X, y)
 
-    base, none, huge = fit(_second_order.SSP_FLOOR), fit(0.0), fit(1e6)
+    base, none, huge = fit(policy.SSP_FLOOR), fit(0.0), fit(1e6)
     assert [r.multipliers for r in base.releases_] == [r.multipliers for r in huge.releases_]
     assert np.linalg.norm(huge.coef_) < 1e-3 * np.linalg.norm(base.coef_)
     assert not np.allclose(none.coef_, base.coef_)
@@ -176,7 +176,8 @@ def test_ssp_eigenvalue_floor_is_the_public_constant(monkeypatch):
 # --- issue 21: fused pass, subsampled Hessian releases, fewer Hessian releases -------------
 
 from skdpgd._backends import poisson_subsample  # noqa: E402
-from skdpgd.schedules import Newton, hessian_rate, hessian_steps  # noqa: E402
+from skdpgd.policy import hessian_rate  # noqa: E402
+from skdpgd.schedules import Newton, hessian_steps  # noqa: E402
 
 
 @pytest.mark.parametrize("loss,classes", [(0, 2), (1, 3)])
@@ -271,7 +272,7 @@ def test_hessian_steps_and_rate_rule():
     q1 = hessian_rate(1e6, 51, 50.0, math.sqrt(2))
     assert 100 * 51 / 1e6 < q1 < 1.0
     # the noise-floor term, in closed form: rho sqrt(2) z u D^1.5 / (N s)
-    from skdpgd.schedules import AUTO_HESSIAN_SNR
+    from skdpgd.policy import AUTO_HESSIAN_SNR
     assert q1 == pytest.approx(AUTO_HESSIAN_SNR * 2 * 50.0 * 51 ** 1.5 / 1e6, rel=1e-12)
     # larger multiplier or smaller signal scale: larger rate; add/remove-one: smaller
     assert hessian_rate(1e6, 51, 100.0, math.sqrt(2)) > q1
