@@ -21,7 +21,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._backends import make_rows
 from ._compat import HasMethods, Interval, StrOptions
-from ._mechanisms import Progress, Setup, mechanism_for
+from ._mechanism_registry import mechanism_for
+from ._mechanisms import Progress, Setup
 from ._public import CLASS_COUNT_SENSITIVITY, resolve_class_weight, resolve_n_samples
 from .accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, Release, gdp_epsilon,
                          gdp_mu_of_releases, sum_rounding_margin, with_margin)

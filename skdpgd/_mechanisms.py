@@ -226,7 +226,7 @@ class GradientDescent(Mechanism):
         return coef / c, intercept
 
 
-class OutputPerturbation(Mechanism):
+class OutputPerturbationMechanism(Mechanism):
     """Solve the regularised problem exactly, release the solution plus Gaussian noise.
 
     ``F(theta) = (1/N_pub) sum_i w_i l_i(theta) + alpha/2 ||theta||^2`` (intercept penalised
@@ -416,7 +416,7 @@ class InterceptOnly(Mechanism):
 
     def _n_classes(self, setup):
         loss = setup.loss
-        if loss.code == 2:  # the squared loss (skdpgd._kernels.LOSS_SQUARED)
+        if loss.regression:  # the squared loss: the release is the target sum
             return 0
         return 2 if setup.n_outputs == 1 else setup.n_outputs
 
@@ -565,17 +565,3 @@ class WarmStart(Mechanism):
         self.name = "prior"
         coef = np.zeros((setup.n_outputs, rows.n_features))
         return coef, InterceptOnly.log_odds(combined, math.sqrt(v1 * v2 / (v1 + v2)))
-
-
-def mechanism_for(schedule, plan):
-    """The mechanism that carries out a schedule's plan."""
-    from ._second_order import DampedNewton, SufficientStatistics
-
-    kinds = {"prior": InterceptOnly, "gradient": GradientDescent, "output": OutputPerturbation,
-             "newton": DampedNewton, "ssp": SufficientStatistics}
-    mechanism = kinds[plan.mechanism](schedule)
-    if getattr(plan, "prior_share", 0.0) > 0:
-        if plan.mechanism not in ("gradient", "newton"):
-            raise ValueError("a warm start from the prior needs a gradient or Newton plan.")
-        mechanism = WarmStart(mechanism)
-    return mechanism

@@ -44,10 +44,6 @@ def __getattr__(name):
         return getattr(policy, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-#: Frobenius bound of one example's Hessian per squared row norm (see the module docstring).
-HESSIAN_FROBENIUS = {0: 0.25, 1: 0.5, 2: 1.0}  # binary logistic, multinomial, squared
-
-
 def symmetric_noise(gen, size, std):
     """``E`` of the module docstring: diagonal ``N(0, std^2)``, off-diagonal ``N(0, std^2/2)``."""
     G = gen.standard_normal((size, size))
@@ -145,7 +141,7 @@ class DampedNewton(Mechanism):
         return tuple(range(plan.n_steps)) if steps is None else tuple(int(t) for t in steps)
 
     def releases(self, setup, plan):
-        h = HESSIAN_FROBENIUS[setup.loss.code]
+        h = setup.loss.hessian_frobenius
         # per-example Hessian term: Frobenius <= h ||x~||^2 <= h row_bound^2 (original coords)
         hess = _matrix_sensitivity(h, setup.row_bound ** 2)
         steps = self._hessian_steps(plan)
@@ -236,7 +232,7 @@ class DampedNewton(Mechanism):
         return coef / c, intercept
 
 
-class SufficientStatistics(Mechanism):
+class SufficientStatisticsMechanism(Mechanism):
     """Ridge regression from noisy sufficient statistics (AdaSSP, Wang 2018).
 
     Releases ``A~ = sum w x x^T + E`` (Frobenius sensitivity ``sqrt(2) R^2`` replace-one,
@@ -250,7 +246,7 @@ class SufficientStatistics(Mechanism):
     name = "ssp"
 
     def releases(self, setup, plan):
-        if setup.loss.code != 2:  # the squared loss (skdpgd._kernels.LOSS_SQUARED)
+        if setup.loss.second_order != "ssp":  # the squared loss
             raise ValueError("schedule='ssp' fits the squared loss only (DPRidge).")
         r2 = setup.row_bound ** 2
         y_bound = getattr(setup.loss, "y_bound", None)

@@ -151,7 +151,7 @@ AUTO_SECOND_ORDER_MIN_SNR = 20.0
 #: Share of the budget (of ``mu^2``) that the sufficient statistics chosen by
 #: ``schedule='auto'`` spend on ``X'y`` (``X'X`` gets the rest), and the eigenvalue floor of
 #: the noisy ``X'X`` as a multiple of its noise's operator-norm scale (see
-#: :class:`skdpgd._second_order.SufficientStatistics`). Chosen on the design half (issue 22,
+#: :class:`skdpgd._second_order.SufficientStatisticsMechanism`). Chosen on the design half (issue 22,
 #: suite, 3 seeds, both protocols; mean over diabetes, computers, budgetfood of the median R^2;
 #: floor = cells with R^2 >= -0.005, peer = cells >= best naive DP-GD (tuned after the fact)
 #: - 0.005; the cells below the SSP threshold, run by gradient descent, do not change):

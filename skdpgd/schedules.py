@@ -648,7 +648,7 @@ class Newton(Schedule):
 @dataclass(frozen=True)
 class SufficientStatistics(Schedule):
     """Ridge regression from noisy ``X'X`` and ``X'y`` (AdaSSP, Wang 2018; squared loss only;
-    :class:`skdpgd._second_order.SufficientStatistics`).
+    :class:`skdpgd._second_order.SufficientStatisticsMechanism`).
 
     Parameters
     ----------

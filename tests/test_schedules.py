@@ -446,3 +446,18 @@ def test_hong_shape_is_lemma_4_3_for_a_given_gamma():
     np.testing.assert_allclose(z / z[-1], gamma ** (np.arange(T) / 4.0) / gamma ** ((T - 1) / 4),
                                rtol=1e-12)
     assert z[0] / z[-1] > MAX_SHAPE_RATIO  # the spread is not capped
+
+
+def test_policy_imports_nothing_from_the_package():
+    """skdpgd.policy is a leaf: every module may read it without an import cycle."""
+    import ast
+    import pathlib
+
+    import skdpgd
+
+    tree = ast.parse((pathlib.Path(skdpgd.__file__).parent / "policy.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            assert node.level == 0 and not (node.module or "").startswith("skdpgd"), node.module
+        if isinstance(node, ast.Import):
+            assert not any(a.name.startswith("skdpgd") for a in node.names)
