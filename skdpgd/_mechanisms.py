@@ -144,8 +144,6 @@ class ReleaseShape:
     name: str
     shape: np.ndarray
     sensitivity: dict
-    #: a fixed multiplier (already drawn, e.g. a setup statistic) is not rescaled
-    fixed: bool = False
 
 
 class Mechanism:
@@ -155,10 +153,6 @@ class Mechanism:
 
     def __init__(self, schedule):
         self.schedule = schedule
-
-    def plan(self, setup, mu, max_iter):
-        """The schedule's plan for the fit's public constants and GDP budget ``mu``."""
-        return self.schedule.plan(setup.problem, mu, max_iter)
 
     def releases(self, setup, plan):  # pragma: no cover - interface
         raise NotImplementedError
@@ -258,11 +252,6 @@ class OutputPerturbationMechanism(Mechanism):
     """
 
     name = "output"
-
-    def plan(self, setup, mu, max_iter):
-        if setup.alpha <= 0:
-            raise ValueError("output perturbation needs alpha > 0 (strong convexity).")
-        return self.schedule.plan(setup.problem, math.inf, None)
 
     def tolerance(self, setup, plan):
         """The certified gradient norm g (original coordinates)."""
@@ -507,9 +496,6 @@ class WarmStart(Mechanism):
         self.inner = inner
         self.schedule = inner.schedule
         self.name = inner.name
-
-    def plan(self, setup, mu, max_iter):
-        return self.inner.plan(setup, mu, max_iter)
 
     def releases(self, setup, plan):
         inner = self.inner.releases(setup, plan)

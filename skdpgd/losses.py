@@ -32,7 +32,6 @@ __all__ = [
     "ModifiedHuber",
     "SquaredHinge",
     "Huber",
-    "get_loss",
 ]
 
 
@@ -246,19 +245,3 @@ class Huber(Loss):
         if y_bound is None:
             raise ValueError("the Huber loss needs a public bound on |y| for B.")
         return float(self.threshold) * float(y_bound)
-
-
-def get_loss(name, **params):
-    table = {
-        BinaryLogistic.name: BinaryLogistic,
-        MultinomialLogistic.name: MultinomialLogistic,
-        SquaredError.name: SquaredError,
-        Hinge.name: Hinge,
-        ModifiedHuber.name: ModifiedHuber,
-        SquaredHinge.name: SquaredHinge,
-        Huber.name: Huber,
-    }
-    try:
-        return table[name](**params)
-    except KeyError:
-        raise ValueError(f"unknown loss {name!r}; known: {sorted(table)}") from None
