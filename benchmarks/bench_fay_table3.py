@@ -57,7 +57,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks import _data as D  # noqa: E402
 from skdpgd import DPLogisticRegression  # noqa: E402
 from skdpgd.accounting import gdp_mu  # noqa: E402
-from skdpgd.schedules import MAX_AUTO_ITER  # noqa: E402
+from skdpgd.policy import MAX_AUTO_ITER  # noqa: E402
 
 EPSILONS = (0.1, 20.0)
 SIGMAS = (0.001, 0.01, 0.1, 1.0)

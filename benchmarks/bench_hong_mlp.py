@@ -63,7 +63,8 @@ from sklearn.decomposition import PCA  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
 from skdpgd.accounting import gdp_mu, zcdp_rho  # noqa: E402
-from skdpgd.neural import HONG_DEFAULT_INFLUENCE, DPMLPClassifier  # noqa: E402
+from skdpgd.neural import DPMLPClassifier  # noqa: E402
+from skdpgd.policy import MLP_HONG_INFLUENCE as HONG_DEFAULT_INFLUENCE  # noqa: E402
 
 DOCS = os.path.join(ROOT, "docs")
 IMG = os.path.join(DOCS, "img")

@@ -71,7 +71,7 @@ def passes(est):
 def _plan(name):
     """``'today'``: the shipped constants; ``'issue-11 plan'``: a Hessian at every iteration,
     over all rows, share 0.7 (restored afterwards)."""
-    import skdpgd.schedules as S
+    import skdpgd.policy as S
 
     keys = ("AUTO_NEWTON_SHARE", "AUTO_HESSIAN_MIN_ROWS", "AUTO_HESSIAN_MAX_WORK")
     saved = {key: getattr(S, key) for key in keys}

@@ -75,7 +75,7 @@ def auto_passes(sizes, d=50, epsilon=1.0):
     import dataclasses
     import math
 
-    from skdpgd import DPLogisticRegression, _base, _setup, schedules
+    from skdpgd import DPLogisticRegression, _setup, policy, schedules
     from skdpgd.accounting import GaussianDPAccountant
 
     seen = {}
@@ -96,8 +96,8 @@ def auto_passes(sizes, d=50, epsilon=1.0):
 
     def plan(n):
         mu_total = GaussianDPAccountant().budget(epsilon, _setup.default_delta(n))
-        mu_q = min(math.sqrt(_base.ROW_CLIP_MAX_SHARE) * mu_total,
-                   4.0 / (_base.ROW_CLIP_TARGET_RELATIVE_ERROR * n))
+        mu_q = min(math.sqrt(policy.ROW_CLIP_MAX_SHARE) * mu_total,
+                   4.0 / (policy.ROW_CLIP_TARGET_RELATIVE_ERROR * n))
         problem = dataclasses.replace(seen["problem"], n_samples=int(n))
         return real(schedules.Auto(), problem, math.sqrt(mu_total ** 2 - mu_q ** 2))
 

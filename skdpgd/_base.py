@@ -21,15 +21,29 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._backends import make_rows
 from ._compat import HasMethods, Interval, StrOptions
+from . import policy
 from ._fit import Road, private_fit
-from ._mechanisms import Setup, mechanism_for
+from ._mechanism_registry import mechanism_for
+from ._mechanisms import Setup
 from ._setup import NEIGHBOURING, release_norm_sum
 from .accounting import (COUNT_BOUND_SIGMAS, gdp_mu_of_releases, remaining_mu,
                          sum_rounding_margin, with_margin)
 from .exceptions import PrivacyLeakWarning
-from .schedules import (Auto, Problem, auto_mechanism, consistent_alpha, get_schedule,
-                        output_alpha, schedule_names, signal_to_noise)
-from .schedules import OutputPerturbation as OutputSchedule
+from .schedules import Problem, get_schedule, schedule_names
+
+#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
+_POLICY_NAMES = frozenset({
+    "ROW_CLIP_FACTOR", "AUTO_SIGNAL_POWER", "ROW_CLIP_SNR", "ROW_CLIP_POWER",
+    "ROW_CLIP_MAX_SHARE", "ROW_CLIP_TARGET_RELATIVE_ERROR", "row_clip_factor",
+    "ROW_NORM_NOTE_SHARE", "ROW_NORM_NOTE_SIGMAS",
+})
+
+
+def __getattr__(name):
+    if name in _POLICY_NAMES:
+        return getattr(policy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: Constraints shared by every full-batch estimator (checked by _compat.fit_context).
 COMMON_CONSTRAINTS = {
@@ -222,54 +236,13 @@ def resolve_y_bound(y_bound, y):
     return inferred if inferred > 0 else 1.0
 
 
-#: Row clipping with ``row_clip='auto'``: rows are clipped to ``factor`` times a private
-#: estimate of the mean row norm, ``factor = ROW_CLIP_FACTOR * max(1, s / ROW_CLIP_SNR) **
-#: ROW_CLIP_POWER`` with
-#: ``s = N mu / sqrt(D)`` the budget's signal-to-noise ratio (``schedules.signal_to_noise``),
-#: and never above ``data_norm``. Signal per unit of sensitivity is what a noisy mechanism pays
-#: for: with much noise, clipping at a typical norm instead of the worst-case bound lowers the
-#: noise for all rows at the cost of shrinking the largest ones; as the noise vanishes the
-#: factor grows until nothing is clipped, so the fit converges to the non-private one (a model
-#: fitted on clipped rows but applied to unclipped ones is off scale). Chosen on the design half
-#: of ``benchmarks/suite``.
-ROW_CLIP_FACTOR = 0.35
-#: With ``row_clip='auto'`` the 'auto' rule reads the budget's signal-to-noise ratio times
-#: ``(m / bound) ** AUTO_SIGNAL_POWER`` (m the released mean norm): the Hessian of a logistic
-#: loss scales with the squared row norm while its noise scales with the squared bound.
-AUTO_SIGNAL_POWER = 2.0
-ROW_CLIP_SNR = 20.0
-ROW_CLIP_POWER = 0.5
-#: Most of the budget (as a share of mu^2) the norm query may use.
-ROW_CLIP_MAX_SHARE = 0.1
-#: Target relative standard deviation of the norm estimate (assuming a mean norm of at
-#: least a quarter of data_norm); it sets the query's share of the budget when below the cap.
-ROW_CLIP_TARGET_RELATIVE_ERROR = 0.2
-
-
-def row_clip_factor(snr):
-    """The multiple of the (private) mean row norm that ``row_clip='auto'`` clips rows to."""
-    if math.isinf(snr):
-        return math.inf
-    return ROW_CLIP_FACTOR * max(1.0, snr / ROW_CLIP_SNR) ** ROW_CLIP_POWER
-
-
-#: Note when the released mean clipped row norm is at least
-#: ROW_NORM_NOTE_SHARE * data_norm + ROW_NORM_NOTE_SIGMAS * (its noise's std): nearly every row
-#: is then at least data_norm long. With the release's usual noise (std ~0.05 data_norm), rows
-#: whose true mean clipped norm is data_norm trigger it 84% of the time, 0.8 data_norm 0.13%.
-#: It is a ``verbose`` line, not a warning: the statistic min(||x||, R) cannot tell rows far
-#: above R from rows normalised to exactly R (``Normalizer`` with data_norm=1, the documented
-#: pipeline), where a warning would fire on every fit.
-ROW_NORM_NOTE_SHARE = 0.9
-ROW_NORM_NOTE_SIGMAS = 1.0
-
-
 def row_norm_note(estimate, sigma, data_norm):
     """A line for the ``verbose`` output when the released estimate of the mean clipped row
     norm ``(sum_i w_i min(||x_i||, R) + noise) / N`` (``sigma``: its noise's standard
     deviation) shows that nearly every row is at least ``R = data_norm`` long; else None.
     Post-processing of the release only."""
-    if estimate >= ROW_NORM_NOTE_SHARE * data_norm + ROW_NORM_NOTE_SIGMAS * sigma:
+    if estimate >= (policy.ROW_NORM_NOTE_SHARE * data_norm
+                    + policy.ROW_NORM_NOTE_SIGMAS * sigma):
         return (f"released mean row norm (clipped at data_norm = {data_norm:.4g}): "
                 f"{estimate:.4g} (noise std {sigma:.2g}): nearly every row is at least data_norm "
                 "long and is clipped to it. Expected if the rows are normalised to data_norm; "
@@ -285,7 +258,7 @@ def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
     ``R = data_norm``, ``w_i`` in [0, 1] (:func:`skdpgd._setup.release_norm_sum`: sensitivity
     R under both relations; ``sensitivity``: R raised by the rounding margin of the sum,
     :func:`skdpgd.accounting.sum_rounding_margin`), so the release is ``1/z``-GDP. Returns
-    ``(bound, release, share)``; ``bound = row_clip_factor(snr) * m`` (at most R) where m is
+    ``(bound, release, share)``; ``bound = policy.row_clip_factor(snr) * m`` (at most R) where m is
     the estimate ``S~ / N`` (N public) held inside ``[2 sigma, R]`` (``sigma = z R / N``, the
     estimate's noise: a noise-dominated estimate keeps the bound conservative rather than
     tiny). ``release`` is None when mu_total is infinite (no clipping below R then, and
@@ -297,9 +270,9 @@ def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
     n = n_public
     if math.isinf(mu_total):
         return data_norm, None, 1.0
-    factor = row_clip_factor(snr)
-    mu_q = min(math.sqrt(ROW_CLIP_MAX_SHARE) * mu_total,
-               4.0 / (ROW_CLIP_TARGET_RELATIVE_ERROR * n))
+    factor = policy.row_clip_factor(snr)
+    mu_q = min(math.sqrt(policy.ROW_CLIP_MAX_SHARE) * mu_total,
+               4.0 / (policy.ROW_CLIP_TARGET_RELATIVE_ERROR * n))
     z = 1.0 / mu_q
     sens = (data_norm if sensitivity is None else float(sensitivity))
     released, release = release_norm_sum(norm_sum, z, {"replace": sens, "add_remove": sens},
@@ -349,7 +322,7 @@ class FullBatchRoad(Road):
                                     self.margin)
             bound, norm_release, norm_share = private_row_clip(
                 rows.norm_sum(data_norm), n_public, data_norm, fit.mu_total, fit.gen,
-                signal_to_noise(n_public, n_params, fit.mu_total), norm_sens[relation],
+                policy.signal_to_noise(n_public, n_params, fit.mu_total), norm_sens[relation],
                 notes=fit.notes if est.data_norm is not None else None, relation=relation)
             fit.charges.add(norm_release)
         mu_left = remaining_mu(fit.mu_total, fit.prior)
@@ -363,16 +336,11 @@ class FullBatchRoad(Road):
         loss_smoothness = loss.smoothness(row_bound, n_outputs)
         schedule = get_schedule(est.schedule)
         max_iter = None if est.max_iter == "auto" else int(est.max_iter)
-        signal_scale = norm_share ** AUTO_SIGNAL_POWER  # public: from the released estimate
+        signal_scale = norm_share ** policy.AUTO_SIGNAL_POWER  # public: the released estimate
         if est.alpha == "auto":  # public: N, D, the loss's constants and the budget left
-            kind = (auto_mechanism(n_public, n_params, mu_left, loss.second_order, max_iter,
-                                   signal_scale, fit_intercept)
-                    if isinstance(schedule, Auto) else None)
-            if kind == "output" or isinstance(schedule, OutputSchedule):
-                alpha = output_alpha(n_public, n_params, G, row_bound, mu_left)
-            else:
-                alpha = consistent_alpha(n_public, n_params, G, row_bound, mu_left,
-                                         squared=loss.second_order == "ssp")
+            alpha = policy.auto_alpha(getattr(schedule, "alpha_rule", "consistent"), n_public,
+                                      n_params, G, row_bound, mu_left, loss.second_order,
+                                      max_iter, signal_scale, fit_intercept)
         else:
             alpha = float(est.alpha)
         # class weights divided by their largest (weight_scale) shrink the loss by that

@@ -27,11 +27,22 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
+from . import policy
 from ._kernels import _noisy_update as noisy_update
 from ._setup import CLASS_COUNT_SENSITIVITY
 from .accounting import Release, compose_gdp, gdp_epsilon, gdp_mu_of_releases
 from .exceptions import DivergenceError
 from .schedules import Problem
+
+
+#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
+_POLICY_NAMES = frozenset({"WARM_START_SHRINK"})
+
+
+def __getattr__(name):
+    if name in _POLICY_NAMES:
+        return getattr(policy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -135,10 +146,6 @@ class Mechanism:
     def __init__(self, schedule):
         self.schedule = schedule
 
-    def plan(self, setup, mu, max_iter):
-        """The schedule's plan for the fit's public constants and GDP budget ``mu``."""
-        return self.schedule.plan(setup.problem, mu, max_iter)
-
     def releases(self, setup, plan):  # pragma: no cover - interface
         raise NotImplementedError
 
@@ -206,7 +213,7 @@ class GradientDescent(Mechanism):
         return coef / c, intercept
 
 
-class OutputPerturbation(Mechanism):
+class OutputPerturbationMechanism(Mechanism):
     """Solve the regularised problem exactly, release the solution plus Gaussian noise.
 
     ``F(theta) = (1/N_pub) sum_i w_i l_i(theta) + alpha/2 ||theta||^2`` (intercept penalised
@@ -238,11 +245,6 @@ class OutputPerturbation(Mechanism):
     """
 
     name = "output"
-
-    def plan(self, setup, mu, max_iter):
-        if setup.alpha <= 0:
-            raise ValueError("output perturbation needs alpha > 0 (strong convexity).")
-        return self.schedule.plan(setup.problem, math.inf, None)
 
     def tolerance(self, setup, plan):
         """The certified gradient norm g (original coordinates)."""
@@ -396,7 +398,7 @@ class InterceptOnly(Mechanism):
 
     def _n_classes(self, setup):
         loss = setup.loss
-        if loss.code == 2:  # the squared loss (skdpgd._kernels.LOSS_SQUARED)
+        if loss.regression:  # the squared loss: the release is the target sum
             return 0
         return 2 if setup.n_outputs == 1 else setup.n_outputs
 
@@ -443,11 +445,13 @@ class InterceptOnly(Mechanism):
     @staticmethod
     def shrunk_counts(counts, std):
         """Noisy counts shrunk towards their mean by
-        ``max(0, 1 - c (K - 1) s^2 / ||c~ - mean(c~)||^2)``, c = :data:`WARM_START_SHRINK`."""
+        ``max(0, 1 - c (K - 1) s^2 / ||c~ - mean(c~)||^2)``,
+        c = :data:`skdpgd.policy.WARM_START_SHRINK`."""
         counts = np.asarray(counts, dtype=float)
         dev = counts - counts.mean()
         norm2 = float(dev @ dev)
-        factor = (max(0.0, 1.0 - WARM_START_SHRINK * (counts.size - 1) * std * std / norm2)
+        c = policy.WARM_START_SHRINK
+        factor = (max(0.0, 1.0 - c * (counts.size - 1) * std * std / norm2)
                   if norm2 > 0 else 0.0)
         return counts.mean() + factor * dev
 
@@ -468,12 +472,6 @@ class InterceptOnly(Mechanism):
         return logf - logf.mean()
 
 
-#: ``c`` in the warm start's shrinkage of the noisy class counts towards their mean,
-#: ``max(0, 1 - c (K - 1) s^2 / ||c~ - mean(c~)||^2)`` (1: positive-part James-Stein; 4 met the
-#: floor in more design-half cells than 1, see ``schedules.AUTO_PRIOR_SHARE``).
-WARM_START_SHRINK = 4.0
-
-
 class WarmStart(Mechanism):
     """Gradient descent or DP damped Newton started from the intercept-only model.
 
@@ -491,9 +489,6 @@ class WarmStart(Mechanism):
         self.inner = inner
         self.schedule = inner.schedule
         self.name = inner.name
-
-    def plan(self, setup, mu, max_iter):
-        return self.inner.plan(setup, mu, max_iter)
 
     def releases(self, setup, plan):
         inner = self.inner.releases(setup, plan)
@@ -549,17 +544,3 @@ class WarmStart(Mechanism):
         self.name = "prior"
         coef = np.zeros((setup.n_outputs, rows.n_features))
         return coef, InterceptOnly.log_odds(combined, math.sqrt(v1 * v2 / (v1 + v2)))
-
-
-def mechanism_for(schedule, plan):
-    """The mechanism that carries out a schedule's plan."""
-    from ._second_order import DampedNewton, SufficientStatistics
-
-    kinds = {"prior": InterceptOnly, "gradient": GradientDescent, "output": OutputPerturbation,
-             "newton": DampedNewton, "ssp": SufficientStatistics}
-    mechanism = kinds[plan.mechanism](schedule)
-    if getattr(plan, "prior_share", 0.0) > 0:
-        if plan.mechanism not in ("gradient", "newton"):
-            raise ValueError("a warm start from the prior needs a gradient or Newton plan.")
-        mechanism = WarmStart(mechanism)
-    return mechanism

@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from . import _kernels, _kernels_sgd
+from . import _kernels, _kernels_sgd, policy
 from ._base import COMMON_CONSTRAINTS
 from ._compat import HasMethods, Interval, StrOptions
 from ._importance import resolve_importance, run_linear
@@ -27,162 +27,25 @@ from .accounting import PLDAccountant, RDPAccountant, Release
 from .exceptions import DivergenceError
 from .schedules import Exponential, Hong, Problem, Uniform
 
-#: Default per-example clip norm as a fraction of the loss's worst-case gradient norm
-#: ``G = |l'|_max * sqrt(data_norm^2 + c^2)``. Noise is paid for the clip norm, and most
-#: examples' gradients are far below the worst case once the model starts to fit, so clipping
-#: at a fraction of it buys signal per unit of noise at a small bias. A public constant: it
-#: never reads the data. 0.25 (was 0.5) was chosen with the new defaults on the design half of
-#: benchmarks/suite (classification and regression, both protocols): it gains most at small
-#: epsilon and loses nothing measurable at epsilon = inf (tests against scikit-learn's SGD).
-SGD_CLIP_FACTOR = 0.25
-
-#: The clip factor rises to 1 as the budget grows: ``1 - (1 - SGD_CLIP_FACTOR) exp(-mu /
-#: SGD_CLIP_RELAX_MU)`` with ``mu = gdp_mu(epsilon, delta)``. Clipping below G only pays for
-#: itself against noise; without noise it is a bias (it down-weights the badly fitted rows,
-#: measured on a TF-IDF set at epsilon = inf: train accuracy 0.970 against scikit-learn's
-#: 0.987). mu is about 1-3 at epsilon 3-10 (factor 0.26-0.29) and ~1e3 at epsilon 1e6 (1).
-SGD_CLIP_RELAX_MU = 50.0
+#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
+_POLICY_NAMES = frozenset({
+    "SGD_CLIP_FACTOR", "SGD_CLIP_RELAX_MU", "sgd_clip_factor", "SGD_ALPHA_BASE",
+    "SGD_ALPHA_NOISE", "SGD_ALPHA_NOISE_REGRESSION", "SGD_FLOW", "SGD_MIN_STEPS",
+    "SGD_MAX_STEPS", "SGD_BATCH_FACTOR", "SGD_MIN_BATCH", "SGD_MAX_EPOCHS", "SGD_COUNT_MARGIN",
+    "SGD_LR_FACTOR", "sgd_defaults", "SGD_AVERAGE_FROM",
+})
 
 
-def sgd_clip_factor(mu):
-    """The fraction of the loss's gradient bound G that ``clip_norm='auto'`` clips to."""
-    return 1.0 - (1.0 - SGD_CLIP_FACTOR) * math.exp(-mu / SGD_CLIP_RELAX_MU)
+def __getattr__(name):
+    if name in _POLICY_NAMES:
+        return getattr(policy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-# --- the defaults ('auto') of alpha, the number of steps and the batch size -------------------
-# All are functions of public quantities only: the public N (``n_samples`` or the noisy count),
-# the number of parameters p, the budget's GDP mu = gdp_mu(epsilon, delta), and the loss's
-# public constants (clip norm C, row bound r, smoothness M). See :func:`sgd_defaults`.
-
-#: The non-private part of ``alpha='auto'``: scikit-learn's ``SGDClassifier()`` /
-#: ``SGDRegressor()`` default (same objective normalisation: mean loss + alpha/2 ||w||^2).
-SGD_ALPHA_BASE = 1e-4
-
-#: ``c`` in the budget-aware part of ``alpha='auto'``, ``c sqrt(p) C r / (N mu s)``: the
-#: regularisation that balances the bias ``alpha R^2 / 2`` against the noise term
-#: ``p sigma^2 / alpha`` with ``sigma = C / (N mu)``, which is ``sqrt(2 p) sigma / R``. With a
-#: comparator whose outputs ``x . w`` are of size ``R0 s`` for rows of norm r (R = R0 s / r),
-#: ``c = sqrt(2) / R0``; s is 1 for a classifier (R0 in logits) and the public target scale
-#: (``y_bound``, else the Huber threshold) for a regressor, so that alpha does not change
-#: when y is rescaled. One constant per task, chosen on the design half of the benchmark suite.
-SGD_ALPHA_NOISE = 0.1
-SGD_ALPHA_NOISE_REGRESSION = 0.5
-
-#: Number of steps: ``T = SGD_FLOW * kappa`` (flow time ``eta T = SGD_FLOW / alpha``, what
-#: gradient descent needs to contract the error in the flattest direction), within
-#: [SGD_MIN_STEPS, SGD_MAX_STEPS].
-SGD_FLOW = 2.0
-SGD_MIN_STEPS = 100
-SGD_MAX_STEPS = 20_000
-
-#: Batch size: ``b = SGD_BATCH_FACTOR * N mu / sqrt(T)`` (so that ``q^2 T >= mu^2``: below it
-#: the subsampled Gaussian's noise multiplier falls under ~1 and each step costs more privacy
-#: per unit of signal), at least SGD_MIN_BATCH, and at most what keeps the run within
-#: SGD_MAX_EPOCHS expected passes over the data (the fit time).
-SGD_BATCH_FACTOR = 1.0
-SGD_MIN_BATCH = 32
-SGD_MAX_EPOCHS = 30.0
-
-#: Without a public ``n_samples`` the fit releases a noisy count ``N~ = N + z_c N(0, 1)``; the
-#: mechanism then uses ``N~ + SGD_COUNT_MARGIN * z_c`` (post-processing, free), an upper
-#: confidence bound on N. An N that is too small makes the normalised gradient ``N / N_pub``
-#: times too large, so the constant step ``1 / (M + alpha)`` overshoots and the fit is thrown
-#: far off (measured at epsilon 0.01-0.1 on a 331-row set: the noisy count came out as 1); an N
-#: that is too large only shrinks the model towards 0, which is the safe side when the count
-#: is that noisy.
-SGD_COUNT_MARGIN = 2.0
-
-#: ``learning_rate='auto'`` is ``SGD_LR_FACTOR / (M + alpha)``.
-SGD_LR_FACTOR = 1.0
-
-
-def sgd_defaults(n_public, n_params, mu, clip, row_bound, smoothness, alpha="auto",
-                 batch_size="auto", epochs="auto", learning_rate="auto", alpha_noise=None,
-                 target_scale=1.0):
-    """Resolve the 'auto' hyperparameters of DP-SGD from public quantities only.
-
-    Parameters
-    ----------
-    n_public : float
-        The public N (``n_samples``, or the accounted noisy count).
-    n_params : int
-        Number of trained parameters p (weights and intercepts).
-    mu : float
-        GDP parameter of the whole budget, ``gdp_mu(epsilon, delta)`` (inf: no noise).
-    clip, row_bound, smoothness : float
-        Per-example clip norm C, bound r on the augmented row norm, loss smoothness M.
-    alpha, batch_size, epochs, learning_rate : float or 'auto'
-        The estimator's parameters; given values are kept.
-    alpha_noise : float or None
-        ``c`` below (None: :data:`SGD_ALPHA_NOISE`, the classifiers' constant).
-    target_scale : float
-        ``s`` below: 1 for a classifier, the public scale of y for a regressor.
-
-    Returns
-    -------
-    alpha, learning_rate, sampling_rate, n_steps
-        The expected batch size is ``sampling_rate * n_public``.
-
-    Notes
-    -----
-    * ``alpha = SGD_ALPHA_BASE + c sqrt(p) C r / (N mu s)``. Noisy gradient
-      methods with total GDP budget mu see the mean gradient through noise of standard
-      deviation ``sigma = C / (N mu)`` per coordinate (summed over the run; for Poisson
-      subsampling in the regime ``q^2 T >= mu^2``, as the batch rule below keeps it). With an
-      L2 penalty alpha, the excess risk is bounded by ``alpha R^2 / 2 + p sigma^2 / alpha``,
-      smallest at ``alpha = sqrt(2 p) sigma / R``; with the comparator's outputs of size
-      ``R0 s`` (R = R0 s / r) this is the formula with ``c = sqrt(2) / R0``. The second
-      term vanishes as epsilon grows (mu -> inf), leaving scikit-learn's default.
-    * ``T = SGD_FLOW * kappa`` with ``kappa = (M + alpha) / alpha`` and the step
-      ``1 / (M + alpha)``: the flow time ``eta T`` is ``SGD_FLOW / alpha``, what it takes to
-      contract the error along the flattest direction; the tail average then removes the
-      wandering. Bounded to [SGD_MIN_STEPS, SGD_MAX_STEPS].
-    * ``b = SGD_BATCH_FACTOR * N mu / sqrt(T)``, at least SGD_MIN_BATCH, at most
-      ``SGD_MAX_EPOCHS * N / T`` (fit time) and N.
-    """
-    n_public = float(n_public)
-    if alpha == "auto":
-        c = SGD_ALPHA_NOISE if alpha_noise is None else float(alpha_noise)
-        noise = 0.0 if math.isinf(mu) else (
-            c * math.sqrt(n_params) * clip * row_bound / (n_public * mu * target_scale))
-        alpha = SGD_ALPHA_BASE + noise
-    alpha = float(alpha)
-    if learning_rate == "auto":
-        learning_rate = SGD_LR_FACTOR / (smoothness + alpha)
-    learning_rate = float(learning_rate)
-    if epochs != "auto" and batch_size != "auto":
-        q = min(1.0, float(batch_size) / n_public)
-        return alpha, learning_rate, q, max(1, math.ceil(float(epochs) / q))
-    if alpha > 0:
-        kappa = (smoothness + alpha) / alpha
-        t_target = int(min(SGD_MAX_STEPS, max(SGD_MIN_STEPS, math.ceil(SGD_FLOW * kappa))))
-    else:
-        t_target = SGD_MAX_STEPS
-    if batch_size == "auto":
-        if epochs != "auto":  # the batch whose steps give the target T
-            b = float(epochs) * n_public / t_target
-        else:
-            b = n_public if math.isinf(mu) else (
-                SGD_BATCH_FACTOR * n_public * mu / math.sqrt(t_target))
-            b = min(b, SGD_MAX_EPOCHS * n_public / t_target)
-        b = max(b, SGD_MIN_BATCH)
-        q = min(1.0, math.ceil(b) / n_public)
-    else:
-        q = min(1.0, float(batch_size) / n_public)
-    if epochs == "auto":
-        n_steps = t_target
-    else:
-        n_steps = max(1, math.ceil(float(epochs) / q))
-    return alpha, learning_rate, q, n_steps
 
 #: Schedules a minibatch fit accepts by name (T is fixed by ``epochs`` and ``batch_size``, so
 #: only the *shape* of a schedule is used; schedules that choose T themselves are refused).
 SGD_SCHEDULES = {"auto": Uniform(), "uniform": Uniform(), "hong": Hong(),
                  "exponential": Exponential()}
-
-#: ``average=True`` returns the mean of the iterates over the last half of the run (tail
-#: averaging, post-processing of the released steps): with a constant step, the last iterate
-#: of noisy SGD wanders around the optimum, and for the hinge loss its intercept drifts.
-SGD_AVERAGE_FROM = 0.5
 
 #: A run stops (:class:`~skdpgd.exceptions.DivergenceError`) once its iterate could give a
 #: margin ``|x~ . theta|`` above this for a row within the public bound: a test on released
@@ -269,10 +132,10 @@ class MinibatchRoad(Road):
 
     ``X`` is dense float64 or canonical CSR; ``y`` is encoded for the kernel.
     ``target_scale`` is None for a classifier, the public scale of y for a regressor (it
-    selects the regression constant of ``alpha='auto'``, see :func:`sgd_defaults`)."""
+    selects the regression constant of ``alpha='auto'``, see :func:`skdpgd.policy.sgd_defaults`)."""
 
     #: a released count is lowered by this many of its noise's standard deviations
-    count_margin = SGD_COUNT_MARGIN
+    count_margin = policy.SGD_COUNT_MARGIN
 
     def __init__(self, est, X, y, loss, n_outputs, *, data_norm, y_bound=None,
                  target_scale=None):
@@ -300,15 +163,15 @@ class MinibatchRoad(Road):
         row_bound = math.sqrt(data_norm ** 2 + c * c) if fit_intercept else data_norm
         g_max = loss.lipschitz(row_bound, n_outputs)
         mu_budget = fit.mu_total
-        clip = (sgd_clip_factor(mu_budget) * g_max if est.clip_norm == "auto"
+        clip = (policy.sgd_clip_factor(mu_budget) * g_max if est.clip_norm == "auto"
                 else float(est.clip_norm))
         loss_smoothness = loss.smoothness(row_bound, n_outputs)
         # alpha, step, q, T and the normaliser come from the public N and the budget only
-        alpha, lr, q, n_steps = sgd_defaults(
+        alpha, lr, q, n_steps = policy.sgd_defaults(
             fit.n_public, n_outputs * (d + int(fit_intercept)), mu_budget, clip,
             row_bound, loss_smoothness, est.alpha, est.batch_size, est.epochs,
             est.learning_rate,
-            alpha_noise=None if self.target_scale is None else SGD_ALPHA_NOISE_REGRESSION,
+            alpha_noise=None if self.target_scale is None else policy.SGD_ALPHA_NOISE_REGRESSION,
             target_scale=1.0 if self.target_scale is None else float(self.target_scale))
         alpha = alpha / fit.weight_scale  # weights divided by their largest: same minimiser
         try:
@@ -370,7 +233,7 @@ class MinibatchRoad(Road):
         yc = np.ascontiguousarray(self.y, dtype=np.float64)
         sample_weight = fit.sample_weight
         average_start = (n_steps - 1 if not est.average
-                         else min(n_steps - 1, int(SGD_AVERAGE_FROM * n_steps)))
+                         else min(n_steps - 1, int(policy.SGD_AVERAGE_FROM * n_steps)))
         # divide by the expected batch size q N_pub (public)
         common = (self.loss.code, self.loss.param, clip / c, fit_intercept,
                   self.alpha / (c * c), q, q * fit.n_public, steps, noise_std,

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
+from . import policy
 from ._selection_guard import warn_if_model_selection
 from ._setup import release_class_counts, release_count
 from .exceptions import PrivacyLeakWarning
@@ -38,9 +39,14 @@ CLASS_WEIGHT_DOC = """
 """
 
 
-#: Share of the budget's mu^2 a noisy row count spends when N is private (add/remove-one
-#: neighbours) and no public ``n_samples`` is given. A public constant.
-COUNT_SHARE = 0.02
+#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
+_POLICY_NAMES = frozenset({"COUNT_SHARE", "CLASS_COUNT_SHARE"})
+
+
+def __getattr__(name):
+    if name in _POLICY_NAMES:
+        return getattr(policy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def resolve_classes(classes, y):
@@ -108,7 +114,8 @@ def resolve_n_samples(n_samples, n_rows, neighbouring, mu_total, gen):
         return float(n_samples), None
     if math.isinf(mu_total):
         return float(n_rows), None
-    return release_count(n_rows, 1.0 / (math.sqrt(COUNT_SHARE) * mu_total), neighbouring, gen)
+    return release_count(n_rows, 1.0 / (math.sqrt(policy.COUNT_SHARE) * mu_total),
+                         neighbouring, gen)
 
 
 @contextlib.contextmanager
@@ -127,8 +134,6 @@ def fit_transaction(est):
         raise
 
 
-#: Share of the budget's mu^2 that noisy class counts spend for ``class_weight='balanced'``.
-CLASS_COUNT_SHARE = 0.02
 
 
 def resolve_class_weight(class_weight, classes, y_index, mu_total, gen, relation):
@@ -164,7 +169,7 @@ def resolve_class_weight(class_weight, classes, y_index, mu_total, gen, relation
         release = None
         if not math.isinf(mu_total):
             counts, release = release_class_counts(
-                counts, 1.0 / (math.sqrt(CLASS_COUNT_SHARE) * mu_total), relation, gen)
+                counts, 1.0 / (math.sqrt(policy.CLASS_COUNT_SHARE) * mu_total), relation, gen)
         counts = np.maximum(counts, 1.0)
         raw = counts.sum() / (n_classes * counts)
     else:

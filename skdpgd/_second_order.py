@@ -31,13 +31,19 @@ import math
 
 import numpy as np
 
+from . import policy
 from ._mechanisms import Mechanism, _check_finite
 from .accounting import Release
-from .schedules import SSP_FLOOR, hessian_rate
 
-#: Frobenius bound of one example's Hessian per squared row norm (see the module docstring).
-HESSIAN_FROBENIUS = {0: 0.25, 1: 0.5, 2: 1.0}  # binary logistic, multinomial, squared
 
+#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
+_POLICY_NAMES = frozenset({"SSP_FLOOR", "hessian_rate"})
+
+
+def __getattr__(name):
+    if name in _POLICY_NAMES:
+        return getattr(policy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 def symmetric_noise(gen, size, std):
     """``E`` of the module docstring: diagonal ``N(0, std^2)``, off-diagonal ``N(0, std^2/2)``."""
@@ -102,7 +108,7 @@ class DampedNewton(Mechanism):
     the exact Hessian at theta.
 
     **Subsampled Hessian releases.** With a rate ``q < 1`` (the plan's ``hessian_rate``: a
-    number, or ``'auto'``, :func:`skdpgd.schedules.hessian_rate` of the public N, D, the
+    number, or ``'auto'``, :func:`skdpgd.policy.hessian_rate` of the public N, D, the
     release's calibrated multiplier and the released signal scale), a Hessian release is
     ``H~ = sum_{i in S} w_i H_i + E`` over a Poisson subsample S: each row is in S
     independently with probability q, drawn from a seed of the fit's generator
@@ -136,7 +142,7 @@ class DampedNewton(Mechanism):
         return tuple(range(plan.n_steps)) if steps is None else tuple(int(t) for t in steps)
 
     def releases(self, setup, plan):
-        h = HESSIAN_FROBENIUS[setup.loss.code]
+        h = setup.loss.hessian_frobenius
         # per-example Hessian term: Frobenius <= h ||x~||^2 <= h row_bound^2 (original coords)
         hess = _matrix_sensitivity(h, setup.row_bound ** 2)
         steps = self._hessian_steps(plan)
@@ -156,8 +162,8 @@ class DampedNewton(Mechanism):
         if rate != "auto":
             return np.full(len(hess.multipliers), float(rate))
         unit = math.sqrt(2.0) if setup.relation == "replace" else 1.0
-        return np.array([hessian_rate(setup.n_public, setup.problem.n_params, float(z), unit,
-                                      setup.problem.signal_scale, setup.n_outputs)
+        return np.array([policy.hessian_rate(setup.n_public, setup.problem.n_params, float(z),
+                                             unit, setup.problem.signal_scale, setup.n_outputs)
                          for z in hess.multipliers])
 
     def run(self, rows, setup, plan, releases, gen, start=None):
@@ -228,21 +234,21 @@ class DampedNewton(Mechanism):
         return coef / c, intercept
 
 
-class SufficientStatistics(Mechanism):
+class SufficientStatisticsMechanism(Mechanism):
     """Ridge regression from noisy sufficient statistics (AdaSSP, Wang 2018).
 
     Releases ``A~ = sum w x x^T + E`` (Frobenius sensitivity ``sqrt(2) R^2`` replace-one,
     ``R^2`` add/remove-one) and ``b~ = sum w y x + e`` (``2 Y R`` / ``Y R``), with ``x`` the
     augmented row and ``|y| <= Y``; then solves ``(A~+ + N alpha I_w) theta = b~`` where
     ``A~+`` has its eigenvalues floored at the public level ``f sqrt(2) s_A sqrt(D)`` (``f =``
-    :data:`skdpgd.schedules.SSP_FLOOR` times the noise's operator-norm scale), which plays
+    :data:`skdpgd.policy.SSP_FLOOR` times the noise's operator-norm scale), which plays
     AdaSSP's ridge. One release of each: exact GDP.
     """
 
     name = "ssp"
 
     def releases(self, setup, plan):
-        if setup.loss.code != 2:  # the squared loss (skdpgd._kernels.LOSS_SQUARED)
+        if setup.loss.second_order != "ssp":  # the squared loss
             raise ValueError("schedule='ssp' fits the squared loss only (DPRidge).")
         r2 = setup.row_bound ** 2
         y_bound = getattr(setup.loss, "y_bound", None)
@@ -274,7 +280,7 @@ class SufficientStatistics(Mechanism):
         ridge = np.append(np.full(d, setup.n_public * setup.alpha),
                           [0.0] if setup.fit_intercept else [])
         # the floor: SSP_FLOOR times the noise's operator-norm scale (a public constant)
-        floor = SSP_FLOOR * math.sqrt(2.0) * a_std * math.sqrt(P) if a_std > 0 else 0.0
+        floor = policy.SSP_FLOOR * math.sqrt(2.0) * a_std * math.sqrt(P) if a_std > 0 else 0.0
         theta = floored_inverse_solve(A, floor, ridge + (1e-12 if a_std == 0 else 0.0), b)
         # theta is (w, b~) on (s x, c): the intercept is c b~
         coef = theta[:d][None, :]

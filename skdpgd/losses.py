@@ -32,7 +32,6 @@ __all__ = [
     "ModifiedHuber",
     "SquaredHinge",
     "Huber",
-    "get_loss",
 ]
 
 
@@ -44,6 +43,12 @@ class Loss:
     code = -1
     #: the full-batch second-order mechanism this loss admits ('newton', 'ssp' or None)
     second_order = None
+    #: whether y is a real target (regression) rather than a class; the intercept-only model
+    #: then releases the sum of the clipped targets instead of the class counts
+    regression = False
+    #: h, the Frobenius norm of one example's Hessian per squared row norm (``||H_i||_F <= h
+    #: ||x~||^2``; see :mod:`skdpgd._second_order`); None: no Hessian release for this loss
+    hessian_frobenius = None
 
     @property
     def param(self):
@@ -71,6 +76,8 @@ class BinaryLogistic(Loss):
     name = "log_loss"
     code = K.LOSS_LOGISTIC
     second_order = "newton"
+    #: ``s(1 - s) x x^T`` with ``s(1 - s) <= 1/4``
+    hessian_frobenius = 0.25
 
     def lipschitz(self, row_bound, n_outputs=1):
         return float(row_bound)
@@ -95,6 +102,8 @@ class MultinomialLogistic(Loss):
     name = "multinomial_log_loss"
     code = K.LOSS_MULTINOMIAL
     second_order = "newton"
+    #: ``(diag(p) - p p^T) (x) x x^T`` with ``||diag(p) - p p^T||_F <= 1/2``
+    hessian_frobenius = 0.5
 
     def lipschitz(self, row_bound, n_outputs=2):
         return math.sqrt(2.0) * float(row_bound)
@@ -125,6 +134,9 @@ class SquaredError(Loss):
     name = "squared_error"
     code = K.LOSS_SQUARED
     second_order = "ssp"
+    regression = True
+    #: ``x x^T``
+    hessian_frobenius = 1.0
 
     def lipschitz(self, row_bound, n_outputs=1):
         if self.clip_norm is not None:
@@ -217,6 +229,7 @@ class Huber(Loss):
 
     name = "huber"
     code = K.LOSS_HUBER
+    regression = True
 
     @property
     def param(self):
@@ -232,19 +245,3 @@ class Huber(Loss):
         if y_bound is None:
             raise ValueError("the Huber loss needs a public bound on |y| for B.")
         return float(self.threshold) * float(y_bound)
-
-
-def get_loss(name, **params):
-    table = {
-        BinaryLogistic.name: BinaryLogistic,
-        MultinomialLogistic.name: MultinomialLogistic,
-        SquaredError.name: SquaredError,
-        Hinge.name: Hinge,
-        ModifiedHuber.name: ModifiedHuber,
-        SquaredHinge.name: SquaredHinge,
-        Huber.name: Huber,
-    }
-    try:
-        return table[name](**params)
-    except KeyError:
-        raise ValueError(f"unknown loss {name!r}; known: {sorted(table)}") from None

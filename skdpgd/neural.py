@@ -16,27 +16,24 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import ProbaFromScoresMixin, check_sample_weight_dp
 from ._compat import HasMethods, Interval, StrOptions, fit_context
+from . import policy
 from ._fit import Road, mu_of, private_fit
 from ._public import CLASSES_DOC, fit_transaction, resolve_classes
 from ._setup import NEIGHBOURING, require_add_remove_budget, resolve_relation
 from .accounting import GaussianDPAccountant, RDPAccountant, Release, remaining_mu
-from .schedules import PUR, Exponential, Problem, Uniform, get_schedule
+from .schedules import PUR, Exponential, Problem, Uniform, get_schedule, hong_shape
 
 __all__ = ["DPMLPClassifier"]
 
-#: ``schedule='hong'`` with ``decay=None``: Hong's gamma is set so that ``gamma^T`` equals this,
-#: i.e. the first step's noise has this share of the last step's influence on the final
-#: model. The noise multipliers then fall by ``HONG_DEFAULT_INFLUENCE ** (-1/4)`` (1.78x for
-#: 0.1) from the first to the last step, whatever T. A heuristic (no theorem gives gamma for a
-#: non-convex loss), chosen as Hong et al. chose theirs: on public auxiliary data (Gaussian
-#: rows of norm 10, a random linear teacher, N = 750, the benchmark's network, T in {50, 100,
-#: 150}, 3 seeds): 0.3 and 0.1 tied with the uniform schedule (within 0.6 points) and 0.01 was
-#: 0.5-1 point worse than 0.1; the benchmark's own auxiliary grid (benchmarks/bench_hong_mlp.py)
-#: agrees at 4 of 5 values of T. On MNIST 3 vs 5 no gamma differed significantly from uniform.
-HONG_DEFAULT_INFLUENCE = 0.1
+#: Old names of the MLP's schedule defaults, now :mod:`skdpgd.policy`'s (read from there).
+_POLICY_NAMES = {"HONG_DEFAULT_INFLUENCE": "MLP_HONG_INFLUENCE",
+                 "EXPONENTIAL_DEFAULT_DECAY": "MLP_EXPONENTIAL_DECAY"}
 
-#: ``schedule='exponential'`` with ``decay=None``: ratio between consecutive multipliers.
-EXPONENTIAL_DEFAULT_DECAY = 0.99
+
+def __getattr__(name):
+    if name in _POLICY_NAMES:
+        return getattr(policy, _POLICY_NAMES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _SCHEDULE_NAMES = {"uniform", "hong", "pur", "exponential"}
 
@@ -140,22 +137,35 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         add/remove-one neighbours. ``b >= n_samples`` is full batch.
 
     schedule : {'uniform', 'hong', 'exponential', 'pur'} or Schedule, default='uniform'
-        Shape of the noise over the T steps; the accountant scales it to the budget.
-        'uniform': the same multiplier at every step. 'hong': Hong et al.'s dynamic
-        shape for gradient descent, noise variance ``z_t^2`` proportional to ``gamma^(t/2)``
-        (decreasing noise), ``gamma = decay``. 'exponential': multipliers proportional to
-        ``decay^t`` ('hong' is 'exponential' with ``decay = gamma^(1/4)``). 'pur': Fay et
-        al.'s convex data-independent schedule (noise on the mean gradient falling as 1/t,
-        run while the budget lasts, at most ``max_iter`` steps; full batch only). A
-        :class:`~skdpgd.schedules.Schedule` instance gets a :class:`~skdpgd.schedules.Problem`
-        built from public constants (see Notes); only its noise shape and number of steps
-        are used (the step size is always ``learning_rate``).
+        Shape of the noise over the T = ``max_iter`` steps; the accountant scales it to the
+        budget. **'hong' and 'exponential' are not the linear models' schedules of the same
+        name**: a network has no condition number from which Hong et al.'s theorems would
+        give the shape's decay or T, so here the decay is the ``decay`` parameter.
+
+        - 'uniform': the same multiplier at every step.
+        - 'hong': Hong et al.'s shape for gradient descent with a given gamma
+          (:func:`skdpgd.schedules.hong_shape`): noise variance ``z_t^2`` proportional to
+          ``gamma^(t/2)`` (decreasing noise), ``gamma = decay``, by default
+          ``0.1 ** (1 / max_iter)`` (the first step's influence 10% of the last's: the
+          multipliers fall 1.78x over the run), not capped. The linear models' 'hong' takes
+          ``gamma = 1 - 1/kappa`` and T from Theorem 4.4 and caps the spread at 10x.
+        - 'exponential': multipliers proportional to ``decay^t``, by default 0.99 per step
+          (2.7x over 100 steps; 'hong' is 'exponential' with ``decay = gamma^(1/4)``). The
+          linear models' ``Exponential()`` default spreads 10x over the run, whatever T.
+        - 'pur': Fay et al.'s convex data-independent schedule (noise on the mean gradient
+          falling as 1/t, run while the budget lasts, at most ``max_iter`` steps; full batch
+          only).
+
+        A :class:`~skdpgd.schedules.Schedule` instance gets a
+        :class:`~skdpgd.schedules.Problem` built from public constants (see Notes); only its
+        noise shape and number of steps are used (the step size is always
+        ``learning_rate``).
 
     decay : float in (0, 1] or None, default=None
         For 'hong': Hong's gamma (the per-step decay of a step's influence on the result);
-        None sets ``gamma = 0.1 ** (1 / max_iter)`` (see ``HONG_DEFAULT_INFLUENCE``). For
-        'exponential': the ratio between consecutive multipliers; None means 0.99. Ignored by
-        the other schedules.
+        None sets ``gamma = 0.1 ** (1 / max_iter)`` (``skdpgd.policy.MLP_HONG_INFLUENCE``).
+        For 'exponential': the ratio between consecutive multipliers; None means 0.99
+        (``skdpgd.policy.MLP_EXPONENTIAL_DECAY``). Ignored by the other schedules.
 
     momentum : float in [0, 1), default=0.0
         Momentum (bias-corrected moving average of the noisy gradients, Hong et al., Eq. 3).
@@ -415,14 +425,13 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         return [int(s) for s in sizes]
 
     def _resolve_schedule(self, T):
-        """(Schedule, decay used) for the schedule parameter."""
+        """(Schedule, decay used, name) for the schedule parameter. 'hong' and 'exponential'
+        mean the MLP's versions (see the ``schedule`` parameter), not the linear models'."""
         if self.schedule == "hong":
-            gamma = (HONG_DEFAULT_INFLUENCE ** (1.0 / T) if self.decay is None
-                     else float(self.decay))
-            # sigma_t^2 ~ gamma^(t/2)  <=>  z_t ~ gamma^(t/4)
-            return Exponential(decay=gamma ** 0.25, n_iter=T), gamma, "hong"
+            gamma = policy.mlp_hong_gamma(T, self.decay)
+            return hong_shape(gamma, T), gamma, "hong"
         if self.schedule == "exponential":
-            decay = EXPONENTIAL_DEFAULT_DECAY if self.decay is None else float(self.decay)
+            decay = policy.mlp_exponential_decay(self.decay)
             return Exponential(decay=decay, n_iter=T), decay, "exponential"
         if self.schedule == "uniform":
             return Uniform(), None, "uniform"

@@ -37,6 +37,7 @@ from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 
+from . import policy
 from ._setup import DEFAULT_DELTA_CAP, default_delta
 from .accounting import Release, gdp_epsilon, gdp_mu
 from .budget import PrivacyBudget
@@ -45,10 +46,15 @@ from .preprocessing import BoundedScaler, DPStandardScaler, output_bound
 
 __all__ = ["PrivatePipeline", "make_private_pipeline"]
 
-#: Share of the pipeline's mu^2 given to each DP transformer by default (public constant).
-DP_TRANSFORMER_SHARE = 0.3
-#: Most of mu^2 the DP transformers take together by default.
-DP_TRANSFORMERS_MAX_SHARE = 0.5
+#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
+_POLICY_NAMES = frozenset({"DP_TRANSFORMER_SHARE", "DP_TRANSFORMERS_MAX_SHARE"})
+
+
+def __getattr__(name):
+    if name in _POLICY_NAMES:
+        return getattr(policy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 #: Relative margin by which the steps' mu are kept inside the pipeline's: a step's calibration
 #: of ``gdp_epsilon(delta, mu_k)`` may return a mu a few ulps above ``mu_k``.
 _SPLIT_MARGIN = 1e-9
@@ -412,7 +418,7 @@ class PrivatePipeline(Pipeline):
                 raise ValueError("shares must be positive finite numbers.")
             return w / w.sum()
         k = len(spenders) - 1
-        each = min(DP_TRANSFORMER_SHARE, DP_TRANSFORMERS_MAX_SHARE / k) if k else 0.0
+        each = policy.dp_transformer_share(k)
         return np.array([each] * k + [1.0 - each * k])
 
     # -- fit ------------------------------------------------------------------------------

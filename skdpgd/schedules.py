@@ -8,6 +8,13 @@ the accountant scales the shape so that the run spends exactly the (epsilon, del
 
 Writing your own schedule: subclass :class:`Schedule` (a frozen dataclass) and implement
 ``plan(problem, mu, max_iter=None) -> NoisePlan``. Use only the fields of ``problem``.
+
+This module holds noise shapes (:class:`Uniform`, :class:`Hong`, :class:`PUR`,
+:class:`Exponential`) and the public ``schedule=`` objects of the mechanisms that have no shape
+(:class:`Newton`, :class:`SufficientStatistics`, :class:`OutputPerturbation`, :class:`Prior`)
+and of the default, :class:`Auto`. Every tuned rule and constant they read (``MAX_AUTO_ITER``,
+the 'auto' choice, the penalty rules, the Hessian rate) lives in :mod:`skdpgd.policy`; the old
+names (``skdpgd.schedules.AUTO_PRIOR_SWITCH``, ``consistent_alpha``, ...) still read from there.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
+
+from . import policy
 
 __all__ = [
     "Problem",
@@ -27,6 +36,7 @@ __all__ = [
     "PUR",
     "OutputPerturbation",
     "Exponential",
+    "hong_shape",
     "Newton",
     "hessian_rate",
     "hessian_noise_ratio",
@@ -40,19 +50,24 @@ __all__ = [
     "get_schedule",
 ]
 
-#: Largest number of steps a schedule chooses by itself (``max_iter='auto'``). Theory asks for
-#: ``O(kappa log(...))`` steps, which explodes when the L2 penalty is tiny; beyond this cap a
-#: fit costs more time than it gains. ``n_iter_theory_`` on a fitted estimator shows the
-#: uncapped value; pass an integer ``max_iter`` to override.
-MAX_AUTO_ITER = 10_000
+#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there at
+#: access time, so they always show the value a fit uses).
+_POLICY_NAMES = frozenset({
+    "MAX_AUTO_ITER", "MAX_SHAPE_RATIO", "AUTO_DYNAMIC_THRESHOLD", "AUTO_ALPHA_NOISE",
+    "AUTO_ALPHA_NOISE_SQUARED", "AUTO_OUTPUT_ALPHA", "AUTO_SECOND_ORDER_MIN_SNR",
+    "AUTO_SSP_SHARE", "SSP_FLOOR", "AUTO_SECOND_ORDER_MAX_PARAMS", "AUTO_OUTPUT_MIN_SNR",
+    "AUTO_NEWTON_ITER", "AUTO_NEWTON_SHARE", "AUTO_PRIOR_MAX_SNR", "AUTO_PRIOR_SHARE",
+    "AUTO_PRIOR_SWITCH", "AUTO_PRIOR_SWITCH_SHARE", "AUTO_HESSIAN_SNR", "AUTO_HESSIAN_MIN_ROWS",
+    "AUTO_NEWTON_HESSIANS", "AUTO_HESSIAN_MAX_WORK", "AUTO_HESSIAN_FREE_RATIO",
+    "signal_to_noise", "consistent_alpha", "output_alpha", "auto_mechanism",
+    "auto_hessian_count", "hessian_rate", "hessian_noise_ratio",
+})
 
 
-#: Largest ratio between the noisiest and the least noisy step of Hong's dynamic schedule.
-#: The bound's optimal shape spans orders of magnitude for long runs; its noisiest early steps
-#: spend almost no budget but can throw a logistic model into the flat region of the loss,
-#: where later steps cannot pull it back (measured: accuracy 0.60 instead of 0.80). Capped
-#: steps spend at most 1% of what the least noisy one does.
-MAX_SHAPE_RATIO = 10.0
+def __getattr__(name):
+    if name in _POLICY_NAMES:
+        return getattr(policy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -156,7 +171,7 @@ class NoisePlan:
         reuse the last released Hessian. Public (a function of T and a constant).
     hessian_rate : float in (0, 1] or 'auto'
         For 'newton': the Poisson rate of the rows each Hessian release sums over ('auto':
-        :func:`hessian_rate`, a public function of N, D, the release's multiplier and the
+        :func:`skdpgd.policy.hessian_rate`, a public function of N, D, the release's multiplier and the
         released signal scale).
     prior_share : float in [0, 1)
         For 'gradient' and 'newton' plans of a classifier with an intercept: the share of the
@@ -202,8 +217,8 @@ def _resolve_n_iter(theory, max_iter):
     """Apply the user's ``max_iter`` or the automatic cap to a theoretical T."""
     if max_iter is not None:
         return int(max_iter)
-    if not theory < MAX_AUTO_ITER:  # also catches inf / nan
-        return MAX_AUTO_ITER
+    if not theory < policy.MAX_AUTO_ITER:  # also catches inf / nan
+        return policy.MAX_AUTO_ITER
     return max(1, int(math.ceil(theory)))
 
 
@@ -233,6 +248,11 @@ class Schedule:
     """Base class for noise schedules (see the module docstring)."""
 
     name = "schedule"
+    #: The penalty ``alpha='auto'`` gives a full-batch fit run by this schedule
+    #: (:func:`skdpgd.policy.auto_alpha`): 'consistent' (:func:`skdpgd.policy.consistent_alpha`),
+    #: 'output' (:func:`skdpgd.policy.output_alpha`) or 'auto' (the one of the mechanism
+    #: :func:`skdpgd.policy.auto_mechanism` picks).
+    alpha_rule = "consistent"
 
     def plan(self, problem, mu, max_iter=None):  # pragma: no cover - interface
         raise NotImplementedError
@@ -274,7 +294,7 @@ class Uniform(Schedule):
         elif math.isinf(problem.kappa):
             theory = 1.0 / a
         else:
-            theory = argmin_bound(cls.bound(problem, mu), MAX_AUTO_ITER)[1]
+            theory = argmin_bound(cls.bound(problem, mu), policy.MAX_AUTO_ITER)[1]
         return _resolve_n_iter(theory, max_iter), theory
 
     def plan(self, problem, mu, max_iter=None):
@@ -395,9 +415,9 @@ class Hong(Schedule):
         if a == 0.0:
             theory = math.inf
         elif beta == 0:
-            theory = argmin_bound(self.gd_bound(problem, mu), MAX_AUTO_ITER)[1]
+            theory = argmin_bound(self.gd_bound(problem, mu), policy.MAX_AUTO_ITER)[1]
         else:
-            theory = argmin_bound(self.momentum_bound(problem, mu, eta0), MAX_AUTO_ITER,
+            theory = argmin_bound(self.momentum_bound(problem, mu, eta0), policy.MAX_AUTO_ITER,
                                   max_points=60, span=1, refine=0)[1]
         T = _resolve_n_iter(theory, max_iter)
         if beta == 0:
@@ -407,7 +427,7 @@ class Hong(Schedule):
         # sigma_t^2 ~ q_t^(-1/2)  =>  z_t ~ q_t^(-1/4), relative to the least noisy step.
         # Multipliers are capped at MAX_SHAPE_RATIO times the smallest (see its comment).
         logz = -(logq - logq.max()) / 4.0
-        z = np.exp(np.minimum(logz - logz.min(), math.log(MAX_SHAPE_RATIO)))
+        z = np.exp(np.minimum(logz - logz.min(), math.log(policy.MAX_SHAPE_RATIO)))
         return NoisePlan(z, np.full(T, eta0 / (2.0 * problem.smoothness)), n_iter_theory=theory,
                          schedule=self.name)
 
@@ -446,7 +466,7 @@ class PUR(Schedule):
         return math.log(4.0 * problem.smoothness * math.sqrt(problem.loss_bound / d)) - np.log(t)
 
     def plan(self, problem, mu, max_iter=None):
-        cap = MAX_AUTO_ITER if max_iter is None else int(max_iter)
+        cap = policy.MAX_AUTO_ITER if max_iter is None else int(max_iter)
         step = np.full(cap, 1.0 / (2.0 * problem.smoothness))
         if math.isinf(mu):
             return NoisePlan(np.ones(cap), step, n_iter_theory=math.inf, schedule=self.name)
@@ -486,6 +506,7 @@ class OutputPerturbation(Schedule):
     #: T (or the mechanism) follows from the budget, so a fixed-T minibatch fit refuses it
     chooses_n_iter = True
     name = "output"
+    alpha_rule = "output"
 
     def plan(self, problem, mu, max_iter=None):
         if problem.strong_convexity <= 0:
@@ -500,7 +521,7 @@ class Prior(Schedule):
     clipped targets), coefficients 0.
 
     What ``schedule='auto'`` runs when the budget's signal-to-noise ratio is too small for any
-    fitted slope to beat the trivial model (:data:`AUTO_PRIOR_MAX_SNR`): the whole budget goes
+    fitted slope to beat the trivial model (:data:`skdpgd.policy.AUTO_PRIOR_MAX_SNR`): the whole budget goes
     to the class prior (or the mean), so the model predicts the majority class (or the mean)
     as well as the budget allows. Needs ``fit_intercept=True``.
     """
@@ -544,12 +565,28 @@ class Exponential(Schedule):
         theory = (Uniform.n_iter(problem, mu)[1] if self.n_iter is None
                   else float(self.n_iter))
         T = _resolve_n_iter(theory, max_iter if max_iter is not None else self.n_iter)
-        log_decay = (-math.log(MAX_SHAPE_RATIO) / max(T - 1, 1) if self.decay is None
+        log_decay = (-math.log(policy.MAX_SHAPE_RATIO) / max(T - 1, 1) if self.decay is None
                      else math.log(self.decay))
         logz = np.arange(T) * log_decay
         z = np.exp(logz - logz.max())
         return NoisePlan(z, np.full(T, 1.0 / problem.smoothness), n_iter_theory=theory,
                          schedule=self.name)
+
+
+def hong_shape(gamma, n_iter):
+    """Hong et al.'s noise shape for gradient descent with a *given* gamma, as an
+    :class:`Exponential` schedule over ``n_iter`` steps.
+
+    Lemma 4.3 with influences ``q_t = gamma^(T - t)``: ``sigma_t^2`` proportional to
+    ``gamma^(t/2)``, i.e. multipliers ``z_t`` proportional to ``gamma^(t/4)`` (the noise shrinks
+    over the run). What :class:`~skdpgd.neural.DPMLPClassifier` runs for ``schedule='hong'``,
+    where no theorem gives gamma or T (a network is not strongly convex): gamma is a parameter
+    (``decay``; default :func:`skdpgd.policy.mlp_hong_gamma`) and T is ``max_iter``, and the
+    multipliers are not capped. The linear models' ``'hong'`` (:class:`Hong`) instead takes
+    ``gamma = 1 - 1/kappa`` and T from Theorem 4.4 and caps the spread at
+    :data:`skdpgd.policy.MAX_SHAPE_RATIO`.
+    """
+    return Exponential(decay=gamma ** 0.25, n_iter=n_iter)
 
 
 def _check_share(share):
@@ -562,96 +599,6 @@ def hessian_steps(n_iter, n_hessians):
     T = int(n_iter)
     k = T if n_hessians is None else max(1, min(T, int(n_hessians)))
     return tuple(sorted({(j * T) // k for j in range(k)}))
-
-
-#: ``hessian_rate='auto'``: each Hessian release sums over a Poisson subsample of the rows
-#: with rate ``q = min(1, max(AUTO_HESSIAN_MIN_ROWS D / N, AUTO_HESSIAN_SNR * r))``, where
-#: ``r = sqrt(2) z u D^1.5 / (N s)`` is the ratio of the noise's eigenvalue floor
-#: ``sqrt(2) sigma sqrt(D)`` to a typical eigenvalue of the full Hessian sum,
-#: ``N h R^2 s / D`` (``sigma = z u h R^2``: the release's noise, u = sqrt(2) replace-one and 1
-#: add/remove-one; s the released signal scale). The subsample's noise is the full sum's, so
-#: the ratio grows by 1/q: q is the smallest rate that keeps it below 1 / AUTO_HESSIAN_SNR
-#: (1: the floor at most a typical eigenvalue; chosen on the design half, issue 21, where only
-#: rwm5yr, nwtco and aids2 get rates below 1: against 4, mean accuracy +0.001 at epsilon 1-10,
-#: worst cell -0.004 (turnout at 1), rwm5yr within 0.0025; 0.5 lost 0.004-0.007 on rwm5yr.
-#: On the synthetic data of benchmarks/bench_million.py at N = 5e5, rates 4 to 0.5 gave the
-#: same accuracy within 0.001 at d = 50 and 200, epsilon 0.3-3),
-#: and keeps at least AUTO_HESSIAN_MIN_ROWS rows per parameter and output for the sampling
-#: error (K outputs of the multinomial loss: its K(K+1)/2 Hessian blocks share the rows, and
-#: at 100 rows per parameter only, 8 iterations at epsilon = 1e6 ended 1.2% of the largest
-#: coefficient from scikit-learn's minimiser at K = 3, against 0.3% at 300; binary: 0.02%).
-AUTO_HESSIAN_SNR = 1.0
-AUTO_HESSIAN_MIN_ROWS = 100.0
-#: Hessian releases of the DP damped Newton that ``schedule='auto'`` runs when a Hessian at
-#: every iteration would cost more than ``AUTO_HESSIAN_MAX_WORK`` full passes over X (the sum
-#: of their rates); spread over the iterations by :func:`hessian_steps` (2 of 8: iterations 0
-#: and 4). Below that work (large budgets, where the rate is small) every iteration releases a
-#: Hessian: with two only, the stale Hessian of iteration 0 slowed the last steps (multinomial,
-#: 3 classes, epsilon = 1e6: 7% of the largest coefficient from scikit-learn's minimiser after
-#: 8 iterations, against 0.3%). Chosen with AUTO_NEWTON_SHARE on the design half (issue 21; classification, both
-#: protocols, epsilon 0.3-10, 6 seeds): against a Hessian at every iteration with share 0.7,
-#: 2 Hessians with share 0.8 changed the mean accuracy by +0.0019 (worst set and epsilon:
-#: aids2 at 0.3, -0.018), 3 with 0.8 by -0.0002 (worst -0.017), 4 with 0.8 by -0.0007
-#: (worst iris at 3, -0.064); at epsilon = 1e6 (3 seeds) by -0.0006, 0, 0.
-AUTO_NEWTON_HESSIANS = 2
-#: 0.5 rather than 2: on the design half only rwm5yr changes (+0.0013 and +0.0012 at epsilon 3
-#: and 10, 3 seeds); on bench_million.py's data at N = 1e6, d = 50, epsilon = 1, 2 Hessians at
-#: rate 0.056 instead of 8 at 0.113 halved the fit time (0.33 s vs 0.64 s, loaded machine) at the
-#: same accuracy (0.7289 vs 0.7286).
-AUTO_HESSIAN_MAX_WORK = 0.5
-#: ... and also when a Hessian at every iteration would cost almost no accuracy in noise: its
-#: floor below this fraction of a typical eigenvalue (:func:`hessian_noise_ratio`). Then the
-#: budget is not what limits the fit, and exact Newton steps make the fit tend to the
-#: non-private one as epsilon grows (with 2 Hessians, 8 iterations without noise ended 5e-6
-#: from scikit-learn's minimiser on iris, 3 classes; tests/test_linear_model.py asks 1e-6).
-AUTO_HESSIAN_FREE_RATIO = 0.01
-
-
-def _sensitivity_unit(problem):
-    """sqrt(2) for replace-one (the gradient sensitivity is 2G), 1 for add/remove-one."""
-    return math.sqrt(2.0) if problem.sensitivity > 1.5 * problem.lipschitz else 1.0
-
-
-def auto_hessian_count(problem, mu, n_iter, gradient_share):
-    """Hessian releases of the automatic Newton plan: all ``n_iter`` when their rates (for the
-    multipliers the accountant will give them: ``sum z^-2 = mu^2`` over the plan) add up to at
-    most ``AUTO_HESSIAN_MAX_WORK`` passes or their noise is negligible
-    (``AUTO_HESSIAN_FREE_RATIO``), else ``AUTO_NEWTON_HESSIANS``. Public: N, D, mu and the
-    plan's constants."""
-    T = int(n_iter)
-    if math.isinf(mu):
-        z = 0.0
-    else:
-        z = math.sqrt(T / ((1.0 - gradient_share) * mu * mu))
-    unit = _sensitivity_unit(problem)
-    q = hessian_rate(problem.n_samples, problem.n_params, z, unit, problem.signal_scale,
-                     problem.n_outputs)
-    ratio = hessian_noise_ratio(problem.n_samples, problem.n_params, z, unit,
-                                problem.signal_scale)
-    if (T * q <= AUTO_HESSIAN_MAX_WORK or ratio <= AUTO_HESSIAN_FREE_RATIO
-            or AUTO_NEWTON_HESSIANS is None):
-        return None
-    return AUTO_NEWTON_HESSIANS
-
-
-def hessian_rate(n_samples, n_params, z, sensitivity_unit, signal_scale=1.0, n_outputs=1):
-    """The Poisson rate of a Hessian release (see :data:`AUTO_HESSIAN_SNR`); all inputs public:
-    N, D, the release's noise multiplier z, ``sensitivity_unit`` (sqrt(2) replace-one, 1
-    add/remove-one), the released signal scale and the number of outputs."""
-    n = float(n_samples)
-    D = float(n_params)
-    q_rows = AUTO_HESSIAN_MIN_ROWS * D * max(1, int(n_outputs)) / n
-    if math.isinf(z) or math.isnan(z):
-        return 1.0
-    q_snr = AUTO_HESSIAN_SNR * hessian_noise_ratio(n, D, z, sensitivity_unit, signal_scale)
-    return float(min(1.0, max(q_rows, q_snr)))
-
-
-def hessian_noise_ratio(n_samples, n_params, z, sensitivity_unit, signal_scale=1.0):
-    """``sqrt(2) z u D^1.5 / (N s)``: the noise floor of a full Hessian release with multiplier
-    z over a typical eigenvalue of the Hessian sum (see :data:`AUTO_HESSIAN_SNR`)."""
-    return (math.sqrt(2.0) * z * sensitivity_unit * float(n_params) ** 1.5
-            / (float(n_samples) * max(signal_scale, 1e-12)))
 
 
 @dataclass(frozen=True)
@@ -670,10 +617,10 @@ class Newton(Schedule):
     n_hessians : int, None or 'auto', default=None
         Hessian releases, at the iterations :func:`hessian_steps` (None: every iteration);
         the iterations in between reuse the last released Hessian. 'auto':
-        :func:`auto_hessian_count`.
+        :func:`skdpgd.policy.auto_hessian_count`.
     hessian_rate : float in (0, 1] or 'auto', default='auto'
         Each Hessian release sums over a Poisson subsample of the rows with this rate (drawn
-        from the fit's generator); 'auto': :func:`hessian_rate`. The release's noise is the
+        from the fit's generator); 'auto': :func:`skdpgd.policy.hessian_rate`. The release's noise is the
         full sum's (same sensitivity; no amplification is claimed), its signal q times smaller.
     """
 
@@ -691,7 +638,7 @@ class Newton(Schedule):
         if not (rate == "auto" or (isinstance(rate, (int, float)) and 0.0 < rate <= 1.0)):
             raise ValueError(f"hessian_rate must be 'auto' or in (0, 1], got {rate!r}.")
         T = int(max_iter) if max_iter is not None else int(self.n_iter)
-        n_h = (auto_hessian_count(problem, mu, T, self.gradient_share)
+        n_h = (policy.auto_hessian_count(problem, mu, T, self.gradient_share)
                if self.n_hessians == "auto" else self.n_hessians)
         return NoisePlan(np.ones(T), np.ones(T), mechanism="newton", n_iter_theory=float(T),
                          schedule=self.name, gradient_share=self.gradient_share,
@@ -701,7 +648,7 @@ class Newton(Schedule):
 @dataclass(frozen=True)
 class SufficientStatistics(Schedule):
     """Ridge regression from noisy ``X'X`` and ``X'y`` (AdaSSP, Wang 2018; squared loss only;
-    :class:`skdpgd._second_order.SufficientStatistics`).
+    :class:`skdpgd._second_order.SufficientStatisticsMechanism`).
 
     Parameters
     ----------
@@ -720,198 +667,12 @@ class SufficientStatistics(Schedule):
                          schedule=self.name, gradient_share=self.gradient_share)
 
 
-#: ``schedule='auto'`` uses Hong et al.'s dynamic schedule when ``kappa * alpha_H`` (the noise
-#: of the whole budget relative to the problem's curvature) is below this, and the uniform
-#: schedule otherwise: with so much noise that theory asks for a handful of steps, spreading
-#: the budget unevenly over them costs more than it gains (measured, benchmarks/).
-AUTO_DYNAMIC_THRESHOLD = 0.3
-
-
-def signal_to_noise(n_samples, n_params, mu):
-    """``N mu / sqrt(D)``: how many rows' worth of signal the budget leaves per noisy coordinate.
-
-    A Gaussian release of a sum of N clipped per-example terms (D coordinates) with total GDP
-    budget mu has noise norm ``~ sqrt(D) * sensitivity / mu`` against a signal of order
-    ``N * sensitivity``; their ratio is this number. Every 'auto' rule of the full-batch
-    estimators reads the budget through it (public: N, D, mu).
-    """
-    if math.isinf(mu):
-        return math.inf
-    return n_samples * mu / math.sqrt(n_params)
-
-
-#: ``alpha='auto'`` of the full-batch estimators is
-#: ``1/N + AUTO_ALPHA_NOISE * G R sqrt(D) / (N mu)`` (see :func:`consistent_alpha`).
-AUTO_ALPHA_NOISE = 0.3
-#: The same for the squared loss (DPRidge), where the design half preferred a larger penalty.
-AUTO_ALPHA_NOISE_SQUARED = 1.0
-#: ``schedule='auto'`` uses the loss's second-order mechanism (DP damped Newton for the
-#: logistic losses, sufficient statistics for the squared loss) when the signal-to-noise ratio
-#: ``N mu / sqrt(D)`` is at least this and D is at most ``AUTO_SECOND_ORDER_MAX_PARAMS``.
-AUTO_SECOND_ORDER_MIN_SNR = 20.0
-#: Share of the budget (of ``mu^2``) that the sufficient statistics chosen by
-#: ``schedule='auto'`` spend on ``X'y`` (``X'X`` gets the rest), and the eigenvalue floor of
-#: the noisy ``X'X`` as a multiple of its noise's operator-norm scale (see
-#: :class:`skdpgd._second_order.SufficientStatistics`). Chosen on the design half (issue 22,
-#: suite, 3 seeds, both protocols; mean over diabetes, computers, budgetfood of the median R^2;
-#: floor = cells with R^2 >= -0.005, peer = cells >= best naive DP-GD (tuned after the fact)
-#: - 0.005; the cells below the SSP threshold, run by gradient descent, do not change):
-#:
-#: ============ ===== ===== ===== ===== ===== ===== ===== =====
-#: share, floor prot  floor peer  e=0.1 e=0.3 e=1   e=3
-#: ============ ===== ===== ===== ===== ===== ===== ===== =====
-#: 0.5, 1.0     a     12/15 14/15 .063  .193  .387  .480   (before)
-#: 0.6, 0.75    a     12/15 14/15 .078  .213  .390  .479   (chosen)
-#: 0.7, 0.5     a     12/15 13/15 .079  .230  .390  .473
-#: 0.7, 1.0     a     12/15 13/15 .116  .205  .391  .478
-#: 0.5, 0.5     a     11/15 14/15 .000  .206  .372  .476
-#: 0.5, 1.0     b     11/15 10/15 -.009 .101  .332  .418   (before)
-#: 0.6, 0.75    b     11/15 10/15 .004  .108  .345  .421   (chosen)
-#: 0.7, 0.5     b     11/15 10/15 .004  .099  .341  .413
-#: 0.7, 1.0     b     11/15  9/15 .007  .116  .325  .414
-#: 0.5, 0.5     b     10/15  9/15 -.046 .090  .305  .410
-#: ============ ===== ===== ===== ===== ===== ===== ===== =====
-#:
-#: Per cell, (0.6, 0.75) gains in 17 of the 30 and loses at most 0.004 (computers at e=3).
-AUTO_SSP_SHARE = 0.6
-SSP_FLOOR = 0.75
-#: Above this many parameters a second-order iteration (D^2 per row, D^3 per solve) costs more
-#: than the first-order work it replaces. Measured at N = 1e6, d = 200 (D = 201), epsilon = 1
-#: (benchmarks/bench_million.py data): DP damped Newton 11.4 s, accuracy 0.639; output
-#: perturbation 28.1 s, 0.609; scikit-learn 2.9-3.3 s, 0.641. The design runs used 200; no
-#: suite set has D between 201 and 256, so no suite cell changes.
-AUTO_SECOND_ORDER_MAX_PARAMS = 256
-#: Above ``AUTO_SECOND_ORDER_MAX_PARAMS``, ``schedule='auto'`` uses output perturbation (one
-#: exact solve, one release) when ``N mu / sqrt(D)`` is at least this, with the larger penalty
-#: of :func:`output_alpha`; gradient descent below it, where the penalty is large enough for
-#: few steps.
-AUTO_OUTPUT_MIN_SNR = 300.0
-#: Output perturbation's noise norm is ``sqrt(D) Delta / (N alpha mu)``; ``alpha='auto'`` makes it
-#: ``2 / AUTO_OUTPUT_ALPHA`` times the predictor scale ``1 / R`` (see :func:`output_alpha`).
-AUTO_OUTPUT_ALPHA = 5.0
-#: Iterations and gradient share of the DP damped Newton chosen by ``schedule='auto'`` (the
-#: share of ``mu^2`` all gradient releases get together; the Hessian releases,
-#: ``AUTO_NEWTON_HESSIANS`` of them, the rest).
-AUTO_NEWTON_ITER = 8
-AUTO_NEWTON_SHARE = 0.8
-
-
-def _sklearn_plus_noise_penalty(n_samples, n_params, lipschitz, row_bound, mu, factor):
-    """``1/N + factor G R sqrt(D) / (N mu)``; ``1/N`` without noise (mu infinite)."""
-    base = 1.0 / n_samples
-    if math.isinf(mu):
-        return base
-    return base + factor * lipschitz * row_bound * math.sqrt(n_params) / (n_samples * mu)
-
-
-def consistent_alpha(n_samples, n_params, lipschitz, row_bound, mu, squared=False):
-    """``alpha='auto'`` of the full-batch estimators: a penalty that vanishes with the noise.
-
-    ``alpha = 1/N + f G R sqrt(D) / (N mu)`` with ``f = AUTO_ALPHA_NOISE`` (or
-    ``AUTO_ALPHA_NOISE_SQUARED`` for the squared loss, ``squared=True``). The first term is the
-    non-private counterpart's penalty in our normalisation (scikit-learn's
-    ``LogisticRegression(C=1)`` and ``Ridge(alpha=1)`` minimise ``sum_i l_i + ||w||^2 / 2``, i.e.
-    ``(1/N) sum_i l_i + (1/(2N)) ||w||^2``). The second is the penalty that balances the
-    regularisation bias ``alpha ||w*||^2 / 2`` against the excess risk of noisy gradient methods,
-    ``~ G sqrt(D) ||w*|| / (N mu)``, for a predictor of scale ``||w*|| ~ 1 / R`` (R the row
-    bound, G the per-example gradient bound). It goes to 0 as mu grows, so the fit converges
-    to the non-private one. All inputs are public.
-    """
-    factor = AUTO_ALPHA_NOISE_SQUARED if squared else AUTO_ALPHA_NOISE
-    return _sklearn_plus_noise_penalty(n_samples, n_params, lipschitz, row_bound, mu, factor)
-
-
-def output_alpha(n_samples, n_params, lipschitz, row_bound, mu):
-    """``alpha='auto'`` for output perturbation: ``1/N + AUTO_OUTPUT_ALPHA G R sqrt(D) / (N mu)``.
-
-    The released minimiser carries noise of norm ``~ sqrt(D) 2G / (N alpha mu)`` (replace-one),
-    which must stay small against a predictor of scale ``1 / R``; this penalty keeps it at
-    ``2 / AUTO_OUTPUT_ALPHA`` of that scale. Like :func:`consistent_alpha` it tends to ``1/N``
-    as mu grows.
-    """
-    return _sklearn_plus_noise_penalty(n_samples, n_params, lipschitz, row_bound, mu,
-                                       AUTO_OUTPUT_ALPHA)
-
-
-#: ``schedule='auto'`` releases the intercept-only model (:class:`Prior`) when the budget's
-#: signal-to-noise ratio ``N mu / sqrt(D)`` is below this (and the model has an intercept).
-#: 0: never. Measured on the design half (3 seeds, both protocols, issue 22): thresholds
-#: 1, 2, 3, 10, 20, 40 raised the classification floor count only at epsilon = 0.01 (4 -> 10
-#: of 18 cells at 3, where a noisy prior still names the wrong majority class in about a third
-#: of the cells), not at 0.03-0.1, and lowered the mean accuracy (digits, iris: balanced
-#: multiclass sets where a noisy fit beats 1/K); for regression the shrunk noisy mean was no
-#: better than the fit (diabetes at 0.01: -0.52 against -0.37). So it stays off.
-AUTO_PRIOR_MAX_SNR = 0.0
-
-#: ``schedule='auto'`` spends this share of the budget (of ``mu^2``) on the class counts of a
-#: classifier with an intercept and starts its gradient-descent or Newton iterations from their
-#: (shrunk) intercept-only model instead of 0 (:class:`skdpgd._mechanisms.WarmStart`); 0: off,
-#: start at 0. ``Auto(prior_share=...)`` turns it on. Measured on the design half (issue 22;
-#: 9 sets, both protocols, 8 seeds, epsilon 0.01-3, the counts' noise from a separate stream so
-#: that both fits draw the same gradient noise): share 0.1 with shrinkage c = 4 met the floor in
-#: 73 of 102 cells against 72 from 0, mean accuracy change +0.005 (s.e. 0.003) at epsilon 0.03,
-#: -0.003 (0.001) at 1, within one s.e. of 0 elsewhere; share 0.1 / 0.05 with c = 1: 70/102.
-#: (With a shared stream, 3 seeds, the same comparison had looked like +12 floor cells and -0.03
-#: at epsilon 1: noise of the draws, not of the rule.) The floor misses come from the weights'
-#: noise, not from the intercept's start, so it stays off.
-AUTO_PRIOR_SHARE = 0.0
-
-#: ``(s, p)`` of :attr:`NoisePlan.prior_switch` used by ``schedule='auto'`` (classifiers with an
-#: intercept, gradient-descent or Newton plans): below the signal-to-noise ratio ``s`` the fit
-#: first releases the class counts with :data:`AUTO_PRIOR_SWITCH_SHARE` of the budget; when
-#: their shrunk majority frequency is at least ``p`` the rest goes to a second release of the
-#: counts (the intercept-only model), otherwise to the fit, started from their prior. At or
-#: above ``s`` nothing changes. None: off. Chosen on the design half (issue 22; 9 sets, both
-#: protocols, 8 seeds, epsilon 0.01-3, common random numbers; floor = cells at most 0.005
-#: below the majority class, of 108; mean accuracy change against the fit from 0 at epsilon
-#: 0.01 / 0.03 / 0.1 / 0.3 / 1):
-#:
-#: ==============  =====  ===========================================
-#: (s, p)          floor  mean change (s.e. about 0.013/0.009/0.005)
-#: ==============  =====  ===========================================
-#: off             75     0
-#: (10, 0.5)       95     +0.063 / +0.047 / -0.005 / -0.001 / -0.003
-#: (10, 0.6)       78     0.000 / +0.008 / +0.002 / -0.001 / -0.003
-#: (20, 0.6)       79     0.000 / +0.008 / +0.003 / -0.001 / -0.003
-#: (40, 0.7)       79     0.000 / +0.008 / +0.007 / -0.001 / -0.003
-#: ==============  =====  ===========================================
-#:
-#: (those runs spent the share at every epsilon; the shipped rule spends it only below ``s``,
-#: so at and above it the fit is the one from 0). With p = 0.5 a binary problem takes the
-#: prior whenever the ratio is below s; a multiclass one only when one class holds half the
-#: (shrunk) counts, so balanced multiclass sets, where a noisy fit beats 1/K, keep the fit.
-AUTO_PRIOR_SWITCH = (10.0, 0.5)
-#: The share of the budget (of ``mu^2``) the first release of the counts takes below the
-#: switch's signal-to-noise ratio.
-AUTO_PRIOR_SWITCH_SHARE = 0.1
-
-
-def auto_mechanism(n_samples, n_params, mu, second_order, max_iter=None, signal_scale=1.0,
-                   fit_intercept=True):
-    """What ``schedule='auto'`` runs: 'prior', 'newton', 'ssp', 'output' or 'gradient' (see
-    :class:`Auto`).
-
-    ``signal_scale`` multiplies the signal-to-noise ratio (public: 1, or a function of a
-    released row-norm estimate)."""
-    if max_iter is not None:
-        return "gradient"
-    snr = signal_to_noise(n_samples, n_params, mu) * signal_scale
-    if fit_intercept and snr < AUTO_PRIOR_MAX_SNR:
-        return "prior"
-    if n_params <= AUTO_SECOND_ORDER_MAX_PARAMS:
-        if second_order is not None and snr >= AUTO_SECOND_ORDER_MIN_SNR:
-            return second_order
-        return "gradient"
-    if snr >= AUTO_OUTPUT_MIN_SNR:
-        return "output"
-    return "gradient"
-
-
 @dataclass(frozen=True)
 class Auto(Schedule):
     """The default: picks a mechanism and its schedule from public constants only.
 
-    Rule (``s = N mu / sqrt(D)``, :func:`signal_to_noise`):
+    Rule (:func:`skdpgd.policy.auto_schedule`; ``s = N mu / sqrt(D)``,
+    :func:`skdpgd.policy.signal_to_noise`; the constants are :mod:`skdpgd.policy`'s):
 
     * the loss's second-order mechanism (DP damped Newton with ``AUTO_NEWTON_ITER``
       iterations for the logistic losses, sufficient statistics for the squared loss) when
@@ -919,7 +680,7 @@ class Auto(Schedule):
       noise, gradient descent would need ~kappa steps at the small penalty that consistency
       asks for, Newton a handful;
     * above that many parameters, output perturbation (one exact solve, one release, with the
-      penalty of :func:`output_alpha`) when ``s >= AUTO_OUTPUT_MIN_SNR``;
+      penalty of :func:`skdpgd.policy.output_alpha`) when ``s >= AUTO_OUTPUT_MIN_SNR``;
     * below ``AUTO_PRIOR_MAX_SNR`` (with an intercept), the intercept-only model
       (:class:`Prior`): the whole budget on the class prior or the mean;
     * otherwise noisy gradient descent: Hong et al.'s dynamic schedule if
@@ -934,47 +695,25 @@ class Auto(Schedule):
     """
 
     #: Share of the budget for the warm start from the class prior (None:
-    #: :data:`AUTO_PRIOR_SHARE`); see :attr:`NoisePlan.prior_share`.
+    #: :data:`skdpgd.policy.AUTO_PRIOR_SHARE`); see :attr:`NoisePlan.prior_share`.
     prior_share: float | None = None
-    #: ``(s, p)`` of :attr:`NoisePlan.prior_switch` (None: :data:`AUTO_PRIOR_SWITCH`; False:
-    #: off).
+    #: ``(s, p)`` of :attr:`NoisePlan.prior_switch` (None:
+    #: :data:`skdpgd.policy.AUTO_PRIOR_SWITCH`; False: off).
     prior_switch: tuple | bool | None = None
 
     name = "auto"
+    alpha_rule = "auto"
 
     def choose(self, problem, mu, max_iter=None):
-        kind = auto_mechanism(problem.n_samples, problem.n_params, mu, problem.second_order,
-                              max_iter, problem.signal_scale, problem.fit_intercept)
-        if kind == "prior":
-            return Prior()
-        if kind == "newton":
-            return Newton(n_iter=AUTO_NEWTON_ITER, gradient_share=AUTO_NEWTON_SHARE,
-                          n_hessians="auto")
-        if kind == "ssp":
-            return SufficientStatistics(gradient_share=AUTO_SSP_SHARE)
-        if kind == "output":
-            return OutputPerturbation()
-        kappa = problem.kappa
-        if math.isinf(kappa) or math.isinf(mu):
-            return Uniform()
-        if kappa * problem.hong_alpha(mu) < AUTO_DYNAMIC_THRESHOLD:
-            return Hong()
-        return Uniform()
+        """The schedule the rule picks (:func:`skdpgd.policy.auto_schedule`)."""
+        name, params = policy.auto_schedule(problem, mu, max_iter)
+        return _SCHEDULES[name](**params)
 
     def plan(self, problem, mu, max_iter=None):
         plan = self.choose(problem, mu, max_iter).plan(problem, mu, max_iter)
-        if not (problem.fit_intercept and problem.second_order == "newton"
-                and plan.mechanism in ("gradient", "newton") and not math.isinf(mu)):
-            return plan
-        share = AUTO_PRIOR_SHARE if self.prior_share is None else float(self.prior_share)
-        switch = AUTO_PRIOR_SWITCH if self.prior_switch is None else self.prior_switch
-        snr = signal_to_noise(problem.n_samples, problem.n_params, mu) * problem.signal_scale
-        if switch and snr < float(switch[0]):
-            return replace(plan, prior_share=share if share > 0 else AUTO_PRIOR_SWITCH_SHARE,
-                           prior_switch=(float(switch[0]), float(switch[1])))
-        if share > 0:
-            return replace(plan, prior_share=share)
-        return plan
+        start = policy.auto_prior_start(problem, mu, plan.mechanism, self.prior_share,
+                                        self.prior_switch)
+        return replace(plan, **start) if start else plan
 
 
 _SCHEDULES = {cls.name: cls

@@ -304,8 +304,8 @@ def test_one_step_moves_by_at_most_the_sensitivity(Est, data_norm, intercept_sca
 def test_private_row_clip_statistic_sensitivity_and_noise():
     """The released statistic sum_i w_i min(||x_i||, R) moves by at most R between
     neighbours, and the noise added to it has standard deviation z R."""
-    from skdpgd._base import (ROW_CLIP_FACTOR, ROW_CLIP_POWER, ROW_CLIP_SNR, private_row_clip,
-                              row_clip_factor)
+    from skdpgd._base import private_row_clip
+    from skdpgd.policy import ROW_CLIP_FACTOR, ROW_CLIP_POWER, ROW_CLIP_SNR, row_clip_factor
 
     R, n = 2.0, 50
     rng = np.random.default_rng(0)
@@ -347,7 +347,7 @@ def test_private_row_clip_statistic_sensitivity_and_noise():
 
 
 def test_row_clip_auto_clips_a_fraction_of_the_mean_norm_and_nothing_without_noise(cancer):
-    from skdpgd._base import ROW_CLIP_FACTOR
+    from skdpgd.policy import ROW_CLIP_FACTOR
 
     Xtr, _, ytr, _ = cancer
     est = DPLogisticRegression(epsilon=np.inf, data_norm=1.0, random_state=0).fit(Xtr, ytr)
@@ -476,9 +476,9 @@ def test_auto_rule_reads_only_public_quantities():
     """The mechanism 'auto' picks is a function of (N, D, mu, loss, signal scale) only:
     second-order at high signal-to-noise with few coefficients, output perturbation with
     many, gradient descent otherwise or when max_iter is given."""
-    from skdpgd.schedules import (AUTO_OUTPUT_MIN_SNR, AUTO_SECOND_ORDER_MAX_PARAMS,
-                                  AUTO_SECOND_ORDER_MIN_SNR, auto_mechanism, consistent_alpha,
-                                  signal_to_noise)
+    from skdpgd.policy import (AUTO_OUTPUT_MIN_SNR, AUTO_SECOND_ORDER_MAX_PARAMS,
+                               AUTO_SECOND_ORDER_MIN_SNR, auto_mechanism, consistent_alpha,
+                               signal_to_noise)
 
     D = 16
     mu_hi = 2 * AUTO_SECOND_ORDER_MIN_SNR * np.sqrt(D) / 1000

@@ -14,7 +14,8 @@ import pytest
 
 from skdpgd._setup import generator as _generator
 from skdpgd.accounting import GaussianDPAccountant, GaussianSteps, compose_gdp
-from skdpgd.neural import HONG_DEFAULT_INFLUENCE, DPMLPClassifier, _glorot_init
+from skdpgd.neural import DPMLPClassifier, _glorot_init
+from skdpgd.policy import MLP_HONG_INFLUENCE
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 try:
@@ -272,7 +273,7 @@ def test_accounting_matches_gdp_accountant(torch, schedule, neighbouring):
     if schedule == "uniform":
         shape = np.ones(T)
     elif schedule == "hong":
-        gamma = HONG_DEFAULT_INFLUENCE ** (1 / T)
+        gamma = MLP_HONG_INFLUENCE ** (1 / T)
         assert clf.decay_ == pytest.approx(gamma)
         shape = gamma ** (np.arange(T) / 4.0)  # z_t^2 ~ gamma^(t/2)
     elif schedule == "exponential":

@@ -287,7 +287,7 @@ def test_output_perturbation_certifies_without_the_solver(data, monkeypatch):
     # first the Nesterov polish from the solver's point (stops on the certificate), then,
     # if that fails too, the public number of plain steps from 0
     polished = DPLogisticRegression(**kw).fit(X, y)
-    monkeypatch.setattr(mech.OutputPerturbation, "_polish",
+    monkeypatch.setattr(mech.OutputPerturbationMechanism, "_polish",
                         classmethod(lambda cls, fun, theta, setup, g, r=1.0: (theta, False)))
     fallback = DPLogisticRegression(**kw).fit(X, y)
     for fit in (polished, fallback):

@@ -126,7 +126,7 @@ def test_output_fallback_certifies_whatever_the_weights_sum_to(ratio, monkeypatc
             self.x = np.asarray(x0) + 10.0  # far from the optimum, no certificate
 
     monkeypatch.setattr(mech, "minimize", lambda fun, x0, **k: Failed(x0))
-    monkeypatch.setattr(mech.OutputPerturbation, "_polish",
+    monkeypatch.setattr(mech.OutputPerturbationMechanism, "_polish",
                         classmethod(lambda cls, fun, theta, setup, g, r=1.0: (theta, False)))
     fallback = DPRidge(**kw).fit(X, y)
     c = 1.0  # intercept column: intercept_scaling * data_norm

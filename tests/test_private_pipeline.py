@@ -21,7 +21,8 @@ from sklearn.utils.validation import check_is_fitted
 from skdpgd import (BudgetExceededError, DPLogisticRegression, DPRidge, DPSGDClassifier,
                     PrivacyBudget, PrivacyLeakWarning)
 from skdpgd.accounting import gdp_epsilon, gdp_mu
-from skdpgd.pipeline import DP_TRANSFORMER_SHARE, PrivatePipeline, make_private_pipeline
+from skdpgd.pipeline import PrivatePipeline, make_private_pipeline
+from skdpgd.policy import DP_TRANSFORMER_SHARE
 from skdpgd.preprocessing import BoundedScaler, DPStandardScaler, schema_transformer
 
 SCHEMA = {"age": (18, 100), "income": (0, 200_000), "job": ["clerk", "nurse", "pilot"],

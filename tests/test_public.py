@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from skdpgd import _public
+from skdpgd import policy
 from skdpgd._public import resolve_class_weight
 
 #: L2 sensitivity of a class histogram: relabelling one example moves two counts by 1, adding or
@@ -54,7 +54,7 @@ def test_class_count_noise_is_multiplier_times_the_relations_sensitivity(relatio
     assert release.sensitivity == HISTOGRAM_SENSITIVITY
     assert release.noise_std[0] == pytest.approx(z * HISTOGRAM_SENSITIVITY[relation])
     assert gen.used
-    assert z == pytest.approx(1 / (math.sqrt(_public.CLASS_COUNT_SHARE) * mu))
+    assert z == pytest.approx(1 / (math.sqrt(policy.CLASS_COUNT_SHARE) * mu))
     std = _std_from_weights(w, [700, 300])
     assert std == pytest.approx(z * HISTOGRAM_SENSITIVITY[relation], rel=1e-9)
 

@@ -388,7 +388,8 @@ def test_default_switches_to_the_prior_only_below_its_signal_to_noise_ratio():
     model from two releases of the counts; above it the fit is exactly the one without the
     rule (no counts released, the same noise drawn)."""
     from skdpgd import DPLogisticRegression
-    from skdpgd.schedules import AUTO_PRIOR_SWITCH, Auto, signal_to_noise
+    from skdpgd.policy import AUTO_PRIOR_SWITCH, signal_to_noise
+    from skdpgd.schedules import Auto
 
     X, y = _imbalanced(n=1000)
     kw = dict(delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0, row_clip="data_norm")
@@ -401,3 +402,62 @@ def test_default_switches_to_the_prior_only_below_its_signal_to_noise_ratio():
     off = DPLogisticRegression(epsilon=3.0, schedule=Auto(prior_switch=False), **kw).fit(X, y)
     assert all(r.name != "class counts (start)" for r in high.releases_)
     np.testing.assert_array_equal(high.coef_, off.coef_)
+
+
+# --- issue 19: the rules live in skdpgd.policy; the old names read from there --------------
+
+
+def test_old_names_read_the_policy_and_fits_follow_it(monkeypatch):
+    """Every moved name is still importable from its old module and shows policy's current
+    value; a fit reads policy (patching it changes what 'auto' picks)."""
+    import skdpgd._base as B
+    import skdpgd._minibatch as M
+    import skdpgd._public as P
+    import skdpgd.neural as NN
+    import skdpgd.pipeline as PL
+    from skdpgd import DPLogisticRegression, policy, schedules
+
+    for module in (schedules, B, M, P, PL):
+        for name in module._POLICY_NAMES:
+            assert getattr(module, name) is getattr(policy, name), (module.__name__, name)
+    assert NN.HONG_DEFAULT_INFLUENCE == policy.MLP_HONG_INFLUENCE
+    assert NN.EXPONENTIAL_DEFAULT_DECAY == policy.MLP_EXPONENTIAL_DECAY
+    with pytest.raises(AttributeError):
+        schedules.NOT_A_NAME  # noqa: B018
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3)) / 3
+    y = (X[:, 0] > 0).astype(int)
+    kw = dict(epsilon=5.0, data_norm=2.0, classes=[0, 1], random_state=0)
+    assert DPLogisticRegression(**kw).fit(X, y).mechanism_ == "newton"
+    monkeypatch.setattr(policy, "AUTO_SECOND_ORDER_MIN_SNR", math.inf)
+    assert schedules.AUTO_SECOND_ORDER_MIN_SNR == math.inf
+    assert DPLogisticRegression(**kw).fit(X, y).mechanism_ == "gradient"
+
+
+def test_hong_shape_is_lemma_4_3_for_a_given_gamma():
+    """The MLP's 'hong': z_t proportional to gamma^(t/4) (sigma_t^2 ~ gamma^(t/2)), T steps,
+    not capped (unlike the linear models' Hong)."""
+    from skdpgd.schedules import hong_shape
+
+    gamma, T = 0.5, 40
+    plan = hong_shape(gamma, T).plan(problem(), 1.0)
+    z = plan.noise_multipliers
+    assert plan.n_steps == T
+    np.testing.assert_allclose(z / z[-1], gamma ** (np.arange(T) / 4.0) / gamma ** ((T - 1) / 4),
+                               rtol=1e-12)
+    assert z[0] / z[-1] > MAX_SHAPE_RATIO  # the spread is not capped
+
+
+def test_policy_imports_nothing_from_the_package():
+    """skdpgd.policy is a leaf: every module may read it without an import cycle."""
+    import ast
+    import pathlib
+
+    import skdpgd
+
+    tree = ast.parse((pathlib.Path(skdpgd.__file__).parent / "policy.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            assert node.level == 0 and not (node.module or "").startswith("skdpgd"), node.module
+        if isinstance(node, ast.Import):
+            assert not any(a.name.startswith("skdpgd") for a in node.names)

@@ -9,8 +9,12 @@ from sklearn.linear_model import LogisticRegression, Ridge
 
 from skdpgd import DPLogisticRegression, DPRidge, PrivacyBudget
 from skdpgd._backends import make_rows
-from skdpgd._second_order import HESSIAN_FROBENIUS, symmetric_noise
+from skdpgd._second_order import symmetric_noise
 from skdpgd.accounting import compose_gdp, gdp_epsilon
+from skdpgd.losses import BinaryLogistic, MultinomialLogistic
+
+#: the loss object of each kernel code the tests run (its Hessian's Frobenius bound)
+_LOSS = {0: BinaryLogistic(), 1: MultinomialLogistic()}
 
 
 def _data(n=600, d=4, seed=0, classes=2):
@@ -34,7 +38,7 @@ def test_hessian_sum_sensitivity_bound_holds_and_is_nearly_attained(loss, classe
         y = np.where(y == 1, 1.0, -1.0)
     k_out = 1 if classes == 2 else classes
     coef, b = np.zeros((k_out, d)), np.zeros(k_out)  # margins 0: the largest curvature
-    h, r2 = HESSIAN_FROBENIUS[loss], 2.0
+    h, r2 = _LOSS[loss].hessian_frobenius, 2.0
 
     def H(Xm, w):
         rows = make_rows(Xm, y, w, True)
@@ -141,7 +145,7 @@ def test_auto_ssp_uses_its_public_share_and_composes_exactly():
     """schedule='auto' above the SSP threshold: X'y gets AUTO_SSP_SHARE of mu^2, X'X the rest,
     and the two compose to the closed-form mu of (epsilon, delta)."""
     from skdpgd.accounting import gdp_mu
-    from skdpgd.schedules import AUTO_SSP_SHARE
+    from skdpgd.policy import AUTO_SSP_SHARE
 
     X, _ = _data(n=4000, d=4)
     y = np.clip(X @ np.array([1.0, -1.0, 0.5, 0.0]), -1, 1)
@@ -157,17 +161,17 @@ def test_auto_ssp_uses_its_public_share_and_composes_exactly():
 def test_ssp_eigenvalue_floor_is_the_public_constant(monkeypatch):
     """The floor (post-processing) scales with SSP_FLOOR: a huge floor shrinks the weights
     towards 0, no floor leaves the noisy solve; the releases do not change."""
-    from skdpgd import _second_order
+    from skdpgd import policy
 
     X, _ = _data(n=300, d=4)  # few rows: the floor binds
     y = np.clip(X @ np.array([1.0, -1.0, 0.5, 0.0]), -1, 1)
 
     def fit(f):
-        monkeypatch.setattr(_second_order, "SSP_FLOOR", f)
+        monkeypatch.setattr(policy, "SSP_FLOOR", f)
         return DPRidge(epsilon=0.5, data_norm=1.0, y_bound=1.0, alpha=1e-6, schedule="ssp",
                        random_state=0).fit(X, y)
 
-    base, none, huge = fit(_second_order.SSP_FLOOR), fit(0.0), fit(1e6)
+    base, none, huge = fit(policy.SSP_FLOOR), fit(0.0), fit(1e6)
     assert [r.multipliers for r in base.releases_] == [r.multipliers for r in huge.releases_]
     assert np.linalg.norm(huge.coef_) < 1e-3 * np.linalg.norm(base.coef_)
     assert not np.allclose(none.coef_, base.coef_)
@@ -176,7 +180,8 @@ def test_ssp_eigenvalue_floor_is_the_public_constant(monkeypatch):
 # --- issue 21: fused pass, subsampled Hessian releases, fewer Hessian releases -------------
 
 from skdpgd._backends import poisson_subsample  # noqa: E402
-from skdpgd.schedules import Newton, hessian_rate, hessian_steps  # noqa: E402
+from skdpgd.policy import hessian_rate  # noqa: E402
+from skdpgd.schedules import Newton, hessian_steps  # noqa: E402
 
 
 @pytest.mark.parametrize("loss,classes", [(0, 2), (1, 3)])
@@ -229,7 +234,7 @@ def test_subsampled_hessian_sensitivity_is_the_full_sums_for_every_subsample(los
         y = np.where(y == 1, 1.0, -1.0)
     k_out = 1 if classes == 2 else classes
     coef, b = np.zeros((k_out, d)), np.zeros(k_out)  # margins 0: the largest curvature
-    h, r2 = HESSIAN_FROBENIUS[loss], 2.0
+    h, r2 = _LOSS[loss].hessian_frobenius, 2.0
 
     def H(Xm, w, sample):
         rows = make_rows(Xm, y, w, True)
@@ -271,7 +276,7 @@ def test_hessian_steps_and_rate_rule():
     q1 = hessian_rate(1e6, 51, 50.0, math.sqrt(2))
     assert 100 * 51 / 1e6 < q1 < 1.0
     # the noise-floor term, in closed form: rho sqrt(2) z u D^1.5 / (N s)
-    from skdpgd.schedules import AUTO_HESSIAN_SNR
+    from skdpgd.policy import AUTO_HESSIAN_SNR
     assert q1 == pytest.approx(AUTO_HESSIAN_SNR * 2 * 50.0 * 51 ** 1.5 / 1e6, rel=1e-12)
     # larger multiplier or smaller signal scale: larger rate; add/remove-one: smaller
     assert hessian_rate(1e6, 51, 100.0, math.sqrt(2)) > q1
@@ -298,7 +303,7 @@ def test_fewer_and_subsampled_hessian_releases_are_accounted_exactly(relation):
     g2, h2 = np.sum(grads.multipliers ** -2.0), np.sum(hess.multipliers ** -2.0)
     assert g2 / (g2 + h2) == pytest.approx(0.8, rel=1e-12)
     # the subsampled release keeps the full sum's sensitivity (no amplification claimed)
-    h, r2 = HESSIAN_FROBENIUS[0], fit.releases_[1].sensitivity
+    h, r2 = _LOSS[0].hessian_frobenius, fit.releases_[1].sensitivity
     assert r2["replace"] == pytest.approx(math.sqrt(2) * r2["add_remove"], rel=1e-12)
     assert fit.epsilon_ == pytest.approx(1.0, rel=1e-9) and fit.epsilon_ <= 1.0
     assert fit.epsilon_ == pytest.approx(gdp_epsilon(1e-6, compose_gdp(z)), rel=1e-9)
@@ -398,3 +403,26 @@ def test_dask_fused_subsampled_pass_equals_in_memory():
     assert got[2] == want[2]
     for u, v in zip(want[:2] + want[3:], got[:2] + got[3:]):
         np.testing.assert_allclose(v, u, rtol=1e-11, atol=1e-11)
+
+
+def test_mechanism_imports_point_one_way():
+    """_second_order imports _mechanisms, and the registry imports both; neither mechanism
+    module imports the registry or the other way round (issue 19), lazily or not."""
+    import ast
+    import pathlib
+
+    import skdpgd
+
+    root = pathlib.Path(skdpgd.__file__).parent
+
+    def imported(module):
+        names = set()
+        for node in ast.walk(ast.parse((root / f"{module}.py").read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                names.add(node.module or "")
+                names.update(a.name for a in node.names if not node.module)
+        return names
+
+    assert "_second_order" not in imported("_mechanisms")
+    assert "_mechanism_registry" not in imported("_mechanisms") | imported("_second_order")
+    assert {"_mechanisms", "_second_order"} <= imported("_mechanism_registry")

@@ -1,7 +1,7 @@
 """Candidates for the full-batch 'auto' rule, as run on the suite's design half.
 
 Each candidate is a suite method factory (``module:callable``) that sets the rule's module
-constants (``skdpgd.schedules.AUTO_*``, ``skdpgd._base.ROW_CLIP_*``, ``AUTO_SIGNAL_POWER``) to
+constants (``skdpgd.policy``'s ``AUTO_*``, ``ROW_CLIP_*``, ``AUTO_SIGNAL_POWER``) to
 the library defaults, overrides some of them, and returns the default estimator. The runner
 fits in one process (``--workers 1``), so the constants hold for that fit. This is how the
 constants were chosen (docs: benchmarks, "Choosing the defaults")::
@@ -15,8 +15,7 @@ Only the design half was used to choose; the report half is for reporting.
 
 from __future__ import annotations
 
-import skdpgd._base as _B
-import skdpgd.schedules as _S
+import skdpgd.policy as _P
 
 #: the library's constants as shipped
 DEFAULTS = dict(AUTO_ALPHA_NOISE=0.3, AUTO_ALPHA_NOISE_SQUARED=1.0,
@@ -38,7 +37,7 @@ def make(name, row_clip=None, **knobs):
         from skdpgd import DPLogisticRegression, DPRidge
 
         for key, value in dict(DEFAULTS, **knobs).items():
-            setattr(_B if key.startswith(("ROW_", "AUTO_SIGNAL")) else _S, key, value)
+            setattr(_P, key, value)
         extra = {} if row_clip is None else {"row_clip": row_clip}
         if ctx.task == "classification":
             return DPLogisticRegression(epsilon=ctx.epsilon, data_norm=ctx.data_norm,

@@ -1,9 +1,8 @@
 """DPRidge candidates of issue 22 (item 3), as ``module:callable`` factories for ``run.py``.
 
 Each factory builds a ``DPRidge`` (only ``epsilon``, ``data_norm``, ``y_bound`` and the seed given)
-whose ``fit`` runs with some public constants of :mod:`skdpgd.schedules` /
-:mod:`skdpgd._second_order` replaced, and restores them afterwards; or a ``DPRidge`` with other
-parameters. Example (the design-half table next to ``schedules.AUTO_SSP_SHARE``)::
+whose ``fit`` runs with some public constants of :mod:`skdpgd.policy` replaced, and restores them afterwards; or a ``DPRidge`` with other
+parameters. Example (the design-half table next to ``policy.AUTO_SSP_SHARE``)::
 
     python -m benchmarks.suite.run --task regression --half design --protocol a,b \\
         --eps 0.01,0.1,0.3,1,3 --seeds 3 --out /tmp/ridge.csv --methods \\
@@ -13,10 +12,7 @@ Candidates are chosen on the design half only (benchmarks/suite/split.py).
 """
 
 from skdpgd import DPRidge
-from skdpgd import _second_order as _SO
-from skdpgd import schedules as _S
-
-_WHERE = {"SSP_FLOOR": _SO}  # constants read from another module than schedules
+from skdpgd import policy as _P
 
 
 def _patched(name, constants=None, **params):
@@ -24,14 +20,14 @@ def _patched(name, constants=None, **params):
 
     class Candidate(DPRidge):
         def fit(self, X, y, sample_weight=None):
-            old = {k: getattr(_WHERE.get(k, _S), k) for k in constants}
+            old = {k: getattr(_P, k) for k in constants}
             for k, v in constants.items():
-                setattr(_WHERE.get(k, _S), k, v)
+                setattr(_P, k, v)
             try:
                 return super().fit(X, y, sample_weight)
             finally:
                 for k, v in old.items():
-                    setattr(_WHERE.get(k, _S), k, v)
+                    setattr(_P, k, v)
 
     def factory(ctx):
         if ctx.task != "regression":

@@ -1,0 +1,26 @@
+"""Which mechanism carries out a plan: the registry of the full-batch mechanisms.
+
+It imports the modules that implement them (:mod:`skdpgd._mechanisms`,
+:mod:`skdpgd._second_order`), which import nothing from here, so the imports point one way.
+"""
+
+from __future__ import annotations
+
+from ._mechanisms import (GradientDescent, InterceptOnly, OutputPerturbationMechanism,
+                          WarmStart)
+from ._second_order import DampedNewton, SufficientStatisticsMechanism
+
+#: The mechanism class of each ``NoisePlan.mechanism``.
+MECHANISMS = {"prior": InterceptOnly, "gradient": GradientDescent,
+              "output": OutputPerturbationMechanism, "newton": DampedNewton,
+              "ssp": SufficientStatisticsMechanism}
+
+
+def mechanism_for(schedule, plan):
+    """The mechanism that carries out a schedule's plan."""
+    mechanism = MECHANISMS[plan.mechanism](schedule)
+    if getattr(plan, "prior_share", 0.0) > 0:
+        if plan.mechanism not in ("gradient", "newton"):
+            raise ValueError("a warm start from the prior needs a gradient or Newton plan.")
+        mechanism = WarmStart(mechanism)
+    return mechanism
