@@ -24,11 +24,12 @@ divided by the intercept column ``c``; with an intercept a column of ones is app
 the same problem in the coordinates ``w' = c w`` on rows ``x / c``; see
 :func:`skdpgd._base.fit_full_batch`.) Sums are accumulated in float64.
 
-:func:`make_rows` picks the backend from the type of X: a dense array or a CSR matrix (never
-densified, not even by blocks of rows). Every reduction is a numba kernel
+:func:`skdpgd._data.make_rows` picks the backend from the type of X: a dense array or a CSR
+matrix (never densified, not even by blocks of rows). Every reduction is a numba kernel
 (:mod:`skdpgd._kernels`, :mod:`skdpgd._kernels_second`), threaded for large X with a split
 fixed by the shape of X, so the numbers do not depend on the thread count. A distributed
-backend supplies the same methods over chunks.
+backend (:mod:`skdpgd._dask_backend`, which builds on this module; this one never imports
+it) supplies the same methods over chunks.
 """
 
 from __future__ import annotations
@@ -78,15 +79,13 @@ def poisson_subsample(seed, rate, start, stop):
     return (np.concatenate(parts).astype(np.int64) if parts else np.empty(0, np.int64))
 
 
-def make_rows(X, y, sample_weight, fit_intercept):
-    """The backend for X (dense ndarray, scipy sparse, or a dask array)."""
-    if type(X).__module__.split(".")[0] == "dask":
-        from ._dask_backend import DaskRows  # imports dask only here
-
-        return DaskRows(X, y, sample_weight, fit_intercept)
-    if sp.issparse(X):
-        return CSRRows(X, y, sample_weight, fit_intercept)
-    return DenseRows(X, y, sample_weight, fit_intercept)
+def canonical_csr(X):
+    """X as canonical CSR (sorted indices, no duplicates), copying only when it must."""
+    X = sp.csr_matrix(X) if not sp.isspmatrix_csr(X) else X
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
 
 
 class Rows:
@@ -280,10 +279,7 @@ class CSRRows(Rows):
     """Rows in a canonical CSR matrix, never densified."""
 
     def __init__(self, X, y, sample_weight, fit_intercept):
-        X = sp.csr_matrix(X) if not sp.isspmatrix_csr(X) else X
-        if not X.has_canonical_format:
-            X = X.copy()
-            X.sum_duplicates()
+        X = canonical_csr(X)
         self.X = X
         self.data = np.ascontiguousarray(X.data, dtype=np.float64)
         self.indices = np.ascontiguousarray(X.indices, dtype=np.int64)

@@ -23,6 +23,7 @@ from . import _kernels, _kernels_sgd
 from ._base import (warn_if_large_delta, COMMON_CONSTRAINTS, DEFAULT_DELTA_CAP, SetupCharges, _generator,
                     default_delta)
 from ._compat import HasMethods, Interval, StrOptions
+from ._data import canonical_csr  # noqa: F401 (the one canonical_csr; kept importable here)
 from ._importance import resolve_importance, run_linear
 from ._mechanisms import Progress
 from ._public import CLASS_COUNT_SENSITIVITY, resolve_class_weight, resolve_n_samples
@@ -211,15 +212,6 @@ SGD_CONSTRAINTS = {
     "accountant": [StrOptions({"rdp", "pld"})],
     "importance": [None, StrOptions({"auto"}), HasMethods(["stages", "validate"])],
 }
-
-
-def canonical_csr(X):
-    """X as canonical CSR (sorted indices, no duplicates), copying only when it must."""
-    X = sp.csr_matrix(X) if not sp.isspmatrix_csr(X) else X
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
-    return X
 
 
 def _row_factors(X, bound):

@@ -15,10 +15,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (warn_if_large_delta, DEFAULT_DELTA_CAP, NEIGHBOURING, ProbaFromScoresMixin, _generator,
-                    check_sample_weight_dp, default_delta)
+                    default_delta)
 from ._compat import HasMethods, Interval, StrOptions, fit_context
+from ._data import classification_data
 from ._public import (CLASS_COUNT_SENSITIVITY, CLASSES_DOC, fit_transaction,
-                      resolve_class_weight, resolve_classes, resolve_n_samples)
+                      resolve_class_weight, resolve_n_samples)
 from .accounting import (GaussianDPAccountant, GaussianSteps, Release, compose_gdp,
                          gdp_mu_of_releases)
 from .schedules import PUR, Exponential, Problem, Uniform, get_schedule
@@ -458,9 +459,9 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _fit(self, X, y, sample_weight):
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        classes, y_index = resolve_classes(self.classes, y)
-        sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
+        X, _, sample_weight, _, classes, y_index = classification_data(
+            self, X, y, sample_weight, self.classes, dtype=np.float64, accept_sparse=False,
+            dask=False)
         if X.size and np.max(np.abs(X)) > np.finfo(np.float32).max:
             raise ValueError(
                 "X has values beyond the float32 range (|x| > 3.4e38) that the network is "
