@@ -108,10 +108,6 @@ class DaskRows:
         self.fit_intercept = bool(fit_intercept)
         self.row_bound, self.column = np.inf, 1.0
 
-    @property
-    def n_params(self):
-        return self.n_features + int(self.fit_intercept)
-
     def _blocks(self):
         xs = self.X.to_delayed().ravel()
         return list(zip(xs, self.y.to_delayed().ravel(), self.sample_weight.to_delayed().ravel()))
