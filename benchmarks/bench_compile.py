@@ -46,11 +46,11 @@ REDUCTIONS = {
     "hessian_sum, binary, dense": _D + "rows.hessian_sum(c1, b1, 0)",
     "hessian_sum, 3 classes, dense": _D + "rows.hessian_sum(c3, b3, 1)",
     "suff_stats, dense": _D + "rows.suff_stats()",
-    "objective, binary, dense": _D + "rows.objective(c1, b1, 0, 0.0, 1.0, 0.1, 0.1)",
+    "objective, binary, dense": _D + "rows.objective(c1, b1, 0, 0.0, 1.0)",
     "grad_sum, binary, CSR": _S + "rows.grad_sum(c1, b1, 0, 0.0, 1.0)",
     "hessian_sum, binary, CSR": _S + "rows.hessian_sum(c1, b1, 0)",
     "suff_stats, CSR": _S + "rows.suff_stats()",
-    "objective, binary, CSR": _S + "rows.objective(c1, b1, 0, 0.0, 1.0, 0.1, 0.1)",
+    "objective, binary, CSR": _S + "rows.objective(c1, b1, 0, 0.0, 1.0)",
 }
 
 _CHILD = r"""

@@ -159,12 +159,13 @@ def test_objective_gradient_is_the_gradient_of_the_objective():
         coef, b = rng.normal(size=(n_out, 5)), rng.normal(size=n_out)
         gc, gb = np.zeros_like(coef), np.zeros_like(b)
 
-        def f(c, bb):
-            return K.objective_and_gradient(X, y, w, s, a, LOSSES[loss], 0.0, clip, True, 0.1, 0.2,
-                                            c, bb, np.zeros_like(coef), np.zeros_like(b))
+        none = (np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64))
 
-        K.objective_and_gradient(X, y, w, s, a, LOSSES[loss], 0.0, clip, True, 0.1, 0.2, coef, b,
-                                 gc, gb)
+        def f(c, bb):  # the sum over the rows (no penalty, no 1/n: the mechanism adds them)
+            return K.objective_sum(X, *none, y, w, s, a, LOSSES[loss], 0.0, clip, c, bb,
+                                   np.zeros_like(coef), np.zeros_like(b))
+
+        K.objective_sum(X, *none, y, w, s, a, LOSSES[loss], 0.0, clip, coef, b, gc, gb)
         h = 1e-6
         for k in range(n_out):
             for j in range(5):
@@ -296,3 +297,24 @@ def test_exp_tile_matches_numpy():
     special = np.array([np.nan, np.inf, -np.inf])
     K._exp_tile(special, 3)
     assert np.isnan(special[0]) and np.isfinite(special[1]) and special[2] < 1e-307
+
+
+def test_clip_factor_is_the_sensitivity_invariant():
+    """The one clip helper every gradient kernel inlines: ``factor * norm <= w C``, the
+    factor is ``w`` when nothing is clipped, and 0 for an infinite norm."""
+    from numba import njit
+
+    @njit(error_model="numpy")
+    def factor(norm, clip, w):
+        return K.clip_factor(norm, clip, w)
+
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        norm = float(10.0 ** rng.uniform(-300, 300)) * rng.choice([0.0, 1.0], p=[0.05, 0.95])
+        clip, w = float(10.0 ** rng.uniform(-5, 5)), float(rng.uniform(0, 1))
+        f = factor(norm, clip, w)
+        assert 0.0 <= f <= w
+        assert f * norm <= w * clip * (1 + 1e-15)
+        if norm <= clip:
+            assert f == w
+    assert factor(np.inf, 1.0, 0.7) == 0.0
