@@ -39,18 +39,18 @@ ESTIMATORS = {
     "DPSGDClassifier": "skdpgd.DPSGDClassifier(data_norm=1.0).fit(X, y)",
 }
 #: The reductions alone (``--reductions``): what a mechanism that uses them adds to a fit.
-_R = "from skdpgd._backends import make_rows; import scipy.sparse as sp; "
+_R = "from skdpgd._data import make_rows; import scipy.sparse as sp; "
 _D = _R + "rows = make_rows(X, y, w, True); "
 _S = _R + "rows = make_rows(sp.csr_matrix(X), y, w, True); "
 REDUCTIONS = {
     "hessian_sum, binary, dense": _D + "rows.hessian_sum(c1, b1, 0)",
     "hessian_sum, 3 classes, dense": _D + "rows.hessian_sum(c3, b3, 1)",
     "suff_stats, dense": _D + "rows.suff_stats()",
-    "objective, binary, dense": _D + "rows.objective(c1, b1, 0, 0.0, 1.0, 0.1, 0.1)",
+    "objective, binary, dense": _D + "rows.objective(c1, b1, 0, 0.0, 1.0)",
     "grad_sum, binary, CSR": _S + "rows.grad_sum(c1, b1, 0, 0.0, 1.0)",
     "hessian_sum, binary, CSR": _S + "rows.hessian_sum(c1, b1, 0)",
     "suff_stats, CSR": _S + "rows.suff_stats()",
-    "objective, binary, CSR": _S + "rows.objective(c1, b1, 0, 0.0, 1.0, 0.1, 0.1)",
+    "objective, binary, CSR": _S + "rows.objective(c1, b1, 0, 0.0, 1.0)",
 }
 
 _CHILD = r"""

@@ -24,11 +24,12 @@ divided by the intercept column ``c``; with an intercept a column of ones is app
 the same problem in the coordinates ``w' = c w`` on rows ``x / c``; see
 :func:`skdpgd._base.fit_full_batch`.) Sums are accumulated in float64.
 
-:func:`make_rows` picks the backend from the type of X: a dense array or a CSR matrix (never
-densified, not even by blocks of rows). Every reduction is a numba kernel
+:func:`skdpgd._data.make_rows` picks the backend from the type of X: a dense array or a CSR
+matrix (never densified, not even by blocks of rows). Every reduction is a numba kernel
 (:mod:`skdpgd._kernels`, :mod:`skdpgd._kernels_second`), threaded for large X with a split
 fixed by the shape of X, so the numbers do not depend on the thread count. A distributed
-backend supplies the same methods over chunks.
+backend (:mod:`skdpgd._dask_backend`, which builds on this module; this one never imports
+it) supplies the same methods over chunks.
 """
 
 from __future__ import annotations
@@ -78,15 +79,13 @@ def poisson_subsample(seed, rate, start, stop):
     return (np.concatenate(parts).astype(np.int64) if parts else np.empty(0, np.int64))
 
 
-def make_rows(X, y, sample_weight, fit_intercept):
-    """The backend for X (dense ndarray, scipy sparse, or a dask array)."""
-    if type(X).__module__.split(".")[0] == "dask":
-        from ._dask_backend import DaskRows  # imports dask only here
-
-        return DaskRows(X, y, sample_weight, fit_intercept)
-    if sp.issparse(X):
-        return CSRRows(X, y, sample_weight, fit_intercept)
-    return DenseRows(X, y, sample_weight, fit_intercept)
+def canonical_csr(X):
+    """X as canonical CSR (sorted indices, no duplicates), copying only when it must."""
+    X = sp.csr_matrix(X) if not sp.isspmatrix_csr(X) else X
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
 
 
 class Rows:
@@ -193,6 +192,28 @@ class Rows:
         """``(sum_i w_i x'_i x'_i^T, sum_i w_i y_i x'_i)`` (the targets as stored)."""
         raise NotImplementedError  # pragma: no cover - interface
 
+    #: Placeholders for the inputs of :func:`skdpgd._kernels.objective_sum` that a backend
+    #: does not use: (X, data, indices, indptr).
+    _EMPTY = (np.empty((0, 0)), np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64))
+
+    def _objective_x(self):  # pragma: no cover - interface
+        """``(X, data, indices, indptr)`` for :func:`skdpgd._kernels.objective_sum`."""
+        raise NotImplementedError
+
+    def objective(self, coef, intercept, loss_code, param, clip_norm):
+        """``(sum_i w_i l_i, its gradient for the weights, for the intercepts)``: the exact
+        clipped loss (its gradient is the sum of the clipped per-example gradients), no
+        noise, no penalty, no normaliser, for exact solvers (one kernel for dense and CSR
+        rows: :func:`skdpgd._kernels.objective_sum`)."""
+        gcoef = np.zeros(coef.shape)
+        gint = np.zeros(coef.shape[0])
+        total = _kernels.objective_sum(
+            *self._objective_x(), self.y, self.sample_weight, self.row_scale,
+            self.row_norm_aug, int(loss_code), float(param), float(clip_norm),
+            np.ascontiguousarray(coef, dtype=np.float64),
+            np.ascontiguousarray(intercept, dtype=np.float64), gcoef, gint)
+        return total, gcoef, gint
+
 
 class DenseRows(Rows):
     """Rows in a dense C-ordered float64 or float32 array (not copied when it already is one).
@@ -210,6 +231,9 @@ class DenseRows(Rows):
 
     def _row_norms(self, idx=None):
         return _kernels.row_norms(self.X if idx is None else self.X[idx])
+
+    def _objective_x(self):
+        return (self.X,) + self._EMPTY[1:]
 
     def _divide_rows(self, idx):
         pre = _power_of_two(np.max(np.abs(self.X[idx]), axis=1))
@@ -261,35 +285,20 @@ class DenseRows(Rows):
                                        self.row_norm_aug, loss_code, param, clip_norm, coef,
                                        intercept, parallel=self.parallel)
 
-    def objective(self, coef, intercept, loss_code, param, clip_norm):
-        """``(sum_i w_i l_i, its gradient for the weights, for the intercepts)``: the exact
-        clipped loss (its gradient is the clipped per-example gradient), no noise, for exact
-        solvers."""
-        n = self.n_samples
-        gcoef = np.zeros(coef.shape)
-        gint = np.zeros(coef.shape[0])
-        f = _kernels.objective_and_gradient(
-            self.X, self.y, self.sample_weight, self.row_scale, self.row_norm_aug,
-            int(loss_code), float(param), float(clip_norm), self.fit_intercept, 0.0, 0.0,
-            np.ascontiguousarray(coef, dtype=np.float64),
-            np.ascontiguousarray(intercept, dtype=np.float64), gcoef, gint)
-        return f * n, gcoef * n, gint * n
-
-
 class CSRRows(Rows):
     """Rows in a canonical CSR matrix, never densified."""
 
     def __init__(self, X, y, sample_weight, fit_intercept):
-        X = sp.csr_matrix(X) if not sp.isspmatrix_csr(X) else X
-        if not X.has_canonical_format:
-            X = X.copy()
-            X.sum_duplicates()
+        X = canonical_csr(X)
         self.X = X
         self.data = np.ascontiguousarray(X.data, dtype=np.float64)
         self.indices = np.ascontiguousarray(X.indices, dtype=np.int64)
         self.indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
         self.n_samples, self.n_features = X.shape
         super().__init__(y, sample_weight, fit_intercept)
+
+    def _objective_x(self):
+        return (self._EMPTY[0], self.data, self.indices, self.indptr)
 
     def _row_norms(self, idx=None):
         if self.n_samples == 0:
@@ -350,18 +359,6 @@ class CSRRows(Rows):
             float(param), float(clip_norm), np.ascontiguousarray(coef, dtype=np.float64),
             np.ascontiguousarray(intercept, dtype=np.float64), gcoef, gint)
         return gcoef, gint, int(bad)
-
-    def objective(self, coef, intercept, loss_code, param, clip_norm):
-        """As :meth:`DenseRows.objective`, for CSR rows (only stored entries are read)."""
-        gcoef = np.zeros(coef.shape)
-        gint = np.zeros(coef.shape[0])
-        total = _kernels.objective_and_gradient_csr(
-            self.data, self.indices, self.indptr, self.y, self.sample_weight, self.row_scale,
-            self.row_norm_aug, int(loss_code), float(param), float(clip_norm),
-            np.ascontiguousarray(coef, dtype=np.float64),
-            np.ascontiguousarray(intercept, dtype=np.float64), gcoef, gint)
-        return total, gcoef, gint
-
 
 def _gathered_hessian(rows, coef, intercept, loss_code, sample, part):
     """The Hessian sum over the rows of the Poisson subsample ``sample = (seed, rate)``:

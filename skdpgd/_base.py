@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-import warnings
 
 import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
@@ -19,16 +18,16 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._backends import make_rows
 from ._compat import HasMethods, Interval, StrOptions
 from . import policy
+from ._data import (check_sample_weight_dp, decision_scores, is_dask, make_rows,  # noqa: F401
+                    resolve_data_norm, resolve_y_bound)
 from ._fit import Road, private_fit
 from ._mechanism_registry import mechanism_for
 from ._mechanisms import Setup
 from ._setup import NEIGHBOURING, release_norm_sum
 from .accounting import (COUNT_BOUND_SIGMAS, gdp_mu_of_releases, remaining_mu,
                          sum_rounding_margin, with_margin)
-from .exceptions import PrivacyLeakWarning
 from .schedules import Problem, get_schedule, schedule_names
 
 #: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
@@ -65,63 +64,6 @@ COMMON_CONSTRAINTS = {
 }
 
 
-def check_sample_weight_dp(sample_weight, n_samples):
-    """Sample weights allowed by the sensitivity proof: finite, in [0, 1], one per row.
-
-    Each example contributes ``w_i * clip(grad_i)``, whose norm is at most the clip norm only
-    when ``0 <= w_i <= 1``; larger weights would multiply the sensitivity.
-    """
-    if sample_weight is None:
-        return np.ones(n_samples)
-    sw = np.asarray(sample_weight, dtype=float)
-    if sw.ndim == 0:
-        sw = np.full(n_samples, float(sw))
-    if sw.ndim != 1 or sw.shape[0] != n_samples:
-        raise ValueError(
-            f"sample_weight must be 1-D with one entry per sample ({n_samples}), "
-            f"got shape {sw.shape}."
-        )
-    if not np.all(np.isfinite(sw)):
-        raise ValueError("sample_weight contains NaN or infinity.")
-    if np.any(sw < 0) or np.any(sw > 1):
-        raise ValueError(
-            "sample_weight must lie in [0, 1]: the privacy guarantee bounds each example's "
-            "contribution by the clip norm, and a weight above 1 (or below 0) would break that "
-            f"bound. Got weights in [{sw.min():.3g}, {sw.max():.3g}]."
-        )
-    if n_samples and not np.any(sw > 0):
-        raise ValueError("sample_weight is zero for every sample: there is nothing to fit.")
-    return np.ascontiguousarray(sw)
-
-
-def resolve_data_norm(data_norm, X):
-    """The public row-norm bound, or (with a PrivacyLeakWarning) the data's largest row norm."""
-    if data_norm is not None:
-        return float(data_norm)
-    if type(X).__module__.split(".")[0] == "dask":
-        from ._dask_backend import max_row_norm
-
-        norms = np.array([max_row_norm(X)])
-    elif hasattr(X, "tocsr"):  # sparse: row norms without densifying
-        from ._kernels_sgd import csr_row_norms
-
-        Xc = X.tocsr()
-        norms = csr_row_norms(Xc.data, Xc.indptr) if X.shape[0] else np.zeros(1)
-    else:
-        norms = np.sqrt(np.einsum("ij,ij->i", X, X)) if X.size else np.zeros(1)
-    inferred = float(np.max(norms))
-    if not np.isfinite(inferred):
-        raise ValueError("cannot infer data_norm: the row norms overflow; pass data_norm.")
-    warnings.warn(
-        "data_norm was not given, so it was set to the largest row norm of the training data "
-        f"({inferred:.4g}). This bound is read from the private data and leaks privacy that "
-        "epsilon does not account for. Pass a public data_norm (and scale rows to it) to fix.",
-        PrivacyLeakWarning,
-        stacklevel=3,
-    )
-    return inferred if inferred > 0 else 1.0
-
-
 def proba_from_scores(scores):
     """Class probabilities from decision scores: sigmoid (1-D scores) or softmax."""
     if scores.ndim == 1:
@@ -154,9 +96,7 @@ class LinearClassifierMixin(ClassifierMixin):
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self)
-        if type(X).__module__.split(".")[0] == "dask":  # a lazy dask array
-            from ._dask_backend import decision_scores
-
+        if is_dask(X):  # a lazy dask array
             scores = decision_scores(self, X, self.coef_, self.intercept_)
             return scores[:, 0] if scores.shape[1] == 1 else scores
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
@@ -177,7 +117,7 @@ class LinearClassifierMixin(ClassifierMixin):
         """
         scores = self.decision_function(X)
         index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
-        if type(index).__module__.split(".")[0] == "dask":
+        if is_dask(index):
             classes = self.classes_
             return index.map_blocks(lambda b: classes[b], dtype=classes.dtype)
         return self.classes_[index]
@@ -198,7 +138,7 @@ class ProbaFromScoresMixin:
         proba : ndarray of shape (n_samples, n_classes)
         """
         scores = self.decision_function(X)
-        if type(scores).__module__.split(".")[0] == "dask":
+        if is_dask(scores):
             k = len(self.classes_)
             if scores.ndim == 1:
                 scores = scores[:, None]
@@ -221,19 +161,6 @@ class ProbaFromScoresMixin:
         return log_proba_from_scores(self.decision_function(X))
 
 
-def resolve_y_bound(y_bound, y):
-    """The public target bound, or (with a PrivacyLeakWarning) the data's largest ``|y|``."""
-    if y_bound is not None:
-        return float(y_bound)
-    inferred = float(np.max(np.abs(y))) if y.size else 1.0
-    warnings.warn(
-        "y_bound was not given, so it was set to the largest |y| of the training data "
-        f"({inferred:.4g}). This bound is read from the private data and leaks privacy "
-        "that epsilon does not account for. Pass a public y_bound to fix.",
-        PrivacyLeakWarning,
-        stacklevel=3,
-    )
-    return inferred if inferred > 0 else 1.0
 
 
 def row_norm_note(estimate, sigma, data_norm):

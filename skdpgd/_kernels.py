@@ -324,7 +324,7 @@ def _sum_rows_single(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi,
                 F[r] = dloss(loss, Z[r], Y[r], param)
         for r in range(nb):
             i = idx[r]
-            F[r] = sample_weight[i] * min(1.0, clip_norm / (abs(F[r]) * row_norm_aug[i])) * F[r]
+            F[r] = clip_factor(abs(F[r]) * row_norm_aug[i], clip_norm, sample_weight[i]) * F[r]
         for r in range(nb):
             if math.isnan(F[r]):
                 F[r] = 0.0
@@ -353,7 +353,21 @@ def _sum_rows_single(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi,
     return bad
 
 
-@njit
+@njit(inline="always")
+def clip_factor(norm, clip_norm, weight):
+    """``w_i min(1, C / ||g_i||)``: the factor that scales an example's gradient of norm
+    ``norm`` to norm at most ``C = clip_norm``, times its weight ``w_i`` in [0, 1] -- the
+    sensitivity invariant, written once for every kernel: ``||factor * g_i|| <= w_i C``.
+
+    ``norm <= C`` gives ``w_i`` (``norm = 0``: ``C / 0 = inf``, so callers compile with
+    ``error_model="numpy"``); an infinite norm gives 0; a NaN norm gives ``w_i`` (callers test
+    for non-finite norms and let such a row contribute 0). Inlined into each kernel's IR
+    (``inline="always"``), so it compiles under that kernel's flags, fastmath or not.
+    """
+    return weight * min(1.0, clip_norm / norm)
+
+
+@njit(error_model="numpy")
 def _clip_scale(loss, param, clip_norm, z, yi, wi, ai, dz):
     """Write ``l'(z)`` into ``dz`` and return ``w_i min(1, clip_norm / ||g_i||)`` with
     ``||g_i|| = ||l'(z)|| ai``, or NaN if that norm is not finite."""
@@ -364,7 +378,7 @@ def _clip_scale(loss, param, clip_norm, z, yi, wi, ai, dz):
     g = math.sqrt(nrm2) * ai
     if not math.isfinite(g):
         return np.nan
-    return wi * (clip_norm / g) if g > clip_norm else wi
+    return clip_factor(g, clip_norm, wi)
 
 
 @njit(fastmath=_FASTMATH, error_model="numpy", nogil=True)
@@ -456,7 +470,7 @@ def _sum_rows_multi(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, 
                     F[o + k] = 0.0
                 bad += 1
                 continue
-            cl = sample_weight[i] * min(1.0, clip_norm / g)
+            cl = clip_factor(g, clip_norm, sample_weight[i])
             for k in range(n_out):
                 F[o + k] *= cl
         # (3) accumulate, output by output, four rows at a time
@@ -681,47 +695,21 @@ def dense_grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param, cl
     return gcoef.sum(axis=0), gint.sum(axis=0), int(bad)
 
 
-def run_gd_full_batch(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-                      fit_intercept, alpha, step_sizes, noise_std, momentum, coef0, intercept0,
-                      gen):
-    """Full-batch DP gradient descent: T = len(step_sizes) steps of :func:`dense_grad_sum`
-    and :func:`_noisy_update`.
+@njit(error_model="numpy")
+def objective_sum(X, data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, loss,
+                  param, clip_norm, coef, intercept, gcoef, gint):
+    """Exact clipped objective and its gradient (no noise), for exact solvers: returns
+    ``sum_i w_i l_clip(theta; x~_i, y_i)`` and writes its gradient, the sum of the clipped
+    per-example gradients, into (gcoef, gint). No penalty, no 1/n (the caller adds them).
 
-    Step t releases ``S_t = sum_i w_i clip(grad_i(theta_t)) + N(0, noise_std[t]^2 I)``:
-    each term has norm <= clip_norm, so the sum has sensitivity 2 clip_norm (replace-one)
-    or clip_norm (add/remove-one). Then, as post-processing, ``g_t = S_t / n + alpha * w``
-    (intercept not penalised) and, with momentum beta (Hong et al., Eq. 3, bias-corrected):
-    ``v_t = beta v_{t-1} + (1 - beta) g_t``, ``theta_{t+1} = theta_t - step_t v_t / (1 - beta^t)``.
-    ``momentum = 0`` is plain gradient descent. Returns the last iterate (coef, intercept).
+    ``l_clip`` is the loss whose gradient is the clipped per-example gradient
+    (:func:`clip_factor`). X is dense (``indptr`` empty) or canonical CSR in
+    (data, indices, indptr) (X then unused, e.g. an empty array): the two differ only in the
+    innermost loops, which read the stored entries of the row.
     """
-    n = X.shape[0]
-    coef = np.array(coef0, dtype=np.float64)
-    intercept = np.array(intercept0, dtype=np.float64)
-    vcoef = np.zeros_like(coef)
-    vint = np.zeros_like(intercept)
-    fit_intercept, alpha, momentum = bool(fit_intercept), float(alpha), float(momentum)
-    beta_pow = 1.0
-    for t in range(len(step_sizes)):
-        gcoef, gint, _ = dense_grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param,
-                                        clip_norm, coef, intercept)
-        beta_pow *= momentum
-        _noisy_update(gcoef[None], gint[None], float(noise_std[t]), float(n), alpha,
-                      float(step_sizes[t]), momentum, beta_pow, fit_intercept, coef, intercept,
-                      vcoef, vint, gen)
-    return coef, intercept
-
-
-@njit
-def objective_and_gradient(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-                           fit_intercept, alpha, alpha_intercept, coef, intercept, gcoef, gint):
-    """Exact regularised objective and its gradient (no noise), for the output-perturbation solver.
-
-    ``F = (1/n) sum_i w_i l_clip(theta; x~_i, y_i) + alpha/2 ||coef||^2 + alpha_intercept/2 ||b||^2``
-    where ``l_clip`` is the loss whose gradient is the clipped per-example gradient.
-    Returns F; the gradient is written into (gcoef, gint).
-    """
-    n, d = X.shape
-    n_out = coef.shape[0]
+    sparse = indptr.shape[0] > 0
+    n = indptr.shape[0] - 1 if sparse else X.shape[0]
+    n_out, d = coef.shape
     z = np.zeros(n_out)
     dz = np.zeros(n_out)
     for k in range(n_out):
@@ -729,79 +717,37 @@ def objective_and_gradient(X, y, sample_weight, row_scale, row_norm_aug, loss, p
             gcoef[k, j] = 0.0
         gint[k] = 0.0
     total = 0.0
+    p0 = 0
+    p1 = 0
     for i in range(n):
         s = row_scale[i]
+        if sparse:
+            p0 = indptr[i]
+            p1 = indptr[i + 1]
         for k in range(n_out):
             acc = 0.0
-            for j in range(d):
-                acc += X[i, j] * coef[k, j]
+            if sparse:
+                for p in range(p0, p1):
+                    acc += data[p] * coef[k, indices[p]]
+            else:
+                for j in range(d):
+                    acc += X[i, j] * coef[k, j]
             z[k] = s * acc + intercept[k]
         loss_derivative(loss, z, y[i], param, dz)
         nrm2 = 0.0
         for k in range(n_out):
             nrm2 += dz[k] * dz[k]
-        gnorm = math.sqrt(nrm2) * row_norm_aug[i]
-        c = sample_weight[i]
-        if gnorm > clip_norm:
-            c = c * (clip_norm / gnorm)
-        thr = clip_norm / row_norm_aug[i] if row_norm_aug[i] > 0.0 else np.inf
-        total += sample_weight[i] * loss_value(loss, z, y[i], param, thr)
-        for k in range(n_out):
-            f = c * dz[k]
-            for j in range(d):
-                gcoef[k, j] += f * s * X[i, j]
-            gint[k] += f
-    total /= n
-    for k in range(n_out):
-        for j in range(d):
-            gcoef[k, j] = gcoef[k, j] / n + alpha * coef[k, j]
-            total += 0.5 * alpha * coef[k, j] * coef[k, j]
-        if fit_intercept:
-            gint[k] = gint[k] / n + alpha_intercept * intercept[k]
-            total += 0.5 * alpha_intercept * intercept[k] * intercept[k]
-        else:
-            gint[k] = 0.0
-    return total
-
-
-@njit
-def objective_and_gradient_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug,
-                               loss, param, clip_norm, coef, intercept, gcoef, gint):
-    """:func:`objective_and_gradient` for canonical CSR X, without the penalty and the 1/n:
-    returns ``sum_i w_i l_clip(theta; x~_i, y_i)`` and writes its gradient (the sum of the
-    clipped per-example gradients) into (gcoef, gint). Only stored entries are read."""
-    n = indptr.shape[0] - 1
-    n_out = coef.shape[0]
-    z = np.zeros(n_out)
-    dz = np.zeros(n_out)
-    for k in range(n_out):
-        for j in range(coef.shape[1]):
-            gcoef[k, j] = 0.0
-        gint[k] = 0.0
-    total = 0.0
-    for i in range(n):
-        s = row_scale[i]
-        p0 = indptr[i]
-        p1 = indptr[i + 1]
-        for k in range(n_out):
-            acc = 0.0
-            for p in range(p0, p1):
-                acc += data[p] * coef[k, indices[p]]
-            z[k] = s * acc + intercept[k]
-        loss_derivative(loss, z, y[i], param, dz)
-        nrm2 = 0.0
-        for k in range(n_out):
-            nrm2 += dz[k] * dz[k]
-        gnorm = math.sqrt(nrm2) * row_norm_aug[i]
-        c = sample_weight[i]
-        if gnorm > clip_norm:
-            c = c * (clip_norm / gnorm)
+        c = clip_factor(math.sqrt(nrm2) * row_norm_aug[i], clip_norm, sample_weight[i])
         thr = clip_norm / row_norm_aug[i] if row_norm_aug[i] > 0.0 else np.inf
         total += sample_weight[i] * loss_value(loss, z, y[i], param, thr)
         for k in range(n_out):
             f = c * dz[k]
             fs = f * s
-            for p in range(p0, p1):
-                gcoef[k, indices[p]] += fs * data[p]
+            if sparse:
+                for p in range(p0, p1):
+                    gcoef[k, indices[p]] += fs * data[p]
+            else:
+                for j in range(d):
+                    gcoef[k, j] += fs * X[i, j]
             gint[k] += f
     return total

@@ -20,6 +20,7 @@ import scipy.sparse as sp
 from . import _kernels, _kernels_sgd, policy
 from ._base import COMMON_CONSTRAINTS
 from ._compat import HasMethods, Interval, StrOptions
+from ._data import canonical_csr  # noqa: F401 (the one canonical_csr; kept importable here)
 from ._importance import resolve_importance, run_linear
 from ._fit import Road, private_fit
 from ._setup import require_add_remove_budget
@@ -70,15 +71,6 @@ SGD_CONSTRAINTS = {
     "accountant": [StrOptions({"rdp", "pld"})],
     "importance": [None, StrOptions({"auto"}), HasMethods(["stages", "validate"])],
 }
-
-
-def canonical_csr(X):
-    """X as canonical CSR (sorted indices, no duplicates), copying only when it must."""
-    X = sp.csr_matrix(X) if not sp.isspmatrix_csr(X) else X
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()
-    return X
 
 
 def _row_factors(X, bound):

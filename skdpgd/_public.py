@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import math
-import warnings
 
 import numpy as np
-from sklearn.utils.multiclass import check_classification_targets
 
 from . import policy
+from ._data import encode_binary_or_index, resolve_classes  # noqa: F401 (moved to _data)
 from ._selection_guard import warn_if_model_selection
 from ._setup import release_class_counts, release_count
-from .exceptions import PrivacyLeakWarning
 
 #: The ``classes`` parameter of every classifier, for their docstrings.
 CLASSES_DOC = """
@@ -47,55 +45,6 @@ def __getattr__(name):
     if name in _POLICY_NAMES:
         return getattr(policy, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def resolve_classes(classes, y):
-    """``(classes_, y_index)`` from the public ``classes`` parameter, or read from y with a
-    :class:`PrivacyLeakWarning` when it is None."""
-    check_classification_targets(y)
-    if classes is None:
-        found, y_index = np.unique(y, return_inverse=True)
-        if found.shape[0] < 2:
-            raise ValueError(
-                "This solver needs samples of at least 2 classes in the data, but the data "
-                f"contains only one class: {found[0]!r}."
-            )
-        warnings.warn(
-            "classes was not given, so the class list was read from the private labels. It "
-            "decides binary vs multinomial, the number of outputs, the loss constants and so "
-            "the noise; epsilon does not cover it (a rare class present or absent changes the "
-            "mechanism). Pass classes=[...] listing every possible label to fix.",
-            PrivacyLeakWarning,
-            stacklevel=3,
-        )
-        return found, y_index
-    given = np.asarray(classes)
-    if given.ndim != 1:  # np.unique would flatten a table into a list of labels
-        raise ValueError(f"classes must be a 1-D list of labels, got shape {given.shape}.")
-    classes_ = np.unique(given)
-    if classes_.shape[0] < 2:
-        raise ValueError(f"classes must list at least 2 labels, got {classes!r}.")
-    y = np.asarray(y)
-    try:
-        pos = np.searchsorted(classes_, y)
-    except TypeError as exc:
-        raise ValueError("the labels of y and classes are of incomparable types.") from exc
-    pos = np.minimum(pos, classes_.shape[0] - 1)
-    unknown = classes_[pos] != y
-    if np.any(unknown):
-        examples = np.unique(y[unknown])[:5].tolist()  # plain Python labels in the message
-        raise ValueError(
-            f"y has labels outside classes (e.g. {examples!r}); classes must list every "
-            "possible label."
-        )
-    return classes_, pos.astype(np.int64)
-
-
-def encode_binary_or_index(y_index, n_classes):
-    """Kernel labels: +-1 for two classes, the class index (as float) for more."""
-    if n_classes == 2:
-        return np.where(y_index == 1, 1.0, -1.0)
-    return y_index.astype(np.float64)
 
 
 def resolve_n_samples(n_samples, n_rows, neighbouring, mu_total, gen):

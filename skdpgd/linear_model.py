@@ -8,14 +8,14 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (COMMON_CONSTRAINTS, check_sample_weight_dp, fit_full_batch,
-                    LinearClassifierMixin, ProbaFromScoresMixin, resolve_data_norm,
-                    resolve_y_bound)
+from ._base import (COMMON_CONSTRAINTS, fit_full_batch, LinearClassifierMixin,
+                    ProbaFromScoresMixin)
 from ._compat import Interval, StrOptions, fit_context
+from ._data import (classification_data, decision_scores, is_dask, regression_data,
+                    resolve_data_norm, resolve_y_bound)
 from ._public import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
 from ._public import CLASSES_DOC as _CLASSES_DOC
-from ._public import encode_binary_or_index, fit_transaction, resolve_classes
-from ._dask_backend import is_dask as _is_dask
+from ._public import fit_transaction
 from .losses import BinaryLogistic, MultinomialLogistic, SquaredError
 
 __all__ = ["DPLogisticRegression", "DPRidge"]
@@ -326,32 +326,21 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
             The fitted estimator.
         """
         with fit_transaction(self):
-            if _is_dask(X):
-                from . import _dask_backend as dk
-
-                if self.class_weight is not None:
-                    raise ValueError("class_weight is not supported for dask input yet.")
-                X, y, sample_weight = dk.validate_fit(self, X, y, sample_weight,
-                                                      classification=True)
-                classes, y_index = dk.resolve_classes(self.classes, y)
-                y_k = dk.kernel_labels(y_index, classes.shape[0])
-            else:
-                X, y = validate_data(self, X, y, accept_sparse="csr",
-                                     dtype=[np.float64, np.float32], y_numeric=False)
-                classes, y_index = resolve_classes(self.classes, y)
-                y_k = encode_binary_or_index(y_index, classes.shape[0])
-                sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
+            data = classification_data(self, X, y, sample_weight, self.classes, dask=(
+                True if self.class_weight is None
+                else ValueError("class_weight is not supported for dask input yet.")))
+            X, classes = data.X, data.classes
             if classes.shape[0] == 2:
                 loss, n_outputs = BinaryLogistic(), 1
             else:
                 loss, n_outputs = MultinomialLogistic(), classes.shape[0]
-            coef, intercept = self._fit_private(X, y_k, sample_weight, loss, n_outputs,
-                                                classes=classes, y_index=y_index)
+            coef, intercept = self._fit_private(X, data.y, data.sample_weight, loss, n_outputs,
+                                                classes=classes, y_index=data.y_index)
             self.classes_ = classes
             # computed in float64 (sums of clipped terms must not round past their bound);
             # float32 input gets float32 coefficients, as in scikit-learn
-            self.coef_ = coef.astype(X.dtype, copy=False)
-            self.intercept_ = intercept.astype(X.dtype, copy=False)
+            self.coef_ = coef.astype(data.dtype, copy=False)
+            self.intercept_ = intercept.astype(data.dtype, copy=False)
         return self
 
 
@@ -501,27 +490,16 @@ class DPRidge(RegressorMixin, _DPLinearBase):
                 "to account for them together (a joint multi-output release is not offered)."
             )
         with fit_transaction(self):
-            if _is_dask(X):
-                from . import _dask_backend as dk
-
-                X, y, sample_weight = dk.validate_fit(self, X, y, sample_weight,
-                                                      classification=False)
-                y_bound = (float(self.y_bound) if self.y_bound is not None
-                           else resolve_y_bound(None, np.array([float(abs(y).max().compute())])))
-            else:
-                X, y = validate_data(self, X, y, accept_sparse="csr",
-                                     dtype=[np.float64, np.float32], y_numeric=True)
-                y = np.asarray(y, dtype=np.float64)
-                sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
-                y_bound = resolve_y_bound(self.y_bound, y)
+            X, y, sample_weight, dtype, *_ = regression_data(self, X, y, sample_weight)
+            y_bound = resolve_y_bound(self.y_bound, y)
             clip_norm = None if self.clip_norm == "auto" else float(self.clip_norm)
             y_clipped = y.clip(-y_bound, y_bound)
             coef, intercept = self._fit_private(
                 X, y_clipped, sample_weight,
                 SquaredError(clip_norm=clip_norm, y_bound=y_bound), 1, y_bound=y_bound)
             self.y_bound_ = y_bound
-            self.coef_ = coef[0].astype(X.dtype, copy=False)
-            self.intercept_ = X.dtype.type(intercept[0] if self.fit_intercept else 0.0)
+            self.coef_ = coef[0].astype(dtype, copy=False)
+            self.intercept_ = dtype.type(intercept[0] if self.fit_intercept else 0.0)
         return self
 
     def predict(self, X):
@@ -536,9 +514,7 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        if _is_dask(X):  # a lazy dask array
-            from ._dask_backend import decision_scores
-
+        if is_dask(X):  # a lazy dask array
             return decision_scores(self, X, self.coef_[None, :], [self.intercept_])[:, 0]
         X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
                           reset=False)

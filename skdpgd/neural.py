@@ -14,11 +14,12 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import ProbaFromScoresMixin, check_sample_weight_dp
+from ._base import ProbaFromScoresMixin
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from . import policy
+from ._data import classification_data
 from ._fit import Road, mu_of, private_fit
-from ._public import CLASSES_DOC, fit_transaction, resolve_classes
+from ._public import CLASSES_DOC, fit_transaction
 from ._setup import NEIGHBOURING, require_add_remove_budget, resolve_relation
 from .accounting import GaussianDPAccountant, RDPAccountant, Release, remaining_mu
 from .schedules import PUR, Exponential, Problem, Uniform, get_schedule, hong_shape
@@ -466,9 +467,9 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         return self
 
     def _fit(self, X, y, sample_weight):
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False)
-        classes, y_index = resolve_classes(self.classes, y)
-        sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
+        X, _, sample_weight, _, classes, y_index = classification_data(
+            self, X, y, sample_weight, self.classes, dtype=np.float64, accept_sparse=False,
+            dask=False)
         if X.size and np.max(np.abs(X)) > np.finfo(np.float32).max:
             raise ValueError(
                 "X has values beyond the float32 range (|x| > 3.4e38) that the network is "

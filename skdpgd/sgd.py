@@ -9,13 +9,13 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (LinearClassifierMixin, check_sample_weight_dp, log_proba_from_scores,
-                    proba_from_scores, resolve_data_norm, resolve_y_bound)
+from ._base import LinearClassifierMixin, log_proba_from_scores, proba_from_scores
 from ._compat import Interval, StrOptions, fit_context
-from ._minibatch import SGD_CONSTRAINTS, canonical_csr, fit_minibatch
+from ._data import classification_data, regression_data, resolve_data_norm, resolve_y_bound
+from ._minibatch import SGD_CONSTRAINTS, fit_minibatch
 from ._public import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
 from ._public import CLASSES_DOC as _CLASSES_DOC
-from ._public import encode_binary_or_index, fit_transaction, resolve_classes
+from ._public import fit_transaction
 from .losses import (BinaryLogistic, Hinge, Huber, ModifiedHuber, MultinomialLogistic,
                      SquaredError, SquaredHinge)
 
@@ -228,22 +228,23 @@ class _DPSGDBase(BaseEstimator):
         tags.non_deterministic = self.random_state is None
         return tags
 
-    def _validate(self, X, y, y_numeric):
-        if _is_dask(X) or _is_dask(y):
-            raise TypeError(
-                "DP-SGD does not take dask collections: its Poisson-sampled steps each read a "
-                "random subset of rows, which a distributed array serves badly. Use the "
-                "full-batch estimators (DPLogisticRegression, DPRidge), which reduce each "
-                "release over the chunks in one pass.")
-        X, y = validate_data(self, X, y, accept_sparse="csr",
-                             dtype=[np.float64, np.float32], y_numeric=y_numeric)
+    def _validate(self, X, y, sample_weight, classes=None, *, classification):
+        """:func:`skdpgd._data.classification_data` / ``regression_data`` with X in float64
+        (CSR canonical); dask input is refused."""
+        refusal = TypeError(
+            "DP-SGD does not take dask collections: its Poisson-sampled steps each read a "
+            "random subset of rows, which a distributed array serves badly. Use the "
+            "full-batch estimators (DPLogisticRegression, DPRidge), which reduce each "
+            "release over the chunks in one pass.")
+        if classification:
+            data = classification_data(self, X, y, sample_weight, classes, dask=refusal,
+                                       float64=True)
+        else:
+            data = regression_data(self, X, y, sample_weight, dask=refusal, float64=True)
         # the kernels sum in float64; float32 input gets float32 weights back (as in
         # scikit-learn's SGD estimators, whose intercept stays float64)
-        self._input_dtype = X.dtype
-        X = X.astype(np.float64, copy=False)
-        if hasattr(X, "tocsr"):
-            X = canonical_csr(X)
-        return X, y
+        self._input_dtype = data.dtype
+        return data
 
     def _fit_private(self, X, y, sample_weight, loss, n_outputs, data_norm, y_bound=None,
                      target_scale=None, **classes):
@@ -253,10 +254,6 @@ class _DPSGDBase(BaseEstimator):
         coef, intercept = fitted.pop("coef"), fitted.pop("intercept")
         self.__dict__.update(fitted)
         return coef.astype(self.__dict__.pop("_input_dtype"), copy=False), intercept
-
-
-def _is_dask(obj):
-    return type(obj).__module__.split(".")[0] in ("dask", "distributed")
 
 
 class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
@@ -365,15 +362,14 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
             The fitted estimator.
         """
         with fit_transaction(self):
-            X, y = self._validate(X, y, y_numeric=False)
-            classes, y_index = resolve_classes(self.classes, y)
-            y_k = encode_binary_or_index(y_index, classes.shape[0])
+            data = self._validate(X, y, sample_weight, self.classes, classification=True)
+            X, y_k, sample_weight = data.X, data.y, data.sample_weight
+            classes, y_index = data.classes, data.y_index
             if classes.shape[0] > 2 and self.loss != "log_loss":
                 raise ValueError(
                     f"loss={self.loss!r} handles two classes; got {classes.shape[0]}. Use "
                     "loss='log_loss' (multinomial) for more classes."
                 )
-            sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
             if classes.shape[0] == 2:
                 loss = {"log_loss": BinaryLogistic(), "hinge": Hinge(),
                         "modified_huber": ModifiedHuber(),
@@ -545,8 +541,7 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
             The fitted estimator.
         """
         with fit_transaction(self):
-            X, y = self._validate(X, y, y_numeric=True)
-            sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
+            X, y, sample_weight, *_ = self._validate(X, y, sample_weight, classification=False)
             data_norm = resolve_data_norm(self.data_norm, X)
             y_bound = self.y_bound
             if y_bound is None and self.loss == "squared_error" and self.clip_norm == "auto":

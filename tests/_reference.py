@@ -99,3 +99,38 @@ def objective(A, y, w, loss, clip, theta):
     else:
         raise ValueError(loss)
     return float(np.dot(w, vals)), (w[:, None, None] * D[:, :, None] * A[:, None, :]).sum(axis=0)
+
+
+# --- a driver of the package's kernels (not an oracle: it calls them) ---------------------
+
+
+def gd_full_batch(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
+                  fit_intercept, alpha, step_sizes, noise_std, momentum, coef0, intercept0,
+                  gen):
+    """Full-batch DP gradient descent: T = len(step_sizes) steps of the package's kernels
+    :func:`skdpgd._kernels.dense_grad_sum` (the clipped sum) and ``_noisy_update`` (noise and
+    momentum step). A test driver (the estimators run the same two kernels through
+    :mod:`skdpgd._mechanisms`); it was ``skdpgd._kernels.run_gd_full_batch``.
+
+    Step t releases ``S_t = sum_i w_i clip(grad_i(theta_t)) + N(0, noise_std[t]^2 I)``:
+    each term has norm <= clip_norm, so the sum has sensitivity 2 clip_norm (replace-one)
+    or clip_norm (add/remove-one). Then, as post-processing, ``g_t = S_t / n + alpha * w``
+    (intercept not penalised) and, with momentum beta (Hong et al., Eq. 3, bias-corrected):
+    ``v_t = beta v_{t-1} + (1 - beta) g_t``, ``theta_{t+1} = theta_t - step_t v_t / (1 - beta^t)``.
+    ``momentum = 0`` is plain gradient descent. Returns the last iterate (coef, intercept).
+    """
+    n = X.shape[0]
+    coef = np.array(coef0, dtype=np.float64)
+    intercept = np.array(intercept0, dtype=np.float64)
+    vcoef = np.zeros_like(coef)
+    vint = np.zeros_like(intercept)
+    fit_intercept, alpha, momentum = bool(fit_intercept), float(alpha), float(momentum)
+    beta_pow = 1.0
+    for t in range(len(step_sizes)):
+        gcoef, gint, _ = K.dense_grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param,
+                                        clip_norm, coef, intercept)
+        beta_pow *= momentum
+        K._noisy_update(gcoef[None], gint[None], float(noise_std[t]), float(n), alpha,
+                      float(step_sizes[t]), momentum, beta_pow, fit_intercept, coef, intercept,
+                      vcoef, vint, gen)
+    return coef, intercept

@@ -7,7 +7,8 @@ import scipy.sparse as sp
 
 from skdpgd import _kernels as K
 from skdpgd import _kernels_second as K2
-from skdpgd._backends import CSRRows, DenseRows, make_rows
+from skdpgd._backends import CSRRows, DenseRows
+from skdpgd._data import make_rows
 
 import _reference as ref
 

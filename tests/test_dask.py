@@ -97,3 +97,44 @@ def test_dataframe_input_bad_input_and_dp_sgd_refusal(client, data):
         DPLogisticRegression(**{**kw, "classes": [0, 5]}).fit(Xd, y)
     with pytest.raises(TypeError, match="full-batch estimators"):
         DPSGDClassifier(epsilon=1.0, data_norm=1.0, classes=[0, 1]).fit(Xd, y)
+
+
+# the class list is checked once (skdpgd._data.resolve_classes) for in-memory and dask labels:
+# each bad input gets the same error, whichever kind of y it comes in
+BAD_CLASSES = [
+    ("2-D classes", {"classes": [[0, 1], [2, 3]]}, None),
+    ("one class listed", {"classes": [1]}, None),
+    ("labels outside classes", {"classes": [0, 5]}, None),
+    ("incomparable types", {"classes": ["a", "b"]}, None),
+    ("one class in y", {"classes": None}, "single"),
+    ("continuous labels", {"classes": None}, "continuous"),
+]
+
+
+@pytest.mark.parametrize("name,params,labels", BAD_CLASSES, ids=[c[0] for c in BAD_CLASSES])
+def test_dask_labels_get_the_in_memory_errors(data, name, params, labels):
+    X, y, _, Xd = data
+    if labels == "single":
+        y = np.zeros_like(y)
+    elif labels == "continuous":
+        y = X[:, 0].copy()
+    kw = dict(epsilon=1.0, data_norm=1.0, random_state=0, **params)
+    errors = []
+    for Xin, yin in [(X, y), (Xd, da.from_array(y, chunks=700))]:
+        est = DPLogisticRegression(**kw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(ValueError) as info:
+                est.fit(Xin, yin)
+        assert not [k for k in vars(est) if k.endswith("_")]  # a refused fit sets nothing
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
+def test_dask_class_weight_is_refused_before_any_pass(data):
+    X, y, _, Xd = data
+    est = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1],
+                               class_weight="balanced")
+    with pytest.raises(ValueError, match="class_weight is not supported for dask"):
+        est.fit(Xd, y)
+    assert not [k for k in vars(est) if k.endswith("_")]

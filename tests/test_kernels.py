@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from skdpgd import _kernels as K
 from skdpgd._backends import CSRRows, DenseRows
 
-from _reference import augmented_rows, clipped_gradient_sum, clipped_sum
+from _reference import augmented_rows, clipped_gradient_sum, clipped_sum, gd_full_batch
 
 LOSSES = {"logistic": K.LOSS_LOGISTIC, "multinomial": K.LOSS_MULTINOMIAL,
           "squared": K.LOSS_SQUARED}
@@ -30,7 +30,7 @@ def released_sum(X, y, w, data_norm, fit_intercept, loss, clip, coef, intercept,
     """The sum a step releases, read back from one kernel step (step 1, alpha 0, n = 1 scale)."""
     s, a = K.row_clip_factors(X, data_norm, fit_intercept)
     n = X.shape[0]
-    c1, b1 = K.run_gd_full_batch(X, y, w, s, a, LOSSES[loss], 0.0, clip, fit_intercept, 0.0,
+    c1, b1 = gd_full_batch(X, y, w, s, a, LOSSES[loss], 0.0, clip, fit_intercept, 0.0,
                                  np.ones(1), np.full(1, noise), 0.0, coef, intercept,
                                  np.random.default_rng(seed))
     return n * (coef - c1), n * (intercept - b1)
@@ -122,10 +122,10 @@ def test_same_blocks_same_numbers_on_any_thread_count_and_seed_reproduces():
     np.testing.assert_allclose(one[0], other[0], rtol=1e-10, atol=1e-12)  # rounding only
     gd = (X, y, w, s, a, K.LOSS_LOGISTIC, 0.0, np.sqrt(2.0), True, 1e-3, np.full(20, 0.5),
           np.full(20, 3.0), 0.0, np.zeros((1, 30)), np.zeros(1))
-    c1, _ = K.run_gd_full_batch(*gd, np.random.default_rng(7))
-    c2, _ = K.run_gd_full_batch(*gd, np.random.default_rng(7))
+    c1, _ = gd_full_batch(*gd, np.random.default_rng(7))
+    c2, _ = gd_full_batch(*gd, np.random.default_rng(7))
     np.testing.assert_array_equal(c1, c2)
-    c3, _ = K.run_gd_full_batch(*gd, np.random.default_rng(8))
+    c3, _ = gd_full_batch(*gd, np.random.default_rng(8))
     assert not np.allclose(c1, c3)
 
 
@@ -134,7 +134,7 @@ def test_momentum_matches_reference_update():
     w = np.ones(X.shape[0])
     s, a = K.row_clip_factors(X, 10.0, True)
     T, beta, eta, alpha = 15, 0.8, 0.3, 0.01
-    coef, b = K.run_gd_full_batch(X, y, w, s, a, K.LOSS_LOGISTIC, 0.0, 100.0, True, alpha,
+    coef, b = gd_full_batch(X, y, w, s, a, K.LOSS_LOGISTIC, 0.0, 100.0, True, alpha,
                                   np.full(T, eta), np.zeros(T), beta, np.zeros((1, 4)),
                                   np.zeros(1), np.random.default_rng(0))
     th, tb = np.zeros((1, 4)), np.zeros(1)
@@ -159,12 +159,13 @@ def test_objective_gradient_is_the_gradient_of_the_objective():
         coef, b = rng.normal(size=(n_out, 5)), rng.normal(size=n_out)
         gc, gb = np.zeros_like(coef), np.zeros_like(b)
 
-        def f(c, bb):
-            return K.objective_and_gradient(X, y, w, s, a, LOSSES[loss], 0.0, clip, True, 0.1, 0.2,
-                                            c, bb, np.zeros_like(coef), np.zeros_like(b))
+        none = (np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64))
 
-        K.objective_and_gradient(X, y, w, s, a, LOSSES[loss], 0.0, clip, True, 0.1, 0.2, coef, b,
-                                 gc, gb)
+        def f(c, bb):  # the sum over the rows (no penalty, no 1/n: the mechanism adds them)
+            return K.objective_sum(X, *none, y, w, s, a, LOSSES[loss], 0.0, clip, c, bb,
+                                   np.zeros_like(coef), np.zeros_like(b))
+
+        K.objective_sum(X, *none, y, w, s, a, LOSSES[loss], 0.0, clip, coef, b, gc, gb)
         h = 1e-6
         for k in range(n_out):
             for j in range(5):
@@ -296,3 +297,24 @@ def test_exp_tile_matches_numpy():
     special = np.array([np.nan, np.inf, -np.inf])
     K._exp_tile(special, 3)
     assert np.isnan(special[0]) and np.isfinite(special[1]) and special[2] < 1e-307
+
+
+def test_clip_factor_is_the_sensitivity_invariant():
+    """The one clip helper every gradient kernel inlines: ``factor * norm <= w C``, the
+    factor is ``w`` when nothing is clipped, and 0 for an infinite norm."""
+    from numba import njit
+
+    @njit(error_model="numpy")
+    def factor(norm, clip, w):
+        return K.clip_factor(norm, clip, w)
+
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        norm = float(10.0 ** rng.uniform(-300, 300)) * rng.choice([0.0, 1.0], p=[0.05, 0.95])
+        clip, w = float(10.0 ** rng.uniform(-5, 5)), float(rng.uniform(0, 1))
+        f = factor(norm, clip, w)
+        assert 0.0 <= f <= w
+        assert f * norm <= w * clip * (1 + 1e-15)
+        if norm <= clip:
+            assert f == w
+    assert factor(np.inf, 1.0, 0.7) == 0.0
