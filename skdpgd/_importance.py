@@ -116,7 +116,7 @@ class ImportanceMask:
     benchmark's design half at 3 of 4 budgets (``IMPORTANCE_LINEAR_FREEZE``).
     """
 
-    def __init__(self, pretrain_fraction=0.1, keep=0.6, unfreeze=4, scaling=False):
+    def __init__(self, *, pretrain_fraction=0.1, keep=0.6, unfreeze=4, scaling=False):
         self.pretrain_fraction = pretrain_fraction
         self.keep = keep
         self.unfreeze = unfreeze

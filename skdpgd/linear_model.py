@@ -284,8 +284,8 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
         "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
-    def __init__(self, epsilon=1.0, delta=None, data_norm=None, classes=None, class_weight=None,
-                 row_clip="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
+    def __init__(self, *, epsilon=1.0, delta=None, data_norm=None, classes=None,
+                 class_weight=None, row_clip="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
                  schedule="auto", max_iter="auto", momentum=0.0, neighbouring="auto",
                  n_samples=None, random_state=None, budget=None, verbose=0):
         self.epsilon = epsilon
@@ -444,8 +444,8 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
     }
 
-    def __init__(self, epsilon=1.0, delta=None, data_norm=None, row_clip="data_norm", y_bound=None,
-                 clip_norm="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
+    def __init__(self, *, epsilon=1.0, delta=None, data_norm=None, row_clip="data_norm",
+                 y_bound=None, clip_norm="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
                  schedule="auto", max_iter="auto", momentum=0.0, neighbouring="auto",
                  n_samples=None, random_state=None, budget=None, verbose=0):
         self.epsilon = epsilon

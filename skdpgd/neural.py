@@ -382,8 +382,9 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         "device": "no_validation",  # checked in fit (torch is imported there)
     }
 
-    def __init__(self, hidden_layer_sizes=(100,), activation="relu", epsilon=1.0, delta=None,
-                 classes=None, class_weight=None, clip_norm=1.0, learning_rate=0.1, max_iter=100, batch_size=None,
+    def __init__(self, hidden_layer_sizes=(100,), activation="relu", *, epsilon=1.0, delta=None,
+                 classes=None, class_weight=None, clip_norm=1.0, learning_rate=0.1, max_iter=100,
+                 batch_size=None,
                  schedule="uniform", decay=None, momentum=0.0, neighbouring="auto",
                  n_samples=None, n_jobs=None, verbose=0, random_state=None, importance=None,
                  device="cpu"):

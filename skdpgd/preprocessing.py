@@ -140,7 +140,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         "missing_value": [Interval(numbers.Real, -1, 1, closed="both"), None],
     }
 
-    def __init__(self, bounds=None, missing_value=0.0):
+    def __init__(self, bounds=None, *, missing_value=0.0):
         self.bounds = bounds
         self.missing_value = missing_value
 
@@ -306,7 +306,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, epsilon=1.0, bounds=None, delta=None, budget=None, neighbouring="auto",
+    def __init__(self, *, epsilon=1.0, bounds=None, delta=None, budget=None, neighbouring="auto",
                  n_samples=None, clip_std=3.0, missing_value=0.0, random_state=None):
         self.epsilon = epsilon
         self.bounds = bounds
