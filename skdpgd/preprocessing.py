@@ -31,6 +31,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import policy
 from ._base import DEFAULT_DELTA_CAP, SetupCharges, _generator, budget_admits_upper_bound
 from ._base import default_delta, resolve_relation
 from ._compat import HasMethods, Interval, StrOptions, fit_context
@@ -216,10 +217,14 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 # DP standardisation
 # ------------------------------------------------------------------------------------------
 
-#: Smallest standard deviation DPStandardScaler divides by, in units of the public half-range
-#: of a column (after the map to [-1, 1]). A noisy variance can be tiny or negative; the floor
-#: is a public constant so that the scale never comes from an unreliable release.
-STD_FLOOR = 0.01
+#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
+_POLICY_NAMES = frozenset({"STD_FLOOR"})
+
+
+def __getattr__(name):
+    if name in _POLICY_NAMES:
+        return getattr(policy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -239,7 +244,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     Both sensitivities are raised by the float64 rounding margin of a sum
     (:func:`skdpgd.accounting.sum_rounding_margin`). The means and variances are
     post-processing: ``m = clip(S1~ / N, -1, 1)``, ``v = S2~ / N - m^2``, and the scale
-    ``s = sqrt(max(v, STD_FLOOR^2))``. All releases are calibrated together so that they
+    ``s = sqrt(max(v, STD_FLOOR^2))`` (``skdpgd.policy.STD_FLOOR``). All releases are calibrated together so that they
     compose to exactly (epsilon, delta) in Gaussian DP, the sums sharing what the count leaves
     equally.
 
@@ -402,7 +407,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         # post-processing of the released sums (N is public or released)
         m = np.clip(S1 / n_public, -1.0, 1.0)
         v = np.clip(S2 / n_public, 0.0, 1.0) - m * m
-        s = np.sqrt(np.maximum(v, STD_FLOOR ** 2))
+        s = np.sqrt(np.maximum(v, policy.STD_FLOOR ** 2))
 
         mu = gdp_mu_of_releases(prior + releases)
         half = 0.5 * (hi - lo)
