@@ -36,6 +36,7 @@ def __getattr__(name):
         return getattr(policy, _POLICY_NAMES[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 _SCHEDULE_NAMES = {"uniform", "hong", "pur", "exponential"}
 
 
