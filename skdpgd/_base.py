@@ -385,7 +385,7 @@ def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
     ``R = data_norm``, ``w_i`` in [0, 1]. Replacing, adding or removing one example changes S
     by at most R: the L2 sensitivity is R under both relations (``sensitivity``: R raised by
     the rounding margin of the sum, :func:`skdpgd.accounting.sum_rounding_margin`), so the
-    release is ``1/z``-GDP. Returns ``(bound, z)``; ``bound = policy.row_clip_factor(snr) * m`` (at most R)
+    release is ``1/z``-GDP. Returns ``(bound, z)``; ``bound = row_clip_factor(snr) * m`` (at most R)
     where m is the estimate ``S~ / N`` (N public) held inside ``[2 sigma, R]``
     (``sigma = z R / N``, the estimate's noise: a noise-dominated estimate keeps the bound
     conservative rather than tiny). ``z`` is None when mu_total is infinite (no clipping
