@@ -220,9 +220,9 @@ def leaking_scores_mlp(X, y, n_outputs, layer_sizes, activation):
 @contextlib.contextmanager
 def pruned_weights():
     """Linear models: masked weights set to 0 instead of frozen (the paper's l(m * theta))."""
-    import skdpgd._importance as imp
+    import skdpgd.policy as policy
 
-    with mock.patch.object(imp, "IMPORTANCE_LINEAR_FREEZE", False):
+    with mock.patch.object(policy, "IMPORTANCE_LINEAR_FREEZE", False):
         yield
 
 

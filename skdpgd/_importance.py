@@ -39,32 +39,24 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-#: The scale s_j (RMS of the released gradient of coordinate j, normalised to RMS 1 over the
-#: kept coordinates) is kept within [1 / IMPORTANCE_SCALE_RATIO, IMPORTANCE_SCALE_RATIO]: a
-#: coordinate the noise made look silent cannot get an unbounded share of the clip budget.
-IMPORTANCE_SCALE_RATIO = 10.0
+from . import policy
 
-#: Decay of the running second moment of the released gradients (per step), the paper's
-#: gamma_2 (not given there).
-IMPORTANCE_MOMENT_DECAY = 0.99
-
-#: Linear models: masked weights keep their value (True) or are set to 0 (False, the paper's
-#: pruned forward pass ``l(m * theta)``). A frozen weight still enters every margin; the
-#: kernels see only the kept columns, so the frozen part of each margin, ``x_i[masked] .
-#: theta[masked]`` (one per output), rides along as an extra column divided by
-#: :data:`FROZEN_COLUMN_SCALE` whose weight is that scale and is never updated (step 0). Its
-#: coordinate of the per-example gradient is tiny and, like every coordinate, inside the clip.
-IMPORTANCE_LINEAR_FREEZE = True
-
-#: See :data:`IMPORTANCE_LINEAR_FREEZE`.
+#: Linear models with ``skdpgd.policy.IMPORTANCE_LINEAR_FREEZE``: a frozen weight still enters
+#: every margin; the kernels see only the kept columns, so the frozen part of each margin,
+#: ``x_i[masked] . theta[masked]`` (one per output), rides along as an extra column divided by
+#: this scale whose weight is that scale and is never updated (step 0). Its coordinate of the
+#: per-example gradient is tiny and, like every coordinate, inside the clip.
 FROZEN_COLUMN_SCALE = 1e6
 
-#: ``importance='auto'``: on only where the benchmark (benchmarks/bench_importance.py) shows a
-#: gain on the design half of benchmarks/suite that holds on the report half. Measured (5
-#: seeds, epsilon 1-8): the private mask was ahead of plain DP-SGD on no design-half set and
-#: behind on digits (and chile at epsilon 2); on the high-dimensional sets it was level or a
-#: few points ahead (one-hot d = 1200: +3.3 at epsilon 2). So 'auto' is off.
-AUTO_IMPORTANCE = False
+#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
+_POLICY_NAMES = frozenset({"IMPORTANCE_SCALE_RATIO", "IMPORTANCE_MOMENT_DECAY",
+                           "IMPORTANCE_LINEAR_FREEZE", "AUTO_IMPORTANCE"})
+
+
+def __getattr__(name):
+    if name in _POLICY_NAMES:
+        return getattr(policy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ImportanceMask:
@@ -113,10 +105,10 @@ class ImportanceMask:
     intercept is always kept. For the MLP a coordinate is a parameter (weight or bias). Masked
     weights keep their value (frozen; they still enter the predictions). Setting them to 0
     instead, the paper's pruned forward pass ``l(m * theta)``, was behind freezing on the
-    benchmark's design half at 3 of 4 budgets (``IMPORTANCE_LINEAR_FREEZE``).
+    benchmark's design half at 3 of 4 budgets (``skdpgd.policy.IMPORTANCE_LINEAR_FREEZE``).
     """
 
-    def __init__(self, pretrain_fraction=0.1, keep=0.6, unfreeze=4, scaling=False):
+    def __init__(self, *, pretrain_fraction=0.1, keep=0.6, unfreeze=4, scaling=False):
         self.pretrain_fraction = pretrain_fraction
         self.keep = keep
         self.unfreeze = unfreeze
@@ -162,14 +154,15 @@ class ImportanceMask:
 
 
 def resolve_importance(importance):
-    """The ImportanceMask to run, or None. 'auto' follows :data:`AUTO_IMPORTANCE`."""
+    """The ImportanceMask to run, or None. 'auto' follows
+    :data:`skdpgd.policy.AUTO_IMPORTANCE`."""
     if importance is None:
         return None
     if isinstance(importance, str):
         if importance != "auto":
             raise ValueError(f"importance must be None, 'auto' or an ImportanceMask; got "
                              f"{importance!r}.")
-        return ImportanceMask() if AUTO_IMPORTANCE else None
+        return ImportanceMask() if policy.AUTO_IMPORTANCE else None
     if not isinstance(importance, ImportanceMask):
         raise ValueError(f"importance must be None, 'auto' or an ImportanceMask; got "
                          f"{importance!r}.")
@@ -191,7 +184,7 @@ def kept_coordinates(score, fraction):
 def coordinate_scale(second, kept, scaling):
     """Scale s over ``kept`` from the running second moments of the released gradients:
     ``sqrt(max(second, 0))`` normalised to RMS 1 over the kept coordinates, within
-    [1/IMPORTANCE_SCALE_RATIO, IMPORTANCE_SCALE_RATIO]; ones without scaling or when the
+    [1/r, r] (r = ``skdpgd.policy.IMPORTANCE_SCALE_RATIO``); ones without scaling or when the
     moments carry nothing. Post-processing of released values."""
     ones = np.ones(kept.shape[0])
     if not scaling:
@@ -200,7 +193,7 @@ def coordinate_scale(second, kept, scaling):
     rms = math.sqrt(float(np.mean(u * u))) if u.size else 0.0
     if not (rms > 0.0 and math.isfinite(rms)):
         return ones
-    r = IMPORTANCE_SCALE_RATIO
+    r = policy.IMPORTANCE_SCALE_RATIO
     return np.clip(u / rms, 1.0 / r, r)
 
 
@@ -277,7 +270,7 @@ def run_linear(mask, X, y, sample_weight, row_scale, row_norm_aug, common, state
             dropped = np.setdiff1d(np.arange(d), kept)
             vcoef[:, dropped] = 0.0  # a masked weight does not move
             n_frozen = 0
-            if IMPORTANCE_LINEAR_FREEZE and dropped.size:
+            if policy.IMPORTANCE_LINEAR_FREEZE and dropped.size:
                 n_frozen = k_out  # one column per output: the frozen part of its margins
                 offsets = np.asarray(X[:, dropped] @ coef[:, dropped].T)  # (n, k_out)
                 Xs = (sp.hstack([X, sp.csr_matrix(offsets)], format="csr")
@@ -315,7 +308,7 @@ def run_linear(mask, X, y, sample_weight, row_scale, row_norm_aug, common, state
                       max_norm)
         bad = sgd_masked(Xk, y, sample_weight, row_scale, aug, *run_common, sub, int(t0),
                          int(t1), average_start, gen, pre, s_run, stats,
-                         IMPORTANCE_MOMENT_DECAY)
+                         policy.IMPORTANCE_MOMENT_DECAY)
         coef[:, kept] = sub[0][:, :nk] / s
         vcoef[:, kept] = sub[2][:, :nk] / s
         acoef[:, kept] = sub[4][:, :nk] / s

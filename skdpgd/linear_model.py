@@ -69,7 +69,7 @@ _SCHEDULE_PARAMS_DOC = """
 
     max_iter : int or 'auto', default='auto'
         Number of gradient steps. 'auto' lets the schedule choose it from theory and public
-        constants (capped at ``skdpgd.schedules.MAX_AUTO_ITER``). An integer with
+        constants (capped at ``skdpgd.policy.MAX_AUTO_ITER``). An integer with
         ``schedule='auto'`` keeps the choice to gradient descent. Choosing it by looking at
         results on the private data (e.g. with GridSearchCV) leaks privacy.
 
@@ -206,7 +206,7 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
 {_PRIVACY_PARAMS_DOC}{_CLASSES_DOC}{_CLASS_WEIGHT_DOC}{_ROW_CLIP_DOC}
     alpha : float or 'auto', default='auto'
         L2 penalty on the weights. It also sets the strong convexity the schedules use.
-        'auto' is ``1/N + 0.3 G R sqrt(D) / (N mu)`` (``skdpgd.schedules.consistent_alpha``;
+        'auto' is ``1/N + 0.3 G R sqrt(D) / (N mu)`` (``skdpgd.policy.consistent_alpha``;
         G the gradient bound, R the row bound, D the number of coefficients, mu the GDP
         budget; for output perturbation ``output_alpha``, with 5 instead of 0.3): scikit-learn's
         default ``LogisticRegression()`` penalty (``alpha = 1 / (N C)`` with C = 1) plus a
@@ -284,8 +284,8 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
         "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
-    def __init__(self, epsilon=1.0, delta=None, data_norm=None, classes=None, class_weight=None,
-                 row_clip="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
+    def __init__(self, *, epsilon=1.0, delta=None, data_norm=None, classes=None,
+                 class_weight=None, row_clip="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
                  schedule="auto", max_iter="auto", momentum=0.0, neighbouring="auto",
                  n_samples=None, random_state=None, budget=None, verbose=0):
         self.epsilon = epsilon
@@ -433,8 +433,8 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
     }
 
-    def __init__(self, epsilon=1.0, delta=None, data_norm=None, row_clip="data_norm", y_bound=None,
-                 clip_norm="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
+    def __init__(self, *, epsilon=1.0, delta=None, data_norm=None, row_clip="data_norm",
+                 y_bound=None, clip_norm="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
                  schedule="auto", max_iter="auto", momentum=0.0, neighbouring="auto",
                  n_samples=None, random_state=None, budget=None, verbose=0):
         self.epsilon = epsilon

@@ -423,7 +423,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, estimator, param_distributions, epsilon=1.0, delta=None, *, n_iter=10,
+    def __init__(self, estimator, param_distributions, *, epsilon=1.0, delta=None, n_iter=10,
                  distribution="negative_binomial", shape=1.0, validation_fraction=0.2,
                  scoring=None, y_bound=None, epsilon_param=None, budget=None,
                  random_state=None):

@@ -36,6 +36,7 @@ def __getattr__(name):
         return getattr(policy, _POLICY_NAMES[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 _SCHEDULE_NAMES = {"uniform", "hong", "pur", "exponential"}
 
 
@@ -381,8 +382,9 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         "budget": [HasMethods(["charge"]), None],
     }
 
-    def __init__(self, hidden_layer_sizes=(100,), activation="relu", epsilon=1.0, delta=None,
-                 classes=None, class_weight=None, clip_norm=1.0, learning_rate=0.1, max_iter=100, batch_size=None,
+    def __init__(self, hidden_layer_sizes=(100,), activation="relu", *, epsilon=1.0, delta=None,
+                 classes=None, class_weight=None, clip_norm=1.0, learning_rate=0.1, max_iter=100,
+                 batch_size=None,
                  schedule="uniform", decay=None, momentum=0.0, neighbouring="auto",
                  n_samples=None, n_jobs=None, verbose=0, random_state=None, importance=None,
                  device="cpu", budget=None):

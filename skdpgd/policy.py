@@ -436,7 +436,7 @@ ROW_CLIP_FACTOR = 0.35
 AUTO_SIGNAL_POWER = 2.0
 ROW_CLIP_SNR = 20.0
 ROW_CLIP_POWER = 0.5
-#: Most of the budget (as a share of mu^2) the norm query may use (commit d6b6efe; not tuned
+#: Most of the budget (as a share of mu^2) the norm query may use (commit 215ad26; not tuned
 #: on the suite).
 ROW_CLIP_MAX_SHARE = 0.1
 #: Target relative standard deviation of the norm estimate (assuming a mean norm of at
@@ -457,8 +457,8 @@ def row_clip_factor(snr):
 #: whose true mean clipped norm is data_norm trigger it 84% of the time, 0.8 data_norm 0.13%.
 #: It is a ``verbose`` line, not a warning: the statistic min(||x||, R) cannot tell rows far
 #: above R from rows normalised to exactly R (``Normalizer`` with data_norm=1, the documented
-#: pipeline), where a warning would fire on every fit. (Chosen from those two rates, not on
-#: the suite.)
+#: pipeline), where a warning would fire on every fit. (Chosen from those two rates, commit
+#: bc04ccf; not on the suite.)
 ROW_NORM_NOTE_SHARE = 0.9
 ROW_NORM_NOTE_SIGMAS = 1.0
 
@@ -473,7 +473,7 @@ ROW_NORM_NOTE_SIGMAS = 1.0
 COUNT_SHARE = 0.02
 
 #: Share of the budget's mu^2 that noisy class counts spend for ``class_weight='balanced'``
-#: (as :data:`COUNT_SHARE`; not tuned on the suite).
+#: (commit c7999c0; as :data:`COUNT_SHARE`, not tuned on the suite).
 CLASS_COUNT_SHARE = 0.02
 
 
@@ -642,6 +642,34 @@ def sgd_defaults(n_public, n_params, mu, clip, row_bound, smoothness, alpha="aut
 
 
 # =============================================================================================
+# Importance-masked DP-SGD (ImportanceMask, importance='auto')
+# =============================================================================================
+
+#: ``importance='auto'``: on only where the benchmark (benchmarks/bench_importance.py) shows a
+#: gain on the design half of benchmarks/suite that holds on the report half. Measured (5
+#: seeds, epsilon 1-8): the private mask was ahead of plain DP-SGD on no design-half set and
+#: behind on digits (and chile at epsilon 2); on the high-dimensional sets it was level or a
+#: few points ahead (one-hot d = 1200: +3.3 at epsilon 2). So 'auto' is off.
+AUTO_IMPORTANCE = False
+
+#: Linear models: masked weights keep their value (True) or are set to 0 (False, the paper's
+#: pruned forward pass ``l(m * theta)``). Freezing won on the benchmark's design half at 3 of 4
+#: budgets (benchmarks/bench_importance.py, its ``pruned_weights`` variant). How a frozen weight
+#: rides along: ``skdpgd._importance.FROZEN_COLUMN_SCALE``.
+IMPORTANCE_LINEAR_FREEZE = True
+
+#: The scale s_j (RMS of the released gradient of coordinate j, normalised to RMS 1 over the
+#: kept coordinates) is kept within [1 / IMPORTANCE_SCALE_RATIO, IMPORTANCE_SCALE_RATIO]: a
+#: coordinate the noise made look silent cannot get an unbounded share of the clip budget.
+#: (A safety bound, issue 24, commit fa20cfb; not tuned.)
+IMPORTANCE_SCALE_RATIO = 10.0
+
+#: Decay of the running second moment of the released gradients (per step), the paper's
+#: gamma_2 (AdaDPIGU; not given there; not tuned).
+IMPORTANCE_MOMENT_DECAY = 0.99
+
+
+# =============================================================================================
 # DPMLPClassifier: the defaults of its 'hong' and 'exponential' schedules
 # =============================================================================================
 
@@ -674,6 +702,17 @@ def mlp_exponential_decay(decay=None):
     """DPMLPClassifier's ratio for ``schedule='exponential'``: ``decay``, or
     :data:`MLP_EXPONENTIAL_DECAY` when it is None."""
     return MLP_EXPONENTIAL_DECAY if decay is None else float(decay)
+
+
+# =============================================================================================
+# DPStandardScaler
+# =============================================================================================
+
+#: Smallest standard deviation DPStandardScaler divides by, in units of the public half-range
+#: of a column (after the map to [-1, 1]). A noisy variance can be tiny or negative; the floor
+#: is a public constant so that the scale never comes from an unreliable release. (Issue 20,
+#: commit a5da93b; not tuned on the suite.)
+STD_FLOOR = 0.01
 
 
 # =============================================================================================

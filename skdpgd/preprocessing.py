@@ -31,6 +31,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from . import policy
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._fit import Road, mu_of, private_fit
 from ._public import fit_transaction
@@ -138,7 +139,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         "missing_value": [Interval(numbers.Real, -1, 1, closed="both"), None],
     }
 
-    def __init__(self, bounds=None, missing_value=0.0):
+    def __init__(self, bounds=None, *, missing_value=0.0):
         self.bounds = bounds
         self.missing_value = missing_value
 
@@ -214,10 +215,14 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 # DP standardisation
 # ------------------------------------------------------------------------------------------
 
-#: Smallest standard deviation DPStandardScaler divides by, in units of the public half-range
-#: of a column (after the map to [-1, 1]). A noisy variance can be tiny or negative; the floor
-#: is a public constant so that the scale never comes from an unreliable release.
-STD_FLOOR = 0.01
+#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
+_POLICY_NAMES = frozenset({"STD_FLOOR"})
+
+
+def __getattr__(name):
+    if name in _POLICY_NAMES:
+        return getattr(policy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -237,7 +242,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     Both sensitivities are raised by the float64 rounding margin of a sum
     (:func:`skdpgd.accounting.sum_rounding_margin`). The means and variances are
     post-processing: ``m = clip(S1~ / N, -1, 1)``, ``v = S2~ / N - m^2``, and the scale
-    ``s = sqrt(max(v, STD_FLOOR^2))``. All releases are calibrated together so that they
+    ``s = sqrt(max(v, STD_FLOOR^2))`` (``skdpgd.policy.STD_FLOOR``). All releases are calibrated together so that they
     compose to exactly (epsilon, delta) in Gaussian DP, the sums sharing what the count leaves
     equally.
 
@@ -304,7 +309,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, epsilon=1.0, bounds=None, delta=None, budget=None, neighbouring="auto",
+    def __init__(self, *, epsilon=1.0, bounds=None, delta=None, budget=None, neighbouring="auto",
                  n_samples=None, clip_std=3.0, missing_value=0.0, random_state=None):
         self.epsilon = epsilon
         self.bounds = bounds
@@ -416,7 +421,7 @@ class _ScalerRoad(Road):
         # post-processing of the released sums (N is public or released)
         m = np.clip(S1 / fit.n_public, -1.0, 1.0)
         v = np.clip(S2 / fit.n_public, 0.0, 1.0) - m * m
-        s = np.sqrt(np.maximum(v, STD_FLOOR ** 2))
+        s = np.sqrt(np.maximum(v, policy.STD_FLOOR ** 2))
         mu = mu_of(fit.prior + list(releases))
         half = 0.5 * (self.hi - self.lo)
         B = self.clip_std

@@ -196,7 +196,8 @@ _SGD_NOTES = """
 
     **Defaults.** Everything 'auto' is a function of public quantities only (N public or the
     accounted noisy count, p, epsilon, delta, ``data_norm``, the loss's constants), never of
-    the private rows. As epsilon grows the defaults become scikit-learn's: ``alpha_`` tends
+    the private rows; the rule and its constants (``SGD_*``) are in :mod:`skdpgd.policy`
+    (:func:`skdpgd.policy.sgd_defaults`). As epsilon grows the defaults become scikit-learn's: ``alpha_`` tends
     to 1e-4 (``SGDClassifier()`` / ``SGDRegressor()``, same objective) and the run gets longer
     (T grows with the condition number). The budget-aware part of alpha comes from the
     excess-risk bound of noisy gradient methods: the run sees the mean gradient through noise

@@ -78,3 +78,26 @@ TRANSFORMERS = [BoundedScaler(bounds=(-10, 10)),
 @parametrize_with_checks(TRANSFORMERS)
 def test_sklearn_compatible_transformer(estimator, check):
     check(estimator)
+
+
+def test_init_parameters_are_keyword_only_after_sklearns_positional_ones():
+    """scikit-learn's convention (issue 19): only the parameters the non-private counterpart
+    keeps positional are positional (SGDClassifier's loss, MLPClassifier's hidden_layer_sizes
+    and activation, RandomizedSearchCV's estimator and param_distributions, MinMaxScaler's
+    range: BoundedScaler's bounds); every other parameter is keyword-only."""
+    import inspect
+
+    from skdpgd import ImportanceMask
+    from skdpgd.model_selection import PrivateRandomSearchCV
+    from skdpgd.pipeline import PrivatePipeline
+
+    positional = {DPLogisticRegression: [], DPRidge: [], DPSGDClassifier: ["loss"],
+                  DPSGDRegressor: ["loss"], DPMLPClassifier: ["hidden_layer_sizes", "activation"],
+                  PrivateRandomSearchCV: ["estimator", "param_distributions"],
+                  BoundedScaler: ["bounds"], DPStandardScaler: [], ImportanceMask: [],
+                  PrivatePipeline: ["steps"]}
+    for cls, names in positional.items():
+        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        got = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+        assert got == names, cls.__name__
+        assert all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)

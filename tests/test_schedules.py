@@ -411,13 +411,17 @@ def test_old_names_read_the_policy_and_fits_follow_it(monkeypatch):
     """Every moved name is still importable from its old module and shows policy's current
     value; a fit reads policy (patching it changes what 'auto' picks)."""
     import skdpgd._base as B
+    import skdpgd._importance as IM
+    import skdpgd._mechanisms as ME
     import skdpgd._minibatch as M
     import skdpgd._public as P
+    import skdpgd._second_order as SO
     import skdpgd.neural as NN
     import skdpgd.pipeline as PL
+    import skdpgd.preprocessing as PR
     from skdpgd import DPLogisticRegression, policy, schedules
 
-    for module in (schedules, B, M, P, PL):
+    for module in (schedules, B, M, P, PL, IM, ME, SO, PR):
         for name in module._POLICY_NAMES:
             assert getattr(module, name) is getattr(policy, name), (module.__name__, name)
     assert NN.HONG_DEFAULT_INFLUENCE == policy.MLP_HONG_INFLUENCE
