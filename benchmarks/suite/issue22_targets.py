@@ -104,10 +104,17 @@ def _cell(miss):
     return ds, [float(e) for e in eps.split("->")]
 
 
-def _annotate(miss, target, est, med, med_other, other):
+def _iters(raw, ds, eps, est):
+    r = raw[(raw["dataset"] == ds) & np.isclose(raw["epsilon"], eps) & (raw["method"] == est)]
+    return float(np.median(r["n_iter"])) if len(r) and r["n_iter"].notna().all() else np.nan
+
+
+def _annotate(miss, target, est, med, med_other, other, raw=None):
     """Add the best peer (peer misses), "= majority's score" (the score equals the majority
     class's), the non-private model of the same objective (``sklearn``; ``sgd_objective`` for
-    the DP-SGD estimators) and the other version's score(s) in the same cell."""
+    the DP-SGD estimators), the median ``n_iter_`` (full-batch estimators: 0 where no iterative
+    solve ran, i.e. the intercept-only model or output perturbation) and the other version's
+    score(s) in the same cell."""
     ds, eps = _cell(miss)
     notes = []
     if target == "peer":
@@ -118,6 +125,8 @@ def _annotate(miss, target, est, med, med_other, other):
             notes.append("= majority's score")
         ref = "sgd_objective" if est in SGD else "sklearn"
         notes.append(f"{ref} {_val(med, ds, eps[0], ref):.3f}")
+    if raw is not None and est not in SGD:
+        notes.append("n_iter_ " + "->".join(f"{_iters(raw, ds, e, est):g}" for e in eps))
     if med_other is not None:
         vals = "->".join(f"{_val(med_other, ds, e, est):.3f}" for e in eps)
         notes.append(f"{other} {vals}")
@@ -127,7 +136,7 @@ def _annotate(miss, target, est, med, med_other, other):
 def counts(results, halves=HALVES):
     """{(half, protocol, version, estimator): {target: [met, cells, misses]}}; each miss
     annotated (see :func:`_annotate`)."""
-    out, meds = {}, {}
+    out, meds, raws = {}, {}, {}
     for half in halves:
         for version in VERSIONS:
             df = load(results, half, version)
@@ -137,6 +146,7 @@ def counts(results, halves=HALVES):
                            & df["dataset"].isin(S.sets(half, task))]
                     med = R.medians(d)
                     meds[(half, protocol, version, task)] = med
+                    raws[(half, protocol, version, task)] = d
                     res = R.check_targets(med, task, list(ests))
                     for e in ests:
                         r = res[e]
@@ -151,7 +161,8 @@ def counts(results, halves=HALVES):
         med = meds[(half, protocol, version, task)]
         med_other = meds[(half, protocol, other, task)]
         for t in r:
-            r[t][2] = [_annotate(m, t, e, med, med_other, other) for m in r[t][2]]
+            r[t][2] = [_annotate(m, t, e, med, med_other, other,
+                                 raws[(half, protocol, version, task)]) for m in r[t][2]]
     return out
 
 
