@@ -1,0 +1,217 @@
+"""Issue 22's targets table, before and after, from the suite's CSVs (measured numbers only).
+
+Usage::
+
+    python -m benchmarks.suite.issue22_targets [--results DIR] [--misses after|before|none]
+
+Reads, for each half (design, report), ``issue22_peers_<half>.csv`` (the peers and the
+non-private references, run once with the package at the "after" commit: naive DP-GD grid,
+diffprivlib 0.6.6, ``sklearn``, ``sklearn_sgd``, ``sgd_objective``, ``majority``) and the
+defaults' rows ``issue22_before_<half>.csv`` / ``issue22_after_<half>.csv``
+(``DPLogisticRegression``, ``DPSGDClassifier``, ``DPRidge``, ``DPSGDRegressor`` with only
+``epsilon``, ``data_norm`` and ``y_bound`` given). Each version's rows are joined with the same
+peer rows and counted with :func:`benchmarks.suite.report.check_targets` (medians over seeds):
+
+* peer: eps in {0.1, 0.3, 1, 3, 10}, score >= best of diffprivlib and naive DP-GD tuned on the
+  test score - 0.005;
+* floor: every eps run, score >= majority class - 0.005 (R^2 >= -0.005);
+* consistency: eps = 1e6, within 0.005 of ``LogisticRegression()`` / ``Ridge(alpha=1)``
+  (``sklearn``) for DPLogisticRegression / DPRidge, and of ``SGDClassifier()`` /
+  ``SGDRegressor()`` (``sklearn_sgd``) for the DP-SGD estimators (issue 11 item 7 / issue 22
+  item 4); the DP-SGD estimators' consistency against ``sgd_objective`` (the converged minimiser
+  of scikit-learn's SGD objective) is printed as an extra row;
+* monotone: no drop of more than 0.005 when eps goes up by a factor 2.9-3.5.
+
+Prints one markdown table (rows: estimator x target; columns: half x protocol; each cell
+``before -> after``) and the missed cells of the chosen version, each with the best peer's name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+import pandas as pd
+
+from . import report as R
+from . import split as S
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results")
+VERSIONS = ("before", "after")
+HALVES = ("design", "report")
+PROTOCOLS = ("a", "b")
+TASK_ESTS = {"classification": ("DPLogisticRegression", "DPSGDClassifier"),
+             "regression": ("DPRidge", "DPSGDRegressor")}
+SGD = ("DPSGDClassifier", "DPSGDRegressor")
+# issue 22's targets (per estimator, report half, each protocol)
+TARGET_TEXT = {"classification": {"peer": ">= 42/45", "floor": "63/63", "consistency": "9/9",
+                                  "monotone": "36/36"},
+               "regression": {"peer": ">= 14/15", "floor": "21/21", "consistency": "3/3",
+                              "monotone": "-"}}
+
+
+def load(results, half, version):
+    peers = pd.read_csv(os.path.join(results, f"issue22_peers_{half}.csv"))
+    ours = pd.read_csv(os.path.join(results, f"issue22_{version}_{half}.csv"))
+    ours = ours[ours["kind"] == "skdpgd"]
+    return pd.concat([peers, ours], ignore_index=True)
+
+
+def consistency(med, est, counterpart):
+    """(met, cells, misses) of |est - counterpart| <= TOL at eps = 1e6."""
+    tab = R._pivot(med)
+    met, n, miss = 0, 0, []
+    for ds in sorted(med["dataset"].unique()):
+        try:
+            s = float(tab.loc[(ds, R.CONSISTENCY_EPS), est])
+            ref = float(tab.loc[(ds, R.CONSISTENCY_EPS), counterpart])
+        except KeyError:
+            continue
+        if not np.isfinite(ref):
+            continue
+        n += 1
+        if abs(s - ref) <= R.TOL:
+            met += 1
+        else:
+            miss.append(f"{ds}: {s:.3f} vs {ref:.3f}")
+    return [met, n, miss]
+
+
+def best_peer(med, ds, eps):
+    """Name of the best private peer at one cell (naive grid point or diffprivlib)."""
+    sub = med[(med["dataset"] == ds) & np.isclose(med["epsilon"], eps)]
+    cand = sub[sub["method"].isin(R.PRIVATE_PEERS)].sort_values("score", ascending=False)
+    if cand.empty:
+        return "?"
+    r = cand.iloc[0]
+    return r["config"] if r["method"] == "naive_tuned" else r["method"]
+
+
+def _val(med, ds, eps, method):
+    m = med[(med["dataset"] == ds) & np.isclose(med["epsilon"], eps) & (med["method"] == method)]
+    return float(m["score"].iloc[0]) if len(m) else float("nan")
+
+
+def _cell(miss):
+    """'ds@eps: ...' / 'ds@e1->e2: ...' / 'ds: ...' (eps = 1e6) -> (ds, [eps, ...])."""
+    head = miss.split(":")[0]
+    if "@" not in head:
+        return head, [R.CONSISTENCY_EPS]
+    ds, eps = head.split("@")
+    return ds, [float(e) for e in eps.split("->")]
+
+
+def _iters(raw, ds, eps, est):
+    r = raw[(raw["dataset"] == ds) & np.isclose(raw["epsilon"], eps) & (raw["method"] == est)]
+    return float(np.median(r["n_iter"])) if len(r) and r["n_iter"].notna().all() else np.nan
+
+
+def _annotate(miss, target, est, med, med_other, other, raw=None):
+    """Add the best peer (peer misses), "= majority's score" (the score equals the majority
+    class's), the non-private model of the same objective (``sklearn``; ``sgd_objective`` for
+    the DP-SGD estimators), the median ``n_iter_`` (full-batch estimators: 0 where no iterative
+    solve ran, i.e. the intercept-only model or output perturbation) and the other version's
+    score(s) in the same cell."""
+    ds, eps = _cell(miss)
+    notes = []
+    if target == "peer":
+        notes.append(f"best peer {best_peer(med, ds, eps[0])}")
+    if len(eps) == 1 and target in ("peer", "floor"):
+        s, maj = _val(med, ds, eps[0], est), _val(med, ds, eps[0], "majority")
+        if np.isfinite(maj) and abs(s - maj) < 1e-12:
+            notes.append("= majority's score")
+        ref = "sgd_objective" if est in SGD else "sklearn"
+        notes.append(f"{ref} {_val(med, ds, eps[0], ref):.3f}")
+    if raw is not None and est not in SGD:
+        notes.append("n_iter_ " + "->".join(f"{_iters(raw, ds, e, est):g}" for e in eps))
+    if med_other is not None:
+        vals = "->".join(f"{_val(med_other, ds, e, est):.3f}" for e in eps)
+        notes.append(f"{other} {vals}")
+    return f"{miss} ({', '.join(notes)})" if notes else miss
+
+
+def counts(results, halves=HALVES):
+    """{(half, protocol, version, estimator): {target: [met, cells, misses]}}; each miss
+    annotated (see :func:`_annotate`)."""
+    out, meds, raws = {}, {}, {}
+    for half in halves:
+        for version in VERSIONS:
+            df = load(results, half, version)
+            for task, ests in TASK_ESTS.items():
+                for protocol in PROTOCOLS:
+                    d = df[(df["task"] == task) & (df["protocol"] == protocol)
+                           & df["dataset"].isin(S.sets(half, task))]
+                    med = R.medians(d)
+                    meds[(half, protocol, version, task)] = med
+                    raws[(half, protocol, version, task)] = d
+                    res = R.check_targets(med, task, list(ests))
+                    for e in ests:
+                        r = res[e]
+                        if e in SGD:  # issue 11 item 7: SGDClassifier() / SGDRegressor()
+                            r["consistency"] = consistency(med, e, "sklearn_sgd")
+                            r["consistency (sgd_objective)"] = consistency(med, e,
+                                                                           "sgd_objective")
+                        out[(half, protocol, version, e)] = r
+    for (half, protocol, version, e), r in out.items():
+        task = next(t for t, es in TASK_ESTS.items() if e in es)
+        other = "before" if version == "after" else "after"
+        med = meds[(half, protocol, version, task)]
+        med_other = meds[(half, protocol, other, task)]
+        for t in r:
+            r[t][2] = [_annotate(m, t, e, med, med_other, other,
+                                 raws[(half, protocol, version, task)]) for m in r[t][2]]
+    return out
+
+
+def table(out, halves=HALVES):
+    cols = [(h, p) for h in halves for p in PROTOCOLS]
+    header = ["estimator", "target", "issue's target"] + [f"{h} ({p})" for h, p in cols]
+    rows = []
+    for task, ests in TASK_ESTS.items():
+        for e in ests:
+            targets = list(R.TARGETS) + (["consistency (sgd_objective)"] if e in SGD else [])
+            for t in targets:
+                cells = []
+                for h, p in cols:
+                    b = out[(h, p, "before", e)][t]
+                    a = out[(h, p, "after", e)][t]
+                    cells.append(f"{b[0]}/{b[1]} → {a[0]}/{a[1]}")
+                rows.append([e, t, TARGET_TEXT[task].get(t, "-")] + cells)
+    return R.B.md_table(header, rows)
+
+
+def misses(out, version, halves=HALVES):
+    lines = []
+    for h in halves:
+        for p in PROTOCOLS:
+            for ests in TASK_ESTS.values():
+                for e in ests:
+                    r = out[(h, p, version, e)]
+                    for t, (met, n, miss) in r.items():
+                        if miss:
+                            lines.append(f"- {h} ({p}) {e} {t} {met}/{n}, misses: "
+                                         + "; ".join(miss))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--results", default=RESULTS)
+    ap.add_argument("--misses", default="after", choices=["after", "before", "none"])
+    ap.add_argument("--halves", default="design,report")
+    args = ap.parse_args(argv)
+    halves = args.halves.split(",")
+    out = counts(args.results, halves)
+    print("Cells met, before → after (medians over the seeds in the CSVs; before: the package"
+          " at f56df45^, after: the package of the after run):\n")
+    print(table(out, halves))
+    if args.misses != "none":
+        print(f"\nMissed cells ({args.misses}):\n")
+        print(misses(out, args.misses, halves))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
