@@ -23,8 +23,9 @@ from ._compat import HasMethods, Interval, StrOptions
 from ._data import canonical_csr  # noqa: F401 (the one canonical_csr; kept importable here)
 from ._importance import resolve_importance, run_linear
 from ._fit import Road, private_fit
-from ._setup import require_add_remove_budget
-from .accounting import PLDAccountant, RDPAccountant, Release
+from ._mechanisms import InterceptOnly
+from ._setup import CLASS_COUNT_SENSITIVITY, release_class_counts, require_add_remove_budget
+from .accounting import GaussianDPAccountant, PLDAccountant, RDPAccountant, Release
 from .exceptions import DivergenceError
 from .schedules import Exponential, Hong, Problem, Uniform
 
@@ -192,8 +193,47 @@ class MinibatchRoad(Road):
         self.c, self.clip, self.alpha, self.lr, self.q, self.n_steps = c, clip, alpha, lr, q, \
             n_steps
         self.schedule, self.plan = schedule, plan
+        # --- the floor rule (policy.SGD_PRIOR_SWITCH): at a low signal-to-noise ratio, the
+        # class counts first; the intercept-only model if one class dominates them ---
+        self.branch, self.start = "sgd", None
+        rule = policy.sgd_prior_switch(fit.n_public, problem.n_params, mu_budget,
+                                       fit_intercept, loss.second_order == "newton",
+                                       isinstance(est.schedule, str) and est.schedule == "auto")
+        if rule is not None:
+            self._prior_switch(fit, *rule)
+
+    def _class_counts(self, fit):
+        """The weighted class counts ``sum_i w_i [y_i = k]`` (y encoded for the kernel)."""
+        k = 2 if self.n_outputs == 1 else self.n_outputs
+        labels = [-1.0, 1.0] if k == 2 else [float(j) for j in range(k)]
+        w, y = fit.sample_weight, self.y
+        return np.array([float(np.sum(w[y == lab], dtype=np.float64)) for lab in labels])
+
+    def _prior_switch(self, fit, p, share):
+        """Release the class counts with ``share`` of the budget's mu^2 (a set-up release,
+        charged as drawn; sensitivity 1 under add/remove-one, :data:`CLASS_COUNT_SENSITIVITY`);
+        decide on them (post-processing) between the intercept-only model (the rest of the
+        budget on a second release of the counts) and DP-SGD started from their prior. Both
+        branches are calibrated to the same budget, composed with this release."""
+        # the counts' noise from a jumped copy of the fit's stream: DP-SGD then draws exactly
+        # the noise it would draw without the switch (common random numbers)
+        side = np.random.Generator(fit.gen.bit_generator.jumped())
+        z1 = 1.0 / (math.sqrt(share) * fit.mu_total)
+        noisy, release = release_class_counts(self._class_counts(fit), z1, "add_remove", side,
+                                              name="class counts (prior)")
+        fit.charges.add(release)
+        std1 = float(release.noise_std[0])
+        shrunk = np.maximum(InterceptOnly.shrunk_counts(noisy, std1), 0.5)
+        # (a relative tolerance: fully shrunk binary counts are exactly 1/2 each)
+        if float(shrunk.max()) >= p * float(shrunk.sum()) * (1.0 - 1e-9):
+            self.branch, self.first = "prior", (noisy, std1)
+            self.accountant = GaussianDPAccountant()  # the rest is one full-batch release
+        else:
+            self.start = InterceptOnly.log_odds(noisy, std1, shrink_classes=True)
 
     def releases(self, fit):
+        if self.branch == "prior":  # the counts again, with the rest of the budget
+            return [Release("class counts", [1.0], dict(CLASS_COUNT_SENSITIVITY), "add_remove")]
         # each step's clipped sum moves by clip_norm when a row is added or removed
         return [Release("gradient sums", self.plan.noise_multipliers,
                         {"replace": 2.0 * self.clip, "add_remove": self.clip}, "add_remove",
@@ -204,7 +244,37 @@ class MinibatchRoad(Road):
                 f"N (public) = {fit.n_public:g}, epsilon = {fit.epsilon:g}, "
                 f"delta = {fit.delta:.3g}")
 
+    def _run_prior(self, fit, releases):
+        """The intercept-only model from the two releases of the counts, combined by their
+        inverse variances (post-processing); coefficients 0."""
+        (second,) = releases
+        noisy, std1 = self.first
+        std2 = float(second.noise_std[0])
+        counts = self._class_counts(fit)
+        again = counts + std2 * fit.gen.standard_normal(counts.shape[0])
+        v1, v2 = std1 * std1, std2 * std2
+        combined = (noisy * v2 + again * v1) / (v1 + v2)
+        if fit.progress is not None:
+            fit.progress.released(second.multipliers, 0, 1)
+        return {
+            "coef": np.zeros((self.n_outputs, self.X.shape[1])),
+            "intercept": InterceptOnly.log_odds(combined, math.sqrt(v1 * v2 / (v1 + v2))),
+            "noise_multipliers_": second.multipliers,
+            "sampling_rate_": self.q,
+            "batch_size_": self.q * fit.n_public,
+            "n_iter_": 0,
+            "clip_norm_": self.clip,
+            "alpha_": self.alpha,
+            "learning_rate_": self.lr,
+            "schedule_": "prior",
+            "accountant_": self.accountant.name,
+            "data_norm_": self.data_norm,
+            "importance_kept_": None,
+        }
+
     def run(self, fit, releases):
+        if self.branch == "prior":
+            return self._run_prior(fit, releases)
         est, X, d = fit.est, self.X, self.X.shape[1]
         c, clip, q, n_steps, data_norm = self.c, self.clip, self.q, self.n_steps, self.data_norm
         fit_intercept = bool(est.fit_intercept)
@@ -239,6 +309,8 @@ class MinibatchRoad(Road):
             run = functools.partial(_kernels_sgd.sgd_dense, X, yc, sample_weight, row_scale,
                                     row_norm_aug, *common)
         state = _kernels_sgd.sgd_state(self.n_outputs, d)
+        if self.start is not None:  # the prior's intercept (unchanged in kernel coordinates)
+            state[1][:] = self.start
         # ten chunks when verbose (the state carries over: the same numbers as one call)
         bounds = np.linspace(0, n_steps, 11 if progress.verbose >= 2 else 2).astype(int)
         importance_info = None

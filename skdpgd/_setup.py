@@ -176,12 +176,13 @@ def release_count(n_rows, z, relation, gen):
 CLASS_COUNT_SENSITIVITY = {"replace": math.sqrt(2.0), "add_remove": 1.0}
 
 
-def release_class_counts(counts, z, relation, gen):
+def release_class_counts(counts, z, relation, gen, name="class counts"):
     """The class counts plus ``N(0, (z s)^2 I)``, ``s = CLASS_COUNT_SENSITIVITY[relation]``:
-    the noisy counts and their release, ``1/z``-GDP under ``relation``."""
+    the noisy counts and their release, ``1/z``-GDP under ``relation``. Weighted counts
+    ``sum_i w_i [y_i = k]`` with ``w_i`` in [0, 1] have the same sensitivity."""
     std = z * CLASS_COUNT_SENSITIVITY[relation]
     noisy = counts + std * gen.standard_normal(counts.shape[0])
-    return noisy, Release("class counts", [z], dict(CLASS_COUNT_SENSITIVITY), relation)
+    return noisy, Release(name, [z], dict(CLASS_COUNT_SENSITIVITY), relation)
 
 
 def release_norm_sum(norm_sum, z, sensitivity, relation, gen):

@@ -88,6 +88,14 @@ _SGD_PARAMS_DOC = """
         noise multiplier geometrically by 10x from the first step to the last. 'hong' uses
         the shape of Hong et al.'s dynamic schedule for the public condition number. Only the
         shape is used here: T is fixed by ``epochs``. See Notes for which theory carries over.
+        With 'auto', ``loss='log_loss'`` (the classifier) and an intercept, a budget whose
+        signal-to-noise ratio ``N mu / sqrt(D)`` is below 5 first releases the class counts
+        with 10% of its mu^2 (accounted in ``epsilon_``); if one class holds at least half of
+        them (after shrinking them by their known noise), the rest of the budget goes to a
+        second release of the counts and the intercept-only model is returned
+        (``schedule_ == 'prior'``, coefficients 0), otherwise DP-SGD runs from their prior
+        (:data:`skdpgd.policy.SGD_PRIOR_SWITCH`). A fit never releases more than epsilon
+        either way.
 
     random_state : int, RandomState instance or None, default=None
         Seeds the one generator that draws the batches and the noise.

@@ -465,3 +465,78 @@ def test_noisy_count_is_used_as_an_upper_bound():
     count = 331 + z * _generator(3).standard_normal()  # the first draw of the fit's generator
     assert reg.n_samples_ == pytest.approx(max(count, 1.0) + 2.0 * z)
     assert reg.sampling_rate_ == pytest.approx(min(1.0, reg.batch_size_ / reg.n_samples_))
+
+
+# ---- the floor rule (policy.SGD_PRIOR_SWITCH, issue 22) -----------------------------------
+
+
+def _imbalanced(n=2000, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    y = (X[:, 0] + 1.5 * rng.normal(size=n) > 1.0).astype(int)  # ~25% positive, weak signal
+    return X, y
+
+
+def test_sgd_prior_switch_returns_the_intercept_only_model_with_exact_accounting():
+    from skdpgd import PrivacyBudget, policy
+    from skdpgd.accounting import gdp_mu, gdp_mu_of_releases
+
+    X, y = _imbalanced()
+    budget = PrivacyBudget(1.0, 1e-6)
+    clf = DPSGDClassifier(epsilon=0.01, delta=1e-6, data_norm=1.0, n_samples=2000,
+                          random_state=0, budget=budget).fit(X, y)
+    s, _, share = policy.SGD_PRIOR_SWITCH
+    assert policy.signal_to_noise(2000, 6, gdp_mu(0.01, 1e-6)) < s
+    assert clf.schedule_ == "prior" and clf.n_iter_ == 0
+    assert np.all(clf.coef_ == 0) and clf.intercept_[0] < 0  # the minority is the positive class
+    assert (clf.predict(X) == 0).all()
+    names = [r.name for r in clf.releases_]
+    assert names == ["class counts (prior)", "class counts"]
+    first, second = clf.releases_
+    assert first.sensitivity == {"replace": math.sqrt(2.0), "add_remove": 1.0}
+    assert first.multipliers[0] == pytest.approx(1 / (math.sqrt(share) * gdp_mu(0.01, 1e-6)))
+    # both releases compose to exactly the budget's mu (GDP, full batch)
+    assert gdp_mu_of_releases(clf.releases_) == pytest.approx(gdp_mu(0.01, 1e-6), rel=1e-9)
+    assert clf.epsilon_ <= 0.01 and clf.epsilon_ == pytest.approx(0.01, rel=1e-9)
+    assert budget.spent_epsilon() == pytest.approx(0.01, rel=1e-9)
+
+
+def test_sgd_prior_switch_keeps_the_fit_when_no_class_dominates(monkeypatch):
+    """A balanced multiclass set below the ratio: the counts are released (charged), the fit
+    runs from their prior with the rest of the budget, composed by RDP to epsilon."""
+    from skdpgd import policy
+    from skdpgd.accounting import RDPAccountant
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 4)) / 2
+    y = rng.integers(0, 4, size=3000)
+    clf = DPSGDClassifier(epsilon=0.02, delta=1e-6, data_norm=1.0, n_samples=3000,
+                          random_state=0).fit(X, y)
+    assert clf.schedule_ != "prior" and clf.n_iter_ > 0
+    assert [r.name for r in clf.releases_] == ["class counts (prior)", "gradient sums"]
+    spent = RDPAccountant().epsilon(clf.releases_, 1e-6)
+    assert spent <= 0.02 and spent == pytest.approx(0.02, rel=1e-7)
+    # without the rule: no counts release, the whole budget on the gradient sums
+    monkeypatch.setattr(policy, "SGD_PRIOR_SWITCH", None)
+    off = DPSGDClassifier(epsilon=0.02, delta=1e-6, data_norm=1.0, n_samples=3000,
+                          random_state=0).fit(X, y)
+    assert [r.name for r in off.releases_] == ["gradient sums"]
+    assert np.all(off.noise_multipliers_ < clf.noise_multipliers_)
+
+
+def test_sgd_prior_switch_leaves_other_fits_bit_identical(monkeypatch):
+    from skdpgd import policy
+
+    X, y = _imbalanced()
+    cases = [dict(epsilon=5.0),                                  # above the ratio
+             dict(epsilon=0.01, schedule="uniform"),             # not "auto"
+             dict(epsilon=0.01, loss="hinge"),                   # not a logistic loss
+             dict(epsilon=0.01, fit_intercept=False)]            # no intercept
+    fits = [DPSGDClassifier(data_norm=1.0, n_samples=2000, random_state=3, **kw).fit(X, y)
+            for kw in cases]
+    monkeypatch.setattr(policy, "SGD_PRIOR_SWITCH", None)
+    for kw, on in zip(cases, fits):
+        off = DPSGDClassifier(data_norm=1.0, n_samples=2000, random_state=3, **kw).fit(X, y)
+        assert [r.name for r in on.releases_] == ["gradient sums"]
+        np.testing.assert_array_equal(on.coef_, off.coef_)
+        np.testing.assert_array_equal(on.intercept_, off.intercept_)
