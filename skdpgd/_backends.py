@@ -283,6 +283,7 @@ class DenseRows(Rows):
                                        self.row_norm_aug, loss_code, param, clip_norm, coef,
                                        intercept, parallel=self.parallel)
 
+
 class CSRRows(Rows):
     """Rows in a canonical CSR matrix, never densified."""
 
@@ -357,6 +358,7 @@ class CSRRows(Rows):
             float(param), float(clip_norm), np.ascontiguousarray(coef, dtype=np.float64),
             np.ascontiguousarray(intercept, dtype=np.float64), gcoef, gint)
         return gcoef, gint, int(bad)
+
 
 def _gathered_hessian(rows, coef, intercept, loss_code, sample, part):
     """The Hessian sum over the rows of the Poisson subsample ``sample = (seed, rate)``:
