@@ -192,23 +192,21 @@ class Rows:
         """``(sum_i w_i x'_i x'_i^T, sum_i w_i y_i x'_i)`` (the targets as stored)."""
         raise NotImplementedError  # pragma: no cover - interface
 
-    #: Placeholders for the inputs of :func:`skdpgd._kernels.objective_sum` that a backend
-    #: does not use: (X, data, indices, indptr).
-    _EMPTY = (np.empty((0, 0)), np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64))
-
     def _objective_x(self):  # pragma: no cover - interface
-        """``(X, data, indices, indptr)`` for :func:`skdpgd._kernels.objective_sum`."""
+        """``(kernel, X's arrays)``: :func:`skdpgd._kernels.objective_sum` and ``(X,)``, or
+        :func:`~skdpgd._kernels.objective_sum_csr` and ``(data, indices, indptr)``."""
         raise NotImplementedError
 
     def objective(self, coef, intercept, loss_code, param, clip_norm):
         """``(sum_i w_i l_i, its gradient for the weights, for the intercepts)``: the exact
         clipped loss (its gradient is the sum of the clipped per-example gradients), no
-        noise, no penalty, no normaliser, for exact solvers (one kernel for dense and CSR
-        rows: :func:`skdpgd._kernels.objective_sum`)."""
+        noise, no penalty, no normaliser, for exact solvers (the same contract for dense and
+        CSR rows: :func:`skdpgd._kernels.objective_sum`)."""
         gcoef = np.zeros(coef.shape)
         gint = np.zeros(coef.shape[0])
-        total = _kernels.objective_sum(
-            *self._objective_x(), self.y, self.sample_weight, self.row_scale,
+        kernel, x = self._objective_x()
+        total = kernel(
+            *x, self.y, self.sample_weight, self.row_scale,
             self.row_norm_aug, int(loss_code), float(param), float(clip_norm),
             np.ascontiguousarray(coef, dtype=np.float64),
             np.ascontiguousarray(intercept, dtype=np.float64), gcoef, gint)
@@ -233,7 +231,7 @@ class DenseRows(Rows):
         return _kernels.row_norms(self.X if idx is None else self.X[idx])
 
     def _objective_x(self):
-        return (self.X,) + self._EMPTY[1:]
+        return _kernels.objective_sum, (self.X,)
 
     def _divide_rows(self, idx):
         pre = _power_of_two(np.max(np.abs(self.X[idx]), axis=1))
@@ -285,6 +283,7 @@ class DenseRows(Rows):
                                        self.row_norm_aug, loss_code, param, clip_norm, coef,
                                        intercept, parallel=self.parallel)
 
+
 class CSRRows(Rows):
     """Rows in a canonical CSR matrix, never densified."""
 
@@ -298,7 +297,7 @@ class CSRRows(Rows):
         super().__init__(y, sample_weight, fit_intercept)
 
     def _objective_x(self):
-        return (self._EMPTY[0], self.data, self.indices, self.indptr)
+        return _kernels.objective_sum_csr, (self.data, self.indices, self.indptr)
 
     def _row_norms(self, idx=None):
         if self.n_samples == 0:
@@ -359,6 +358,7 @@ class CSRRows(Rows):
             float(param), float(clip_norm), np.ascontiguousarray(coef, dtype=np.float64),
             np.ascontiguousarray(intercept, dtype=np.float64), gcoef, gint)
         return gcoef, gint, int(bad)
+
 
 def _gathered_hessian(rows, coef, intercept, loss_code, sample, part):
     """The Hessian sum over the rows of the Poisson subsample ``sample = (seed, rate)``:

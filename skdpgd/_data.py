@@ -136,8 +136,9 @@ def _check_classes(classes, labels, stacklevel):
 
 def resolve_classes(classes, y, stacklevel=2):
     """``(classes_, y_index)`` from the public ``classes`` parameter, or read from y with a
-    :class:`PrivacyLeakWarning` when it is None. A dask y is checked by its unique labels
-    (one pass) with the same checks and errors, and gets a lazy ``y_index``."""
+    :class:`PrivacyLeakWarning` when it is None (``stacklevel`` counted from the caller, as
+    if it warned). A dask y is checked by its unique labels (one pass) with the same checks
+    and errors, and gets a lazy ``y_index``."""
     if not is_dask(y):
         return _check_classes(classes, y, stacklevel + 1)
     import dask.array as da
@@ -223,7 +224,7 @@ def _fit_input(est, X, y, sample_weight, *, classification, dtype, accept_sparse
 
 
 def classification_data(est, X, y, sample_weight, classes, *, dtype=FLOAT_DTYPES,
-                        accept_sparse="csr", dask=True, float64=False):
+                        accept_sparse="csr", dask=True, float64=False, stacklevel=3):
     """Validated classification input: a :class:`FitData` with ``classes``, ``y_index`` and
     the kernel labels as ``y``; sets ``n_features_in_``.
 
@@ -232,11 +233,13 @@ def classification_data(est, X, y, sample_weight, classes, *, dtype=FLOAT_DTYPES
     a dask X or y (a fit that cannot read rows by chunks). ``float64``: X converted to
     float64 (CSR made canonical) for kernels that read float64 only (``dtype`` still reports
     the input's dtype). The checks run in a fixed order: X and y, classes, sample weights.
+    ``stacklevel``: of the warning about a class list read from y, as ``warnings.warn``
+    counts it from this function (default 3: the caller of the ``fit`` that calls this).
     """
     X, y, sample_weight, input_dtype = _fit_input(
         est, X, y, sample_weight, classification=True, dtype=dtype,
         accept_sparse=accept_sparse, dask=dask, float64=float64)
-    classes_, y_index = resolve_classes(classes, y, stacklevel=3)
+    classes_, y_index = resolve_classes(classes, y, stacklevel=stacklevel)
     y_k = encode_binary_or_index(y_index, classes_.shape[0])
     if not is_dask(X):
         sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])

@@ -247,7 +247,7 @@ class _DPSGDBase(BaseEstimator):
             "release over the chunks in one pass.")
         if classification:
             data = classification_data(self, X, y, sample_weight, classes, dask=refusal,
-                                       float64=True)
+                                       float64=True, stacklevel=4)  # called from fit
         else:
             data = regression_data(self, X, y, sample_weight, dask=refusal, float64=True)
         # the kernels sum in float64; float32 input gets float32 weights back (as in

@@ -131,3 +131,21 @@ def test_the_cycle_check_finds_a_cycle():
     assert KNOWN_CYCLES and _cycle(graph) is not None
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_the_kind_of_input_is_tested_in_one_place():
+    """Whether X is a dask collection is decided by skdpgd._data.is_dask only: no other module
+    defines an ``is_dask`` or reads a type's module name to recognise dask."""
+    found = []
+    for name, path in _modules().items():
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and "dask" in node.name.lower() and \
+                    node.name.lstrip("_").startswith("is_"):
+                found.append((name, node.name))
+            if isinstance(node, ast.Attribute) and node.attr == "__module__":
+                line = path.read_text().splitlines()[node.lineno - 1]
+                if "dask" in line:
+                    found.append((name, line.strip()))
+    assert ("skdpgd._data", "is_dask") in found
+    assert [f for f in found if f[0] != "skdpgd._data"] == []

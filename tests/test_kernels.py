@@ -159,13 +159,11 @@ def test_objective_gradient_is_the_gradient_of_the_objective():
         coef, b = rng.normal(size=(n_out, 5)), rng.normal(size=n_out)
         gc, gb = np.zeros_like(coef), np.zeros_like(b)
 
-        none = (np.empty(0), np.empty(0, np.int64), np.empty(0, np.int64))
-
         def f(c, bb):  # the sum over the rows (no penalty, no 1/n: the mechanism adds them)
-            return K.objective_sum(X, *none, y, w, s, a, LOSSES[loss], 0.0, clip, c, bb,
+            return K.objective_sum(X, y, w, s, a, LOSSES[loss], 0.0, clip, c, bb,
                                    np.zeros_like(coef), np.zeros_like(b))
 
-        K.objective_sum(X, *none, y, w, s, a, LOSSES[loss], 0.0, clip, coef, b, gc, gb)
+        K.objective_sum(X, y, w, s, a, LOSSES[loss], 0.0, clip, coef, b, gc, gb)
         h = 1e-6
         for k in range(n_out):
             for j in range(5):
