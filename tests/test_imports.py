@@ -23,11 +23,7 @@ ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 #: Modules that import an optional dependency; others import them only inside functions.
 OPTIONAL = {"skdpgd._torch_backend", "skdpgd._dask_backend"}
 
-#: Lazy imports that close a cycle known to be fixed elsewhere. The _mechanisms <->
-#: _second_order cycle (the mechanism registry in _mechanisms imports its second-order
-#: implementations, which import _mechanisms) is fixed on branch i19-policy; the lead removes
-#: this entry at merge.
-KNOWN_CYCLES = {("skdpgd._mechanisms", "skdpgd._second_order")}
+KNOWN_CYCLES = set()  # none: an entry here needs a reason in its comment
 
 
 def _modules():
@@ -123,12 +119,12 @@ def test_optional_dependency_modules_are_imported_lazily():
 
 
 def test_the_cycle_check_finds_a_cycle():
-    """The walker sees lazy imports and the check reports a cycle (so the tests above can
-    fail): the known cycle is one once its exemption is lifted."""
+    """The walker sees the real imports and the check reports a cycle (so the tests above can
+    fail): one edge back from accounting to the fit path, which imports it, closes one."""
     graph = _graph(lazy=True)
-    for a, b in KNOWN_CYCLES:
-        graph[a].add(b)
-    assert KNOWN_CYCLES and _cycle(graph) is not None
+    assert "skdpgd.accounting" in graph["skdpgd._fit"]
+    graph["skdpgd.accounting"].add("skdpgd._fit")
+    assert _cycle(graph) is not None
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
 

@@ -469,12 +469,17 @@ def test_tiny_epsilon_dp_sgd_works_end_to_end(delta):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(2000, 3)) / 3
     y = (X[:, 0] > 0).astype(int)
+    # schedule='uniform': the Poisson-sampled steps themselves (the default's floor rule
+    # returns the intercept-only model at this budget, accounted exactly in GDP)
     clf = DPSGDClassifier(epsilon=1e-6, delta=delta, data_norm=1.0, classes=[0, 1],
-                          n_samples=2000, random_state=0).fit(X, y)
+                          n_samples=2000, random_state=0, schedule="uniform").fit(X, y)
     assert 0.999e-6 <= clf.epsilon_ <= 1e-6
     with pytest.raises(ValueError, match="smallest epsilon .* certify"):
         DPSGDClassifier(epsilon=1e-6, delta=1e-12, data_norm=1.0, classes=[0, 1],
-                        n_samples=2000).fit(X, y)
+                        n_samples=2000, schedule="uniform").fit(X, y)
+    prior = DPSGDClassifier(epsilon=1e-6, delta=1e-12, data_norm=1.0, classes=[0, 1],
+                            n_samples=2000, random_state=0).fit(X, y)
+    assert prior.schedule_ == "prior" and 0.999e-6 <= prior.epsilon_ <= 1e-6
 
 
 def test_budget_curve():
