@@ -472,6 +472,24 @@ class InterceptOnly(Mechanism):
         return logf - logf.mean()
 
 
+    @staticmethod
+    def dominated(counts, std, share):
+        """Whether one class holds at least ``share`` of the noisy counts once they are shrunk
+        by their known noise (:meth:`shrunk_counts`): the prior switch's decision,
+        post-processing of the release. (A relative tolerance: fully shrunk binary counts are
+        exactly 1/2 each.)"""
+        shrunk = np.maximum(InterceptOnly.shrunk_counts(counts, std), 0.5)
+        return float(shrunk.max()) >= share * float(shrunk.sum()) * (1.0 - 1e-9)
+
+    @staticmethod
+    def combined_log_odds(first, std1, second, std2):
+        """The intercept of two noisy releases of the same counts, combined by their inverse
+        variances (post-processing)."""
+        v1, v2 = std1 * std1, std2 * std2
+        combined = (first * v2 + second * v1) / (v1 + v2)
+        return InterceptOnly.log_odds(combined, math.sqrt(v1 * v2 / (v1 + v2)))
+
+
 class WarmStart(Mechanism):
     """Gradient descent or DP damped Newton started from the intercept-only model.
 
@@ -513,9 +531,7 @@ class WarmStart(Mechanism):
         switch = getattr(plan, "prior_switch", None)
         if switch is not None:
             # the decision reads the shrunk counts: a balanced set's noise alone does not switch
-            shrunk = np.maximum(InterceptOnly.shrunk_counts(noisy, std1), 0.5)
-            # (a relative tolerance: fully shrunk binary counts are exactly 1/2 each)
-            if float(shrunk.max()) >= switch[1] * float(shrunk.sum()) * (1.0 - 1e-9):
+            if InterceptOnly.dominated(noisy, std1, switch[1]):
                 return self._prior_branch(rows, setup, inner, counts, noisy, gen)
         start = prior.log_odds(noisy, std1, shrink_classes=True)
         return self.inner.run(rows, setup, plan, inner, gen, start=start)
@@ -536,11 +552,9 @@ class WarmStart(Mechanism):
         second = Release("class counts", np.array([z2]), counts.sensitivity, counts.relation)
         std1, std2 = float(counts.noise_std[0]), float(second.noise_std[0])
         again = InterceptOnly(self.schedule).noisy_counts(rows, setup, std2, gen)
-        v1, v2 = std1 * std1, std2 * std2
-        combined = (noisy * v2 + again * v1) / (v1 + v2)
         if setup.progress is not None:
             setup.progress.released(second.multipliers, 1, 2)
         self.actual_releases = [counts, second]
         self.name = "prior"
         coef = np.zeros((setup.n_outputs, rows.n_features))
-        return coef, InterceptOnly.log_odds(combined, math.sqrt(v1 * v2 / (v1 + v2)))
+        return coef, InterceptOnly.combined_log_odds(noisy, std1, again, std2)

@@ -223,9 +223,7 @@ class MinibatchRoad(Road):
                                               name="class counts (prior)")
         fit.charges.add(release)
         std1 = float(release.noise_std[0])
-        shrunk = np.maximum(InterceptOnly.shrunk_counts(noisy, std1), 0.5)
-        # (a relative tolerance: fully shrunk binary counts are exactly 1/2 each)
-        if float(shrunk.max()) >= p * float(shrunk.sum()) * (1.0 - 1e-9):
+        if InterceptOnly.dominated(noisy, std1, p):
             self.branch, self.first = "prior", (noisy, std1)
             self.accountant = GaussianDPAccountant()  # the rest is one full-batch release
         else:
@@ -252,13 +250,11 @@ class MinibatchRoad(Road):
         std2 = float(second.noise_std[0])
         counts = self._class_counts(fit)
         again = counts + std2 * fit.gen.standard_normal(counts.shape[0])
-        v1, v2 = std1 * std1, std2 * std2
-        combined = (noisy * v2 + again * v1) / (v1 + v2)
         if fit.progress is not None:
             fit.progress.released(second.multipliers, 0, 1)
         return {
             "coef": np.zeros((self.n_outputs, self.X.shape[1])),
-            "intercept": InterceptOnly.log_odds(combined, math.sqrt(v1 * v2 / (v1 + v2))),
+            "intercept": InterceptOnly.combined_log_odds(noisy, std1, again, std2),
             "noise_multipliers_": second.multipliers,
             "sampling_rate_": self.q,
             "batch_size_": self.q * fit.n_public,
