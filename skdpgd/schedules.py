@@ -697,8 +697,11 @@ class Auto(Schedule):
     #: Share of the budget for the warm start from the class prior (None:
     #: :data:`skdpgd.policy.AUTO_PRIOR_SHARE`); see :attr:`NoisePlan.prior_share`.
     prior_share: float | None = None
-    #: ``(s, p)`` of :attr:`NoisePlan.prior_switch` (None:
-    #: :data:`skdpgd.policy.AUTO_PRIOR_SWITCH`; False: off).
+    #: The prior switch: ``(s, p)``, ``(s, p, share)`` or a sequence of such tiers in
+    #: increasing ``s`` (the first whose ``s`` exceeds the fit's signal-to-noise ratio gives
+    #: :attr:`NoisePlan.prior_switch` and the counts' budget share; see
+    #: :func:`skdpgd.policy.prior_switch_tiers`). None: :data:`skdpgd.policy.AUTO_PRIOR_SWITCH`;
+    #: False: off.
     prior_switch: tuple | bool | None = None
 
     name = "auto"

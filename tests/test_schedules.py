@@ -394,7 +394,7 @@ def test_default_switches_to_the_prior_only_below_its_signal_to_noise_ratio():
     X, y = _imbalanced(n=1000)
     kw = dict(delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0, row_clip="data_norm")
     low = DPLogisticRegression(epsilon=0.01, **kw).fit(X, y)
-    assert signal_to_noise(1000, X.shape[1] + 1, gdp_mu(0.01, 1e-6)) < AUTO_PRIOR_SWITCH[0]
+    assert signal_to_noise(1000, X.shape[1] + 1, gdp_mu(0.01, 1e-6)) < AUTO_PRIOR_SWITCH[0][0]
     assert low.mechanism_ == "prior" and np.all(low.coef_ == 0)
     assert [r.name for r in low.releases_] == ["class counts (start)", "class counts"]
     assert low.predict(X).tolist() == [0] * len(y)  # the majority class
@@ -465,3 +465,84 @@ def test_policy_imports_nothing_from_the_package():
             assert node.level == 0 and not (node.module or "").startswith("skdpgd"), node.module
         if isinstance(node, ast.Import):
             assert not any(a.name.startswith("skdpgd") for a in node.names)
+
+
+# --- issue 22 (stop 29): the prior switch's tiers ---------------------------------------------
+
+
+def test_prior_switch_tiers_parse_one_pair_triples_and_off():
+    from skdpgd.policy import AUTO_PRIOR_SWITCH_SHARE, prior_switch_tiers
+
+    assert prior_switch_tiers(False) == () and prior_switch_tiers(None) == ()
+    assert prior_switch_tiers((10, 0.5)) == ((10.0, 0.5, AUTO_PRIOR_SWITCH_SHARE),)
+    assert prior_switch_tiers(((10, 0.5, 0.1), (100, 0.7, 0.05))) == (
+        (10.0, 0.5, 0.1), (100.0, 0.7, 0.05))
+    for bad in [((100, 0.5), (10, 0.7)), ((10, 0.5, 1.0),), ((10,),), ((-1, 0.5),),
+                ((10, float("nan")),)]:
+        with pytest.raises(ValueError, match="prior-switch tier"):
+            prior_switch_tiers(bad)
+
+
+def _snr_between(n, d, lo, hi, delta=1e-6):
+    """The epsilon whose default fit has N mu / sqrt(D) at the middle of (lo, hi) (geometric)."""
+    from scipy.optimize import brentq
+
+    from skdpgd.accounting import gdp_mu
+    from skdpgd.policy import signal_to_noise
+
+    target = math.sqrt(lo * hi)
+    return brentq(lambda e: signal_to_noise(n, d + 1, gdp_mu(e, delta)) - target, 1e-4, 50.0)
+
+
+def test_second_tier_switches_an_imbalanced_set_and_spends_its_own_share():
+    """Between the tiers' ratios (10, 100) an imbalanced binary set (6% positives, so one
+    class far above p = 0.7) takes the intercept-only model; the first release of the counts
+    takes the second tier's share (5%) of mu^2, and both releases compose to the budget."""
+    from skdpgd import DPLogisticRegression
+    from skdpgd.accounting import compose_gdp, gdp_mu
+    from skdpgd.policy import AUTO_PRIOR_SWITCH, signal_to_noise
+    from skdpgd.schedules import Auto
+
+    (s1, _, _), (s2, p2, share2) = AUTO_PRIOR_SWITCH
+    X, y = _imbalanced(n=1500)
+    eps = _snr_between(1500, X.shape[1], s1, s2)
+    assert s1 < signal_to_noise(1500, X.shape[1] + 1, gdp_mu(eps, 1e-6)) < s2
+    kw = dict(epsilon=eps, delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0,
+              row_clip="data_norm")
+    est = DPLogisticRegression(**kw).fit(X, y)
+    assert est.mechanism_ == "prior" and np.all(est.coef_ == 0)
+    first, second = est.releases_
+    z = np.array([first.multipliers[0], second.multipliers[0]])
+    assert first.multipliers[0] ** -2 / np.sum(z ** -2) == pytest.approx(share2, rel=1e-9)
+    assert est.mu_ == pytest.approx(gdp_mu(eps, 1e-6), rel=1e-6)
+    assert est.mu_ == pytest.approx(compose_gdp(z), rel=1e-12)
+    # the first tier alone keeps the fit there, with no counts released
+    first_only = DPLogisticRegression(schedule=Auto(prior_switch=AUTO_PRIOR_SWITCH[:1]),
+                                      **kw).fit(X, y)
+    assert first_only.mechanism_ != "prior"
+    assert all("class counts" not in r.name for r in first_only.releases_)
+
+
+def test_second_tier_keeps_the_fit_of_a_balanced_set_started_from_its_prior():
+    """Between the tiers' ratios a balanced set is not dominated at p = 0.7: the fit runs,
+    started from the counts' prior, the counts took the tier's share, the budget is exact."""
+    from skdpgd import DPLogisticRegression
+    from skdpgd.accounting import compose_gdp, gdp_mu
+    from skdpgd.policy import AUTO_PRIOR_SWITCH
+
+    (s1, _, _), (s2, _, share2) = AUTO_PRIOR_SWITCH
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(1500, 5)) / (2 * math.sqrt(5))
+    y = (X[:, 0] > 0).astype(int)
+    eps = _snr_between(1500, 5, s1, s2)
+    est = DPLogisticRegression(epsilon=eps, delta=1e-6, data_norm=1.0, classes=[0, 1],
+                               random_state=0, row_clip="data_norm").fit(X, y)
+    assert est.mechanism_ != "prior"
+    names = [r.name for r in est.releases_]
+    assert names[-1] == "class counts (start)" and "class counts" not in names
+    z_counts = est.releases_[-1].multipliers
+    z_all = np.concatenate([r.multipliers for r in est.releases_])
+    assert np.sum(z_counts ** -2) / np.sum(z_all ** -2) == pytest.approx(share2, rel=1e-9)
+    assert est.mu_ == pytest.approx(compose_gdp(z_all), rel=1e-12)
+    assert est.mu_ == pytest.approx(gdp_mu(est.epsilon, 1e-6), rel=1e-6)
+    assert np.any(est.coef_ != 0)

@@ -24,7 +24,8 @@ DEFAULTS = dict(AUTO_ALPHA_NOISE=0.3, AUTO_ALPHA_NOISE_SQUARED=1.0,
                 AUTO_NEWTON_SHARE=0.8, AUTO_SIGNAL_POWER=2.0, ROW_CLIP_FACTOR=0.35,
                 ROW_CLIP_SNR=20.0, ROW_CLIP_POWER=0.5, AUTO_PRIOR_MAX_SNR=0.0,
                 AUTO_NEWTON_HESSIANS=2, AUTO_HESSIAN_SNR=1.0, AUTO_HESSIAN_MIN_ROWS=100.0,
-                AUTO_HESSIAN_MAX_WORK=0.5, AUTO_HESSIAN_FREE_RATIO=0.01)
+                AUTO_HESSIAN_MAX_WORK=0.5, AUTO_HESSIAN_FREE_RATIO=0.01,
+                AUTO_PRIOR_SWITCH=((10.0, 0.5, 0.1), (100.0, 0.7, 0.05)))
 
 
 def make(name, row_clip=None, **knobs):
@@ -103,3 +104,16 @@ c_rho05 = make("c_rho05", AUTO_HESSIAN_SNR=0.5)
 # when a Hessian at every iteration counts as cheap (total rate, in passes over X)
 c_work2 = make("c_work2", AUTO_HESSIAN_MAX_WORK=2.0)  # the first candidate
 c_work05 = make("c_work05")  # chosen (the shipped default)
+# issue 22 (stop 29): a second, imbalanced-only tier of the prior switch ((s, p, share) tiers;
+# the first tier alone is the rule before; classification only)
+_FIRST = (10.0, 0.5, 0.1)
+c_tier_none = make("c_tier_none", AUTO_PRIOR_SWITCH=(_FIRST,))
+c_tier_20_7 = make("c_tier_20_7", AUTO_PRIOR_SWITCH=(_FIRST, (20.0, 0.7, 0.1)))
+c_tier_40_7 = make("c_tier_40_7", AUTO_PRIOR_SWITCH=(_FIRST, (40.0, 0.7, 0.1)))
+c_tier_40_8 = make("c_tier_40_8", AUTO_PRIOR_SWITCH=(_FIRST, (40.0, 0.8, 0.1)))
+c_tier_60_7 = make("c_tier_60_7", AUTO_PRIOR_SWITCH=(_FIRST, (60.0, 0.7, 0.1)))
+c_tier_100_65 = make("c_tier_100_65", AUTO_PRIOR_SWITCH=(_FIRST, (100.0, 0.65, 0.1)))
+c_tier_100_7 = make("c_tier_100_7", AUTO_PRIOR_SWITCH=(_FIRST, (100.0, 0.7, 0.1)))
+c_tier_100_8 = make("c_tier_100_8", AUTO_PRIOR_SWITCH=(_FIRST, (100.0, 0.8, 0.1)))
+c_tier_200_7 = make("c_tier_200_7", AUTO_PRIOR_SWITCH=(_FIRST, (200.0, 0.7, 0.1)))
+c_tier_100_7_s05 = make("c_tier_100_7_s05")  # chosen (the shipped default)
