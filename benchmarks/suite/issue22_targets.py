@@ -3,6 +3,10 @@
 Usage::
 
     python -m benchmarks.suite.issue22_targets [--results DIR] [--misses after|before|none]
+        [--after NAME]
+
+``--after NAME`` reads ``issue22_NAME_<half>.csv`` as the "after" rows (default ``after``:
+the package at b415bd6; ``stop29``: the package at the end of stop 29).
 
 Reads, for each half (design, report), ``issue22_peers_<half>.csv`` (the peers and the
 non-private references, run once with the package at the "after" commit: naive DP-GD grid,
@@ -53,9 +57,10 @@ TARGET_TEXT = {"classification": {"peer": ">= 42/45", "floor": "63/63", "consist
                               "monotone": "-"}}
 
 
-def load(results, half, version):
+def load(results, half, version, after="after"):
     peers = pd.read_csv(os.path.join(results, f"issue22_peers_{half}.csv"))
-    ours = pd.read_csv(os.path.join(results, f"issue22_{version}_{half}.csv"))
+    name = after if version == "after" else version
+    ours = pd.read_csv(os.path.join(results, f"issue22_{name}_{half}.csv"))
     ours = ours[ours["kind"] == "skdpgd"]
     return pd.concat([peers, ours], ignore_index=True)
 
@@ -133,13 +138,116 @@ def _annotate(miss, target, est, med, med_other, other, raw=None):
     return f"{miss} ({', '.join(notes)})" if notes else miss
 
 
-def counts(results, halves=HALVES):
+def _floor_bounds(results):
+    """{(half, set, protocol, eps): the intercept-only model's mean score at the whole budget}
+    from ``issue22_floor_bound.csv`` (empty when that file is absent)."""
+    path = os.path.join(results, "issue22_floor_bound.csv")
+    if not os.path.exists(path):
+        return {}
+    fb = pd.read_csv(path)
+    return {(r.half, r.dataset, r.protocol, float(r.epsilon)): float(r.prior_score)
+            for r in fb.itertuples()}
+
+
+def _mechanism(raw, ds, eps, est):
+    """The most common ``mechanism`` over the seeds (the suite's column: ``mechanism_`` of the
+    full-batch estimators, ``schedule_`` of DP-SGD), '?' for CSVs without it."""
+    if "mechanism" not in raw.columns:
+        return "?"
+    r = raw[(raw["dataset"] == ds) & np.isclose(raw["epsilon"], eps) & (raw["method"] == est)]
+    m = r["mechanism"].dropna()
+    return str(m.mode().iloc[0]) if len(m) else "?"
+
+
+def cause(target, est, half, protocol, miss, med, raw, bounds):
+    """The measured cause of one missed cell: ``(category, detail)``. Reads only measured
+    values: the default's median score, median ``n_iter_`` and most common mechanism, its own
+    non-private model (``sklearn``: LogisticRegression() / Ridge(); ``sgd_objective``: the
+    converged minimiser of scikit-learn's SGD objective), scikit-learn's early-stopped
+    ``SGDClassifier()`` / ``SGDRegressor()`` (``sklearn_sgd``), the majority class and the
+    intercept-only model at the whole budget (``issue22_floor_bound``).
+
+    * floor, *budget*: the intercept-only model released with the whole budget also scores
+      below the floor (its noise hides the majority class, or the mean's noise alone costs more
+      than 0.005 of R^2);
+    * floor, *rule*: that model would meet the floor, the public rule ran a fit instead;
+    * peer, *prior switch*: the rule returned the intercept-only model and a tuned peer's fit
+      scored higher;
+    * peer, *limit*: the default is within 0.005 of (or above) its own non-private model: the
+      gap is the penalty the peer tuned on the test score;
+    * peer, *noise*: the default is below its own non-private model (by mechanism);
+    * consistency: above scikit-learn's early-stopped SGD, or the gap to the non-private model
+      with the mechanism that ran;
+    * monotone: the intercept-only model at the lower budget, or two fits' noise."""
+    ds, eps = _cell(miss)
+    ref_name = "sgd_objective" if est in SGD else "sklearn"
+    if target == "monotone":
+        mechs = [_mechanism(raw, ds, e, est) for e in eps]
+        if mechs[0] == "prior" and mechs[1] != "prior":
+            return ("monotone: intercept-only model at the lower budget, the fit at the higher",
+                    "->".join(mechs))
+        return "monotone: two fits' noise", "->".join(mechs)
+    e = eps[0]
+    s = _val(med, ds, e, est)
+    ref = _val(med, ds, e, ref_name)
+    it = _iters(raw, ds, e, est)
+    mech = _mechanism(raw, ds, e, est)
+    if target == "floor":
+        b = bounds.get((half, ds, protocol, e))
+        floor = _val(med, ds, e, "majority") if est in TASK_ESTS["classification"] else 0.0
+        if b is None:
+            return "floor: intercept-only bound not measured", mech
+        if b < floor - R.TOL:
+            return "floor: budget", f"intercept-only model at the whole budget {b:.3f}"
+        return "floor: rule", f"ran {mech}, n_iter_ {it:g}; intercept-only {b:.3f}"
+    if target == "consistency" and est in SGD:
+        sk = _val(med, ds, e, "sklearn_sgd")
+        if s > sk:
+            return "consistency: above scikit-learn's early-stopped SGD", f"{s:.3f} vs {sk:.3f}"
+        return ("consistency: below scikit-learn's early-stopped SGD",
+                f"{s - sk:+.3f}; against the converged objective {s - ref:+.3f}")
+    if target.startswith("consistency"):
+        return f"{target}: {mech}", f"{s - ref:+.3f} against {ref_name}, n_iter_ {it:g}"
+    maj = _val(med, ds, e, "majority")
+    if mech == "prior" or (est not in SGD and it == 0 and abs(s - maj) < 1e-12):
+        return "peer: prior switch", f"{s:.3f} = the majority class"
+    if np.isfinite(ref) and s >= ref - R.TOL:
+        return "peer: limit", f"{ref_name} {ref:.3f}"
+    if est not in SGD and mech == "gradient" and it <= 3:
+        mech = "gradient (1-3 steps)"
+    return f"peer: noise ({mech})", f"{s - ref:+.3f} against {ref_name}, n_iter_ {it:g}"
+
+
+def causes(out, version, results, halves=HALVES, after="after"):
+    """Every missed cell of ``version`` with its :func:`cause`, and a count per category."""
+    bounds = _floor_bounds(results)
+    lines, tally = [], {}
+    for h in halves:
+        df = load(results, h, version, after)
+        for task, ests in TASK_ESTS.items():
+            for p in PROTOCOLS:
+                d = df[(df["task"] == task) & (df["protocol"] == p)
+                       & df["dataset"].isin(S.sets(h, task))]
+                med = R.medians(d)
+                for e in ests:
+                    for t, (met, n, miss) in out[(h, p, version, e)].items():
+                        for m in miss:
+                            cat, detail = cause(t, e, h, p, m.split(" (")[0], med, d,
+                                                bounds)
+                            tally[(h, e, cat)] = tally.get((h, e, cat), 0) + 1
+                            lines.append(f"- {h} ({p}) {e} {m.split(' (')[0]}: {cat} "
+                                         f"({detail})")
+    summary = [f"- {h} {e}: {c}: {k}" for (h, e, c), k in sorted(tally.items())]
+    return "\n".join(lines), "\n".join(summary)
+
+
+def counts(results, halves=HALVES, after="after"):
     """{(half, protocol, version, estimator): {target: [met, cells, misses]}}; each miss
     annotated (see :func:`_annotate`)."""
     out, meds, raws = {}, {}, {}
     for half in halves:
         for version in VERSIONS:
-            df = load(results, half, version)
+            df = load(results, half, version, after)
             for task, ests in TASK_ESTS.items():
                 for protocol in PROTOCOLS:
                     d = df[(df["task"] == task) & (df["protocol"] == protocol)
@@ -202,12 +310,23 @@ def main(argv=None):
     ap.add_argument("--results", default=RESULTS)
     ap.add_argument("--misses", default="after", choices=["after", "before", "none"])
     ap.add_argument("--halves", default="design,report")
+    ap.add_argument("--after", default="after",
+                    help="the after rows: issue22_AFTER_<half>.csv (after, stop29)")
+    ap.add_argument("--causes", action="store_true",
+                    help="each missed cell of the after rows with its measured cause")
     args = ap.parse_args(argv)
     halves = args.halves.split(",")
-    out = counts(args.results, halves)
+    out = counts(args.results, halves, args.after)
     print("Cells met, before → after (medians over the seeds in the CSVs; before: the package"
-          " at f56df45^, after: the package of the after run):\n")
+          f" at f56df45^, after: issue22_{args.after}_<half>.csv):\n")
     print(table(out, halves))
+    if args.causes:
+        lines, summary = causes(out, "after", args.results, halves, args.after)
+        print("\nMissed cells (after) and their measured causes:\n")
+        print(lines)
+        print("\nCount per half, estimator and cause:\n")
+        print(summary)
+        return 0
     if args.misses != "none":
         print(f"\nMissed cells ({args.misses}):\n")
         print(misses(out, args.misses, halves))

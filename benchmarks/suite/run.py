@@ -49,7 +49,7 @@ DPL_PYTHON = "/work/venvs/diffprivlib/bin/python"
 
 FIELDS = ["dataset", "task", "half", "protocol", "seed", "method", "kind", "epsilon", "score",
           "fit_time", "baseline_time", "epsilon_spent", "n_iter", "alpha", "n_train",
-          "n_features", "n_classes", "subsampled_from", "error"]
+          "n_features", "n_classes", "subsampled_from", "error", "mechanism"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -84,6 +84,11 @@ def _fit_one(method, p, eps):
     except Exception as exc:
         row.update(score=math.nan, fit_time=time.perf_counter() - t0, error=_err(exc))
         return row
+    # what the fit ran: the full-batch estimators' mechanism_, DP-SGD's schedule_ ('prior' when
+    # its switch returned the intercept-only model)
+    mech = getattr(est, "mechanism_", None) or getattr(est, "schedule_", None)
+    if isinstance(mech, str):
+        row["mechanism"] = mech
     for attr, col in (("epsilon_", "epsilon_spent"), ("n_iter_", "n_iter"), ("alpha_", "alpha")):
         v = getattr(est, attr, None)
         if v is not None:
