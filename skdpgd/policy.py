@@ -22,6 +22,7 @@ This module imports nothing from the package: every other module may read it.
 from __future__ import annotations
 
 import math
+import numbers
 
 # =============================================================================================
 # The signal-to-noise ratio every full-batch 'auto' rule reads
@@ -286,7 +287,7 @@ def prior_switch_tiers(switch):
     or a sequence of those; ``()`` for None or False (off)."""
     if not switch:
         return ()
-    if all(isinstance(v, (int, float)) for v in switch):
+    if all(isinstance(v, numbers.Real) for v in switch):
         switch = (switch,)
     tiers = []
     for tier in switch:

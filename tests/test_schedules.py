@@ -475,6 +475,9 @@ def test_prior_switch_tiers_parse_one_pair_triples_and_off():
 
     assert prior_switch_tiers(False) == () and prior_switch_tiers(None) == ()
     assert prior_switch_tiers((10, 0.5)) == ((10.0, 0.5, AUTO_PRIOR_SWITCH_SHARE),)
+    assert prior_switch_tiers((np.int64(10), np.float32(0.5), 0.2)) == ((10.0, 0.5, 0.2),)
+    assert prior_switch_tiers([[10, 0.5], (100, 0.7, 0.05)]) == (
+        (10.0, 0.5, AUTO_PRIOR_SWITCH_SHARE), (100.0, 0.7, 0.05))
     assert prior_switch_tiers(((10, 0.5, 0.1), (100, 0.7, 0.05))) == (
         (10.0, 0.5, 0.1), (100.0, 0.7, 0.05))
     for bad in [((100, 0.5), (10, 0.7)), ((10, 0.5, 1.0),), ((10,),), ((-1, 0.5),),
