@@ -218,25 +218,29 @@ def cause(target, est, half, protocol, miss, med, raw, bounds):
     return f"peer: noise ({mech})", f"{s - ref:+.3f} against {ref_name}, n_iter_ {it:g}"
 
 
+def _groups(results, halves, versions, after):
+    """(half, version, task, protocol, rows, medians) for each table cell group."""
+    for half in halves:
+        for version in versions:
+            df = load(results, half, version, after)
+            for task in TASK_ESTS:
+                for protocol in PROTOCOLS:
+                    d = df[(df["task"] == task) & (df["protocol"] == protocol)
+                           & df["dataset"].isin(S.sets(half, task))]
+                    yield half, version, task, protocol, d, R.medians(d)
+
+
 def causes(out, version, results, halves=HALVES, after="after"):
     """Every missed cell of ``version`` with its :func:`cause`, and a count per category."""
     bounds = _floor_bounds(results)
     lines, tally = [], {}
-    for h in halves:
-        df = load(results, h, version, after)
-        for task, ests in TASK_ESTS.items():
-            for p in PROTOCOLS:
-                d = df[(df["task"] == task) & (df["protocol"] == p)
-                       & df["dataset"].isin(S.sets(h, task))]
-                med = R.medians(d)
-                for e in ests:
-                    for t, (met, n, miss) in out[(h, p, version, e)].items():
-                        for m in miss:
-                            cat, detail = cause(t, e, h, p, m.split(" (")[0], med, d,
-                                                bounds)
-                            tally[(h, e, cat)] = tally.get((h, e, cat), 0) + 1
-                            lines.append(f"- {h} ({p}) {e} {m.split(' (')[0]}: {cat} "
-                                         f"({detail})")
+    for h, _, task, p, d, med in _groups(results, halves, (version,), after):
+        for e in TASK_ESTS[task]:
+            for t, (met, n, miss) in out[(h, p, version, e)].items():
+                for m in miss:
+                    cat, detail = cause(t, e, h, p, m.split(" (")[0], med, d, bounds)
+                    tally[(h, e, cat)] = tally.get((h, e, cat), 0) + 1
+                    lines.append(f"- {h} ({p}) {e} {m.split(' (')[0]}: {cat} ({detail})")
     summary = [f"- {h} {e}: {c}: {k}" for (h, e, c), k in sorted(tally.items())]
     return "\n".join(lines), "\n".join(summary)
 
@@ -245,24 +249,16 @@ def counts(results, halves=HALVES, after="after"):
     """{(half, protocol, version, estimator): {target: [met, cells, misses]}}; each miss
     annotated (see :func:`_annotate`)."""
     out, meds, raws = {}, {}, {}
-    for half in halves:
-        for version in VERSIONS:
-            df = load(results, half, version, after)
-            for task, ests in TASK_ESTS.items():
-                for protocol in PROTOCOLS:
-                    d = df[(df["task"] == task) & (df["protocol"] == protocol)
-                           & df["dataset"].isin(S.sets(half, task))]
-                    med = R.medians(d)
-                    meds[(half, protocol, version, task)] = med
-                    raws[(half, protocol, version, task)] = d
-                    res = R.check_targets(med, task, list(ests))
-                    for e in ests:
-                        r = res[e]
-                        if e in SGD:  # issue 11 item 7: SGDClassifier() / SGDRegressor()
-                            r["consistency"] = consistency(med, e, "sklearn_sgd")
-                            r["consistency (sgd_objective)"] = consistency(med, e,
-                                                                           "sgd_objective")
-                        out[(half, protocol, version, e)] = r
+    for half, version, task, protocol, d, med in _groups(results, halves, VERSIONS, after):
+        meds[(half, protocol, version, task)] = med
+        raws[(half, protocol, version, task)] = d
+        res = R.check_targets(med, task, list(TASK_ESTS[task]))
+        for e in TASK_ESTS[task]:
+            r = res[e]
+            if e in SGD:  # issue 11 item 7: SGDClassifier() / SGDRegressor()
+                r["consistency"] = consistency(med, e, "sklearn_sgd")
+                r["consistency (sgd_objective)"] = consistency(med, e, "sgd_objective")
+            out[(half, protocol, version, e)] = r
     for (half, protocol, version, e), r in out.items():
         task = next(t for t, es in TASK_ESTS.items() if e in es)
         other = "before" if version == "after" else "after"
