@@ -124,3 +124,14 @@ c_tier3_30_6 = make("c_tier3_30_6", AUTO_PRIOR_SWITCH=(_FIRST, (30.0, 0.6, 0.05)
 c_tier3_50_6 = make("c_tier3_50_6", AUTO_PRIOR_SWITCH=(_FIRST, (50.0, 0.6, 0.05), _SECOND))
 c_tier3_30_65 = make("c_tier3_30_65", AUTO_PRIOR_SWITCH=(_FIRST, (30.0, 0.65, 0.05), _SECOND))
 c_tier3_50_65 = make("c_tier3_50_65", AUTO_PRIOR_SWITCH=(_FIRST, (50.0, 0.65, 0.05), _SECOND))
+# a narrower first tier (a binary set below ratio 10 always takes the prior today): kept as is
+c_tier1_3_6 = make("c_tier1_3_6", AUTO_PRIOR_SWITCH=((3.0, 0.5, 0.1), (10.0, 0.6, 0.1), _SECOND))
+c_tier1_5_6 = make("c_tier1_5_6", AUTO_PRIOR_SWITCH=((5.0, 0.5, 0.1), (10.0, 0.6, 0.1), _SECOND))
+c_tier1_5 = make("c_tier1_5", AUTO_PRIOR_SWITCH=((5.0, 0.5, 0.1), _SECOND))
+c_tier1_3 = make("c_tier1_3", AUTO_PRIOR_SWITCH=((3.0, 0.5, 0.1), _SECOND))
+c_tier1_5_55 = make("c_tier1_5_55", AUTO_PRIOR_SWITCH=((5.0, 0.5, 0.1), (10.0, 0.55, 0.1),
+                                                       _SECOND))
+c_tier1_5_65 = make("c_tier1_5_65", AUTO_PRIOR_SWITCH=((5.0, 0.5, 0.1), (10.0, 0.65, 0.1),
+                                                       _SECOND))
+c_tier1_3_65 = make("c_tier1_3_65", AUTO_PRIOR_SWITCH=((3.0, 0.5, 0.1), (10.0, 0.65, 0.1),
+                                                       _SECOND))
