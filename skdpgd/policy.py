@@ -303,6 +303,7 @@ def prior_switch_tiers(switch):
         raise ValueError(f"prior-switch tiers must have increasing s, got {switch!r}.")
     return tuple(tiers)
 
+
 #: ``c`` in the warm start's shrinkage of the noisy class counts towards their mean,
 #: ``max(0, 1 - c (K - 1) s^2 / ||c~ - mean(c~)||^2)`` (1: positive-part James-Stein; 4 met the
 #: floor in more design-half cells than 1, issue 22, see :data:`AUTO_PRIOR_SHARE`).
