@@ -558,6 +558,18 @@ def _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_a
 
 
 @njit
+def _noisy_sum(blocks, std, gen):
+    """One released coordinate: its block sums added in order, plus ``N(0, std^2)`` from
+    ``gen`` (no draw when ``std`` is 0). Every noisy update draws its noise here."""
+    g = 0.0
+    for c in range(blocks.shape[0]):
+        g += blocks[c]
+    if std > 0.0:
+        g += std * gen.standard_normal()
+    return g
+
+
+@njit
 def _noisy_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_intercept,
                   coef, intercept, vcoef, vint, gen):
     """Add the noise to the block sums, then take one (momentum) step: post-processing.
@@ -566,16 +578,11 @@ def _noisy_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_
     ``theta -= eta * v / (1 - beta^t)`` with ``beta_pow = beta^t``. Blocks are added in
     order, so the result does not depend on how they were computed.
     """
-    n_blocks, n_out, d = gcoef.shape
+    n_out, d = gcoef.shape[1], gcoef.shape[2]
     corr = 1.0 - beta_pow
     for k in range(n_out):
         for j in range(d):
-            g = 0.0
-            for c in range(n_blocks):
-                g += gcoef[c, k, j]
-            if std > 0.0:
-                g += std * gen.standard_normal()
-            g = g / n_norm + alpha * coef[k, j]
+            g = _noisy_sum(gcoef[:, k, j], std, gen) / n_norm + alpha * coef[k, j]
             vcoef[k, j] = momentum * vcoef[k, j] + (1.0 - momentum) * g
             coef[k, j] -= eta * vcoef[k, j] / corr
         if fit_intercept:
@@ -586,12 +593,7 @@ def _noisy_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_
 def _intercept_step(gint, k, std, n_norm, eta, momentum, corr, intercept, vint, gen):
     """Output ``k``'s intercept in :func:`_noisy_update` (and the masked DP-SGD update): the
     block sums plus ``N(0, std^2)``, divided by ``n_norm`` (not penalised), one momentum step."""
-    g = 0.0
-    for c in range(gint.shape[0]):
-        g += gint[c, k]
-    if std > 0.0:
-        g += std * gen.standard_normal()
-    g = g / n_norm
+    g = _noisy_sum(gint[:, k], std, gen) / n_norm
     vint[k] = momentum * vint[k] + (1.0 - momentum) * g
     intercept[k] -= eta * vint[k] / corr
 

@@ -31,8 +31,8 @@ import math
 import numpy as np
 from ._jit import njit
 
-from ._kernels import (_intercept_step, _noisy_update, _sum_rows_csr, _sum_rows_multi,
-                       _sum_rows_single)
+from ._kernels import (_intercept_step, _noisy_sum, _noisy_update, _sum_rows_csr,
+                       _sum_rows_multi, _sum_rows_single)
 
 
 @njit
@@ -245,15 +245,11 @@ def _masked_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit
     (public) variance of the noise in g^ (subtracted so the moment estimates the signal's).
     A column with ``pre = 0`` is not updated (it carries the frozen weights' margins, see
     :func:`skdpgd._importance.run_linear`). Post-processing of the released sum only."""
-    n_blocks, n_out, d = gcoef.shape
+    n_out, d = gcoef.shape[1], gcoef.shape[2]
     corr = 1.0 - beta_pow
     for k in range(n_out):
         for j in range(d):
-            g = 0.0
-            for c in range(n_blocks):
-                g += gcoef[c, k, j]
-            if std > 0.0:
-                g += std * gen.standard_normal()
+            g = _noisy_sum(gcoef[:, k, j], std, gen)
             ghat = scale[j] * g / n_norm  # released (post-processing)
             score[k, j] += abs(ghat)
             nv = scale[j] * std / n_norm
