@@ -519,6 +519,9 @@ class WarmStart(Mechanism):
     def run(self, rows, setup, plan, releases, gen):
         *inner, counts = releases
         self.actual_releases = None
+        # the Poisson rates of the inner Newton's Hessian releases (public), once it has run;
+        # None when it did not run (the switch to the intercept-only model) or is not Newton
+        self.rates_used = None
         prior = InterceptOnly(self.schedule)
         # the counts' noise comes from a jumped copy of the fit's stream (a non-overlapping
         # part of it), so the inner mechanism draws exactly the noise it would draw without the
@@ -534,7 +537,9 @@ class WarmStart(Mechanism):
             if InterceptOnly.dominated(noisy, std1, switch[1]):
                 return self._prior_branch(rows, setup, inner, counts, noisy, gen)
         start = prior.log_odds(noisy, std1, shrink_classes=True)
-        return self.inner.run(rows, setup, plan, inner, gen, start=start)
+        out = self.inner.run(rows, setup, plan, inner, gen, start=start)
+        self.rates_used = getattr(self.inner, "rates_used", None)
+        return out
 
     def _prior_branch(self, rows, setup, inner, counts, noisy, gen):
         """The rest of the budget on a second release of the class counts.

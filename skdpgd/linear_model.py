@@ -142,7 +142,8 @@ _FITTED_PRIVACY_DOC = """
 
     hessian_rates_ : ndarray or None
         DP damped Newton: the public Poisson rate of the rows each Hessian release summed over
-        (1: all rows); None for the other mechanisms.
+        (1: all rows), also when it ran from the warm start of the class prior; None for the
+        other mechanisms (and when the warm start switched to the intercept-only model).
 
     neighbouring_ : str
         'replace-one' or 'add/remove-one'.

@@ -426,3 +426,30 @@ def test_mechanism_imports_point_one_way():
     assert "_second_order" not in imported("_mechanisms")
     assert "_mechanism_registry" not in imported("_mechanisms") | imported("_second_order")
     assert {"_mechanisms", "_second_order"} <= imported("_mechanism_registry")
+
+
+def test_hessian_rates_are_reported_when_newton_runs_from_the_warm_start():
+    """A Newton fit started from the class prior (WarmStart) reports its Hessian releases'
+    Poisson rates (public), as the fit from 0 does; when the warm start switches to the
+    intercept-only model, Newton does not run and the rates are None."""
+    from skdpgd.schedules import Auto
+
+    X, y = _data(n=4000)
+    kw = dict(delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0)
+    cold = DPLogisticRegression(epsilon=5.0, **kw).fit(X, y)
+    warm = DPLogisticRegression(epsilon=5.0, schedule=Auto(prior_share=0.1), **kw).fit(X, y)
+    assert cold.mechanism_ == warm.mechanism_ == "newton"
+    assert [r.name for r in warm.releases_][-1] == "class counts (start)"
+    hess = next(r for r in warm.releases_ if r.name == "Hessian sums")
+    assert warm.hessian_rates_ is not None
+    assert warm.hessian_rates_.shape == hess.multipliers.shape
+    assert np.all((warm.hessian_rates_ > 0) & (warm.hessian_rates_ <= 1))
+    # the rates are a public function of N, D and the release's multiplier: the warm start's
+    # Hessian multipliers are larger (the counts take a share), so its rates are no smaller
+    assert np.all(warm.hessian_rates_ >= cold.hessian_rates_)
+    # the switch to the intercept-only model: Newton never ran
+    imbalanced = (X[:, 0] > 0.4).astype(int)
+    prior = DPLogisticRegression(epsilon=5.0, schedule=Auto(prior_share=0.1,
+                                                            prior_switch=(1e9, 0.5)),
+                                 **kw).fit(X, imbalanced)
+    assert prior.mechanism_ == "prior" and prior.hessian_rates_ is None
