@@ -25,7 +25,8 @@ from ._importance import resolve_importance, run_linear
 from ._fit import Road, private_fit
 from ._mechanisms import InterceptOnly
 from ._setup import CLASS_COUNT_SENSITIVITY, release_class_counts, require_add_remove_budget
-from .accounting import GaussianDPAccountant, PLDAccountant, RDPAccountant, Release
+from .accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, PLDAccountant,
+                         RDPAccountant, Release, sum_rounding_margin, with_margin)
 from .exceptions import DivergenceError
 from .schedules import Exponential, Hong, Problem, Uniform
 
@@ -149,8 +150,22 @@ class MinibatchRoad(Road):
 
     def setup(self, fit):
         est, loss, n_outputs, data_norm = fit.est, self.loss, self.n_outputs, self.data_norm
-        d = self.X.shape[1]
+        n_rows, d = self.X.shape
         fit_intercept = bool(est.fit_intercept)
+        # --- the rounding margin of every released sum (the gradient sums, the class counts)
+        # needs a public bound on the rows summed (:func:`sum_rounding_margin`): the noisy count
+        # plus COUNT_BOUND_SIGMAS of its noise (a shortfall has probability below 1e-300; the
+        # released count is already raised by count_margin of them), or the public n_samples,
+        # taken as a bound, as on the full-batch road. A batch sums a subset of the rows. Each
+        # term's norm runs over at most n_outputs (d + 2) coordinates (the importance mask's
+        # frozen-margin column included).
+        if math.isinf(fit.epsilon):
+            n_bound = float(n_rows)
+        elif fit.z_count is not None:
+            n_bound = fit.n_public + COUNT_BOUND_SIGMAS * fit.z_count
+        else:
+            n_bound = float(est.n_samples)
+        self.margin = sum_rounding_margin(n_bound, n_outputs * (d + 2) + 1)
         # --- public constants: parameters and theory only ---
         c = float(est.intercept_scaling) * data_norm if fit_intercept else 1.0
         row_bound = math.sqrt(data_norm ** 2 + c * c) if fit_intercept else data_norm
@@ -211,7 +226,8 @@ class MinibatchRoad(Road):
 
     def _prior_switch(self, fit, p, share):
         """Release the class counts with ``share`` of the budget's mu^2 (a set-up release,
-        charged as drawn; sensitivity 1 under add/remove-one, :data:`CLASS_COUNT_SENSITIVITY`);
+        charged as drawn; sensitivity 1 under add/remove-one, :data:`CLASS_COUNT_SENSITIVITY`,
+        raised by the rounding margin of the weighted sums);
         decide on them (post-processing) between the intercept-only model (the rest of the
         budget on a second release of the counts) and DP-SGD started from their prior. Both
         branches are calibrated to the same budget, composed with this release."""
@@ -219,8 +235,11 @@ class MinibatchRoad(Road):
         # the noise it would draw without the switch (common random numbers)
         side = np.random.Generator(fit.gen.bit_generator.jumped())
         z1 = 1.0 / (math.sqrt(share) * fit.mu_total)
-        noisy, release = release_class_counts(self._class_counts(fit), z1, "add_remove", side,
-                                              name="class counts (prior)")
+        # sensitivity 1 (add/remove-one: one weighted count moves by w_i <= 1), raised by the
+        # rounding margin of the float64 sums
+        noisy, release = release_class_counts(
+            self._class_counts(fit), z1, "add_remove", side, name="class counts (prior)",
+            sensitivity=with_margin(CLASS_COUNT_SENSITIVITY, self.margin))
         fit.charges.add(release)
         std1 = float(release.noise_std[0])
         if InterceptOnly.dominated(noisy, std1, p):
@@ -231,8 +250,10 @@ class MinibatchRoad(Road):
 
     def releases(self, fit):
         if self.branch == "prior":  # the counts again, with the rest of the budget
+            # sensitivity 1 add/remove-one (raised by the rounding margin when calibrated)
             return [Release("class counts", [1.0], dict(CLASS_COUNT_SENSITIVITY), "add_remove")]
-        # each step's clipped sum moves by clip_norm when a row is added or removed
+        # each step's clipped sum moves by clip_norm when a row is added or removed (raised by
+        # the rounding margin when calibrated: calibrate_releases, margin=self.margin)
         return [Release("gradient sums", self.plan.noise_multipliers,
                         {"replace": 2.0 * self.clip, "add_remove": self.clip}, "add_remove",
                         self.q)]
@@ -287,7 +308,9 @@ class MinibatchRoad(Road):
         row_bound_kernel = math.sqrt((data_norm / c) ** 2 + 1.0) if fit_intercept else data_norm
         max_norm = SGD_MAX_MARGIN / max(row_bound_kernel, 1.0)
         steps = np.full(n_steps, self.lr * c * c)
-        noise_std = z * clip / c
+        # each step's noise: z_t times the sum's sensitivity clip_norm, raised by the rounding
+        # margin (the release's noise_std), in kernel coordinates
+        noise_std = releases[0].noise_std / c
         yc = np.ascontiguousarray(self.y, dtype=np.float64)
         sample_weight = fit.sample_weight
         average_start = (n_steps - 1 if not est.average

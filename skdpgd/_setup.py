@@ -176,13 +176,21 @@ def release_count(n_rows, z, relation, gen):
 CLASS_COUNT_SENSITIVITY = {"replace": math.sqrt(2.0), "add_remove": 1.0}
 
 
-def release_class_counts(counts, z, relation, gen, name="class counts"):
-    """The class counts plus ``N(0, (z s)^2 I)``, ``s = CLASS_COUNT_SENSITIVITY[relation]``:
-    the noisy counts and their release, ``1/z``-GDP under ``relation``. Weighted counts
-    ``sum_i w_i [y_i = k]`` with ``w_i`` in [0, 1] have the same sensitivity."""
-    std = z * CLASS_COUNT_SENSITIVITY[relation]
+def release_class_counts(counts, z, relation, gen, name="class counts", sensitivity=None):
+    """The class counts plus ``N(0, (z s)^2 I)``, ``s = sensitivity[relation]``: the noisy
+    counts and their release, ``1/z``-GDP under ``relation``. ``sensitivity`` defaults to
+    :data:`CLASS_COUNT_SENSITIVITY` (exact for integer counts); weighted counts
+    ``sum_i w_i [y_i = k]`` with ``w_i`` in [0, 1] have the same sensitivity in exact
+    arithmetic, and their float64 sums pass it raised by the sum's rounding margin
+    (:func:`skdpgd.accounting.with_margin` of :data:`CLASS_COUNT_SENSITIVITY`)."""
+    sens = dict(CLASS_COUNT_SENSITIVITY if sensitivity is None else sensitivity)
+    if set(sens) != set(CLASS_COUNT_SENSITIVITY) or any(
+            not sens[r] >= CLASS_COUNT_SENSITIVITY[r] for r in sens):
+        raise ValueError("the class counts' sensitivity is at least CLASS_COUNT_SENSITIVITY "
+                         "under each relation.")
+    std = z * sens[relation]
     noisy = counts + std * gen.standard_normal(counts.shape[0])
-    return noisy, Release(name, [z], dict(CLASS_COUNT_SENSITIVITY), relation)
+    return noisy, Release(name, [z], sens, relation)
 
 
 def release_norm_sum(norm_sum, z, sensitivity, relation, gen):

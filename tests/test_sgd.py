@@ -493,7 +493,10 @@ def test_sgd_prior_switch_returns_the_intercept_only_model_with_exact_accounting
     names = [r.name for r in clf.releases_]
     assert names == ["class counts (prior)", "class counts"]
     first, second = clf.releases_
-    assert first.sensitivity == {"replace": math.sqrt(2.0), "add_remove": 1.0}
+    # sensitivity sqrt(2) / 1, raised by the rounding margin of the weighted sums
+    assert first.sensitivity["add_remove"] == pytest.approx(1.0, rel=1e-8)
+    assert first.sensitivity["add_remove"] > 1.0
+    assert first.sensitivity["replace"] == pytest.approx(math.sqrt(2.0), rel=1e-8)
     assert first.multipliers[0] == pytest.approx(1 / (math.sqrt(share) * gdp_mu(0.01, 1e-6)))
     # both releases compose to exactly the budget's mu (GDP, full batch)
     assert gdp_mu_of_releases(clf.releases_) == pytest.approx(gdp_mu(0.01, 1e-6), rel=1e-9)
@@ -540,3 +543,44 @@ def test_sgd_prior_switch_leaves_other_fits_bit_identical(monkeypatch):
         assert [r.name for r in on.releases_] == ["gradient sums"]
         np.testing.assert_array_equal(on.coef_, off.coef_)
         np.testing.assert_array_equal(on.intercept_, off.intercept_)
+
+
+# ---- floating point: every DP-SGD release carries the rounding margin of its sum ----------
+
+
+@pytest.mark.parametrize("n_samples", [None, 2000])
+def test_sgd_release_sensitivities_carry_the_rounding_margin(n_samples, monkeypatch):
+    """The gradient sums and both releases of the class counts (the prior switch) are float64
+    sums: each sensitivity is raised by sum_rounding_margin of a public bound on the rows
+    summed (the public n_samples, or the noisy count plus 40 of its noise), the recorded noise
+    is the multiplier times that raised sensitivity, and the kernel draws that noise."""
+    from skdpgd import _minibatch
+    from skdpgd.accounting import COUNT_BOUND_SIGMAS, sum_rounding_margin
+
+    X, y = _imbalanced()
+    d = X.shape[1]
+    kw = dict(delta=1e-6, data_norm=1.0, random_state=0)
+    sgd = DPSGDClassifier(epsilon=1.0, n_samples=n_samples, **kw).fit(X, y)
+    prior = DPSGDClassifier(epsilon=0.01, n_samples=2000, **kw).fit(X, y)
+    assert sgd.schedule_ == "uniform" and prior.schedule_ == "prior"
+    for fit in (sgd, prior):
+        n_bound = (2000 if fit.count_noise_multiplier_ is None
+                   else fit.n_samples_ + COUNT_BOUND_SIGMAS * fit.count_noise_multiplier_)
+        margin = sum_rounding_margin(n_bound, 1 * (d + 2) + 1)
+        assert margin > 1e-12
+        made = [r for r in fit.releases_ if r.name != "row count"]  # an integer: exact
+        assert [r.name for r in made] in (["gradient sums"],
+                                          ["class counts (prior)", "class counts"])
+        for r in made:
+            base = fit.clip_norm_ if r.name == "gradient sums" else 1.0
+            assert r.relation == "add_remove"
+            assert r.sensitivity["add_remove"] == pytest.approx(base * (1 + margin), rel=1e-14)
+            assert r.sensitivity["add_remove"] > base * (1 + margin)  # rounded up
+            np.testing.assert_array_equal(r.noise_std,
+                                          r.multipliers * r.sensitivity["add_remove"])
+    # the kernel draws the raised noise: without the margin the same draws give another model
+    monkeypatch.setattr(_minibatch, "sum_rounding_margin", lambda n, dim: 0.0)
+    bare = DPSGDClassifier(epsilon=1.0, n_samples=n_samples, **kw).fit(X, y)
+    np.testing.assert_array_equal(bare.noise_multipliers_, sgd.noise_multipliers_)
+    assert not np.array_equal(bare.coef_, sgd.coef_)
+    np.testing.assert_allclose(bare.coef_, sgd.coef_, rtol=1e-6)
