@@ -1078,6 +1078,9 @@ def pld_profile(steps, value_discretization_interval=1e-4):
         acc.compose(ev)
     profile = lambda delta: float(acc.get_epsilon(_check_delta(delta)))  # noqa: E731
     profile.delta_at = lambda epsilon: float(acc.get_delta(_check_epsilon(epsilon)))
+    # delta at several epsilons (ascending, each >= 0) from the one composed PLD
+    profile.deltas_at = lambda epsilons: np.asarray(
+        acc.get_delta(np.asarray(epsilons, dtype=float)), dtype=float)
     return profile
 
 

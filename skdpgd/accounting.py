@@ -663,6 +663,10 @@ from ._rdp import (  # noqa: E402
     rdp_subsampled_gaussian,
 )
 
+# a fit that chooses between mechanisms after a Gaussian release: the envelope of the
+# branches (skdpgd._envelope imports this module only inside its functions)
+from ._envelope import envelope_delta, envelope_epsilon, switch_scale  # noqa: E402
+
 # the Poisson-sampled accountants live in skdpgd._rdp (which imports nothing from here);
 # they implement the same interface
 Accountant.register(RDPAccountant)
@@ -682,4 +686,7 @@ __all__ += [
     "rdp_delta",
     "rdp_epsilon",
     "rdp_subsampled_gaussian",
+    "envelope_delta",
+    "envelope_epsilon",
+    "switch_scale",
 ]

@@ -1,0 +1,492 @@
+"""Privacy of a fit that chooses its mechanism from a Gaussian release: the branch envelope.
+
+The setting (DP-SGD's prior switch, :class:`skdpgd._minibatch.MinibatchRoad`): a fit first
+makes Gaussian releases ``Y1`` (``mu1``-GDP together), then, as a function of ``Y1`` only,
+runs one of several mechanisms ("branches"), each calibrated so that *it* composed with the
+first releases spends (epsilon, delta). That is not a proof for the fit: the branches have
+different privacy curves, and the choice depends on the data through ``Y1``.
+
+**The bound.** Fix neighbouring datasets D, D' (either order), write ``P1, Q1`` for the
+distributions of ``Y1`` on them, ``L = log(dP1/dQ1)(Y1)`` for the privacy loss, and
+``H_g(P || Q) = sup_S P(S) - g Q(S)`` (hockey-stick divergence; ``H_{e^t}`` is defined for every
+real t, and for t < 0 it is at least ``1 - e^t``). Let ``P2^y, Q2^y`` be the second stage's
+output distributions given ``Y1 = y``. Then ``p1 p2 - e^eps q1 q2 = p1 (p2 - e^(eps - L) q2)``,
+so
+
+    H_{e^eps}(fit(D) || fit(D')) = E_{y ~ P1} [ H_{e^(eps - L(y))}(P2^y || Q2^y) ].
+
+If ``delta_k(t)`` bounds branch k's hockey-stick divergence at ``e^t`` for every real t and every
+ordered neighbouring pair, the integrand is at most ``phi(L) = max_k delta_k(eps - L)``. The
+first releases' loss is not known to be the extreme one (the pair may move the counts by less
+than the sensitivity), so one more step: ``x -> max_k sup_y H_{e^eps x}(P2 || Q2)`` (sup over
+the y of branch k) is convex in x (a supremum of the convex maps ``g -> H_g``), hence
+``E_{P1}[...] = E_{P1}[F(dQ1/dP1)]`` is an f-divergence of (Q1, P1), which can only grow when
+(P1, Q1) is replaced by a pair that (P1, Q1) is a post-processing of: the Gaussian pair
+``N(0, 1), N(mu1, 1)`` (``N(0, s^2 I)`` against ``N(v, s^2 I)`` with ``||v|| / s = m <= mu1`` is
+the image of ``N(0, 1), N(mu1, 1)`` under ``y -> (m/mu1) y + sqrt(1 - m^2/mu1^2) Z`` and a
+rotation). Its privacy loss is ``L ~ N(mu1^2 / 2, mu1^2)`` under P1. So the fit's privacy
+profile is at most
+
+    delta_env(eps) = E_{L ~ N(mu1^2/2, mu1^2)} [ max_k delta_k(eps - L) ],        (*)
+
+the composition of the first releases with a mechanism whose profile is the pointwise maximum
+of the branches' profiles over *all* real arguments (adaptive composition with dominating
+pairs). Dropping the max and keeping one Gaussian branch ``mu_a``, (*) is the exact GDP delta
+of ``sqrt(mu1^2 + mu_a^2)``; ``tests/test_branch_envelope.py`` checks that.
+
+**Branch profiles.** A Gaussian release (``mu``-GDP): the exact formula
+``Phi(-t/mu + mu/2) - e^t Phi(-t/mu - mu/2)``, valid for every real t. Poisson-subsampled
+Gaussian steps: from their Renyi-DP curve ``rho`` (which :mod:`skdpgd._rdp` takes to bound the
+divergence in both directions of an add/remove pair), ``H_{e^t} <= min_alpha exp((alpha - 1)
+(rho_alpha - t + log(1 - 1/alpha)) - log alpha)`` for every real t (the bound
+``(x - g)_+ <= g^(1-alpha) (alpha-1)^(alpha-1) alpha^-alpha x^alpha`` holds for every g > 0),
+or from dp-accounting's pessimistic PLD (the larger of its add and remove directions) at
+``t >= 0``; for ``t < 0`` also ``H_{e^t}(P||Q) = 1 - e^t + e^t H_{e^-t}(Q||P)`` with the bound at
+``-t`` (both directions are covered). Every value is raised by a bound on its own rounding.
+
+**The integral.** ``max_k delta_k`` is an upper bound on a function that is non-increasing in t,
+so on a grid ``u_0 < ... < u_n`` of the standardised loss the upper Riemann-Stieltjes sum
+``sum_j P(u_(j-1) <= u < u_j) g(u_j)`` (plus the tails) is an upper bound of (*), whatever the
+grid (only the true integrand's monotonicity is used). The grid is refined where the gap to the
+lower sum is largest until the two are within a relative ``rtol``; cell probabilities are
+differences of normal tail probabilities (no cancellation), raised by their rounding bound.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import log_ndtr, ndtr
+
+__all__ = [
+    "gaussian_profile",
+    "rdp_profile",
+    "pld_branch_profile",
+    "EnvelopeBound",
+    "envelope_delta",
+    "envelope_epsilon",
+    "envelope_scale",
+    "branch_profile",
+    "switch_scale",
+]
+
+_EPS = float(np.finfo(float).eps)
+
+#: The standardised privacy loss of the first releases is integrated over [-U, U]: beyond it
+#: the normal's mass is below 1e-300 (Phi(-38) ~ 3e-317), counted as such.
+_U_MAX = 38.0
+_TAIL_BELOW = 1e-300
+
+
+# ---------------------------------------------------------------------------------------
+# Profiles of one branch: upper bounds on H_{e^t} for every real t (vectorised)
+# ---------------------------------------------------------------------------------------
+
+
+def gaussian_profile(t, mu):
+    """Upper bound on the privacy profile of a ``mu``-GDP mechanism (a Gaussian release, or an
+    exact GDP composition of them) at every real ``t``: the exact
+    ``Phi(-t/mu + mu/2) - e^t Phi(-t/mu - mu/2)`` plus a bound on its rounding (as
+    :func:`skdpgd.accounting.gdp_delta_upper`), at most 1."""
+    t = np.asarray(t, dtype=float)
+    mu = float(mu)
+    if not mu >= 0:
+        raise ValueError(f"mu must be >= 0, got {mu!r}.")
+    if mu == 0.0:  # identical outputs: H_{e^t}(P || P) = (1 - e^t)_+
+        return np.maximum(0.0, -np.expm1(np.minimum(t, 0.0))) * (1.0 + 4 * _EPS)
+    if math.isinf(mu):
+        return np.ones_like(t)
+    x1 = -t / mu + mu / 2.0
+    x2 = -t / mu - mu / 2.0
+    a = log_ndtr(x1)
+    b = t + log_ndtr(x2)
+    with np.errstate(over="ignore", under="ignore"):
+        ea = np.exp(a)
+        eb = np.exp(np.minimum(b, 709.0))
+        value = np.where(b < a, -ea * np.expm1(np.minimum(b - a, 0.0)), 0.0)
+    # the error model of skdpgd.accounting._gdp_delta_terms, elementwise
+    u = 16.0 * _EPS
+    err = u * (ea * (1.0 + np.abs(a) + np.abs(x1) * np.maximum(np.abs(x1), 1.0))
+               + eb * (1.0 + np.abs(b) + np.abs(x2) * np.maximum(np.abs(x2), 1.0)))
+    return np.minimum(1.0, value + err)
+
+
+def _negative_side(t, positive_bound):
+    """``1 - e^t + e^t h(-t)`` for t < 0 (``h``: a bound at positive arguments covering both
+    directions of the pair), raised by its rounding."""
+    with np.errstate(under="ignore"):
+        return (-np.expm1(t) + np.exp(t) * positive_bound(-t)) * (1.0 + 8 * _EPS)
+
+
+def rdp_profile(t, rdp, orders):
+    """Upper bound on the privacy profile at every real ``t`` of a mechanism whose Renyi
+    divergences (both directions) are at most ``rdp`` at ``orders``:
+    ``min_alpha exp((alpha - 1)(rho_alpha - t + log(1 - 1/alpha)) - log alpha)`` (the conversion
+    of :func:`skdpgd._rdp.rdp_delta`, valid for every real t), and for t < 0 also
+    ``1 - e^t + e^t`` times that bound at ``-t``; at most 1."""
+    t = np.asarray(t, dtype=float)
+    rdp = np.asarray(rdp, dtype=float).ravel()
+    orders = np.asarray(orders, dtype=float).ravel()
+    ok = np.isfinite(rdp)
+    if not ok.any():
+        return np.ones_like(t)
+    rdp, orders = rdp[ok], orders[ok]
+    if np.all(rdp == 0):  # nothing released
+        return np.maximum(0.0, -np.expm1(np.minimum(t, 0.0))) * (1.0 + 4 * _EPS)
+    am1 = orders - 1.0
+    c = np.log1p(-1.0 / orders)
+    log_a = np.log(orders)
+
+    def direct(tt):
+        tt = np.asarray(tt, dtype=float).ravel()
+        out = np.empty(tt.shape)
+        for s in range(0, tt.size, 2048):  # bounded memory: 2048 x orders at a time
+            x = tt[s:s + 2048, None]
+            e = am1 * (rdp - x + c) - log_a
+            # the exponent's rounding: a few ulps of each of its parts
+            e = e + 8.0 * _EPS * (am1 * (rdp + np.abs(x) + np.abs(c)) + log_a)
+            with np.errstate(under="ignore", over="ignore"):
+                out[s:s + 2048] = np.exp(np.minimum(np.min(e, axis=1), 0.0)) * (1 + 4 * _EPS)
+        return np.minimum(out, 1.0)
+
+    flat = t.ravel()
+    out = direct(flat)
+    neg = flat < 0
+    if neg.any():
+        out[neg] = np.minimum(out[neg], _negative_side(flat[neg], direct))
+    return np.minimum(out, 1.0).reshape(t.shape)
+
+
+def pld_branch_profile(noise_multipliers, sampling_rate, t_max,
+                       value_discretization_interval=1e-4, n_table=20001):
+    """``t -> `` an upper bound on the privacy profile at every real t of Poisson-subsampled
+    Gaussian steps, from dp-accounting's pessimistic PLD (the larger of its add and remove
+    directions; :func:`skdpgd._rdp.pld_profile`) at ``|t|``: at t >= 0 directly, at t < 0
+    through ``1 - e^t + e^t H_{e^-t}``.
+
+    The PLD's delta is read once, at ``n_table`` points evenly spread over ``[0, t_max]``;
+    between two of them it is bounded by the chord in ``e^t`` (the pessimistic PLD is the
+    hockey-stick curve of a pair of distributions, convex in ``e^t``), beyond ``t_max`` by its
+    value there (it is non-increasing). A relative 1e-9 is added for its rounding.
+    """
+    from ._rdp import _Steps, pld_profile
+
+    prof = pld_profile([_Steps(noise_multipliers, sampling_rate)], value_discretization_interval)
+    deltas_at = getattr(prof, "deltas_at", None)
+    if deltas_at is None:  # nothing released (0) or a step without noise (1)
+        none = 1.0 if math.isinf(prof(0.5)) else 0.0
+
+        def positive(tt):
+            return np.full(np.shape(tt), none)
+    else:
+        grid = np.linspace(0.0, float(t_max), int(n_table))
+        table = np.minimum(1.0, np.asarray(deltas_at(grid), dtype=float) * (1.0 + 1e-9)
+                           + 1e-300)
+        table = np.minimum.accumulate(table)  # non-increasing (a bound stays a bound)
+        step = grid[1] - grid[0]
+
+        def positive(tt):
+            tt = np.asarray(tt, dtype=float)
+            k = np.clip(np.floor(tt / step).astype(np.int64), 0, grid.size - 2)
+            k = np.maximum(np.where(grid[k] > tt, k - 1, k), 0)  # grid[k] <= t
+            t0, t1 = grid[k], grid[k + 1]
+            inside = tt <= t1
+            # chord in e^t between the table's neighbours: weight of the right end
+            with np.errstate(over="ignore", invalid="ignore"):
+                w = np.expm1(np.clip(tt, t0, t1) - t0) / np.expm1(t1 - t0)
+            w = np.clip(np.where(np.isfinite(w), w, 1.0), 0.0, 1.0)
+            w = np.maximum(w - 4.0 * _EPS, 0.0)  # toward the left end: the larger value
+            chord = table[k] + (table[k + 1] - table[k]) * w
+            return np.where(inside, chord * (1.0 + 4.0 * _EPS), table[-1])
+
+    def profile(t):
+        t = np.asarray(t, dtype=float)
+        flat = t.ravel()
+        out = np.empty(flat.shape)
+        pos = flat >= 0
+        out[pos] = positive(flat[pos])
+        out[~pos] = _negative_side(flat[~pos], positive)
+        return np.minimum(out, 1.0).reshape(t.shape)
+
+    return profile
+
+
+# ---------------------------------------------------------------------------------------
+# The envelope (*) and its calibration
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EnvelopeBound:
+    """``upper``: a rigorous upper bound on (*) (rounding included); ``estimate``: the middle
+    between that bound and the refinement's lower estimate (for measurements, never for a
+    decision); ``n_points``: the grid's size."""
+
+    upper: float
+    estimate: float
+    n_points: int
+
+
+def _tail(u):
+    """``P(Z >= |u|)`` for a standard normal Z: the smaller tail, without cancellation."""
+    return ndtr(-np.abs(u))
+
+
+def _cells(u):
+    """Standard normal probabilities of the cells ``[u_(j-1), u_j]`` from tail probabilities
+    (no cancellation), and a bound on their rounding."""
+    s = _tail(u)
+    lo, hi, s_lo, s_hi = u[:-1], u[1:], s[:-1], s[1:]
+    cell = np.where(hi <= 0, s_hi - s_lo, np.where(lo >= 0, s_lo - s_hi, 1.0 - s_lo - s_hi))
+    return np.maximum(cell, 0.0), 8.0 * _EPS * (s_lo + s_hi)
+
+
+def envelope_delta(epsilon, mu_first, profile, rtol=1e-4, max_points=1 << 16):
+    """An upper bound on (*) of the module docstring,
+    ``E_{L ~ N(mu1^2/2, mu1^2)}[profile(epsilon - L)]``, where ``profile(t)`` (vectorised)
+    bounds ``max_k delta_k(t)`` for every real t. Returns an :class:`EnvelopeBound`.
+
+    On a grid of the standardised loss ``u`` (``L = mu1^2/2 + mu1 u``) each cell is bounded by
+    the chord of the integrand in ``x = e^-L``: the true integrand is a convex function of x
+    (module docstring), so it lies below the chord through its values at the cell's ends, and
+    those are below the profile's values there. With ``xi = (e^(-mu1 (u - u_j)) - 1) /
+    (e^(mu1 h_j) - 1)`` (0 at the cell's right end, 1 at its left) the chord is
+    ``g_j + (g_(j-1) - g_j) xi``, and ``E[xi; cell] = (e^(mu1 u_j + mu1^2/2) P(cell + mu1) -
+    P(cell)) / (e^(mu1 h_j) - 1)`` in closed form (a normal's exponential tilt). The two tails
+    beyond ``|u| = 38`` (mass below 1e-300) count 1e-300. The grid is refined where the chord
+    is furthest from the extended chords of the neighbouring cells (which lie below a convex
+    function) until the sum of those distances is within ``rtol`` of the bound, or
+    ``max_points`` is reached (the bound stays valid, only looser). ``mu_first = 0``:
+    ``profile(epsilon)``.
+    """
+    epsilon, mu = float(epsilon), float(mu_first)
+    if not mu >= 0 or math.isinf(mu):
+        raise ValueError(f"mu_first must be finite and >= 0, got {mu!r}.")
+    if mu == 0.0:
+        v = float(np.asarray(profile(np.array([epsilon])), dtype=float)[0])
+        return EnvelopeBound(v, v, 1)
+    m = 0.5 * mu * mu
+
+    def at(u):
+        loss = m + mu * u
+        t = epsilon - loss
+        # evaluated a hair to the left (larger delta): covers the rounding of t
+        t = t - 4.0 * _EPS * (np.abs(t) + abs(epsilon) + np.abs(loss) + m)
+        return np.asarray(profile(t), dtype=float)
+
+    u = np.linspace(-_U_MAX, _U_MAX, 153)
+    g_raw = at(u)
+    while True:
+        # the true integrand is non-decreasing in u: the bound's smallest value to its right
+        # is still a bound at u
+        g = np.minimum.accumulate(g_raw[::-1])[::-1]
+        cell, cell_err = _cells(u)
+        h = np.diff(u)
+        e_h = np.expm1(mu * h)  # e^(mu h) - 1 > 0
+        # E[e^(-mu (u - u_j)); cell] = e^(mu u_j + mu^2/2) P(cell shifted by mu)
+        shifted = u + mu
+        tilt_cell, tilt_err = _cells(shifted)
+        # the shifted ends are rounded: at most an ulp of each times the density there
+        dens = np.abs(shifted) * np.exp(-0.5 * shifted * shifted)
+        tilt_err = tilt_err + 2.0 * _EPS * (dens[:-1] + dens[1:])
+        with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
+            log_scale = mu * u[1:] + m
+            tilted = np.exp(log_scale + np.log(tilt_cell))
+            tilted_err = (np.exp(log_scale + np.log(tilt_err))
+                          + tilted * 16.0 * _EPS * (2.0 + np.abs(log_scale)))
+            w = tilted - cell  # E[e^(-mu (u - u_j)) - 1; cell] >= 0
+            w_low = np.maximum(w - tilted_err - cell_err - 4.0 * _EPS * (tilted + cell), 0.0)
+            xi = w_low / (e_h * (1.0 + 8.0 * _EPS))  # a lower bound of E[xi; cell]
+        xi = np.where(np.isfinite(xi), np.minimum(xi, cell), 0.0)
+        drop = g[1:] - g[:-1]  # >= 0
+        chord = (cell + cell_err) * g[1:] - drop * xi
+        upper = float(np.sum(chord)) * (1.0 + 1e-12) + 2.0 * _TAIL_BELOW
+        # where to refine: the distance from the chord to the neighbours' chords extended
+        # into the cell (a convex integrand lies above them) and to g at the cell's left end
+        # (it is non-increasing in x); estimates only, the bound above does not use them
+        below = cell * g[:-1]
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            # cell j+1's chord into cell j: slope ratio (x_j - x_(j+1)) / (x_(j+1) - x_(j+2))
+            r_right = np.exp(mu * h[1:]) * e_h[:-1] / e_h[1:]
+            # cell j-1's chord into cell j: ratio (x_j - x_(j+1)) / (x_(j-1) - x_j)
+            r_left = -np.expm1(-mu * h[1:]) / e_h[:-1]
+            from_right = cell[:-1] * g[1:-1] - drop[1:] * r_right * xi[:-1]
+            from_left = cell[1:] * g[1:-1] + drop[:-1] * r_left * (cell[1:] - xi[1:])
+        below[:-1] = np.fmax(below[:-1], from_right)
+        below[1:] = np.fmax(below[1:], from_left)
+        gaps = np.maximum(chord - below, 0.0)
+        central = cell * g[1:] - drop * xi - 0.5 * gaps
+        gaps = np.where(np.isfinite(gaps), gaps, chord)
+        total_gap = float(np.sum(gaps))
+        if total_gap <= rtol * upper or u.size >= max_points:
+            break
+        split = gaps > total_gap / gaps.size
+        mids = 0.5 * (u[:-1][split] + u[1:][split])
+        if mids.size == 0:
+            break
+        g_mid = at(mids)
+        order = np.argsort(np.concatenate([u, mids]), kind="stable")
+        u = np.concatenate([u, mids])[order]
+        g_raw = np.concatenate([g_raw, g_mid])[order]
+    estimate = float(np.sum(np.where(np.isfinite(central), central, 0.0)))
+    return EnvelopeBound(min(1.0, upper), estimate, int(u.size))
+
+
+def envelope_epsilon(delta, mu_first, profile, rtol=1e-4, xtol=1e-7):
+    """The smallest epsilon (to a relative ``xtol``, rounded up) at which
+    :func:`envelope_delta` certifies ``delta``: an upper bound on the fit's epsilon. For
+    measurements and tests (each step is one quadrature)."""
+    delta = float(delta)
+
+    def ok(e):
+        return envelope_delta(e, mu_first, profile, rtol).upper <= delta
+
+    lo, hi = 0.0, 1.0
+    if ok(0.0):
+        return 0.0
+    while not ok(hi):
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e6:
+            return math.inf
+    while hi - lo > xtol * hi:
+        mid = 0.5 * (lo + hi)
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+_SCALE_CACHE = OrderedDict()
+_SCALE_CACHE_SIZE = 64
+
+
+def envelope_scale(epsilon, delta, mu_first, branch_profiles, key=None, rtol=1e-5,
+                   scale_rtol=1e-4):
+    """The smallest factor ``s >= 1`` (to a relative ``scale_rtol``, on the safe side) by which
+    every branch's noise multipliers are multiplied so that the envelope (*) at ``epsilon`` is
+    at most ``delta``, and the certified bound there: ``(s, upper)``.
+
+    ``branch_profiles`` are callables ``s -> profile`` (the branch's profile with its
+    multipliers times s); every profile decreases pointwise as s grows, and as s -> inf the
+    envelope tends to the first releases' own delta, so a finite s exists whenever that is
+    below ``delta``. Regula falsi (Illinois) on ``log(bound / delta)`` against ``log s``, from a
+    bracket found by doubling ``s - 1`` from 1e-3; the returned s is one whose bound was
+    evaluated and found within ``delta``. ``key`` (hashable, public values only): the result is
+    cached under it.
+    """
+    if key is not None and key in _SCALE_CACHE:
+        _SCALE_CACHE.move_to_end(key)
+        return _SCALE_CACHE[key]
+    epsilon, delta = float(epsilon), float(delta)
+
+    def bound(s):
+        profiles = [make(s) for make in branch_profiles]
+
+        def combined(t):
+            return np.max([p(t) for p in profiles], axis=0)
+
+        return envelope_delta(epsilon, mu_first, combined, rtol).upper
+
+    if not gaussian_profile(np.array([epsilon]), mu_first)[0] < delta:
+        raise ValueError("the first releases alone spend delta at epsilon: no second stage "
+                         "fits the budget.")
+    b = bound(1.0)
+    if b <= delta:
+        out = (1.0, b)
+    else:
+        lo, f_lo = 0.0, math.log(b / delta)  # log s, log(bound / delta) > 0
+        step = 1e-3
+        while True:
+            x = math.log1p(step)
+            b = bound(math.exp(x))
+            if b <= delta:
+                hi, f_hi, b_hi = x, math.log(b / delta), b
+                break
+            lo, f_lo = x, math.log(b / delta)
+            step *= 2.0
+            if step > 1e6:
+                raise ValueError("no noise scale up to 1e6 fits the envelope in the budget.")
+        side = 0
+        for _ in range(100):
+            if math.expm1(hi - lo) <= scale_rtol:
+                break
+            x = hi - f_hi * (hi - lo) / (f_hi - f_lo) if f_hi != f_lo else 0.5 * (lo + hi)
+            width = hi - lo
+            if not lo + 0.01 * width < x < hi - 0.01 * width:  # keep clear of the ends
+                x = lo + 0.01 * width if x <= lo + 0.01 * width else hi - 0.01 * width
+            b = bound(math.exp(x))
+            f = math.log(b / delta) if b > 0 else -745.0
+            if b <= delta:
+                hi, f_hi, b_hi = x, f, b
+                if side == 1:
+                    f_lo *= 0.5
+                side = 1
+            else:
+                lo, f_lo = x, f
+                if side == -1:
+                    f_hi *= 0.5
+                side = -1
+        out = (math.exp(hi), b_hi)
+    if key is not None:
+        _SCALE_CACHE[key] = out
+        while len(_SCALE_CACHE) > _SCALE_CACHE_SIZE:
+            _SCALE_CACHE.popitem(last=False)
+    return out
+
+
+def branch_profile(releases, accountant="rdp", t_max=None):
+    """``s -> profile`` of one branch: its releases (:class:`~skdpgd.accounting.Release`,
+    under their own relation, one sampling rate) with every multiplier times s.
+
+    Full-batch releases compose exactly in GDP (:func:`gaussian_profile` of their mu / s);
+    Poisson-subsampled ones are bounded by :func:`rdp_profile` of their RDP curve, and with
+    ``accountant='pld'`` also by :func:`pld_branch_profile` (read up to ``t_max``): the smaller
+    of two upper bounds is an upper bound.
+    """
+    from ._rdp import DEFAULT_ORDERS, rdp_subsampled_gaussian
+
+    rates = {r.sampling_rate for r in releases}
+    if len(rates) != 1:
+        raise ValueError("a branch's releases share one sampling rate.")
+    q = rates.pop()
+    z = np.concatenate([np.asarray(r.multipliers, dtype=float) for r in releases])
+    if q == 1.0:
+        inv2 = float(np.sum(1.0 / (z * z))) if np.all(z > 0) else math.inf
+
+        def make(s):
+            mu = math.sqrt(inv2) / s
+            return lambda t: gaussian_profile(t, mu)
+
+        return make
+
+    def make(s):
+        rdp = rdp_subsampled_gaussian(q, z * s, DEFAULT_ORDERS)
+        if accountant != "pld":
+            return lambda t: rdp_profile(t, rdp, DEFAULT_ORDERS)
+        pld = pld_branch_profile(z * s, q, t_max)
+        return lambda t: np.minimum(rdp_profile(t, rdp, DEFAULT_ORDERS), pld(t))
+
+    return make
+
+
+def switch_scale(epsilon, delta, first, branches, accountant="rdp", rtol=1e-5,
+                 scale_rtol=1e-4):
+    """The noise scale that keeps a fit that chooses between ``branches`` (lists of calibrated
+    releases, each composed with ``first`` within (epsilon, delta)) after the full-batch
+    releases ``first`` within (epsilon, delta) as a whole: :func:`envelope_scale` of their
+    profiles (:func:`branch_profile`), ``(s, upper)``. Public values only; cached."""
+    from .accounting import gdp_mu_of_releases
+
+    mu_first = gdp_mu_of_releases(first)
+    t_max = abs(float(epsilon)) + 0.5 * mu_first * mu_first + 40.0 * mu_first + 1.0
+    key = (float(epsilon), float(delta), float(mu_first), accountant, float(rtol),
+           float(scale_rtol),
+           tuple(tuple((r.sampling_rate, tuple(np.asarray(r.multipliers, dtype=float).tolist()))
+                       for r in rels) for rels in branches))
+    makers = [branch_profile(rels, accountant, t_max) for rels in branches]
+    return envelope_scale(epsilon, delta, mu_first, makers, key=key, rtol=rtol,
+                          scale_rtol=scale_rtol)
