@@ -57,8 +57,9 @@ class Road:
     says whether the set-up releases are charged as they are drawn; ``count_margin`` is a
     post-processing of a released count (DP-SGD's safe side); ``setup`` makes the road's own
     set-up releases and fixes its public constants; ``releases`` describes the main releases
-    (relative multipliers, sensitivities: :class:`~skdpgd.accounting.Release`); ``run``
-    computes and returns the fitted attributes.
+    (relative multipliers, sensitivities: :class:`~skdpgd.accounting.Release`);
+    ``calibrate`` scales them to the budget; ``run`` computes and returns the fitted
+    attributes; ``spent_epsilon`` is what the fit reports.
     """
 
     accountant = GaussianDPAccountant()
@@ -97,6 +98,17 @@ class Road:
     def describe(self, fit, releases):
         """The ``verbose`` line announcing the run (public values only)."""
         return None
+
+    def calibrate(self, fit, shapes):
+        """The main releases scaled to the budget, composed with the set-up releases, each
+        sensitivity raised by the road's rounding margin."""
+        return calibrate_releases(self.accountant, shapes, fit.epsilon, fit.delta,
+                                  prior=fit.prior, margin=self.margin)
+
+    def spent_epsilon(self, fit, made):
+        """The epsilon the fit reports for everything it released (``made``): an upper
+        bound."""
+        return spent_epsilon(made, fit.delta, fit.epsilon, self.accountant)
 
 
 def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=None):
@@ -142,8 +154,7 @@ def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=Non
     shapes = road.releases(fit)
 
     # --- calibrate (composed with the set-up releases), charge: refuses before any sum ---
-    releases = calibrate_releases(road.accountant, shapes, fit.epsilon, fit.delta,
-                                  prior=fit.prior, margin=road.margin)
+    releases = road.calibrate(fit, shapes)
     fit.charges.charge_with(releases)
     line = road.describe(fit, releases)
     if line:
@@ -160,7 +171,7 @@ def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=Non
         "count_noise_multiplier_": fit.z_count,
         "delta_": fit.delta,
         "neighbouring_": NEIGHBOURING[fit.relation],
-        "epsilon_": spent_epsilon(made, fit.delta, fit.epsilon, road.accountant),
+        "epsilon_": road.spent_epsilon(fit, made),
     })
     return out
 

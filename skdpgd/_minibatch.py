@@ -26,7 +26,8 @@ from ._fit import Road, private_fit
 from ._mechanisms import InterceptOnly
 from ._setup import CLASS_COUNT_SENSITIVITY, release_class_counts, require_add_remove_budget
 from .accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, PLDAccountant,
-                         RDPAccountant, Release, sum_rounding_margin, with_margin)
+                         RDPAccountant, Release, calibrate_releases, gdp_delta_upper,
+                         gdp_mu_of_releases, sum_rounding_margin, switch_scale, with_margin)
 from .exceptions import DivergenceError
 from .schedules import Exponential, Hong, Problem, Uniform
 
@@ -210,7 +211,7 @@ class MinibatchRoad(Road):
         self.schedule, self.plan = schedule, plan
         # --- the floor rule (policy.SGD_PRIOR_SWITCH): at a low signal-to-noise ratio, the
         # class counts first; the intercept-only model if one class dominates them ---
-        self.branch, self.start = "sgd", None
+        self.branch, self.start, self.switch = "sgd", None, None
         rule = policy.sgd_prior_switch(fit.n_public, problem.n_params, mu_budget,
                                        fit_intercept, loss.second_order == "newton",
                                        isinstance(est.schedule, str) and est.schedule == "auto")
@@ -224,25 +225,80 @@ class MinibatchRoad(Road):
         w, y = fit.sample_weight, self.y
         return np.array([float(np.sum(w[y == lab], dtype=np.float64)) for lab in labels])
 
+    def _gradient_shapes(self):
+        # each step's clipped sum moves by clip_norm when a row is added or removed (raised by
+        # the rounding margin when calibrated: calibrate_releases, margin=self.margin)
+        return [Release("gradient sums", self.plan.noise_multipliers,
+                        {"replace": 2.0 * self.clip, "add_remove": self.clip}, "add_remove",
+                        self.q)]
+
+    @staticmethod
+    def _second_counts_shapes():
+        # the counts again: sensitivity 1 add/remove-one (raised by the rounding margin when
+        # calibrated)
+        return [Release("class counts", [1.0], dict(CLASS_COUNT_SENSITIVITY), "add_remove")]
+
     def _prior_switch(self, fit, p, share):
         """Release the class counts with ``share`` of the budget's mu^2 (a set-up release,
         charged as drawn; sensitivity 1 under add/remove-one, :data:`CLASS_COUNT_SENSITIVITY`,
-        raised by the rounding margin of the weighted sums);
-        decide on them (post-processing) between the intercept-only model (the rest of the
-        budget on a second release of the counts) and DP-SGD started from their prior. Both
-        branches are calibrated to the same budget, composed with this release."""
-        # the counts' noise from a jumped copy of the fit's stream: DP-SGD then draws exactly
-        # the noise it would draw without the switch (common random numbers)
-        side = np.random.Generator(fit.gen.bit_generator.jumped())
+        raised by the rounding margin of the weighted sums); decide on them (post-processing)
+        between branch (a), the intercept-only model (a second release of the counts), and
+        branch (b), DP-SGD started from their prior.
+
+        Each branch calibrated to the budget composed with the counts is not enough: the
+        branches have different privacy curves and the choice depends on the data. Before
+        the counts are drawn (everything below is public: N or the released count, T, q, the
+        budget), :func:`skdpgd.accounting.switch_scale` bounds the whole fit by the envelope
+        ``E_L[max(delta_a(eps - L), delta_b(eps - L))]`` over the counts' privacy loss L (see
+        :mod:`skdpgd._envelope`, docs/theory.md) and returns the smallest common factor on
+        both branches' noise multipliers that keeps it within delta at epsilon; both
+        branches' releases are fixed here, scaled by it."""
+        est = fit.est
         z1 = 1.0 / (math.sqrt(share) * fit.mu_total)
         # sensitivity 1 (add/remove-one: one weighted count moves by w_i <= 1), raised by the
         # rounding margin of the float64 sums
+        counts_sens = with_margin(CLASS_COUNT_SENSITIVITY, self.margin)
+        first = fit.prior + [Release("class counts (prior)", [z1], counts_sens, "add_remove")]
+        branches = {
+            "prior": calibrate_releases(GaussianDPAccountant(), self._second_counts_shapes(),
+                                        fit.epsilon, fit.delta, prior=first,
+                                        margin=self.margin),
+        }
+        try:
+            branches["sgd"] = calibrate_releases(self.accountant, self._gradient_shapes(),
+                                                 fit.epsilon, fit.delta, prior=first,
+                                                 margin=self.margin)
+        except ValueError:
+            # the accountant cannot certify the steps at this budget (e.g. epsilon below what
+            # RDP's orders reach at this delta): a public fact, so the intercept-only model is
+            # the only branch, one Gaussian composition (exact GDP), decided before any draw
+            fit.notes.append("prior switch: the Poisson-sampled steps cannot be certified at "
+                             "this budget; the intercept-only model (a public decision).")
+        if len(branches) == 2:
+            scale, bound = switch_scale(fit.epsilon, fit.delta, first,
+                                        list(branches.values()), accountant=est.accountant)
+        else:
+            scale = 1.0
+            bound = gdp_delta_upper(fit.epsilon, gdp_mu_of_releases(first + branches["prior"]))
+        self.switch = {
+            "releases": {k: [r.calibrated(r.multipliers * scale, r.sensitivity) for r in rels]
+                         for k, rels in branches.items()},
+            "noise_scale": scale, "envelope_delta": bound,
+        }
+        if scale > 1.0:
+            fit.notes.append(
+                f"prior switch: both branches' noise raised by {100 * (scale - 1):.3g}% so that "
+                f"the fit, whichever branch the released counts choose, stays within epsilon "
+                f"= {fit.epsilon:g} at delta = {fit.delta:.3g} (public values only).")
+        # the counts' noise from a jumped copy of the fit's stream: DP-SGD then draws exactly
+        # the noise it would draw without the switch (common random numbers)
+        side = np.random.Generator(fit.gen.bit_generator.jumped())
         noisy, release = release_class_counts(
             self._class_counts(fit), z1, "add_remove", side, name="class counts (prior)",
-            sensitivity=with_margin(CLASS_COUNT_SENSITIVITY, self.margin))
+            sensitivity=counts_sens)
         fit.charges.add(release)
         std1 = float(release.noise_std[0])
-        if InterceptOnly.dominated(noisy, std1, p):
+        if "sgd" not in branches or InterceptOnly.dominated(noisy, std1, p):
             self.branch, self.first = "prior", (noisy, std1)
             self.accountant = GaussianDPAccountant()  # the rest is one full-batch release
         else:
@@ -250,13 +306,30 @@ class MinibatchRoad(Road):
 
     def releases(self, fit):
         if self.branch == "prior":  # the counts again, with the rest of the budget
-            # sensitivity 1 add/remove-one (raised by the rounding margin when calibrated)
-            return [Release("class counts", [1.0], dict(CLASS_COUNT_SENSITIVITY), "add_remove")]
-        # each step's clipped sum moves by clip_norm when a row is added or removed (raised by
-        # the rounding margin when calibrated: calibrate_releases, margin=self.margin)
-        return [Release("gradient sums", self.plan.noise_multipliers,
-                        {"replace": 2.0 * self.clip, "add_remove": self.clip}, "add_remove",
-                        self.q)]
+            return self._second_counts_shapes()
+        return self._gradient_shapes()
+
+    def calibrate(self, fit, shapes):
+        if self.switch is not None:  # fixed at set-up, before the counts were drawn
+            return self.switch["releases"][self.branch]
+        return super().calibrate(fit, shapes)
+
+    def spent_epsilon(self, fit, made):
+        if self.switch is not None:
+            # the whole fit, either branch: the envelope was certified within delta at epsilon
+            # (a realised branch's own epsilon is not a bound for a data-dependent choice)
+            return fit.epsilon
+        return super().spent_epsilon(fit, made)
+
+    def switch_attribute(self):
+        """``prior_switch_``: None without the switch; else the branch taken, the common
+        scale of both branches' noise, the envelope's certified delta at epsilon and both
+        branches' calibrated releases (public values)."""
+        if self.switch is None:
+            return None
+        return {"branch": self.branch, "noise_scale": self.switch["noise_scale"],
+                "envelope_delta": self.switch["envelope_delta"],
+                "releases": {k: list(v) for k, v in self.switch["releases"].items()}}
 
     def describe(self, fit, releases):
         return (f"{fit.label}: {self.n_steps} Poisson-sampled steps at rate q = {self.q:.4g}, "
@@ -287,6 +360,7 @@ class MinibatchRoad(Road):
             "accountant_": self.accountant.name,
             "data_norm_": self.data_norm,
             "importance_kept_": None,
+            "prior_switch_": self.switch_attribute(),
         }
 
     def run(self, fit, releases):
@@ -376,6 +450,7 @@ class MinibatchRoad(Road):
             # released-only: how many features each stage kept (None: importance off)
             "importance_kept_": (None if importance_info is None
                                  else np.asarray(importance_info["kept"])),
+            "prior_switch_": self.switch_attribute(),
         }
 
 

@@ -94,8 +94,11 @@ _SGD_PARAMS_DOC = """
         them (after shrinking them by their known noise), the rest of the budget goes to a
         second release of the counts and the intercept-only model is returned
         (``schedule_ == 'prior'``, coefficients 0), otherwise DP-SGD runs from their prior
-        (:data:`skdpgd.policy.SGD_PRIOR_SWITCH`). A fit never releases more than epsilon
-        either way.
+        (:data:`skdpgd.policy.SGD_PRIOR_SWITCH`). Since the choice depends on the released
+        counts, each branch within epsilon is not enough: before the counts are released, both
+        branches' noise is raised by the smallest common factor (at most a few percent) that
+        keeps the envelope of the two within (epsilon, delta), whichever branch runs (see the
+        theory page and ``prior_switch_``).
 
     random_state : int, RandomState instance or None, default=None
         Seeds the one generator that draws the batches and the noise.
@@ -136,7 +139,8 @@ _SGD_PARAMS_DOC = """
 
 _SGD_FITTED_DOC = """
     epsilon_ : float
-        Epsilon spent (an upper bound from the RDP accountant; never above ``epsilon``).
+        Epsilon spent (an upper bound from the RDP accountant; never above ``epsilon``). With
+        the prior switch, ``epsilon``: the envelope of its two branches is certified there.
 
     delta_ : float
         Delta the guarantee is stated for.
@@ -189,6 +193,13 @@ _SGD_FITTED_DOC = """
     importance_kept_ : ndarray of int or None
         With ``importance``: the number of features each stage updated (pre-training first);
         None otherwise.
+
+    prior_switch_ : dict or None
+        With the prior switch (``schedule='auto'``, see ``schedule``): ``'branch'`` ('prior' or
+        'sgd', the one the released counts chose), ``'noise_scale'`` (the common factor on
+        both branches' noise multipliers), ``'envelope_delta'`` (the certified bound on the
+        whole fit's delta at ``epsilon``, at most ``delta_``) and ``'releases'`` (both
+        branches' calibrated releases, public values). None otherwise.
 """
 
 _SGD_NOTES = """

@@ -479,7 +479,7 @@ def _imbalanced(n=2000, d=5, seed=0):
 
 def test_sgd_prior_switch_returns_the_intercept_only_model_with_exact_accounting():
     from skdpgd import PrivacyBudget, policy
-    from skdpgd.accounting import gdp_mu, gdp_mu_of_releases
+    from skdpgd.accounting import GaussianDPAccountant, gdp_mu, gdp_mu_of_releases
 
     X, y = _imbalanced()
     budget = PrivacyBudget(1.0, 1e-6)
@@ -498,15 +498,23 @@ def test_sgd_prior_switch_returns_the_intercept_only_model_with_exact_accounting
     assert first.sensitivity["add_remove"] > 1.0
     assert first.sensitivity["replace"] == pytest.approx(math.sqrt(2.0), rel=1e-8)
     assert first.multipliers[0] == pytest.approx(1 / (math.sqrt(share) * gdp_mu(0.01, 1e-6)))
-    # both releases compose to exactly the budget's mu (GDP, full batch)
-    assert gdp_mu_of_releases(clf.releases_) == pytest.approx(gdp_mu(0.01, 1e-6), rel=1e-9)
-    assert clf.epsilon_ <= 0.01 and clf.epsilon_ == pytest.approx(0.01, rel=1e-9)
-    assert budget.spent_epsilon() == pytest.approx(0.01, rel=1e-9)
+    # the second release is the exact GDP calibration composed with the first, times the
+    # common noise scale that keeps the envelope of both branches within the budget
+    switch = clf.prior_switch_
+    assert switch["branch"] == "prior" and switch["noise_scale"] > 1.0
+    assert switch["envelope_delta"] <= 1e-6
+    z2 = GaussianDPAccountant().calibrate(np.ones(1), 0.01, 1e-6, prior=first.multipliers)[0]
+    assert second.multipliers[0] == pytest.approx(z2 * switch["noise_scale"], rel=1e-12)
+    assert gdp_mu_of_releases(clf.releases_) < gdp_mu(0.01, 1e-6)
+    # epsilon_ is the envelope's: certified at the requested epsilon
+    assert clf.epsilon_ == 0.01
+    assert budget.spent_epsilon() <= 0.01
 
 
 def test_sgd_prior_switch_keeps_the_fit_when_no_class_dominates(monkeypatch):
     """A balanced multiclass set below the ratio: the counts are released (charged), the fit
-    runs from their prior with the rest of the budget, composed by RDP to epsilon."""
+    runs from their prior with the rest of the budget (the RDP calibration composed with the
+    counts, times the envelope's noise scale)."""
     from skdpgd import policy
     from skdpgd.accounting import RDPAccountant
 
@@ -517,8 +525,13 @@ def test_sgd_prior_switch_keeps_the_fit_when_no_class_dominates(monkeypatch):
                           random_state=0).fit(X, y)
     assert clf.schedule_ != "prior" and clf.n_iter_ > 0
     assert [r.name for r in clf.releases_] == ["class counts (prior)", "gradient sums"]
-    spent = RDPAccountant().epsilon(clf.releases_, 1e-6)
-    assert spent <= 0.02 and spent == pytest.approx(0.02, rel=1e-7)
+    first, grads = clf.releases_
+    z = RDPAccountant().calibrate(np.ones(clf.n_iter_), 0.02, 1e-6,
+                                  sampling_rate=grads.sampling_rate, prior=first.multipliers)
+    scale = clf.prior_switch_["noise_scale"]
+    assert clf.prior_switch_["branch"] == "sgd" and scale > 1.0
+    np.testing.assert_allclose(grads.multipliers, z * scale, rtol=1e-12)
+    assert RDPAccountant().epsilon(clf.releases_, 1e-6) < 0.02 == clf.epsilon_
     # without the rule: no counts release, the whole budget on the gradient sums
     monkeypatch.setattr(policy, "SGD_PRIOR_SWITCH", None)
     off = DPSGDClassifier(epsilon=0.02, delta=1e-6, data_norm=1.0, n_samples=3000,
