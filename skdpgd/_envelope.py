@@ -55,6 +55,7 @@ differences of normal tail probabilities (no cancellation), raised by their roun
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -362,6 +363,7 @@ def envelope_epsilon(delta, mu_first, profile, rtol=1e-4, xtol=1e-7):
 
 _SCALE_CACHE = OrderedDict()
 _SCALE_CACHE_SIZE = 64
+_SCALE_CACHE_LOCK = threading.Lock()  # fits may run in threads
 
 
 def envelope_scale(epsilon, delta, mu_first, branch_profiles, key=None, rtol=1e-5,
@@ -378,9 +380,11 @@ def envelope_scale(epsilon, delta, mu_first, branch_profiles, key=None, rtol=1e-
     evaluated and found within ``delta``. ``key`` (hashable, public values only): the result is
     cached under it.
     """
-    if key is not None and key in _SCALE_CACHE:
-        _SCALE_CACHE.move_to_end(key)
-        return _SCALE_CACHE[key]
+    if key is not None:
+        with _SCALE_CACHE_LOCK:
+            if key in _SCALE_CACHE:
+                _SCALE_CACHE.move_to_end(key)
+                return _SCALE_CACHE[key]
     epsilon, delta = float(epsilon), float(delta)
 
     def bound(s):
@@ -432,9 +436,10 @@ def envelope_scale(epsilon, delta, mu_first, branch_profiles, key=None, rtol=1e-
                 side = -1
         out = (math.exp(hi), b_hi)
     if key is not None:
-        _SCALE_CACHE[key] = out
-        while len(_SCALE_CACHE) > _SCALE_CACHE_SIZE:
-            _SCALE_CACHE.popitem(last=False)
+        with _SCALE_CACHE_LOCK:
+            _SCALE_CACHE[key] = out
+            while len(_SCALE_CACHE) > _SCALE_CACHE_SIZE:
+                _SCALE_CACHE.popitem(last=False)
     return out
 
 
