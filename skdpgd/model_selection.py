@@ -335,7 +335,9 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
     Attributes
     ----------
     best_estimator_ : estimator
-        The winning trial's fitted estimator (trained on the training split).
+        The winning trial's fitted estimator (trained on the training split). Its
+        ``random_state`` and ``budget`` are yours (as on ``estimator``), never the seed the
+        search drew for the trial: that seed would make the trial's noise reproducible.
 
     best_params_ : dict
         The winning candidate.
@@ -598,6 +600,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "always runs at least one trial.")
 
         y_val_arr = np.asarray(y_val)
+        user = clone(self.estimator).get_params(deep=True)  # what a trial's settings replace
         best = None  # (score, params, estimator)
         with private_search_trials():
             for _ in range(k):
@@ -625,6 +628,12 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise RuntimeError("every trial diverged: the search releases no model.")
 
         score, cand, est = best
+        # the published model carries the user's privacy parameters, never the trial's: its
+        # seed would let anyone holding the other rows refit a neighbouring data set with the
+        # same noise, and its budget is the search's business (the epsilon and delta it was
+        # fitted with are public and stay)
+        est.set_params(**{names[k]: user[names[k]] for k in ("random_state", "budget")
+                          if names[k] in params})
         self.best_estimator_ = est
         self.best_params_ = dict(cand)
         self.best_score_ = float(score)
