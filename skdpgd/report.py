@@ -16,6 +16,7 @@ Epsilon at each delta comes from the tightest accountant the package has for the
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -267,6 +268,34 @@ def _accountants(groups, curves):
     return out
 
 
+def _seed_notes(obj):
+    """A note for every parameter of ``obj`` (nested ones included) that fixes the noise: an
+    integer seed, or a generator whose state is stored with the object. Whoever holds such a
+    model and the other rows can refit a neighbouring data set with the same noise, so the
+    noise no longer hides the row."""
+    get = getattr(obj, "get_params", None)
+    if get is None:
+        return []
+    try:
+        params = get(deep=True)
+    except Exception:  # an object whose parameters cannot be read says nothing here
+        return []
+    notes = []
+    for key in sorted(params):
+        if key != "random_state" and not key.endswith("__random_state"):
+            continue
+        value = params[key]
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            shown = f"{key}={int(value)}"
+        elif isinstance(value, (np.random.RandomState, np.random.Generator)):
+            shown = f"{key}={type(value).__name__}(...)"
+        else:
+            continue
+        notes.append(f"{shown}: the noise is reproducible from this seed: do not publish it "
+                     "with the model (refit with random_state=None to publish).")
+    return notes
+
+
 def privacy_report(obj, deltas=None, plot=False, ax=None):
     """Summarise what ``obj`` released and its epsilon at several deltas.
 
@@ -303,6 +332,7 @@ def privacy_report(obj, deltas=None, plot=False, ax=None):
     True
     """
     title, relation, items, stated, notes = _collect(obj)
+    notes = list(notes) + _seed_notes(obj)
     rows, groups, curves = _normalise(items, relation)
     accountants = _accountants(groups, curves)
     if deltas is None:
