@@ -93,7 +93,10 @@ _SCHEDULE_PARAMS_DOC = """
         (accounted). Under replace-one N is public and this is ignored.
 
     random_state : int, RandomState instance or None, default=None
-        Seeds the one generator all noise is drawn from; an int makes a fit reproducible.
+        Seeds the one generator all noise is drawn from. None (the default) draws fresh
+        operating-system entropy for each fit (unaffected by ``np.random.seed``): use it for a
+        model you publish. An int or a RandomState makes the noise reproducible by anyone who knows
+        it: for experiments (the user guide's "Publishing a model").
 
     budget : PrivacyBudget or None, default=None
         A shared budget this fit is charged to (see :class:`~skdpgd.PrivacyBudget`); a fit

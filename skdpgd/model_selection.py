@@ -50,11 +50,10 @@ import numpy as np
 from scipy.optimize import brentq
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import ParameterSampler, train_test_split
-from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._setup import default_delta, warn_if_large_delta
+from ._setup import default_delta, generator, warn_if_large_delta
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._public import fit_transaction
 from ._rdp import DEFAULT_ORDERS, rdp_epsilon
@@ -329,8 +328,12 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         charged one by one (a refusal after some trials would reveal K).
 
     random_state : int, RandomState instance or None, default=None
-        Seeds the split, K, the candidates, every trial's noise and the score noise: an int
-        makes the search reproducible.
+        Seeds the split, K, the candidates, every trial's noise and the score noise: an int makes
+        the search reproducible. None (the default) draws fresh operating-system entropy for each
+        fit (unaffected by ``np.random.seed``): use it for a model you publish. An int or a
+        RandomState makes the noise reproducible by anyone who knows it: for experiments (the user
+        guide's "Publishing a model"). The winner's own ``random_state`` is the one you gave the
+        estimator, never a seed drawn here.
 
     Attributes
     ----------
@@ -587,8 +590,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                               label=type(self).__name__)
 
         # --- public randomness: split, K, candidates, seeds (all from random_state) ---
-        rs = check_random_state(self.random_state)
-        gen = np.random.default_rng(rs.randint(0, 2**32 - 1, size=4, dtype=np.uint64))
+        gen = generator(self.random_state)
         split_seed = int(gen.integers(2**31 - 1))
         X_tr, X_val, y_tr, y_val = train_test_split(X, y, test_size=n_val,
                                                     random_state=split_seed, shuffle=True)

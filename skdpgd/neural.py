@@ -198,9 +198,12 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         so far, elapsed time). Only public or released values are printed.
 
     random_state : int, RandomState instance or None, default=None
-        Seeds the initial weights, the minibatch sampling and the noise (one numpy Generator,
-        which also seeds the torch Generator); an int makes a fit reproducible (on a given
-        device: CPU and CUDA generators draw different numbers).
+        Seeds the initial weights, the minibatch sampling and the noise (one numpy Generator, which
+        also seeds the torch Generator); an int makes a fit reproducible (on a given device: CPU
+        and CUDA generators draw different numbers). None (the default) draws fresh
+        operating-system entropy for each fit (unaffected by ``np.random.seed``): use it for a
+        model you publish. An int or a RandomState makes the noise reproducible by anyone who knows
+        it: for experiments (the user guide's "Publishing a model").
 
     importance : None, 'auto' or ImportanceMask, default=None
         Importance-masked DP-SGD (AdaDPIGU, :class:`~skdpgd.ImportanceMask`): after a

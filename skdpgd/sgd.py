@@ -98,7 +98,10 @@ _SGD_PARAMS_DOC = """
         either way.
 
     random_state : int, RandomState instance or None, default=None
-        Seeds the one generator that draws the batches and the noise.
+        Seeds the one generator that draws the batches and the noise. None (the default) draws
+        fresh operating-system entropy for each fit (unaffected by ``np.random.seed``): use it for
+        a model you publish. An int or a RandomState makes the noise reproducible by anyone who
+        knows it: for experiments (the user guide's "Publishing a model").
 
     budget : PrivacyBudget or None, default=None
         A shared budget this fit is charged to (see :class:`~skdpgd.PrivacyBudget`); a fit

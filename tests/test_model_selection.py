@@ -230,7 +230,9 @@ def test_estimator_budget_is_charged_once_for_the_whole_search(data):
                               random_state=0).fit(X, y)
     assert len(budget.rdp_charges) == 1 and not budget.charges
     assert budget.spent_epsilon() == pytest.approx(s.epsilon_, rel=1e-12)
-    assert s.best_estimator_.budget is None
+    # the winner carries the budget you gave the estimator (a refit of it is charged there),
+    # never the search's setting for its trials
+    assert s.best_estimator_.budget is budget
 
 
 def test_budget_rdp_charges_survive_pickling_detached(data):

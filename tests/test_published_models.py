@@ -137,3 +137,24 @@ def test_report_names_the_parameter_that_holds_a_seed():
                                                  random_state=11))]).fit(X, y)
     (note,) = _seed_note(privacy_report(plain))
     assert note.startswith("m__random_state=11")
+
+
+def test_an_unseeded_fit_ignores_numpys_global_seed():
+    # scikit-learn's None reads numpy's global RandomState, which a notebook's np.random.seed
+    # fixes: the noise of an "unseeded" fit would be reproducible from that line
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(300, 2)) / 2
+    y = (X[:, 0] > 0).astype(int)
+    coefs = []
+    for _ in range(2):
+        np.random.seed(0)
+        clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1]).fit(X, y)
+        coefs.append(clf.coef_.copy())
+    assert not np.allclose(coefs[0], coefs[1])
+    winners = []
+    for _ in range(2):
+        np.random.seed(0)
+        s = PrivateRandomSearchCV(DPLogisticRegression(data_norm=1.0, classes=[0, 1]),
+                                  {"alpha": [1e-2, 1e-3]}, epsilon=1.0, n_iter=3).fit(X, y)
+        winners.append(s.best_estimator_.coef_.copy())
+    assert not np.allclose(winners[0], winners[1])
