@@ -346,7 +346,11 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         The winning candidate.
 
     best_score_ : float
-        The winning trial's noisy validation score (released).
+        The winning trial's noisy validation score (released), clipped to the score's range
+        (accuracy to [0, 1], the clipped squared error to ``[-4 y_bound^2, 0]``; clipping is
+        post-processing). It is noisy: its standard deviation is ``sensitivity / base_mu_``
+        (``1 / (n_validation_ base_mu_)`` for accuracy), and as the maximum of several noisy
+        scores it is biased upwards; do not read it as a held-out estimate.
 
     cv_results_ : dict
         Released values only, in the layout of scikit-learn's ``cv_results_`` with one row:
@@ -630,6 +634,10 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise RuntimeError("every trial diverged: the search releases no model.")
 
         score, cand, est = best
+        # the selection compares the raw noisy scores (no ties); what is reported is clipped to
+        # the score's range (post-processing of the released value)
+        score = float(np.clip(score, *((0.0, 1.0) if scoring == "accuracy"
+                                       else (-4.0 * y_bound * y_bound, 0.0))))
         # the published model carries the user's privacy parameters, never the trial's: its
         # seed would let anyone holding the other rows refit a neighbouring data set with the
         # same noise, and its budget is the search's business (the epsilon and delta it was

@@ -489,3 +489,21 @@ def test_search_over_a_full_batch_mlp(data):
     with pytest.raises(TypeError, match="minibatches"):
         PrivateRandomSearchCV(DPMLPClassifier(batch_size=32, classes=[0, 1]),
                               {"learning_rate": [0.1]}, epsilon=1.0).fit(X, y)
+
+
+def test_best_score_is_clipped_to_the_range_of_the_score():
+    # a perfectly separable set: every trial scores 1.0 before its noise, so the noisy maximum
+    # lies above 1 more often than not; what is reported is clipped (post-processing)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2)) / 2
+    y = (X[:, 0] > 0).astype(int)
+    X[:, 0] += np.where(y == 1, 0.3, -0.3)
+    scores = []
+    for seed in range(5):
+        s = PrivateRandomSearchCV(DPLogisticRegression(data_norm=2.0, classes=[0, 1]),
+                                  {"alpha": [1e-3]}, epsilon=1.0, n_iter=3,
+                                  random_state=seed).fit(X, y)
+        scores.append(s.best_score_)
+        assert s.cv_results_["mean_test_score"].tolist() == [s.best_score_]
+    assert all(0.0 <= v <= 1.0 for v in scores)
+    assert max(scores) == 1.0
