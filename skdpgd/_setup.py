@@ -27,7 +27,11 @@ DEFAULT_DELTA_CAP = 1e-5
 
 
 def default_delta(n_samples):
-    """``min(1e-5, 1 / n_samples^2)``: the delta used when ``delta=None``."""
+    """``min(1e-5, 1 / n_samples^2)``: the delta used when ``delta=None``. No rows: an error
+    (the row count is public whenever this is called)."""
+    if not float(n_samples) >= 1:
+        raise ValueError(f"Found array with {n_samples} sample(s): a private fit needs at least "
+                         "one row. Nothing was released.")
     return min(DEFAULT_DELTA_CAP, 1.0 / float(n_samples) ** 2)
 
 

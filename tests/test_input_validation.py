@@ -351,3 +351,18 @@ def test_predict_with_wrong_number_of_features(name):
     est = make(name).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         est.predict(X[:, :2])
+
+
+def test_an_empty_frame_gets_a_clear_error_from_a_private_pipeline():
+    import pandas as pd
+
+    from skdpgd import DPLogisticRegression
+    from skdpgd.pipeline import make_private_pipeline
+    from skdpgd.preprocessing import schema_transformer
+
+    df = pd.DataFrame({"a": pd.Series([], dtype=float), "b": pd.Series([], dtype=object)})
+    pipe = make_private_pipeline(schema_transformer({"a": (0, 1), "b": ["x", "y"]}),
+                                 DPLogisticRegression(classes=[0, 1]), epsilon=1.0)
+    with pytest.raises(ValueError, match="0 sample"):
+        pipe.fit(df, np.array([], dtype=int))
+    assert not hasattr(pipe, "epsilon_")
