@@ -53,6 +53,7 @@ from sklearn.model_selection import ParameterSampler, train_test_split
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from ._data import target_range
 from ._setup import default_delta, generator, warn_if_large_delta
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._public import fit_transaction
@@ -305,13 +306,13 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
     scoring : {'accuracy', 'neg_mean_squared_error'} or None, default=None
         The released score. None: 'accuracy' for classifiers, 'neg_mean_squared_error' for
         regressors. Accuracy moves by at most ``1/n_val`` when one validation row is replaced;
-        the mean squared error, with targets and predictions clipped to ``[-y_bound,
-        y_bound]``, by at most ``4 y_bound^2 / n_val``.
+        the mean squared error, with targets and predictions clipped to the range ``y_bound``
+        = ``(lo, hi)``, by at most ``(hi - lo)^2 / n_val``.
 
-    y_bound : float or None, default=None
-        Public bound on ``|y|`` for the regression score; None takes the estimator's own
-        ``y_bound`` parameter (e.g. :class:`~skdpgd.DPRidge`'s), and an error if there is none
-        (it cannot be read from the private targets without leaking).
+    y_bound : float, (lo, hi) or None, default=None
+        Public range of y for the regression score (a number ``Y`` is ``[-Y, Y]``); None takes
+        the estimator's own ``y_bound`` parameter (e.g. :class:`~skdpgd.DPRidge`'s), and an
+        error if there is none (it cannot be read from the private targets without leaking).
 
     epsilon_param : str or None, default=None
         Name of the parameter (``set_params`` style) that sets a trial's epsilon. None:
@@ -347,7 +348,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     best_score_ : float
         The winning trial's noisy validation score (released), clipped to the score's range
-        (accuracy to [0, 1], the clipped squared error to ``[-4 y_bound^2, 0]``; clipping is
+        (accuracy to [0, 1], the clipped squared error to ``[-(hi - lo)^2, 0]``; clipping is
         post-processing). It is noisy: its standard deviation is ``sensitivity / base_mu_``
         (``1 / (n_validation_ base_mu_)`` for accuracy), and as the maximum of several noisy
         scores it is biased upwards; do not read it as a held-out estimate.
@@ -426,7 +427,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         "shape": [Interval(numbers.Real, 0, None, closed="left")],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
         "scoring": [StrOptions({"accuracy", "neg_mean_squared_error"}), None],
-        "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
         "epsilon_param": [str, None],
         "budget": [HasMethods(["charge_rdp"]), None],
         "random_state": ["random_state"],
@@ -543,10 +544,12 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
             y_bound = self.y_bound if self.y_bound is not None else own.get("y_bound")
             if y_bound is None:
                 raise ValueError(
-                    "the regression score needs a public bound on |y| (targets and predictions "
-                    "are clipped to it, so one row moves the squared error by at most "
-                    "4 y_bound^2): pass y_bound, or set the estimator's y_bound.")
-            y_bound = float(y_bound)
+                    "the regression score needs a public range of y (targets and predictions "
+                    "are clipped to it, so one row moves the squared error by at most the "
+                    "squared width of the range): pass y_bound, or set the estimator's "
+                    "y_bound.")
+            centre, half = target_range(y_bound)
+            y_bound = (centre - half, centre + half)  # the range (lo, hi)
 
         # one target column (the estimators here fit one); a column vector is raveled with
         # scikit-learn's DataConversionWarning, and the score compares 1-D arrays
@@ -637,7 +640,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         # the selection compares the raw noisy scores (no ties); what is reported is clipped to
         # the score's range (post-processing of the released value)
         score = float(np.clip(score, *((0.0, 1.0) if scoring == "accuracy"
-                                       else (-4.0 * y_bound * y_bound, 0.0))))
+                                       else (-(y_bound[1] - y_bound[0]) ** 2, 0.0))))
         # the published model carries the user's privacy parameters, never the trial's: its
         # seed would let anyone holding the other rows refit a neighbouring data set with the
         # same noise, and its budget is the search's business (the epsilon and delta it was
@@ -707,12 +710,14 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
             value = float(np.sum(pred == y_val)) / n_val
             sensitivity = 1.0 / n_val
         else:
-            # targets and predictions clipped to [-B, B]: each squared error lies in
-            # [0, 4 B^2], so one replaced row moves the mean by at most 4 B^2 / n_val
-            y_c = np.clip(np.asarray(y_val, dtype=float), -y_bound, y_bound)
-            p_c = np.clip(np.nan_to_num(pred.astype(float), nan=0.0), -y_bound, y_bound)
+            # targets and predictions clipped to the range [lo, hi]: each squared error lies
+            # in [0, (hi - lo)^2], so one replaced row moves the mean by at most
+            # (hi - lo)^2 / n_val (4 B^2 / n_val for the range [-B, B])
+            lo, hi = y_bound
+            y_c = np.clip(np.asarray(y_val, dtype=float), lo, hi)
+            p_c = np.clip(np.nan_to_num(pred.astype(float), nan=0.5 * lo + 0.5 * hi), lo, hi)
             value = -float(np.sum((y_c - p_c) ** 2, dtype=np.float64)) / n_val
-            sensitivity = 4.0 * y_bound * y_bound / n_val
+            sensitivity = (hi - lo) ** 2 / n_val
         if math.isinf(mu):
             return value
         return value + (sensitivity / mu) * noise

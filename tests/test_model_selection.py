@@ -334,9 +334,13 @@ def test_noisy_score_sensitivity():
         yr = rng.normal(scale=5, size=n)
         yr2 = yr.copy()
         yr2[rng.integers(n)] = rng.choice([-1e6, 1e6, 0.0])
-        a = score(Fixed(pr), None, yr, "neg_mean_squared_error", B, n, 1.0, 0.0)
-        b = score(Fixed(pr), None, yr2, "neg_mean_squared_error", B, n, 1.0, 0.0)
+        a = score(Fixed(pr), None, yr, "neg_mean_squared_error", (-B, B), n, 1.0, 0.0)
+        b = score(Fixed(pr), None, yr2, "neg_mean_squared_error", (-B, B), n, 1.0, 0.0)
         assert abs(a - b) <= 4 * B * B / n * (1 + 1e-12)
+        # an off-centre range (lo, hi): the squared width
+        a = score(Fixed(pr + 5), None, yr + 5, "neg_mean_squared_error", (1, 9), n, 1.0, 0.0)
+        b = score(Fixed(pr + 5), None, yr2 + 5, "neg_mean_squared_error", (1, 9), n, 1.0, 0.0)
+        assert abs(a - b) <= 64.0 / n * (1 + 1e-12)
     # the noise has standard deviation sensitivity / mu
     a = score(Fixed(np.ones(n)), None, np.ones(n), "accuracy", None, n, 0.5, 1.0)
     assert a == pytest.approx(1.0 + (1.0 / n) / 0.5)
