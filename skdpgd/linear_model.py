@@ -130,7 +130,9 @@ _FITTED_PRIVACY_DOC = """
         Noise standard deviation of each step divided by the sensitivity of the gradient sum.
 
     n_iter_ : int
-        Number of gradient steps taken.
+        Number of noisy iterations of the returned model: gradient or Newton steps, 1 for
+        output perturbation (one release of the minimiser), 0 for the intercept-only model
+        and the sufficient statistics.
 
     n_iter_theory_ : float
         Number of steps the schedule's theory asked for, before the automatic cap.
