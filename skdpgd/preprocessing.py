@@ -13,7 +13,9 @@ without bound. The transformers here are the private replacements:
 * :func:`schema_transformer` builds a scikit-learn ``ColumnTransformer`` from a public
   codebook ``{column: (lo, hi) or [levels]}``: numeric columns through :class:`BoundedScaler`,
   categorical ones one-hot over their public levels (``OneHotEncoder(categories=...,
-  handle_unknown='ignore')``), missing values to a public constant, every row of norm at most 1.
+  handle_unknown='ignore')``), every cell outside the declared domain (text in a numeric
+  column, a level not listed) treated as missing, missing values to a public constant, every
+  row of norm at most 1. Its fitted attributes are the same whatever the rows.
 
 Each transformer declares the public bound of its output rows (``output_bound_``, an L2 norm);
 :func:`output_bound` reads it from any fitted transformer skdpgd understands, including
@@ -103,6 +105,13 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     transformer is the same for every dataset of that shape, and nothing about the rows is
     released. Every output column lies in [-1, 1], so a row's L2 norm is at most
     ``sqrt(n_features)`` (``output_bound_``).
+
+    **Input.** The rows are assumed to be numbers (a numeric dtype, NaN for a missing value).
+    A cell that is not a number (text, a date, an arbitrary object) makes ``fit`` and
+    ``transform`` raise scikit-learn's conversion error: whether a fit succeeds then depends
+    on that one row, which is not accounted. On a raw table use :func:`schema_transformer`,
+    whose numeric part converts such cells to missing (``missing_value``) before this scaler,
+    or convert them yourself, cell by cell, before the pipeline.
 
     Parameters
     ----------
@@ -249,6 +258,11 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     The output ``(u - m) / s`` is clipped to ``[-clip_std, clip_std]``: the bound is public
     because it is a parameter (no released value enters it), so every output row has L2 norm at
     most ``clip_std * sqrt(d)`` (``output_bound_``), whatever the noise drew.
+
+    **Input.** As for :class:`BoundedScaler`, the rows are assumed to be numbers (NaN for a
+    missing value); a cell that is not a number makes the fit raise before anything is
+    released, and whether it fails depends on that row (not accounted). Convert such cells to
+    missing first (cell by cell, as :func:`schema_transformer` does for its columns).
 
     Parameters
     ----------
@@ -559,6 +573,17 @@ def _column_as_float(col):
     return np.fromiter((_float_or_nan(v) for v in cells), dtype=np.float64, count=len(cells))
 
 
+def _numbers_in_domain(X):
+    """A schema's numeric columns as a float64 array: every cell that is not a finite number
+    (text, None, a date, NaN, +-inf) becomes NaN, i.e. missing. Stateless, cell by cell: the
+    function of the schema's ``FunctionTransformer`` before :class:`BoundedScaler`."""
+    cols = _table_columns(X)
+    out = np.empty((len(cols[0]) if cols else len(X), len(cols)), dtype=np.float64)
+    for j, col in enumerate(cols):
+        out[:, j] = _column_as_float(col)
+    return out
+
+
 def _levels_in_domain(X, levels):
     """A schema's categorical columns as an object array of their public levels (the level
     objects of the schema); every cell of the wrong type or not among its column's levels
@@ -633,23 +658,34 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
     Returns
     -------
     ColumnTransformer
-        Numeric columns: :class:`BoundedScaler` (clipped to the range, mapped to [-1, 1]).
-        Categorical columns: a ``Pipeline`` of a stateless ``FunctionTransformer`` that maps
-        every cell to its public level, then ``OneHotEncoder(categories=levels,
-        handle_unknown='ignore')`` (a missing level is all zeros with
-        ``missing='constant'``). A categorical column's levels are all strings or all numbers
-        (a mix is refused). A string matches a text level equal to it, a number a numeric
-        level of equal value (``1``, ``1.0`` and ``True`` are level 1; ``2.5`` is no level of
-        ``[1, 2, 3]``); any other cell (a level not listed, a value of the other type, None,
-        NaN) is missing. The encoder always sees an object array of the schema's level
-        objects, so its ``categories_`` are the schema's levels (dtype object), whatever the
-        column's dtype in the training rows. Each
-        part is weighted by ``1 / sqrt(k)`` (``transformer_weights``), ``k`` the number of
-        listed columns: a numeric column contributes at most ``1/k`` to the squared row norm
-        and a one-hot block at most ``1/k``, so **every output row has L2 norm at most 1**,
-        a public bound (:func:`output_bound` returns it; a private pipeline passes it on as
-        ``data_norm``). ``remainder='drop'`` and ``sparse_threshold=0``: the output's format
-        does not depend on the rows.
+        Numeric columns: a ``Pipeline`` of a stateless ``FunctionTransformer`` that reads
+        every cell as a number, then :class:`BoundedScaler` (clipped to the range, mapped to
+        [-1, 1]). Categorical columns: a ``Pipeline`` of a stateless ``FunctionTransformer``
+        that maps every cell to its public level, then ``OneHotEncoder(categories=levels,
+        handle_unknown='ignore')``. Each part is weighted by ``1 / sqrt(k)``
+        (``transformer_weights``), ``k`` the number of listed columns: a numeric column
+        contributes at most ``1/k`` to the squared row norm and a one-hot block at most
+        ``1/k``, so **every output row has L2 norm at most 1**, a public bound
+        (:func:`output_bound` returns it; a private pipeline passes it on as ``data_norm``).
+        ``remainder='drop'`` and ``sparse_threshold=0``: the output's format does not depend
+        on the rows.
+
+    Notes
+    -----
+    **Values outside the declared domain are missing values.** No cell can make the fit or
+    the transform fail, and the fitted attributes (values and dtypes, the encoder's
+    ``categories_`` included) are the same whatever the rows hold:
+
+    * numeric column: a number (Python or numpy, a bool counts as 0 or 1) is clipped to
+      ``(lo, hi)``; anything else (text, None, a date, NaN, ``+-inf``) is missing and
+      becomes ``numeric_fill``;
+    * categorical column: levels are all strings or all numbers (a mix is refused). A string
+      matches a text level equal to it, a number a numeric level of equal value (``1``,
+      ``1.0`` and ``True`` are level 1; ``2.5`` is no level of ``[1, 2, 3]``). Any other cell
+      (a level not listed, a value of the other type, None, NaN) is missing: all zeros, or
+      the indicator column with ``missing='indicator'``. The encoder always sees an object
+      array of the schema's level objects, so its ``categories_`` are the schema's levels
+      (dtype object), whatever the column's dtype in the training rows.
 
     Examples
     --------
@@ -693,8 +729,12 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
     w = 1.0 / math.sqrt(k)
     parts, weights = [], {}
     if numeric:
-        parts.append(("numeric", BoundedScaler(bounds=np.array(ranges),
-                                               missing_value=float(numeric_fill)), numeric))
+        parts.append(("numeric", Pipeline([
+            ("domain", FunctionTransformer(_numbers_in_domain, validate=False,
+                                           check_inverse=False,
+                                           feature_names_out="one-to-one")),
+            ("scale", BoundedScaler(bounds=np.array(ranges),
+                                    missing_value=float(numeric_fill)))]), numeric))
         weights["numeric"] = w
     if categorical:
         # the encoder sees one fixed type (object: the schema's level objects, NaN for

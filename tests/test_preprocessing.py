@@ -384,6 +384,52 @@ def test_schema_transformer_keeps_float_levels_of_an_integer_column():
                                                      [0, 0, 0]])
 
 
+def _odd_frame():
+    """Cells of the wrong type or outside the declared domain, and the same frame with those
+    cells missing."""
+    df = pd.DataFrame({"age": [30.0, 40.0, 50.0, 60.0, 70.0, 80.0],
+                       "job": ["a", "b", "a", "b", "a", "b"],
+                       "grade": [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]}).astype(object)
+    odd, gone = df.copy(), df.copy()
+    for row, col, value in [(0, "age", "forty"), (1, "age", None), (2, "age", np.inf),
+                            (3, "age", -np.inf), (4, "age", pd.Timestamp("2020-01-01")),
+                            (0, "job", 7), (2, "job", "zz"), (3, "job", 2.5),
+                            (1, "grade", "2"), (4, "grade", 2.5)]:
+        odd.loc[row, col] = value
+        gone.loc[row, col] = np.nan
+    odd.loc[5, "grade"] = True  # a bool is a number: True is level 1
+    gone.loc[5, "grade"] = 1
+    return odd, gone
+
+
+@pytest.mark.parametrize("missing", ["constant", "indicator"])
+def test_schema_transformer_values_outside_the_domain_are_missing(missing):
+    odd, gone = _odd_frame()
+    schema = {"age": (18, 100), "job": ["a", "b"], "grade": [1, 2, 3]}
+    ct = schema_transformer(schema, missing=missing, numeric_fill=0.25)
+    out = ct.fit_transform(odd)  # no error: one row cannot make the fit fail
+    np.testing.assert_array_equal(out, schema_transformer(schema, missing=missing,
+                                                          numeric_fill=0.25).fit_transform(gone))
+    np.testing.assert_array_equal(out, ct.transform(gone))
+    s = 1 / math.sqrt(3)
+    assert out[0, 0] == pytest.approx(0.25 * s)  # 'forty' -> numeric_fill
+    assert out[2, 0] == pytest.approx(0.25 * s)  # inf -> missing, not the top of the range
+    job = out[:, 1:3] if missing == "constant" else out[:, 1:4]
+    assert np.all(job[[0, 2, 3], :2] == 0)  # 7, 'zz', 2.5 are no job level
+    if missing == "indicator":
+        np.testing.assert_allclose(job[[0, 2, 3], 2], s)  # they count as missing
+    assert np.linalg.norm(out, axis=1).max() <= 1.0 + 1e-12
+    assert output_bound(ct) == pytest.approx(1.0)
+
+
+def test_schema_transformer_on_arrays_of_objects():
+    X = np.array([[30, "a"], ["x", "b"], [None, 3], [250, "a"]], dtype=object)
+    out = schema_transformer({0: (18, 100), 1: ["a", "b"]}).fit_transform(X)
+    s = 1 / math.sqrt(2)
+    np.testing.assert_allclose(out, [[(30 - 59) / 41 * s, s, 0], [0, 0, s], [0, 0, 0],
+                                     [s, s, 0]])
+
+
 def test_schema_transformer_mixed_levels_are_refused():
     with pytest.raises(ValueError, match="levels"):
         schema_transformer({"a": ["x", 1]})
