@@ -13,7 +13,9 @@ without bound. The transformers here are the private replacements:
 * :func:`schema_transformer` builds a scikit-learn ``ColumnTransformer`` from a public
   codebook ``{column: (lo, hi) or [levels]}``: numeric columns through :class:`BoundedScaler`,
   categorical ones one-hot over their public levels (``OneHotEncoder(categories=...,
-  handle_unknown='ignore')``), missing values to a public constant, every row of norm at most 1.
+  handle_unknown='ignore')``), every cell outside the declared domain (text in a numeric
+  column, a level not listed) treated as missing, missing values to a public constant, every
+  row of norm at most 1. Its fitted attributes are the same whatever the rows.
 
 Each transformer declares the public bound of its output rows (``output_bound_``, an L2 norm);
 :func:`output_bound` reads it from any fitted transformer skdpgd understands, including
@@ -103,6 +105,13 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     transformer is the same for every dataset of that shape, and nothing about the rows is
     released. Every output column lies in [-1, 1], so a row's L2 norm is at most
     ``sqrt(n_features)`` (``output_bound_``).
+
+    **Input.** The rows are assumed to be numbers (a numeric dtype, NaN for a missing value).
+    A cell that is not a number (text, a date, an arbitrary object) makes ``fit`` and
+    ``transform`` raise scikit-learn's conversion error: whether a fit succeeds then depends
+    on that one row, which is not accounted. On a raw table use :func:`schema_transformer`,
+    whose numeric part converts such cells to missing (``missing_value``) before this scaler,
+    or convert them yourself, cell by cell, before the pipeline.
 
     Parameters
     ----------
@@ -249,6 +258,11 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     The output ``(u - m) / s`` is clipped to ``[-clip_std, clip_std]``: the bound is public
     because it is a parameter (no released value enters it), so every output row has L2 norm at
     most ``clip_std * sqrt(d)`` (``output_bound_``), whatever the noise drew.
+
+    **Input.** As for :class:`BoundedScaler`, the rows are assumed to be numbers (NaN for a
+    missing value); a cell that is not a number makes the fit raise before anything is
+    released, and whether it fails depends on that row (not accounted). Convert such cells to
+    missing first (cell by cell, as :func:`schema_transformer` does for its columns).
 
     Parameters
     ----------
@@ -513,10 +527,114 @@ def output_bound(transformer, input_bound=None):
 # ------------------------------------------------------------------------------------------
 
 
-def _sorted_levels(levels):
-    levels = list(levels)
-    if all(isinstance(v, numbers.Number) and not isinstance(v, bool) for v in levels):
-        return sorted(levels)  # OneHotEncoder wants numeric categories sorted
+def _is_number(v):
+    """Whether a cell counts as a number in a schema: a real number (Python or numpy, bools
+    included), never text, None, a date or any other object."""
+    return isinstance(v, (numbers.Real, np.bool_))
+
+
+def _float_or_nan(v):
+    if not _is_number(v):
+        return math.nan
+    try:
+        f = float(v)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+    return f if math.isfinite(f) else math.nan
+
+
+def _table_columns(X):
+    """The columns of a 2-D table (DataFrame or array-like), each 1-D, read without
+    converting a value."""
+    if hasattr(X, "iloc") and hasattr(X, "columns"):  # pandas
+        return [X.iloc[:, j] for j in range(X.shape[1])]
+    A = X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+    if A.ndim != 2:
+        raise ValueError(f"expected a 2-D table, got an array of shape {A.shape}.")
+    return [A[:, j] for j in range(A.shape[1])]
+
+
+def _column_as_float(col):
+    """1-D float64: numbers as floats; anything else (text, None, dates, NaN, +-inf) NaN.
+
+    Cell by cell, so no value can make it fail; a column of a numeric dtype is converted at
+    once (the same result)."""
+    kind = getattr(getattr(col, "dtype", None), "kind", "O")
+    if kind in "biuf":
+        if hasattr(col, "to_numpy"):  # pandas, nullable dtypes included
+            out = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            out = np.asarray(col, dtype=np.float64)
+        out = np.array(out, dtype=np.float64)  # a copy: the input is never written to
+        out[~np.isfinite(out)] = np.nan
+        return out
+    cells = col.to_numpy(dtype=object) if hasattr(col, "to_numpy") else np.asarray(col,
+                                                                                  dtype=object)
+    return np.fromiter((_float_or_nan(v) for v in cells), dtype=np.float64, count=len(cells))
+
+
+def _numbers_in_domain(X):
+    """A schema's numeric columns as a float64 array: every cell that is not a finite number
+    (text, None, a date, NaN, +-inf) becomes NaN, i.e. missing. Stateless, cell by cell: the
+    function of the schema's ``FunctionTransformer`` before :class:`BoundedScaler`."""
+    cols = _table_columns(X)
+    out = np.empty((len(cols[0]) if cols else len(X), len(cols)), dtype=np.float64)
+    for j, col in enumerate(cols):
+        out[:, j] = _column_as_float(col)
+    return out
+
+
+def _levels_in_domain(X, levels):
+    """A schema's categorical columns as an object array of their public levels (the level
+    objects of the schema); every cell of the wrong type or not among its column's levels
+    becomes NaN, i.e. missing. A number matches a numeric level of equal value (1, 1.0 and
+    True are level 1), a string a text level equal to it. Stateless, cell by cell: the
+    function of the schema's ``FunctionTransformer`` before ``OneHotEncoder``."""
+    cols = _table_columns(X)
+    if len(cols) != len(levels):
+        raise ValueError(f"expected {len(levels)} categorical column(s), got {len(cols)}.")
+    out = np.empty((len(cols[0]) if cols else len(X), len(cols)), dtype=object)
+    for j, (col, lv) in enumerate(zip(cols, levels)):
+        if _level_kind(lv) == "number":
+            by_value = {float(v): v for v in lv}
+            out[:, j] = [by_value.get(f, math.nan) for f in _column_as_float(col).tolist()]
+        else:
+            allowed = set(lv)
+            cells = col.to_numpy(dtype=object) if hasattr(col, "to_numpy") else \
+                np.asarray(col, dtype=object)
+            out[:, j] = [str(v) if isinstance(v, str) and v in allowed else math.nan
+                         for v in cells]
+    return out
+
+
+def _level_kind(levels):
+    """'number' (every level a number), 'text' (every level a str) or None (anything else)."""
+    if all(_is_number(v) for v in levels):
+        return "number"
+    if all(isinstance(v, str) for v in levels):
+        return "text"
+    return None
+
+
+def _schema_levels(col, spec):
+    """The public levels of a categorical column as Python objects: numbers sorted by value,
+    or strings in the order given."""
+    spec = [v.item() if isinstance(v, np.generic) else v for v in spec]
+    kind = _level_kind(spec)
+    if kind == "number":
+        levels = sorted(spec, key=float)  # OneHotEncoder wants numbers sorted
+        values = [float(v) for v in levels]
+        if not all(math.isfinite(v) for v in values):
+            raise ValueError(f"schema: column {col!r} has a level that is not finite.")
+    elif kind == "text":
+        levels = [str(v) for v in spec]
+        values = levels
+    else:
+        raise ValueError(
+            f"schema: the levels of column {col!r} must be all strings or all numbers, got "
+            f"{spec!r}.")
+    if len(set(values)) != len(values):
+        raise ValueError(f"schema: column {col!r} lists a level twice.")
     return levels
 
 
@@ -531,24 +649,43 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
         level list, a tuple of two numbers a range. Columns are DataFrame names (or integer
         positions for arrays); columns not listed are dropped.
     missing : {'constant', 'indicator'}, default='constant'
-        Missing categorical values: 'constant' encodes them as all-zero (like an unseen
-        level); 'indicator' adds a level for them (its own one-hot column). Missing numeric
-        values always become ``numeric_fill``.
+        Missing categorical values: 'constant' encodes them as all-zero; 'indicator' adds a
+        level for them (its own one-hot column). Missing numeric values always become
+        ``numeric_fill``.
     numeric_fill : float in [-1, 1], default=0.0
         Output for a missing numeric value, on the [-1, 1] scale (0: the middle of the range).
 
     Returns
     -------
     ColumnTransformer
-        Numeric columns: :class:`BoundedScaler` (clipped to the range, mapped to [-1, 1]).
-        Categorical columns: ``OneHotEncoder(categories=levels, handle_unknown='ignore')``
-        (an unseen level, or a missing one with ``missing='constant'``, is all zeros). Each
-        part is weighted by ``1 / sqrt(k)`` (``transformer_weights``), ``k`` the number of
-        listed columns: a numeric column contributes at most ``1/k`` to the squared row norm
-        and a one-hot block at most ``1/k``, so **every output row has L2 norm at most 1**,
-        a public bound (:func:`output_bound` returns it; a private pipeline passes it on as
-        ``data_norm``). ``remainder='drop'`` and ``sparse_threshold=0``: the output's format
-        does not depend on the rows.
+        Numeric columns: a ``Pipeline`` of a stateless ``FunctionTransformer`` that reads
+        every cell as a number, then :class:`BoundedScaler` (clipped to the range, mapped to
+        [-1, 1]). Categorical columns: a ``Pipeline`` of a stateless ``FunctionTransformer``
+        that maps every cell to its public level, then ``OneHotEncoder(categories=levels,
+        handle_unknown='ignore')``. Each part is weighted by ``1 / sqrt(k)``
+        (``transformer_weights``), ``k`` the number of listed columns: a numeric column
+        contributes at most ``1/k`` to the squared row norm and a one-hot block at most
+        ``1/k``, so **every output row has L2 norm at most 1**, a public bound
+        (:func:`output_bound` returns it; a private pipeline passes it on as ``data_norm``).
+        ``remainder='drop'`` and ``sparse_threshold=0``: the output's format does not depend
+        on the rows.
+
+    Notes
+    -----
+    **Values outside the declared domain are missing values.** No cell can make the fit or
+    the transform fail, and the fitted attributes (values and dtypes, the encoder's
+    ``categories_`` included) are the same whatever the rows hold:
+
+    * numeric column: a number (Python or numpy, a bool counts as 0 or 1) is clipped to
+      ``(lo, hi)``; anything else (text, None, a date, NaN, ``+-inf``) is missing and
+      becomes ``numeric_fill``;
+    * categorical column: levels are all strings or all numbers (a mix is refused). A string
+      matches a text level equal to it, a number a numeric level of equal value (``1``,
+      ``1.0`` and ``True`` are level 1; ``2.5`` is no level of ``[1, 2, 3]``). Any other cell
+      (a level not listed, a value of the other type, None, NaN) is missing: all zeros, or
+      the indicator column with ``missing='indicator'``. The encoder always sees an object
+      array of the schema's level objects, so its ``categories_`` are the schema's levels
+      (dtype object), whatever the column's dtype in the training rows.
 
     Examples
     --------
@@ -562,7 +699,8 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
            [ 0.   ,  0.   ,  0.   ]])
     """
     from sklearn.compose import ColumnTransformer
-    from sklearn.preprocessing import OneHotEncoder
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
     if not isinstance(schema, dict) or not schema:
         raise ValueError("schema must be a non-empty dict {column: (lo, hi) or [levels]}.")
@@ -581,13 +719,8 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
             numeric.append(col)
             ranges.append((float(spec[0]), float(spec[1])))
         elif isinstance(spec, (list, np.ndarray)) and len(spec) > 0:
-            lv = _sorted_levels(spec)
-            if len(set(map(repr, lv))) != len(lv):
-                raise ValueError(f"schema: column {col!r} lists a level twice.")
-            if missing == "indicator":
-                lv = lv + [np.nan]  # OneHotEncoder accepts NaN as the last category
             categorical.append(col)
-            levels.append(lv)
+            levels.append(_schema_levels(col, spec))
         else:
             raise ValueError(
                 f"schema: column {col!r} needs a (lo, hi) tuple of numbers (numeric) or a "
@@ -596,13 +729,24 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
     w = 1.0 / math.sqrt(k)
     parts, weights = [], {}
     if numeric:
-        parts.append(("numeric", BoundedScaler(bounds=np.array(ranges),
-                                               missing_value=float(numeric_fill)), numeric))
+        parts.append(("numeric", Pipeline([
+            ("domain", FunctionTransformer(_numbers_in_domain, validate=False,
+                                           check_inverse=False,
+                                           feature_names_out="one-to-one")),
+            ("scale", BoundedScaler(bounds=np.array(ranges),
+                                    missing_value=float(numeric_fill)))]), numeric))
         weights["numeric"] = w
     if categorical:
-        parts.append(("categorical", OneHotEncoder(categories=levels, handle_unknown="ignore",
-                                                   sparse_output=False, dtype=np.float64),
-                      categorical))
+        # the encoder sees one fixed type (object: the schema's level objects, NaN for
+        # missing), so its categories_ are the schema's whatever the rows' dtypes
+        categories = [np.array(lv + ([math.nan] if missing == "indicator" else []),
+                               dtype=object) for lv in levels]  # NaN last: the indicator
+        parts.append(("categorical", Pipeline([
+            ("domain", FunctionTransformer(_levels_in_domain, validate=False,
+                                           check_inverse=False, kw_args={"levels": levels},
+                                           feature_names_out="one-to-one")),
+            ("onehot", OneHotEncoder(categories=categories, handle_unknown="ignore",
+                                     sparse_output=False, dtype=np.float64))]), categorical))
         weights["categorical"] = w
     return ColumnTransformer(parts, remainder="drop", sparse_threshold=0.0,
                              transformer_weights=weights)

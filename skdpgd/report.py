@@ -181,12 +181,8 @@ def _collect(obj):
                  f"by the budget's own accountant: {obj.spent_epsilon():.4g}"]
         return title, obj.neighbouring, items, None, notes
     releases = getattr(obj, "releases_", None)
-    if releases is None and hasattr(obj, "steps"):  # a pipeline: its fitted private steps
-        releases = []
-        for _, step in obj.steps:
-            releases += list(getattr(step, "releases_", []) or [])
-        if not releases:
-            releases = None
+    if releases is None and _is_composite(obj):  # its fitted private parts, at any depth
+        releases = _nested_releases(obj, set()) or None
     if releases is None:
         raise TypeError(f"privacy_report needs a fitted private estimator, search, pipeline or "
                         f"a PrivacyBudget; {title} has no releases_ (is it fitted?).")
@@ -197,6 +193,45 @@ def _collect(obj):
     eps, delta = getattr(obj, "epsilon_", None), getattr(obj, "delta_", None)
     stated = (float(eps), float(delta)) if eps is not None and delta is not None else None
     return title, relation, list(releases), stated, []
+
+
+def _is_composite(obj):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    return isinstance(obj, (Pipeline, ColumnTransformer, FeatureUnion))
+
+
+def _nested_releases(obj, seen):
+    """The releases of every fitted private object inside a scikit-learn ``Pipeline``,
+    ``ColumnTransformer`` or ``FeatureUnion``, at any depth, each object once (``seen``: ids
+    of the objects already read).
+
+    An object that records its own ``releases_`` (a DP step, a ``PrivatePipeline``, a
+    private search) is read as it is: its record covers its parts. A ``ColumnTransformer`` is
+    read through its fitted parts (``transformers_``), never its templates (``transformers``),
+    which it cloned before fitting and which may hold the releases of some other fit."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    if obj is None or isinstance(obj, str) or id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    own = getattr(obj, "releases_", None)
+    if own is not None:
+        return list(own)
+    if isinstance(obj, Pipeline):
+        parts = [step for _, step in obj.steps]
+    elif isinstance(obj, ColumnTransformer):
+        parts = [t for _, t, _ in getattr(obj, "transformers_", [])]  # unfitted: nothing
+    elif isinstance(obj, FeatureUnion):
+        parts = [t for _, t in obj.transformer_list]  # fitted in place
+    else:
+        return []
+    out = []
+    for part in parts:
+        out += _nested_releases(part, seen)
+    return out
 
 
 @dataclass
@@ -303,8 +338,12 @@ def privacy_report(obj, deltas=None, plot=False, ax=None):
     ----------
     obj : fitted estimator, PrivateRandomSearchCV, pipeline or PrivacyBudget
         Anything exposing ``releases_`` (with ``epsilon_`` and ``delta_`` for the stated
-        guarantee), a scikit-learn ``Pipeline`` whose fitted steps do, or a
-        :class:`~skdpgd.PrivacyBudget` (its charges so far).
+        guarantee), a :class:`~skdpgd.PrivacyBudget` (its charges so far), or a fitted
+        scikit-learn ``Pipeline``, ``ColumnTransformer`` or ``FeatureUnion``: the releases of
+        every private step inside it, at any depth (nested pipelines, the fitted parts of a
+        column transformer, the parts of a feature union), each step counted once and
+        composed together. A ``PrivatePipeline`` found inside is read from its own
+        ``releases_``, which cover its steps.
     deltas : sequence of float, optional
         Deltas for the table (default: the object's ``delta_`` and 1e-3 ... 1e-10).
     plot : bool, default=False

@@ -322,6 +322,30 @@ def test_free_steps_and_one_estimator_equal_the_hand_written_fit():
     assert pipe.epsilon_ == pytest.approx(alone.epsilon_, rel=1e-9)
 
 
+@pytest.mark.parametrize("missing", ["constant", "indicator"])
+def test_cells_outside_the_schema_fit_as_missing_values(missing):
+    """A string in a numeric column and a number in a text column neither make the fit fail
+    nor change it: the fitted model is the one of the frame with those cells missing."""
+    df, y = _frame(n=800)
+    odd, gone = df.astype({"age": object, "job": object}), df.copy()
+    odd.loc[3, "age"], gone.loc[3, "age"] = "forty", np.nan
+    odd.loc[4, "job"], gone.loc[4, "job"] = 7, None
+    odd.loc[5, "income"], gone.loc[5, "income"] = np.inf, np.nan
+
+    def fit(frame):
+        pipe = make_private_pipeline(schema_transformer(SCHEMA, missing=missing),
+                                     DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                     random_state=3)
+        assert pipe.audit() == ([], ["dplogisticregression"])
+        return pipe.fit(frame, y)
+
+    a, b = fit(odd), fit(gone)
+    np.testing.assert_array_equal(a[-1].coef_, b[-1].coef_)
+    np.testing.assert_array_equal(a[-1].intercept_, b[-1].intercept_)
+    assert a.epsilon_ == b.epsilon_ and a.data_norm_ == b.data_norm_ == pytest.approx(1.0)
+    np.testing.assert_array_equal(a[:-1].transform(odd), b[:-1].transform(gone))
+
+
 def test_dp_scaler_nested_in_column_transformer_pipeline_and_feature_union():
     from sklearn.pipeline import FeatureUnion, Pipeline
 
