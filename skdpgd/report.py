@@ -152,7 +152,13 @@ class PrivacyReport:
         """Plot the privacy profile epsilon(delta) on a log delta axis (needs matplotlib);
         returns the axes."""
         if ax is None:
-            import matplotlib.pyplot as plt
+            try:
+                import matplotlib.pyplot as plt
+            except ImportError:
+                raise ImportError(
+                    "PrivacyReport.plot needs matplotlib, which is not installed: pip install "
+                    "matplotlib (or read the profile as numbers with report.epsilon(delta)).",
+                    name="matplotlib") from None
 
             _, ax = plt.subplots(figsize=(5, 3.5))
         d = np.geomspace(1e-12, 1e-1, 45) if deltas is None else np.asarray(deltas, float)

@@ -229,3 +229,27 @@ def test_report_of_a_private_pipeline_nested_in_a_plain_one_uses_its_own_record(
     rep = privacy_report(pipe)
     assert len(rep.rows) == len(fitted.releases_)
     assert rep.epsilon(fitted.delta_) == pytest.approx(fitted.epsilon_, rel=1e-9)
+
+
+def test_plot_without_matplotlib_says_what_to_install(monkeypatch):
+    import builtins
+
+    import numpy as np
+
+    from skdpgd import DPLogisticRegression, privacy_report
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2)) / 2
+    y = (X[:, 0] > 0).astype(int)
+    report = privacy_report(DPLogisticRegression(epsilon=1.0, data_norm=1.0,
+                                                 classes=[0, 1]).fit(X, y))
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    with pytest.raises(ImportError, match="pip install matplotlib"):
+        report.plot()
