@@ -462,6 +462,15 @@ def _norm_of_parts(parts):
     return math.sqrt(sum(float(b) ** 2 for b in parts))
 
 
+def _selects_nothing(columns):
+    """Whether a fitted ColumnTransformer part's column selection is empty (scikit-learn then
+    leaves the part unfitted and it outputs no column)."""
+    if columns is None or isinstance(columns, (str, int, slice)):
+        return False
+    columns = np.asarray(columns)
+    return columns.size == 0 or (columns.dtype == bool and not columns.any())
+
+
 def output_bound(transformer, input_bound=None):
     """The public L2 bound of the rows a fitted transformer outputs, or None if unknown.
 
@@ -494,8 +503,10 @@ def output_bound(transformer, input_bound=None):
     if isinstance(t, ColumnTransformer):
         weights = t.transformer_weights or {}
         parts = []
-        for name, trans, _ in t.transformers_:
+        for name, trans, columns in t.transformers_:
             if isinstance(trans, str) and trans == "drop":
+                continue
+            if _selects_nothing(columns):  # not fitted, outputs no column
                 continue
             b = output_bound(trans, None)  # a part sees a subset of raw columns
             parts.append(None if b is None else b * abs(float(weights.get(name, 1.0))))

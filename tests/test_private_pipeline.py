@@ -423,3 +423,28 @@ def test_pickled_pipeline_with_a_budget_is_detached_and_minibatch_charges_the_bu
     with pytest.raises(RuntimeError, match="detached"):
         loaded.fit(X, y)
     assert loaded.epsilon_ == pipe.epsilon_  # the failed refit set nothing new
+
+
+def test_a_dp_scaler_whose_column_selector_selects_nothing_is_no_error():
+    """A DPStandardScaler branch with no numeric columns is skipped by the ColumnTransformer:
+    it releases nothing and declares no bound; the other parts' bound goes to the model."""
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer, make_column_selector
+    from sklearn.preprocessing import OneHotEncoder
+
+    from skdpgd import DPLogisticRegression
+    from skdpgd.pipeline import make_private_pipeline
+    from skdpgd.preprocessing import DPStandardScaler
+
+    df = pd.DataFrame({"a": ["x", "y"] * 50, "c": ["u", "v", "w", "u"] * 25})
+    y = np.arange(100) % 2
+    ct = ColumnTransformer(
+        [("num", DPStandardScaler(bounds=(0, 1)), make_column_selector(dtype_include=np.number)),
+         ("cat", OneHotEncoder(categories=[["x", "y"], ["u", "v", "w"]],
+                               handle_unknown="ignore"), ["a", "c"])],
+        remainder="drop", sparse_threshold=0)
+    pipe = make_private_pipeline(ct, DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                 random_state=0).fit(df, y)
+    assert pipe.data_norm_ == pytest.approx(np.sqrt(2.0))
+    assert pipe.epsilon_ <= 1.0
+    assert all(not r.name.startswith("columntransformer") for r in pipe.releases_)
