@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
@@ -39,7 +40,8 @@ from ._fit import Road, mu_of, private_fit
 from ._public import fit_transaction
 from .accounting import COUNT_BOUND_SIGMAS, Release, sum_rounding_margin
 
-__all__ = ["BoundedScaler", "DPStandardScaler", "schema_transformer", "output_bound"]
+__all__ = ["BoundedScaler", "DPStandardScaler", "Categorical", "Numeric", "categorical",
+           "numeric", "schema_transformer", "output_bound"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -538,6 +540,105 @@ def output_bound(transformer, input_bound=None):
 # ------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Numeric:
+    """A schema entry: a numeric column with the public range ``[lo, hi]``
+    (:func:`numeric`)."""
+
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class Categorical:
+    """A schema entry: a categorical column with these public levels (:func:`categorical`)."""
+
+    levels: tuple
+
+
+def numeric(lo, hi):
+    """A numeric column of :func:`schema_transformer` with the public range ``[lo, hi]``
+    (the same as the shorthand ``(lo, hi)``; unambiguous in a codebook read from JSON or
+    YAML, where a pair becomes a list)."""
+    return Numeric(lo, hi)
+
+
+def categorical(levels):
+    """A categorical column of :func:`schema_transformer` with these public levels (the same
+    as the shorthand ``[level, ...]``; a list of two numbers needs this form when the column
+    holds numbers, see :func:`schema_transformer`)."""
+    return Categorical(tuple(levels))
+
+
+def _dtype_kind(col):
+    """``'number'``, ``'text'``, ``'date'`` or ``None`` (object: anything) of a column's dtype
+    (public, like its name)."""
+    dtype = getattr(col, "dtype", None)
+    if dtype is None:
+        return None
+    if isinstance(dtype, pd_category_types()):
+        return _level_kind(list(dtype.categories)) if len(dtype.categories) else None
+    kind = getattr(dtype, "kind", "O")
+    if kind in "biuf":
+        return "number"
+    if kind in "mM":
+        return "date"
+    if kind in "US" or str(dtype) in ("string", "str") or getattr(dtype, "name", "") in (
+            "string", "str"):
+        return "text"
+    return None
+
+
+def pd_category_types():
+    """The pandas categorical dtype class, or an empty tuple without pandas."""
+    try:
+        import pandas as pd
+    except ImportError:  # pragma: no cover - pandas is optional
+        return ()
+    return (pd.CategoricalDtype,)
+
+
+def _check_dtypes(X, names, declared, pairs=()):
+    """Refuse, from the dtypes alone (public), a column whose dtype contradicts its schema
+    entry: a number column declared with text levels, a text column declared numeric, a date
+    column declared either way, and a number column declared by the list shorthand with two
+    numbers that are not consecutive integers (a range written as a list). Reads no value."""
+    for col, name, want, pair in zip(_table_columns_for_dtypes(X), names, declared,
+                                     pairs or [None] * len(declared)):
+        have = _dtype_kind(col)
+        if have is None:
+            continue
+        if have == "date":
+            raise ValueError(
+                f"schema: column {name!r} holds dates (dtype {col.dtype}); map it to numbers "
+                "(e.g. days since a public date) and declare numeric(lo, hi). Nothing was "
+                "read.")
+        if want == "text" and have == "number":
+            raise ValueError(
+                f"schema: column {name!r} holds numbers (dtype {col.dtype}) but is declared "
+                "with text levels; declare its levels as the numbers it holds, "
+                "categorical([1, 2, ...]), or numeric(lo, hi). Nothing was read.")
+        if want == "number" and have == "text":
+            raise ValueError(
+                f"schema: column {name!r} holds text (dtype {col.dtype}) but is declared "
+                f"{'with number levels' if pair is not None else 'numeric'}; declare "
+                "categorical([...]) with its levels as they are written. Nothing was read.")
+        if pair and have == "number":  # (None: a numeric entry; False: a level list)
+            lo, hi = pair
+            raise ValueError(
+                f"schema: column {name!r} holds numbers and is declared [{lo!r}, {hi!r}], a "
+                f"list: two levels, not a range. Write numeric({lo!r}, {hi!r}) (or the tuple "
+                f"({lo!r}, {hi!r})) for a range, or categorical([{lo!r}, {hi!r}]) for two "
+                "levels. Nothing was read.")
+
+
+def _table_columns_for_dtypes(X):
+    if hasattr(X, "iloc") and hasattr(X, "columns"):
+        return [X.iloc[:, j] for j in range(X.shape[1])]
+    A = X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
+    return [A[:, j] for j in range(A.shape[1])] if A.ndim == 2 else []
+
+
 def _is_number(v):
     """Whether a cell counts as a number in a schema: a real number (Python or numpy, bools
     included), never text, None, a date or any other object."""
@@ -584,10 +685,13 @@ def _column_as_float(col):
     return np.fromiter((_float_or_nan(v) for v in cells), dtype=np.float64, count=len(cells))
 
 
-def _numbers_in_domain(X):
+def _numbers_in_domain(X, names=None):
     """A schema's numeric columns as a float64 array: every cell that is not a finite number
     (text, None, a date, NaN, +-inf) becomes NaN, i.e. missing. Stateless, cell by cell: the
-    function of the schema's ``FunctionTransformer`` before :class:`BoundedScaler`."""
+    function of the schema's ``FunctionTransformer`` before :class:`BoundedScaler`. A column
+    whose dtype contradicts the schema is refused first (``names``: the schema's)."""
+    if names is not None:
+        _check_dtypes(X, names, ["number"] * len(names))
     cols = _table_columns(X)
     out = np.empty((len(cols[0]) if cols else len(X), len(cols)), dtype=np.float64)
     for j, col in enumerate(cols):
@@ -595,12 +699,16 @@ def _numbers_in_domain(X):
     return out
 
 
-def _levels_in_domain(X, levels):
+def _levels_in_domain(X, levels, names=None, pairs=None):
     """A schema's categorical columns as an object array of their public levels (the level
     objects of the schema); every cell of the wrong type or not among its column's levels
     becomes NaN, i.e. missing. A number matches a numeric level of equal value (1, 1.0 and
     True are level 1), a string a text level equal to it. Stateless, cell by cell: the
-    function of the schema's ``FunctionTransformer`` before ``OneHotEncoder``."""
+    function of the schema's ``FunctionTransformer`` before ``OneHotEncoder``. A column
+    whose dtype contradicts the schema is refused first (``names``: the schema's; ``pairs``:
+    the two numbers of a list shorthand that may be a range written as a list, else False)."""
+    if names is not None:
+        _check_dtypes(X, names, [_level_kind(lv) for lv in levels], pairs)
     cols = _table_columns(X)
     if len(cols) != len(levels):
         raise ValueError(f"expected {len(levels)} categorical column(s), got {len(cols)}.")
@@ -655,10 +763,15 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
     Parameters
     ----------
     schema : dict
-        ``{column: (lo, hi)}`` for a numeric column (its public range) and
-        ``{column: [level, ...]}`` for a categorical one (every public level). A list is a
-        level list, a tuple of two numbers a range. Columns are DataFrame names (or integer
-        positions for arrays); columns not listed are dropped.
+        ``{column: numeric(lo, hi)}`` for a numeric column (its public range) and
+        ``{column: categorical([level, ...])}`` for a categorical one (every public level).
+        Shorthands: a tuple ``(lo, hi)`` of two numbers is a range, a list a level list.
+        Columns are DataFrame names (or integer positions for arrays); columns not listed are
+        dropped. The dtypes (public, like the names) are checked against the entries before
+        any value is read: a number column declared with text levels, a text column declared
+        numeric, a date column, and a number column declared by a two-number list (a range
+        written as a list, as JSON and YAML give it; consecutive integers such as ``[0, 1]``
+        are taken as levels) are errors that name the fix.
     missing : {'constant', 'indicator'}, default='constant'
         Missing categorical values: 'constant' encodes them as all-zero; 'indicator' adds a
         level for them (its own one-hot column). Missing numeric values always become
@@ -719,30 +832,48 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
         raise ValueError(f"missing must be 'constant' or 'indicator', got {missing!r}.")
     if not -1.0 <= float(numeric_fill) <= 1.0:
         raise ValueError("numeric_fill must lie in [-1, 1].")
-    numeric, ranges, categorical, levels = [], [], [], []
+    numeric_cols, ranges, categorical_cols, levels, pairs = [], [], [], [], []
     for col, spec in schema.items():
         if isinstance(col, np.generic):  # numpy scalars as plain str/int (ColumnTransformer)
             col = col.item()
-        if isinstance(spec, tuple) and len(spec) == 2 and all(
-                isinstance(v, numbers.Real) and not isinstance(v, bool) for v in spec):
-            if not float(spec[0]) < float(spec[1]):
-                raise ValueError(f"schema: column {col!r} needs lo < hi, got {spec!r}.")
-            numeric.append(col)
-            ranges.append((float(spec[0]), float(spec[1])))
-        elif isinstance(spec, (list, np.ndarray)) and len(spec) > 0:
-            categorical.append(col)
-            levels.append(_schema_levels(col, spec))
+        if isinstance(spec, Numeric) or (
+                isinstance(spec, tuple) and len(spec) == 2 and all(
+                    isinstance(v, numbers.Real) and not isinstance(v, bool) for v in spec)):
+            lo, hi = (spec.lo, spec.hi) if isinstance(spec, Numeric) else spec
+            if not (isinstance(lo, numbers.Real) and isinstance(hi, numbers.Real)
+                    and float(lo) < float(hi)):
+                raise ValueError(f"schema: column {col!r} needs numbers lo < hi, got "
+                                 f"{spec!r}.")
+            numeric_cols.append(col)
+            ranges.append((float(lo), float(hi)))
+        elif isinstance(spec, Categorical) or (
+                isinstance(spec, (list, np.ndarray)) and len(spec) > 0):
+            lv = list(spec.levels) if isinstance(spec, Categorical) else list(spec)
+            if not lv:
+                raise ValueError(f"schema: column {col!r} needs at least one level.")
+            categorical_cols.append(col)
+            levels.append(_schema_levels(col, lv))
+            # a list of two numbers that are not consecutive integers may be a range written
+            # as a list (JSON and YAML have no tuples): refused on a number column at fit
+            two = [v.item() if isinstance(v, np.generic) else v for v in lv]
+            maybe_range = (not isinstance(spec, Categorical) and len(two) == 2
+                           and _level_kind(two) == "number"
+                           and not (float(two[0]).is_integer() and float(two[1]).is_integer()
+                                    and abs(float(two[1]) - float(two[0])) == 1.0))
+            pairs.append(tuple(two) if maybe_range else False)
         else:
             raise ValueError(
-                f"schema: column {col!r} needs a (lo, hi) tuple of numbers (numeric) or a "
-                f"non-empty list of levels (categorical), got {spec!r}.")
+                f"schema: column {col!r} needs numeric(lo, hi) or a (lo, hi) tuple of numbers "
+                f"(numeric), or categorical([...]) or a non-empty list of levels "
+                f"(categorical), got {spec!r}.")
+    numeric, categorical = numeric_cols, categorical_cols
     k = len(numeric) + len(categorical)
     w = 1.0 / math.sqrt(k)
     parts, weights = [], {}
     if numeric:
         parts.append(("numeric", Pipeline([
             ("domain", FunctionTransformer(_numbers_in_domain, validate=False,
-                                           check_inverse=False,
+                                           check_inverse=False, kw_args={"names": numeric},
                                            feature_names_out="one-to-one")),
             ("scale", BoundedScaler(bounds=np.array(ranges),
                                     missing_value=float(numeric_fill)))]), numeric))
@@ -754,7 +885,9 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
                                dtype=object) for lv in levels]  # NaN last: the indicator
         parts.append(("categorical", Pipeline([
             ("domain", FunctionTransformer(_levels_in_domain, validate=False,
-                                           check_inverse=False, kw_args={"levels": levels},
+                                           check_inverse=False,
+                                           kw_args={"levels": levels, "names": categorical,
+                                                    "pairs": pairs},
                                            feature_names_out="one-to-one")),
             ("onehot", OneHotEncoder(categories=categories, handle_unknown="ignore",
                                      sparse_output=False, dtype=np.float64))]), categorical))

@@ -433,3 +433,62 @@ def test_schema_transformer_on_arrays_of_objects():
 def test_schema_transformer_mixed_levels_are_refused():
     with pytest.raises(ValueError, match="levels"):
         schema_transformer({"a": ["x", 1]})
+
+
+# --- typed schema entries and the dtype checks (dtypes are public; no value is read) -------
+
+
+def _codebook_frame():
+    import pandas as pd
+
+    return pd.DataFrame({"age": [30, 45, 60, 41], "sex": ["Male", "Female", "Male", "Male"],
+                         "code": [1, 2, 6, 3], "flag": [0, 1, 1, 0],
+                         "day": pd.to_datetime(["2020-01-01"] * 4)})
+
+
+def test_typed_entries_are_the_shorthands():
+    from skdpgd.preprocessing import categorical, numeric, schema_transformer
+
+    df = _codebook_frame()
+    typed = schema_transformer({"age": numeric(18, 90), "sex": categorical(["Male", "Female"])})
+    short = schema_transformer({"age": (18, 90), "sex": ["Male", "Female"]})
+    np.testing.assert_array_equal(typed.fit_transform(df), short.fit_transform(df))
+
+
+def test_a_range_written_as_a_list_is_an_error_naming_the_fix():
+    from skdpgd.preprocessing import categorical, schema_transformer
+
+    df = _codebook_frame()
+    with pytest.raises(ValueError, match=r"numeric\(30, 60\).*categorical\(\[30, 60\]\)"):
+        schema_transformer({"age": [30, 60]}).fit(df)
+    # explicit levels, or consecutive integers (a 0/1 flag), are level lists
+    out = schema_transformer({"age": categorical([30, 60])}).fit_transform(df)
+    assert out.sum() == pytest.approx(2.0)  # rows 0 and 2 hit a level
+    out = schema_transformer({"flag": [0, 1]}).fit_transform(df)
+    assert out.sum() == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize("schema, match", [
+    ({"code": ["yes", "no"]}, "holds numbers"),
+    ({"sex": (0, 1)}, "holds text"),
+    ({"day": (0, 1)}, "holds dates"),
+])
+def test_a_declared_type_that_contradicts_the_dtype_is_refused(schema, match):
+    from skdpgd.preprocessing import schema_transformer
+
+    with pytest.raises(ValueError, match=match):
+        schema_transformer(schema).fit(_codebook_frame())
+
+
+def test_the_dtype_check_reads_no_value():
+    """The refusal is the same whatever the cells hold (it depends on dtypes only)."""
+    from skdpgd.preprocessing import schema_transformer
+
+    a, b = _codebook_frame(), _codebook_frame()
+    b["code"] = [9, 9, 9, 9]
+    messages = []
+    for df in (a, b):
+        with pytest.raises(ValueError) as info:
+            schema_transformer({"code": ["yes", "no"]}).fit(df)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
