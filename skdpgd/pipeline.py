@@ -6,7 +6,10 @@ or a ``OneHotEncoder`` with public levels) and steps that spend accounted budget
 (:class:`~skdpgd.preprocessing.DPStandardScaler`, the final DP estimator) are accepted; a step
 that learns from the private rows without accounting (``StandardScaler``, ``PCA``,
 ``SimpleImputer(strategy='mean')``, ``OneHotEncoder()`` learning its levels, an unknown
-transformer, ...) is refused with a ``ValueError`` naming it and its private alternative.
+transformer, ...) is refused with a ``ValueError`` naming it and its private alternative. A
+``ColumnTransformer``, at any depth, must choose its columns by public names, positions, slices
+of those or ``make_column_selector`` (names and dtypes); a callable, which runs on the private
+rows, or a boolean mask is refused.
 
 **Budget split (public rule).** The pipeline's ``(epsilon, delta)`` is turned into one Gaussian-DP
 parameter ``mu = gdp_mu(epsilon, delta)``; every spending step ``k`` gets ``mu_k^2 = w_k mu^2``
@@ -96,15 +99,71 @@ class _Problem(Exception):
     pass
 
 
-def _leak(path, est, why=None):
+def _leak(path, est, why=None, fix=None):
     name = type(est).__name__
     alt = _LEAKS.get(name)
     what = why or (f"{name} learns from the private rows without accounting" if alt else
                    f"{name} is not known to skdpgd, which cannot tell whether it learns from "
                    "the private rows")
-    fix = alt or ("BoundedScaler, DPStandardScaler, schema_transformer, a stateless "
-                  "Normalizer or FunctionTransformer")
+    fix = fix or alt or ("BoundedScaler, DPStandardScaler, schema_transformer, a stateless "
+                         "Normalizer or FunctionTransformer")
     return f"step {path!r} ({name}): {what}. Private alternative: {fix}."
+
+
+_PUBLIC_COLUMNS = ("name the columns (or give their integer positions, or a slice of either), "
+                   "or use sklearn.compose.make_column_selector(pattern=..., dtype_include=..., "
+                   "dtype_exclude=...), which reads only the columns' names and dtypes (the "
+                   "public schema)")
+
+
+def _is_column_label(value):
+    """A column name or an integer position (a bool is neither: it is a mask entry)."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    return isinstance(value, (str, numbers.Integral))
+
+
+def _column_spec_problem(columns):
+    """Why a ``ColumnTransformer`` column specification may depend on the private values
+    (None when it is made of public names, positions or dtypes only). Reads the
+    specification, never the data.
+
+    Accepted: a column name or integer position, a list, tuple, array or pandas Index of
+    them, a slice of them, and ``make_column_selector`` itself (recognised by its exact type:
+    it reads names and dtypes). Refused: any other callable (it is called on the private rows,
+    and the columns it picks are published in ``transformers_``) and a boolean mask (the
+    usual result of a test on the values, such as ``X.mean() > 0``).
+    """
+    from sklearn.compose import make_column_selector
+
+    if type(columns) is make_column_selector:
+        return None
+    if callable(columns):
+        name = getattr(columns, "__name__", type(columns).__name__)
+        return (f"chooses its columns with a callable ({name}), which is called on the private "
+                "rows and may read their values; the columns it picks are published in "
+                "transformers_")
+    if isinstance(columns, slice):
+        if all(v is None or _is_column_label(v) for v in (columns.start, columns.stop)) and \
+                (columns.step is None or _is_column_label(columns.step)):
+            return None
+        return f"chooses its columns with a slice of something other than names or positions " \
+               f"({columns!r})"
+    if _is_column_label(columns):
+        return None
+    if isinstance(columns, (bool, np.bool_)) or getattr(columns, "dtype", None) == np.bool_:
+        values = [True]
+    else:
+        try:
+            values = list(columns)  # a list, tuple, array, pandas Index or Series
+        except TypeError:
+            return f"chooses its columns with an object skdpgd does not know ({columns!r})"
+    if any(isinstance(v, (bool, np.bool_)) for v in values):
+        return ("chooses its columns with a boolean mask, the usual result of a test on the "
+                "values (such as X.mean() > 0), which skdpgd cannot tell from a public choice")
+    if all(_is_column_label(v) for v in values):
+        return None
+    return "chooses its columns with values that are neither column names nor positions"
 
 
 def _is_dp_estimator(est):
@@ -162,6 +221,12 @@ def _audit_transformer(est, path, problems, spenders):
                 _audit_transformer(step, f"{path}__{name}", problems, spenders)
         return
     if isinstance(est, ColumnTransformer):
+        # the column choices first: each part's (every part's, dropped ones too, since the
+        # ColumnTransformer resolves them all on the rows it is fitted on)
+        for name, _, columns in est.transformers:
+            why = _column_spec_problem(columns)
+            if why is not None:
+                problems.append(_leak(path, est, f"part {name!r} {why}", _PUBLIC_COLUMNS))
         parts = list(est.transformers)
         if not (isinstance(est.remainder, str) and est.remainder == "drop"):
             parts.append(("remainder", est.remainder, None))
