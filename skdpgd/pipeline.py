@@ -9,7 +9,9 @@ that learns from the private rows without accounting (``StandardScaler``, ``PCA`
 transformer, ...) is refused with a ``ValueError`` naming it and its private alternative. A
 ``ColumnTransformer``, at any depth, must choose its columns by public names, positions, slices
 of those or ``make_column_selector`` (names and dtypes); a callable, which runs on the private
-rows, or a boolean mask is refused.
+rows, or a boolean mask is refused. A step is trusted for what its own class declares
+(:mod:`skdpgd._capability`), and scikit-learn's classes by their exact type: a subclass, which
+may override ``fit`` or ``transform``, is refused unless it declares a capability itself.
 
 **Budget split (public rule).** The pipeline's ``(epsilon, delta)`` is turned into one Gaussian-DP
 parameter ``mu = gdp_mu(epsilon, delta)``; every spending step ``k`` gets ``mu_k^2 = w_k mu^2``
@@ -41,11 +43,14 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 
 from . import policy
+from ._capability import (ATTRIBUTE, DP_MINIBATCH_ESTIMATOR, DP_TRANSFORMER,
+                          PUBLIC_TRANSFORMER, declared_privacy, is_dp_estimator,
+                          undeclared_base)
 from ._setup import DEFAULT_DELTA_CAP, default_delta
 from .accounting import Release, gdp_epsilon, gdp_mu
 from .budget import PrivacyBudget
 from .exceptions import BudgetExceededError, PrivacyLeakWarning
-from .preprocessing import BoundedScaler, DPStandardScaler, output_bound
+from .preprocessing import output_bound
 
 __all__ = ["PrivatePipeline", "make_private_pipeline"]
 
@@ -61,9 +66,6 @@ def __getattr__(name):
 #: Relative margin by which the steps' mu are kept inside the pipeline's: a step's calibration
 #: of ``gdp_epsilon(delta, mu_k)`` may return a mu a few ulps above ``mu_k``.
 _SPLIT_MARGIN = 1e-9
-
-_FULL_BATCH = ("DPLogisticRegression", "DPRidge")
-_MINIBATCH = ("DPSGDClassifier", "DPSGDRegressor", "DPMLPClassifier")
 
 # transformer class name -> why it leaks, and the private alternative
 _LEAKS = {
@@ -167,8 +169,41 @@ def _column_spec_problem(columns):
 
 
 def _is_dp_estimator(est):
-    return type(est).__name__ in _FULL_BATCH + _MINIBATCH and \
-        type(est).__module__.startswith("skdpgd")
+    """Whether ``est``'s own class declares it a DP estimator (see :mod:`skdpgd._capability`):
+    a subclass of one, which may override ``fit``, is not one unless it declares so itself."""
+    return is_dp_estimator(est)
+
+
+def _trusted_sklearn_types():
+    """The scikit-learn classes the audit accepts (under conditions on their parameters),
+    recognised by exact type: a subclass may override ``fit`` or ``transform``."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import FeatureUnion
+    from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer,
+                                       OneHotEncoder)
+
+    return (Normalizer, Binarizer, FunctionTransformer, OneHotEncoder, SimpleImputer, Pipeline,
+            ColumnTransformer, FeatureUnion)
+
+
+def _subclass_note(est):
+    """``(why, fix)`` when ``est`` subclasses a class the audit trusts (so it is refused for
+    not being that class), else None."""
+    base = undeclared_base(est)
+    if base is None:
+        base = next((c for c in type(est).__mro__[1:] if c in _trusted_sklearn_types()), None)
+        if base is None:
+            return None
+        fix = f"{base.__name__} itself (the audit trusts it by exact type)"
+    else:
+        fix = (f"{base.__name__} itself; or, if {type(est).__name__} keeps "
+               f"{base.__name__}'s promise (see skdpgd._capability), declare it in its own "
+               f"class body: {ATTRIBUTE} = {base.__name__}.{ATTRIBUTE}")
+    why = (f"{type(est).__name__} is a subclass of {base.__name__}, which the audit trusts "
+           "as that very class, never by inheritance: a subclass may override fit, transform "
+           "or what they call, and read the private rows")
+    return why, fix
 
 
 def _audit_transformer(est, path, problems, spenders):
@@ -182,10 +217,11 @@ def _audit_transformer(est, path, problems, spenders):
 
     if est is None or (isinstance(est, str) and est in ("passthrough", "drop")):
         return
-    if isinstance(est, DPStandardScaler):
+    role = declared_privacy(est)  # the class's own declaration, not an inherited one
+    if role == DP_TRANSFORMER:
         spenders.append(path)
         return
-    if isinstance(est, BoundedScaler) or type(est) in (Normalizer, Binarizer):
+    if role == PUBLIC_TRANSFORMER or type(est) in (Normalizer, Binarizer):
         return
     if type(est) is FunctionTransformer:
         if est.inverse_func is not None and est.check_inverse:
@@ -212,7 +248,7 @@ def _audit_transformer(est, path, problems, spenders):
             problems.append(_leak(path, est, "add_indicator=True keeps the columns that had "
                                   "missing values in the private rows"))
         return
-    if isinstance(est, Pipeline):
+    if type(est) is Pipeline:
         for name, step in est.steps:
             if _is_dp_estimator(step):
                 problems.append(f"step {path}__{name}: a DP estimator can only be the final "
@@ -220,7 +256,7 @@ def _audit_transformer(est, path, problems, spenders):
             else:
                 _audit_transformer(step, f"{path}__{name}", problems, spenders)
         return
-    if isinstance(est, ColumnTransformer):
+    if type(est) is ColumnTransformer:
         # the column choices first: each part's (every part's, dropped ones too, since the
         # ColumnTransformer resolves them all on the rows it is fitted on)
         for name, _, columns in est.transformers:
@@ -237,16 +273,19 @@ def _audit_transformer(est, path, problems, spenders):
                                   "output from the density of the private rows; set "
                                   "sparse_threshold=0"))
         return
-    if isinstance(est, FeatureUnion):
+    if type(est) is FeatureUnion:
         for name, trans in est.transformer_list:
             _audit_transformer(trans, f"{path}__{name}", problems, spenders)
         return
-    problems.append(_leak(path, est))
+    note = _subclass_note(est)
+    problems.append(_leak(path, est, *note) if note else _leak(path, est))
 
 
 def _declares_bound(est, input_declared=False):
     """Whether the (unfitted) step will declare a public row bound once fitted (the
-    structural twin of :func:`skdpgd.preprocessing.output_bound`)."""
+    structural twin of :func:`skdpgd.preprocessing.output_bound`). Only classes that declare
+    a capability in their own body, and scikit-learn's by exact type, declare one: a subclass
+    must not promise a bound its own ``transform`` may not keep."""
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion
     from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer,
@@ -256,18 +295,20 @@ def _declares_bound(est, input_declared=False):
         return input_declared
     if isinstance(est, str) and est == "drop":
         return True
-    if isinstance(est, (BoundedScaler, DPStandardScaler, OneHotEncoder, Binarizer, Normalizer)):
+    if declared_privacy(est) in (PUBLIC_TRANSFORMER, DP_TRANSFORMER):
         return True
-    if isinstance(est, Pipeline):
+    if type(est) in (OneHotEncoder, Binarizer, Normalizer):
+        return True
+    if type(est) is Pipeline:
         for _, step in est.steps:
             input_declared = _declares_bound(step, input_declared)
         return input_declared
-    if isinstance(est, ColumnTransformer):
+    if type(est) is ColumnTransformer:
         parts = [t for _, t, _ in est.transformers] + [est.remainder]
         return all(_declares_bound(t, False) for t in parts)
-    if isinstance(est, FeatureUnion):
+    if type(est) is FeatureUnion:
         return all(_declares_bound(t, input_declared) for _, t in est.transformer_list)
-    if isinstance(est, FunctionTransformer) and est.func is None:
+    if type(est) is FunctionTransformer and est.func is None:
         return input_declared
     return False
 
@@ -457,10 +498,12 @@ class PrivatePipeline(Pipeline):
             else:
                 _audit_transformer(est, name, problems, spenders)
         if not _is_dp_estimator(last):
+            note = _subclass_note(last)
             raise ValueError(
                 f"the final step {last_name!r} ({type(last).__name__}) is not a skdpgd DP "
                 "estimator; a private pipeline ends with DPLogisticRegression, DPRidge, "
-                "DPSGDClassifier, DPSGDRegressor or DPMLPClassifier.")
+                "DPSGDClassifier, DPSGDRegressor or DPMLPClassifier"
+                + (f" ({note[0]}). Use {note[1]}." if note else "."))
         spenders.append(last_name)
         params = last.get_params()
         if "classes" in params and params["classes"] is None:
@@ -518,7 +561,7 @@ class PrivatePipeline(Pipeline):
                           stacklevel=2)
         epsilon = float(self.epsilon)
         final_name, final = self.steps[-1]
-        minibatch = type(final).__name__ in _MINIBATCH
+        minibatch = declared_privacy(final) == DP_MINIBATCH_ESTIMATOR
         relation = self._relation(minibatch)
         if minibatch and len(spenders) > 1:
             raise ValueError(

@@ -3,6 +3,9 @@
 * a ``ColumnTransformer`` picks its columns by public means only: names, positions, slices of
   those, or ``make_column_selector`` (names and dtypes); a callable or a boolean mask, which
   may have read the values, is refused at every nesting depth;
+* a class's privacy is trusted only where it is declared: a subclass of a trusted step
+  (``BoundedScaler``, ``Normalizer``, a DP estimator, ...) that does not declare its own is
+  refused, and declares no row bound;
 """
 
 import math
@@ -13,11 +16,11 @@ import pandas as pd
 import pytest
 from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.pipeline import FeatureUnion, make_pipeline
-from sklearn.preprocessing import Normalizer
+from sklearn.preprocessing import Normalizer, OneHotEncoder
 
 from skdpgd import DPLogisticRegression, PrivacyLeakWarning
 from skdpgd.pipeline import make_private_pipeline
-from skdpgd.preprocessing import BoundedScaler
+from skdpgd.preprocessing import BoundedScaler, DPStandardScaler, output_bound
 
 
 class _Poison:
@@ -127,3 +130,110 @@ def test_a_pattern_selector_fits_and_declares_its_bound():
                      random_state=0).fit(df, y)
     assert pipe.data_norm_ == pytest.approx(math.sqrt(2))
     assert list(pipe[0].transformers_[0][2]) == ["num_a", "num_b"]
+
+
+# ------------------------------------------------------------------------------------------
+# subclasses of trusted steps
+# ------------------------------------------------------------------------------------------
+
+class _PeekingScaler(BoundedScaler):
+    """Its fit reads each column's minimum and maximum from the rows it is given."""
+
+    def fit(self, X, y=None):
+        X = np.asarray(X, dtype=float)
+        self.bounds = np.column_stack([X.min(axis=0), X.max(axis=0)])
+        return super().fit(X, y)
+
+
+class _LooseNormalizer(Normalizer):
+    """A Normalizer whose transform does not normalise."""
+
+    def transform(self, X, copy=None):
+        return np.asarray(X, dtype=float)
+
+
+class _OwnLevels(OneHotEncoder):
+    def fit(self, X, y=None):
+        self.categories = [sorted(set(np.asarray(X)[:, 0]))]
+        return super().fit(X, y)
+
+
+class _WrappedLR(DPLogisticRegression):
+    def fit(self, X, y, sample_weight=None):
+        self.seen_max_ = float(np.max(X))
+        return super().fit(X, y, sample_weight)
+
+
+def test_a_subclass_of_bounded_scaler_that_overrides_fit_is_refused():
+    pipe = _pipe(_PeekingScaler(bounds=(-5, 5)))
+    with pytest.raises(ValueError, match=r"step '_peekingscaler' \(_PeekingScaler\): .*"
+                                         r"subclass of BoundedScaler.*_skdpgd_privacy"):
+        pipe.fit(_Poison(), np.zeros(3))
+    assert not _fitted_state(pipe)
+    # the same inside a ColumnTransformer, and the plain BoundedScaler is still accepted
+    with pytest.raises(ValueError, match="step 'columntransformer__num' \\(_PeekingScaler\\)"):
+        _pipe(ColumnTransformer([("num", _PeekingScaler(bounds=(-5, 5)), [0, 1])],
+                                sparse_threshold=0)).fit(_Poison(), np.zeros(3))
+    assert _pipe(BoundedScaler(bounds=(-5, 5))).audit()[0] == []
+    df, y = _frame()
+    pipe = _pipe(BoundedScaler(bounds=(-5, 5)), random_state=0).fit(df, y)
+    assert pipe.data_norm_ == pytest.approx(math.sqrt(3))
+
+
+@pytest.mark.parametrize("step", [_LooseNormalizer(),
+                                  _OwnLevels(categories=[[0, 1]], handle_unknown="ignore")],
+                         ids=["normalizer", "onehotencoder"])
+def test_a_subclass_of_a_trusted_sklearn_transformer_is_refused(step):
+    with pytest.raises(ValueError, match=f"{type(step).__name__}.*subclass of "
+                                         f"{type(step).__mro__[1].__name__}"):
+        _pipe(step, Normalizer()).fit(_Poison(), np.zeros(3))
+
+
+def test_a_subclass_of_a_dp_estimator_is_not_a_dp_estimator():
+    with pytest.raises(ValueError, match="_WrappedLR.*not a skdpgd DP estimator.*"
+                                         "_skdpgd_privacy"):
+        make_private_pipeline(Normalizer(), _WrappedLR(classes=[0, 1]),
+                              epsilon=1.0).fit(_Poison(), np.zeros(3))
+    # nor is one that borrows the name and module of the real class
+    impostor = type("DPLogisticRegression", (DPLogisticRegression,),
+                    {"__module__": "skdpgd.linear_model", "fit": _WrappedLR.fit})
+    with pytest.raises(ValueError, match="not a skdpgd DP estimator"):
+        make_private_pipeline(Normalizer(), impostor(classes=[0, 1]),
+                              epsilon=1.0).fit(_Poison(), np.zeros(3))
+    with pytest.raises(ValueError, match="step '_wrappedlr'"):
+        make_private_pipeline(_WrappedLR(classes=[0, 1]), Normalizer(),
+                              DPLogisticRegression(classes=[0, 1]),
+                              epsilon=1.0).fit(_Poison(), np.zeros(3))
+
+
+def test_a_subclass_declares_no_row_bound_even_when_leaks_are_allowed():
+    df, y = _frame()
+    X = df.to_numpy() * 100
+    loose = _LooseNormalizer().fit(X)
+    assert output_bound(loose) is None
+    assert output_bound(_PeekingScaler(bounds=(-5, 5)).fit(X)) is None
+    assert output_bound(make_pipeline(_LooseNormalizer()).fit(X)) is None
+    pipe = _pipe(_LooseNormalizer(), allow_leaks=True, random_state=0)
+    with pytest.warns(PrivacyLeakWarning):
+        pipe.fit(X, y)
+    assert pipe.data_norm_ is None  # not the 1.0 a Normalizer would have promised
+    # the plain classes still declare theirs
+    assert output_bound(Normalizer().fit(X)) == 1.0
+    assert output_bound(BoundedScaler(bounds=(-5, 5)).fit(X)) == pytest.approx(math.sqrt(3))
+    assert output_bound(DPStandardScaler(bounds=(-5, 5), epsilon=np.inf).fit(X)) == \
+        pytest.approx(3 * math.sqrt(3))
+
+
+def test_a_subclass_that_declares_its_own_privacy_is_trusted():
+    class _VouchedScaler(BoundedScaler):
+        """Keeps BoundedScaler's promise (halves its output) and says so in its own body."""
+
+        _skdpgd_privacy = BoundedScaler._skdpgd_privacy
+
+        def transform(self, X):
+            return super().transform(X) * 0.5
+
+    df, y = _frame()
+    assert _pipe(_VouchedScaler(bounds=(-5, 5))).audit()[0] == []
+    pipe = _pipe(_VouchedScaler(bounds=(-5, 5)), random_state=0).fit(df, y)
+    assert pipe.data_norm_ == pytest.approx(math.sqrt(3))  # its bound, as it declared
