@@ -101,6 +101,13 @@ class _Problem(Exception):
     pass
 
 
+#: the condition under which a FunctionTransformer reads nothing private, which the audit
+#: cannot check: said wherever one is suggested
+_FUNCTION_CAVEAT = ("a FunctionTransformer is private only if its func acts on each row alone, "
+                    "with fixed public parameters, never a statistic of the private rows "
+                    "(skdpgd cannot check it)")
+
+
 def _leak(path, est, why=None, fix=None):
     name = type(est).__name__
     alt = _LEAKS.get(name)
@@ -109,6 +116,8 @@ def _leak(path, est, why=None, fix=None):
                    "the private rows")
     fix = fix or alt or ("BoundedScaler, DPStandardScaler, schema_transformer, a stateless "
                          "Normalizer or FunctionTransformer")
+    if "FunctionTransformer" in fix:
+        fix = f"{fix}; {_FUNCTION_CAVEAT}"
     return f"step {path!r} ({name}): {what}. Private alternative: {fix}."
 
 

@@ -6,6 +6,7 @@
 * a class's privacy is trusted only where it is declared: a subclass of a trusted step
   (``BoundedScaler``, ``Normalizer``, a DP estimator, ...) that does not declare its own is
   refused, and declares no row bound;
+* the refusal message gives a ``FunctionTransformer`` as an alternative only with its caveat.
 """
 
 import math
@@ -14,6 +15,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.pipeline import FeatureUnion, make_pipeline
 from sklearn.preprocessing import Normalizer, OneHotEncoder
@@ -237,3 +239,29 @@ def test_a_subclass_that_declares_its_own_privacy_is_trusted():
     assert _pipe(_VouchedScaler(bounds=(-5, 5))).audit()[0] == []
     pipe = _pipe(_VouchedScaler(bounds=(-5, 5)), random_state=0).fit(df, y)
     assert pipe.data_norm_ == pytest.approx(math.sqrt(3))  # its bound, as it declared
+
+
+# ------------------------------------------------------------------------------------------
+# the alternatives the refusal suggests
+# ------------------------------------------------------------------------------------------
+
+class _Unknown(TransformerMixin, BaseEstimator):
+    def fit(self, X, y=None):
+        return self
+
+    def transform(self, X):
+        return X
+
+
+@pytest.mark.parametrize("step", [_Unknown(), pytest.param("PCA", id="pca")],
+                         ids=["unknown", "pca"])
+def test_the_refusal_gives_function_transformer_only_with_its_caveat(step):
+    if step == "PCA":
+        from sklearn.decomposition import PCA
+
+        step = PCA(n_components=1)
+    with pytest.raises(ValueError) as err:
+        _pipe(step, Normalizer()).fit(_Poison(), np.zeros(3))
+    message = str(err.value)
+    assert "FunctionTransformer" in message
+    assert "each row alone" in message and "public" in message
