@@ -52,7 +52,7 @@ from .budget import PrivacyBudget
 from .exceptions import BudgetExceededError, PrivacyLeakWarning
 from .preprocessing import output_bound
 
-__all__ = ["PrivatePipeline", "make_private_pipeline"]
+__all__ = ["PrivatePipeline", "audit_estimator", "make_private_pipeline"]
 
 #: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
 _POLICY_NAMES = frozenset({"DP_TRANSFORMER_SHARE", "DP_TRANSFORMERS_MAX_SHARE"})
@@ -322,6 +322,143 @@ def _declares_bound(est, input_declared=False):
     return False
 
 
+def _final_step_problems(est, where):
+    """Why the final DP estimator ``est`` would read something from the private rows that its
+    epsilon does not cover (messages naming it as ``where``). Reads parameters only."""
+    params = est.get_params()
+    name = type(est).__name__
+    problems = []
+    if "classes" in params and params["classes"] is None:
+        problems.append(f"{where} ({name}): classes=None reads the label set from the private "
+                        "rows. Private alternative: classes=[every possible label].")
+    if "y_bound" in params and params["y_bound"] is None:
+        problems.append(f"{where} ({name}): y_bound=None reads the largest |y| from the "
+                        "private rows. Private alternative: a public y_bound (and targets "
+                        "mapped into it).")
+    return problems
+
+
+def _not_dp_estimator(where, est, ends="a private pipeline ends"):
+    note = _subclass_note(est)
+    return (f"{where} ({type(est).__name__}) is not a skdpgd DP estimator; {ends} with "
+            "DPLogisticRegression, DPRidge, DPSGDClassifier, DPSGDRegressor or DPMLPClassifier"
+            + (f" ({note[0]}). Use {note[1]}." if note else "."))
+
+
+def _audit_steps(steps, final_must_be_dp=True):
+    """``(problems, spenders)`` of a list of ``(name, step)`` meant to end in a DP estimator:
+    every step but the last audited as a transformer (:func:`_audit_transformer`), the last
+    checked for parameters that read the rows (``classes``, ``y_bound``). ``spenders``: the
+    paths of the DP transformers, then the final step's name. A final step that is no DP
+    estimator raises a ``ValueError`` (or, with ``final_must_be_dp=False``, is one more
+    problem). Reads parameters only."""
+    if not isinstance(steps, (list, tuple)) or not steps:
+        raise ValueError("a private pipeline needs a non-empty list of (name, step).")
+    problems, spenders = [], []
+    *transformers, (last_name, last) = steps
+    for name, est in transformers:
+        if _is_dp_estimator(est):
+            problems.append(f"step {name!r}: a DP estimator can only be the final step.")
+        else:
+            _audit_transformer(est, name, problems, spenders)
+    if not _is_dp_estimator(last):
+        message = _not_dp_estimator(f"the final step {last_name!r}", last)
+        if final_must_be_dp:
+            raise ValueError(message)
+        problems.append(message)
+        return problems, spenders
+    spenders.append(last_name)
+    problems.extend(_final_step_problems(last, f"step {last_name!r}"))
+    return problems, spenders
+
+
+def _bound_problem(steps):
+    """Why the final step of a private pipeline would read its row bound from the private
+    rows (it has ``data_norm=None`` and the steps before it declare no public bound to pass
+    on), or None."""
+    final_name, final = steps[-1]
+    if final.get_params().get("data_norm", None) is not None:
+        return None
+    declared = False
+    for _, est in steps[:-1]:
+        declared = _declares_bound(est, declared)
+    if declared:
+        return None
+    return (f"the final step {final_name!r} has data_norm=None and the steps before it "
+            "declare no public row bound (end them with BoundedScaler, schema_transformer, "
+            "a Normalizer or DPStandardScaler), so the bound would be read from the private "
+            "rows; pass data_norm.")
+
+
+def audit_estimator(estimator):
+    """Why fitting ``estimator`` privately would leak, found before any row is read.
+
+    The audit of :func:`make_private_pipeline`, for any estimator a private fit may be given
+    (:class:`~skdpgd.model_selection.PrivateRandomSearchCV` runs it on its ``estimator``):
+
+    * a :class:`PrivatePipeline`: its own :meth:`PrivatePipeline.audit`, and the row bound
+      its ``fit`` checks (the final step's ``data_norm``, or a bound its steps declare);
+    * a scikit-learn ``Pipeline`` (by exact type): every step but the last by the same rules
+      (a step that learns from the rows without accounting, a subclass of a trusted class, a
+      ``ColumnTransformer`` choosing its columns by a callable or a mask, ...), and a last
+      step that is a skdpgd DP estimator with public ``classes``/``y_bound``. A plain
+      ``Pipeline`` does not pass on the row bound its steps declare, so the last step needs
+      its own ``data_norm``;
+    * a skdpgd DP estimator: its ``classes``, ``y_bound`` and ``data_norm``.
+
+    Anything else (including a subclass of a DP estimator that does not declare its own
+    capability, see :mod:`skdpgd._capability`) is one more problem.
+
+    Parameters
+    ----------
+    estimator : estimator (not fitted)
+
+    Returns
+    -------
+    problems : list of str
+        One message per problem, naming the step and its private alternative; empty when
+        nothing was found. Reads parameters only.
+
+    Raises
+    ------
+    ValueError
+        For a :class:`PrivatePipeline` that does not end with a DP estimator (as its ``fit``).
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import Pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from skdpgd import DPLogisticRegression
+    >>> from skdpgd.pipeline import audit_estimator
+    >>> leaky = Pipeline([("s", StandardScaler()),
+    ...                   ("m", DPLogisticRegression(classes=[0, 1], data_norm=3.0))])
+    >>> print(audit_estimator(leaky)[0][:72])
+    step 's' (StandardScaler): StandardScaler learns from the private rows w
+    """
+    if type(estimator) is PrivatePipeline:
+        problems, _ = estimator.audit()
+        unbounded = _bound_problem(estimator.steps)
+        return problems + ([unbounded] if unbounded is not None else [])
+    if type(estimator) is Pipeline:
+        problems, _ = _audit_steps(estimator.steps, final_must_be_dp=False)
+        where, final = f"step {estimator.steps[-1][0]!r}", estimator.steps[-1][1]
+        if not _is_dp_estimator(final):
+            return problems
+        fix = ("a public data_norm on the final step (a scikit-learn Pipeline does not pass on "
+               "the bound its steps declare), or make_private_pipeline, which does")
+    else:
+        where, final = "the estimator", estimator
+        if not _is_dp_estimator(final):
+            return [_not_dp_estimator(where, final, "a private fit needs one, or a pipeline "
+                                      "ending")]
+        problems = _final_step_problems(final, where)
+        fix = "a public data_norm (and rows scaled into it)"
+    if "data_norm" in final.get_params() and final.get_params()["data_norm"] is None:
+        problems.append(f"{where} ({type(final).__name__}): data_norm=None reads the largest "
+                        f"row norm from the private rows. Private alternative: {fix}.")
+    return problems
+
+
 def _may_be_sparse(ct):
     from sklearn.preprocessing import OneHotEncoder
 
@@ -497,33 +634,7 @@ class PrivatePipeline(Pipeline):
     def audit(self):
         """``(problems, spenders)``: why steps would leak (messages) and the paths of the steps
         that spend budget (DP transformers, then the final estimator). Reads parameters only."""
-        if not isinstance(self.steps, (list, tuple)) or not self.steps:
-            raise ValueError("a private pipeline needs a non-empty list of (name, step).")
-        problems, spenders = [], []
-        *transformers, (last_name, last) = self.steps
-        for name, est in transformers:
-            if _is_dp_estimator(est):
-                problems.append(f"step {name!r}: a DP estimator can only be the final step.")
-            else:
-                _audit_transformer(est, name, problems, spenders)
-        if not _is_dp_estimator(last):
-            note = _subclass_note(last)
-            raise ValueError(
-                f"the final step {last_name!r} ({type(last).__name__}) is not a skdpgd DP "
-                "estimator; a private pipeline ends with DPLogisticRegression, DPRidge, "
-                "DPSGDClassifier, DPSGDRegressor or DPMLPClassifier"
-                + (f" ({note[0]}). Use {note[1]}." if note else "."))
-        spenders.append(last_name)
-        params = last.get_params()
-        if "classes" in params and params["classes"] is None:
-            problems.append(f"step {last_name!r} ({type(last).__name__}): classes=None reads the "
-                            "label set from the private rows. Private alternative: "
-                            "classes=[every possible label].")
-        if "y_bound" in params and params["y_bound"] is None:
-            problems.append(f"step {last_name!r} ({type(last).__name__}): y_bound=None reads the "
-                            "largest |y| from the private rows. Private alternative: a public "
-                            "y_bound (and targets mapped into it).")
-        return problems, spenders
+        return _audit_steps(self.steps)
 
     def _weights(self, spenders):
         if self.shares is not None:
@@ -590,16 +701,9 @@ class PrivatePipeline(Pipeline):
                                  "pipeline (budget=...), which charges every step to it.")
 
         # --- a public row bound for the final estimator: declared by the steps, or given ---
-        final_norm = final.get_params().get("data_norm", None)
-        declared = False
-        for _, est in self.steps[:-1]:
-            declared = _declares_bound(est, declared)
-        if final_norm is None and not declared and not self.allow_leaks:
-            raise ValueError(
-                f"the final step {final_name!r} has data_norm=None and the steps before it "
-                "declare no public row bound (end them with BoundedScaler, schema_transformer, "
-                "a Normalizer or DPStandardScaler), so the bound would be read from the private "
-                "rows; pass data_norm. Nothing was read or released.")
+        unbounded = _bound_problem(self.steps)
+        if unbounded is not None and not self.allow_leaks:
+            raise ValueError(unbounded + " Nothing was read or released.")
 
         if self.delta is not None:
             delta = float(self.delta)

@@ -265,3 +265,28 @@ def test_the_refusal_gives_function_transformer_only_with_its_caveat(step):
     message = str(err.value)
     assert "FunctionTransformer" in message
     assert "each row alone" in message and "public" in message
+
+
+# ------------------------------------------------------------------------------------------
+# the same audit for any estimator a private fit is given
+# ------------------------------------------------------------------------------------------
+
+def test_audit_estimator_covers_plain_pipelines_private_pipelines_and_estimators():
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from skdpgd.pipeline import audit_estimator
+
+    final = DPLogisticRegression(classes=[0, 1], data_norm=1.0)
+    assert audit_estimator(final) == []
+    assert audit_estimator(Pipeline([("b", BoundedScaler(bounds=(-5, 5))), ("m", final)])) == []
+    assert audit_estimator(_pipe(BoundedScaler(bounds=(-5, 5)))) == []
+    leaky = audit_estimator(Pipeline([("s", StandardScaler()), ("m", final)]))
+    assert len(leaky) == 1 and leaky[0].startswith("step 's' (StandardScaler)")
+    assert audit_estimator(_pipe(StandardScaler(), Normalizer())) == \
+        _pipe(StandardScaler(), Normalizer()).audit()[0]
+    # a final step or an estimator that is no DP estimator is one more problem
+    not_dp = audit_estimator(Pipeline([("b", BoundedScaler(bounds=(-5, 5))),
+                                       ("m", _WrappedLR(classes=[0, 1], data_norm=1.0))]))
+    assert len(not_dp) == 1 and "not a skdpgd DP estimator" in not_dp[0]
+    assert "not a skdpgd DP estimator" in audit_estimator(Normalizer())[0]
