@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (COMMON_CONSTRAINTS, fit_full_batch, LinearClassifierMixin,
                     ProbaFromScoresMixin)
+from ._capability import DP_ESTIMATOR
 from ._compat import Interval, StrOptions, fit_context
 from ._data import (classification_data, decision_scores, is_dask, regression_data,
                     resolve_data_norm, resolve_y_bound,
@@ -284,6 +285,9 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
     True
     """
 
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    _skdpgd_privacy = DP_ESTIMATOR
+
     _parameter_constraints: dict = {
         **_DPLinearBase._parameter_constraints,
         "classes": ["array-like", None],
@@ -438,6 +442,9 @@ class DPRidge(RegressorMixin, _DPLinearBase):
     >>> bool(reg.score(X, y) > 0.8)
     True
     """
+
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    _skdpgd_privacy = DP_ESTIMATOR
 
     _parameter_constraints: dict = {
         **COMMON_CONSTRAINTS,

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,7 +61,8 @@ from ._public import fit_transaction
 from ._rdp import DEFAULT_ORDERS, rdp_epsilon
 from ._selection_guard import private_search_trials
 from .accounting import gdp_delta_upper, gdp_epsilon, gdp_mu, gdp_mu_of_releases
-from .exceptions import DivergenceError
+from .exceptions import DivergenceError, PrivacyLeakWarning
+from .pipeline import audit_estimator
 
 __all__ = ["PrivateRandomSearchCV", "RepeatedSelection", "calibrate_base_mu", "draw_n_trials",
            "truncated_negative_binomial_gamma"]
@@ -273,6 +275,16 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         trial must be a Gaussian mechanism under replace-one neighbours (checked before any
         trial where possible, and on each trial's ``releases_``).
 
+        Before any row is read, the estimator goes through the leak audit of
+        :func:`skdpgd.pipeline.make_private_pipeline` (:func:`skdpgd.pipeline.audit_estimator`):
+        a step of a ``Pipeline`` that learns from the private rows without accounting
+        (``StandardScaler``, ``PCA``, an unknown transformer, a subclass of a trusted one, a
+        ``ColumnTransformer`` choosing its columns by a callable, ...), a final estimator
+        that would read its ``classes``, ``y_bound`` or ``data_norm`` from the rows (a plain
+        ``Pipeline`` does not pass on the bound its steps declare), or an estimator that is
+        not a skdpgd DP estimator is refused with a ``ValueError`` naming the step and its
+        private alternative; the search then reads nothing, runs no trial and sets nothing.
+
     param_distributions : dict or list of dicts
         Public candidates, as for scikit-learn's ``RandomizedSearchCV``: lists (sampled
         uniformly) or distributions with an ``rvs`` method. Each trial draws one candidate
@@ -318,8 +330,9 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         Name of the parameter (``set_params`` style) that sets a trial's epsilon. None:
         ``'epsilon'`` if the estimator has it, else the only parameter named ``<step>__epsilon``.
         The trial's ``delta``, ``random_state`` and ``budget`` are set through the parameters of
-        the same object (``<step>__delta``, ...). Anything with these parameters works,
-        e.g. a pipeline that splits its own ``epsilon`` over its steps.
+        the same object (``<step>__delta``, ...). Anything with these parameters that passes
+        the audit (see ``estimator``) works, e.g. a private pipeline, which splits its own
+        ``epsilon`` over its steps.
 
     budget : PrivacyBudget or None, default=None
         A shared budget (stated for ``neighbouring='replace'``) charged with the whole search
@@ -327,6 +340,12 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         :class:`~skdpgd.BudgetExceededError`, runs no trial and sets nothing. None uses the
         estimator's own ``budget`` parameter if it has one. The trials themselves are never
         charged one by one (a refusal after some trials would reveal K).
+
+    allow_leaks : bool, default=False
+        Turn the audit's refusals (see ``estimator``) into
+        :class:`~skdpgd.PrivacyLeakWarning` (for experiments: ``epsilon_`` then does not cover
+        what the flagged steps read). It does not change a private pipeline's own
+        ``allow_leaks``.
 
     random_state : int, RandomState instance or None, default=None
         Seeds the split, K, the candidates, every trial's noise and the score noise: an int makes
@@ -430,13 +449,14 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
         "epsilon_param": [str, None],
         "budget": [HasMethods(["charge_rdp"]), None],
+        "allow_leaks": ["boolean"],
         "random_state": ["random_state"],
     }
 
     def __init__(self, estimator, param_distributions, *, epsilon=1.0, delta=None, n_iter=10,
                  distribution="negative_binomial", shape=1.0, validation_fraction=0.2,
                  scoring=None, y_bound=None, epsilon_param=None, budget=None,
-                 random_state=None):
+                 allow_leaks=False, random_state=None):
         self.estimator = estimator
         self.param_distributions = param_distributions
         self.epsilon = epsilon
@@ -449,6 +469,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.y_bound = y_bound
         self.epsilon_param = epsilon_param
         self.budget = budget
+        self.allow_leaks = allow_leaks
         self.random_state = random_state
 
     # ---------------------------------------------------------------------------------------
@@ -525,7 +546,19 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         with fit_transaction(self):
             return self._fit(X, y)
 
+    def _audit(self):
+        """Refuse (or, with ``allow_leaks``, warn about) an estimator whose fit would read
+        the private rows outside its epsilon: the pipeline's audit, on parameters only."""
+        for message in audit_estimator(self.estimator):
+            if not self.allow_leaks:
+                raise ValueError(message + " The search read nothing and ran no trial "
+                                 "(allow_leaks=True turns this into a PrivacyLeakWarning, for "
+                                 "experiments).")
+            warnings.warn(message + " epsilon_ does not cover it.", PrivacyLeakWarning,
+                          stacklevel=5)
+
     def _fit(self, X, y):
+        self._audit()  # before anything reads X or y
         prefix, owner, params = self._param_names()
         self._check_owner(owner)
         own = owner.get_params(deep=False)

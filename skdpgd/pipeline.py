@@ -6,7 +6,12 @@ or a ``OneHotEncoder`` with public levels) and steps that spend accounted budget
 (:class:`~skdpgd.preprocessing.DPStandardScaler`, the final DP estimator) are accepted; a step
 that learns from the private rows without accounting (``StandardScaler``, ``PCA``,
 ``SimpleImputer(strategy='mean')``, ``OneHotEncoder()`` learning its levels, an unknown
-transformer, ...) is refused with a ``ValueError`` naming it and its private alternative.
+transformer, ...) is refused with a ``ValueError`` naming it and its private alternative. A
+``ColumnTransformer``, at any depth, must choose its columns by public names, positions, slices
+of those or ``make_column_selector`` (names and dtypes); a callable, which runs on the private
+rows, or a boolean mask is refused. A step is trusted for what its own class declares
+(:mod:`skdpgd._capability`), and scikit-learn's classes by their exact type: a subclass, which
+may override ``fit`` or ``transform``, is refused unless it declares a capability itself.
 
 **Budget split (public rule).** The pipeline's ``(epsilon, delta)`` is turned into one Gaussian-DP
 parameter ``mu = gdp_mu(epsilon, delta)``; every spending step ``k`` gets ``mu_k^2 = w_k mu^2``
@@ -38,13 +43,16 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 
 from . import policy
+from ._capability import (ATTRIBUTE, DP_MINIBATCH_ESTIMATOR, DP_TRANSFORMER,
+                          PUBLIC_TRANSFORMER, declared_privacy, is_dp_estimator,
+                          undeclared_base)
 from ._setup import DEFAULT_DELTA_CAP, default_delta
 from .accounting import Release, gdp_epsilon, gdp_mu
 from .budget import PrivacyBudget
 from .exceptions import BudgetExceededError, PrivacyLeakWarning
-from .preprocessing import BoundedScaler, DPStandardScaler, output_bound
+from .preprocessing import output_bound
 
-__all__ = ["PrivatePipeline", "make_private_pipeline"]
+__all__ = ["PrivatePipeline", "audit_estimator", "make_private_pipeline"]
 
 #: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
 _POLICY_NAMES = frozenset({"DP_TRANSFORMER_SHARE", "DP_TRANSFORMERS_MAX_SHARE"})
@@ -58,9 +66,6 @@ def __getattr__(name):
 #: Relative margin by which the steps' mu are kept inside the pipeline's: a step's calibration
 #: of ``gdp_epsilon(delta, mu_k)`` may return a mu a few ulps above ``mu_k``.
 _SPLIT_MARGIN = 1e-9
-
-_FULL_BATCH = ("DPLogisticRegression", "DPRidge")
-_MINIBATCH = ("DPSGDClassifier", "DPSGDRegressor", "DPMLPClassifier")
 
 # transformer class name -> why it leaks, and the private alternative
 _LEAKS = {
@@ -96,20 +101,118 @@ class _Problem(Exception):
     pass
 
 
-def _leak(path, est, why=None):
+#: the condition under which a FunctionTransformer reads nothing private, which the audit
+#: cannot check: said wherever one is suggested
+_FUNCTION_CAVEAT = ("a FunctionTransformer is private only if its func acts on each row alone, "
+                    "with fixed public parameters, never a statistic of the private rows "
+                    "(skdpgd cannot check it)")
+
+
+def _leak(path, est, why=None, fix=None):
     name = type(est).__name__
     alt = _LEAKS.get(name)
     what = why or (f"{name} learns from the private rows without accounting" if alt else
                    f"{name} is not known to skdpgd, which cannot tell whether it learns from "
                    "the private rows")
-    fix = alt or ("BoundedScaler, DPStandardScaler, schema_transformer, a stateless "
-                  "Normalizer or FunctionTransformer")
+    fix = fix or alt or ("BoundedScaler, DPStandardScaler, schema_transformer, a stateless "
+                         "Normalizer or FunctionTransformer")
+    if "FunctionTransformer" in fix:
+        fix = f"{fix}; {_FUNCTION_CAVEAT}"
     return f"step {path!r} ({name}): {what}. Private alternative: {fix}."
 
 
+_PUBLIC_COLUMNS = ("name the columns (or give their integer positions, or a slice of either), "
+                   "or use sklearn.compose.make_column_selector(pattern=..., dtype_include=..., "
+                   "dtype_exclude=...), which reads only the columns' names and dtypes (the "
+                   "public schema)")
+
+
+def _is_column_label(value):
+    """A column name or an integer position (a bool is neither: it is a mask entry)."""
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    return isinstance(value, (str, numbers.Integral))
+
+
+def _column_spec_problem(columns):
+    """Why a ``ColumnTransformer`` column specification may depend on the private values
+    (None when it is made of public names, positions or dtypes only). Reads the
+    specification, never the data.
+
+    Accepted: a column name or integer position, a list, tuple, array or pandas Index of
+    them, a slice of them, and ``make_column_selector`` itself (recognised by its exact type:
+    it reads names and dtypes). Refused: any other callable (it is called on the private rows,
+    and the columns it picks are published in ``transformers_``) and a boolean mask (the
+    usual result of a test on the values, such as ``X.mean() > 0``).
+    """
+    from sklearn.compose import make_column_selector
+
+    if type(columns) is make_column_selector:
+        return None
+    if callable(columns):
+        name = getattr(columns, "__name__", type(columns).__name__)
+        return (f"chooses its columns with a callable ({name}), which is called on the private "
+                "rows and may read their values; the columns it picks are published in "
+                "transformers_")
+    if isinstance(columns, slice):
+        if all(v is None or _is_column_label(v) for v in (columns.start, columns.stop)) and \
+                (columns.step is None or _is_column_label(columns.step)):
+            return None
+        return f"chooses its columns with a slice of something other than names or positions " \
+               f"({columns!r})"
+    if _is_column_label(columns):
+        return None
+    if isinstance(columns, (bool, np.bool_)) or getattr(columns, "dtype", None) == np.bool_:
+        values = [True]
+    else:
+        try:
+            values = list(columns)  # a list, tuple, array, pandas Index or Series
+        except TypeError:
+            return f"chooses its columns with an object skdpgd does not know ({columns!r})"
+    if any(isinstance(v, (bool, np.bool_)) for v in values):
+        return ("chooses its columns with a boolean mask, the usual result of a test on the "
+                "values (such as X.mean() > 0), which skdpgd cannot tell from a public choice")
+    if all(_is_column_label(v) for v in values):
+        return None
+    return "chooses its columns with values that are neither column names nor positions"
+
+
 def _is_dp_estimator(est):
-    return type(est).__name__ in _FULL_BATCH + _MINIBATCH and \
-        type(est).__module__.startswith("skdpgd")
+    """Whether ``est``'s own class declares it a DP estimator (see :mod:`skdpgd._capability`):
+    a subclass of one, which may override ``fit``, is not one unless it declares so itself."""
+    return is_dp_estimator(est)
+
+
+def _trusted_sklearn_types():
+    """The scikit-learn classes the audit accepts (under conditions on their parameters),
+    recognised by exact type: a subclass may override ``fit`` or ``transform``."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import FeatureUnion
+    from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer,
+                                       OneHotEncoder)
+
+    return (Normalizer, Binarizer, FunctionTransformer, OneHotEncoder, SimpleImputer, Pipeline,
+            ColumnTransformer, FeatureUnion)
+
+
+def _subclass_note(est):
+    """``(why, fix)`` when ``est`` subclasses a class the audit trusts (so it is refused for
+    not being that class), else None."""
+    base = undeclared_base(est)
+    if base is None:
+        base = next((c for c in type(est).__mro__[1:] if c in _trusted_sklearn_types()), None)
+        if base is None:
+            return None
+        fix = f"{base.__name__} itself (the audit trusts it by exact type)"
+    else:
+        fix = (f"{base.__name__} itself; or, if {type(est).__name__} keeps "
+               f"{base.__name__}'s promise (see skdpgd._capability), declare it in its own "
+               f"class body: {ATTRIBUTE} = {base.__name__}.{ATTRIBUTE}")
+    why = (f"{type(est).__name__} is a subclass of {base.__name__}, which the audit trusts "
+           "as that very class, never by inheritance: a subclass may override fit, transform "
+           "or what they call, and read the private rows")
+    return why, fix
 
 
 def _audit_transformer(est, path, problems, spenders):
@@ -123,10 +226,11 @@ def _audit_transformer(est, path, problems, spenders):
 
     if est is None or (isinstance(est, str) and est in ("passthrough", "drop")):
         return
-    if isinstance(est, DPStandardScaler):
+    role = declared_privacy(est)  # the class's own declaration, not an inherited one
+    if role == DP_TRANSFORMER:
         spenders.append(path)
         return
-    if isinstance(est, BoundedScaler) or type(est) in (Normalizer, Binarizer):
+    if role == PUBLIC_TRANSFORMER or type(est) in (Normalizer, Binarizer):
         return
     if type(est) is FunctionTransformer:
         if est.inverse_func is not None and est.check_inverse:
@@ -153,7 +257,7 @@ def _audit_transformer(est, path, problems, spenders):
             problems.append(_leak(path, est, "add_indicator=True keeps the columns that had "
                                   "missing values in the private rows"))
         return
-    if isinstance(est, Pipeline):
+    if type(est) is Pipeline:
         for name, step in est.steps:
             if _is_dp_estimator(step):
                 problems.append(f"step {path}__{name}: a DP estimator can only be the final "
@@ -161,7 +265,13 @@ def _audit_transformer(est, path, problems, spenders):
             else:
                 _audit_transformer(step, f"{path}__{name}", problems, spenders)
         return
-    if isinstance(est, ColumnTransformer):
+    if type(est) is ColumnTransformer:
+        # the column choices first: each part's (every part's, dropped ones too, since the
+        # ColumnTransformer resolves them all on the rows it is fitted on)
+        for name, _, columns in est.transformers:
+            why = _column_spec_problem(columns)
+            if why is not None:
+                problems.append(_leak(path, est, f"part {name!r} {why}", _PUBLIC_COLUMNS))
         parts = list(est.transformers)
         if not (isinstance(est.remainder, str) and est.remainder == "drop"):
             parts.append(("remainder", est.remainder, None))
@@ -172,16 +282,19 @@ def _audit_transformer(est, path, problems, spenders):
                                   "output from the density of the private rows; set "
                                   "sparse_threshold=0"))
         return
-    if isinstance(est, FeatureUnion):
+    if type(est) is FeatureUnion:
         for name, trans in est.transformer_list:
             _audit_transformer(trans, f"{path}__{name}", problems, spenders)
         return
-    problems.append(_leak(path, est))
+    note = _subclass_note(est)
+    problems.append(_leak(path, est, *note) if note else _leak(path, est))
 
 
 def _declares_bound(est, input_declared=False):
     """Whether the (unfitted) step will declare a public row bound once fitted (the
-    structural twin of :func:`skdpgd.preprocessing.output_bound`)."""
+    structural twin of :func:`skdpgd.preprocessing.output_bound`). Only classes that declare
+    a capability in their own body, and scikit-learn's by exact type, declare one: a subclass
+    must not promise a bound its own ``transform`` may not keep."""
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion
     from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer,
@@ -191,20 +304,159 @@ def _declares_bound(est, input_declared=False):
         return input_declared
     if isinstance(est, str) and est == "drop":
         return True
-    if isinstance(est, (BoundedScaler, DPStandardScaler, OneHotEncoder, Binarizer, Normalizer)):
+    if declared_privacy(est) in (PUBLIC_TRANSFORMER, DP_TRANSFORMER):
         return True
-    if isinstance(est, Pipeline):
+    if type(est) in (OneHotEncoder, Binarizer, Normalizer):
+        return True
+    if type(est) is Pipeline:
         for _, step in est.steps:
             input_declared = _declares_bound(step, input_declared)
         return input_declared
-    if isinstance(est, ColumnTransformer):
+    if type(est) is ColumnTransformer:
         parts = [t for _, t, _ in est.transformers] + [est.remainder]
         return all(_declares_bound(t, False) for t in parts)
-    if isinstance(est, FeatureUnion):
+    if type(est) is FeatureUnion:
         return all(_declares_bound(t, input_declared) for _, t in est.transformer_list)
-    if isinstance(est, FunctionTransformer) and est.func is None:
+    if type(est) is FunctionTransformer and est.func is None:
         return input_declared
     return False
+
+
+def _final_step_problems(est, where):
+    """Why the final DP estimator ``est`` would read something from the private rows that its
+    epsilon does not cover (messages naming it as ``where``). Reads parameters only."""
+    params = est.get_params()
+    name = type(est).__name__
+    problems = []
+    if "classes" in params and params["classes"] is None:
+        problems.append(f"{where} ({name}): classes=None reads the label set from the private "
+                        "rows. Private alternative: classes=[every possible label].")
+    if "y_bound" in params and params["y_bound"] is None:
+        problems.append(f"{where} ({name}): y_bound=None reads the largest |y| from the "
+                        "private rows. Private alternative: a public y_bound (and targets "
+                        "mapped into it).")
+    return problems
+
+
+def _not_dp_estimator(where, est, ends="a private pipeline ends"):
+    note = _subclass_note(est)
+    return (f"{where} ({type(est).__name__}) is not a skdpgd DP estimator; {ends} with "
+            "DPLogisticRegression, DPRidge, DPSGDClassifier, DPSGDRegressor or DPMLPClassifier"
+            + (f" ({note[0]}). Use {note[1]}." if note else "."))
+
+
+def _audit_steps(steps, final_must_be_dp=True):
+    """``(problems, spenders)`` of a list of ``(name, step)`` meant to end in a DP estimator:
+    every step but the last audited as a transformer (:func:`_audit_transformer`), the last
+    checked for parameters that read the rows (``classes``, ``y_bound``). ``spenders``: the
+    paths of the DP transformers, then the final step's name. A final step that is no DP
+    estimator raises a ``ValueError`` (or, with ``final_must_be_dp=False``, is one more
+    problem). Reads parameters only."""
+    if not isinstance(steps, (list, tuple)) or not steps:
+        raise ValueError("a private pipeline needs a non-empty list of (name, step).")
+    problems, spenders = [], []
+    *transformers, (last_name, last) = steps
+    for name, est in transformers:
+        if _is_dp_estimator(est):
+            problems.append(f"step {name!r}: a DP estimator can only be the final step.")
+        else:
+            _audit_transformer(est, name, problems, spenders)
+    if not _is_dp_estimator(last):
+        message = _not_dp_estimator(f"the final step {last_name!r}", last)
+        if final_must_be_dp:
+            raise ValueError(message)
+        problems.append(message)
+        return problems, spenders
+    spenders.append(last_name)
+    problems.extend(_final_step_problems(last, f"step {last_name!r}"))
+    return problems, spenders
+
+
+def _bound_problem(steps):
+    """Why the final step of a private pipeline would read its row bound from the private
+    rows (it has ``data_norm=None`` and the steps before it declare no public bound to pass
+    on), or None."""
+    final_name, final = steps[-1]
+    if final.get_params().get("data_norm", None) is not None:
+        return None
+    declared = False
+    for _, est in steps[:-1]:
+        declared = _declares_bound(est, declared)
+    if declared:
+        return None
+    return (f"the final step {final_name!r} has data_norm=None and the steps before it "
+            "declare no public row bound (end them with BoundedScaler, schema_transformer, "
+            "a Normalizer or DPStandardScaler), so the bound would be read from the private "
+            "rows; pass data_norm.")
+
+
+def audit_estimator(estimator):
+    """Why fitting ``estimator`` privately would leak, found before any row is read.
+
+    The audit of :func:`make_private_pipeline`, for any estimator a private fit may be given
+    (:class:`~skdpgd.model_selection.PrivateRandomSearchCV` runs it on its ``estimator``):
+
+    * a :class:`PrivatePipeline`: its own :meth:`PrivatePipeline.audit`, and the row bound
+      its ``fit`` checks (the final step's ``data_norm``, or a bound its steps declare);
+    * a scikit-learn ``Pipeline`` (by exact type): every step but the last by the same rules
+      (a step that learns from the rows without accounting, a subclass of a trusted class, a
+      ``ColumnTransformer`` choosing its columns by a callable or a mask, ...), and a last
+      step that is a skdpgd DP estimator with public ``classes``/``y_bound``. A plain
+      ``Pipeline`` does not pass on the row bound its steps declare, so the last step needs
+      its own ``data_norm``;
+    * a skdpgd DP estimator: its ``classes``, ``y_bound`` and ``data_norm``.
+
+    Anything else (including a subclass of a DP estimator that does not declare its own
+    capability, see :mod:`skdpgd._capability`) is one more problem.
+
+    Parameters
+    ----------
+    estimator : estimator (not fitted)
+
+    Returns
+    -------
+    problems : list of str
+        One message per problem, naming the step and its private alternative; empty when
+        nothing was found. Reads parameters only.
+
+    Raises
+    ------
+    ValueError
+        For a :class:`PrivatePipeline` that does not end with a DP estimator (as its ``fit``).
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import Pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from skdpgd import DPLogisticRegression
+    >>> from skdpgd.pipeline import audit_estimator
+    >>> leaky = Pipeline([("s", StandardScaler()),
+    ...                   ("m", DPLogisticRegression(classes=[0, 1], data_norm=3.0))])
+    >>> print(audit_estimator(leaky)[0][:72])
+    step 's' (StandardScaler): StandardScaler learns from the private rows w
+    """
+    if type(estimator) is PrivatePipeline:
+        problems, _ = estimator.audit()
+        unbounded = _bound_problem(estimator.steps)
+        return problems + ([unbounded] if unbounded is not None else [])
+    if type(estimator) is Pipeline:
+        problems, _ = _audit_steps(estimator.steps, final_must_be_dp=False)
+        where, final = f"step {estimator.steps[-1][0]!r}", estimator.steps[-1][1]
+        if not _is_dp_estimator(final):
+            return problems
+        fix = ("a public data_norm on the final step (a scikit-learn Pipeline does not pass on "
+               "the bound its steps declare), or make_private_pipeline, which does")
+    else:
+        where, final = "the estimator", estimator
+        if not _is_dp_estimator(final):
+            return [_not_dp_estimator(where, final, "a private fit needs one, or a pipeline "
+                                      "ending")]
+        problems = _final_step_problems(final, where)
+        fix = "a public data_norm (and rows scaled into it)"
+    if "data_norm" in final.get_params() and final.get_params()["data_norm"] is None:
+        problems.append(f"{where} ({type(final).__name__}): data_norm=None reads the largest "
+                        f"row norm from the private rows. Private alternative: {fix}.")
+    return problems
 
 
 def _may_be_sparse(ct):
@@ -382,31 +634,7 @@ class PrivatePipeline(Pipeline):
     def audit(self):
         """``(problems, spenders)``: why steps would leak (messages) and the paths of the steps
         that spend budget (DP transformers, then the final estimator). Reads parameters only."""
-        if not isinstance(self.steps, (list, tuple)) or not self.steps:
-            raise ValueError("a private pipeline needs a non-empty list of (name, step).")
-        problems, spenders = [], []
-        *transformers, (last_name, last) = self.steps
-        for name, est in transformers:
-            if _is_dp_estimator(est):
-                problems.append(f"step {name!r}: a DP estimator can only be the final step.")
-            else:
-                _audit_transformer(est, name, problems, spenders)
-        if not _is_dp_estimator(last):
-            raise ValueError(
-                f"the final step {last_name!r} ({type(last).__name__}) is not a skdpgd DP "
-                "estimator; a private pipeline ends with DPLogisticRegression, DPRidge, "
-                "DPSGDClassifier, DPSGDRegressor or DPMLPClassifier.")
-        spenders.append(last_name)
-        params = last.get_params()
-        if "classes" in params and params["classes"] is None:
-            problems.append(f"step {last_name!r} ({type(last).__name__}): classes=None reads the "
-                            "label set from the private rows. Private alternative: "
-                            "classes=[every possible label].")
-        if "y_bound" in params and params["y_bound"] is None:
-            problems.append(f"step {last_name!r} ({type(last).__name__}): y_bound=None reads the "
-                            "largest |y| from the private rows. Private alternative: a public "
-                            "y_bound (and targets mapped into it).")
-        return problems, spenders
+        return _audit_steps(self.steps)
 
     def _weights(self, spenders):
         if self.shares is not None:
@@ -453,7 +681,7 @@ class PrivatePipeline(Pipeline):
                           stacklevel=2)
         epsilon = float(self.epsilon)
         final_name, final = self.steps[-1]
-        minibatch = type(final).__name__ in _MINIBATCH
+        minibatch = declared_privacy(final) == DP_MINIBATCH_ESTIMATOR
         relation = self._relation(minibatch)
         if minibatch and len(spenders) > 1:
             raise ValueError(
@@ -473,16 +701,9 @@ class PrivatePipeline(Pipeline):
                                  "pipeline (budget=...), which charges every step to it.")
 
         # --- a public row bound for the final estimator: declared by the steps, or given ---
-        final_norm = final.get_params().get("data_norm", None)
-        declared = False
-        for _, est in self.steps[:-1]:
-            declared = _declares_bound(est, declared)
-        if final_norm is None and not declared and not self.allow_leaks:
-            raise ValueError(
-                f"the final step {final_name!r} has data_norm=None and the steps before it "
-                "declare no public row bound (end them with BoundedScaler, schema_transformer, "
-                "a Normalizer or DPStandardScaler), so the bound would be read from the private "
-                "rows; pass data_norm. Nothing was read or released.")
+        unbounded = _bound_problem(self.steps)
+        if unbounded is not None and not self.allow_leaks:
+            raise ValueError(unbounded + " Nothing was read or released.")
 
         if self.delta is not None:
             delta = float(self.delta)

@@ -35,6 +35,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import policy
+from ._capability import DP_TRANSFORMER, PUBLIC_TRANSFORMER, declared_privacy
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._fit import Road, mu_of, private_fit
 from ._public import fit_transaction
@@ -144,6 +145,9 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     array([[ 0.,  1.],
            [-1.,  0.]])
     """
+
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    _skdpgd_privacy = PUBLIC_TRANSFORMER
 
     _parameter_constraints = {
         "bounds": ["array-like", dict, tuple, None],
@@ -313,6 +317,9 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     array([5., 5.])
     """
 
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    _skdpgd_privacy = DP_TRANSFORMER
+
     _parameter_constraints = {
         "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right")],
         "bounds": ["array-like", dict, tuple, None],
@@ -476,14 +483,19 @@ def _selects_nothing(columns):
 def output_bound(transformer, input_bound=None):
     """The public L2 bound of the rows a fitted transformer outputs, or None if unknown.
 
-    Understood: anything with ``output_bound_`` (:class:`BoundedScaler`,
-    :class:`DPStandardScaler`); ``OneHotEncoder`` (at most one 1 per input column, with
+    Understood: the ``output_bound_`` of a class that declares itself a public-bound or DP
+    transformer in its own body (:class:`BoundedScaler`, :class:`DPStandardScaler`; see
+    :mod:`skdpgd._capability`); ``OneHotEncoder`` (at most one 1 per input column, with
     ``handle_unknown='ignore'``: ``sqrt(n_features_in_)``); ``Normalizer`` (1 for 'l2' and
     'l1', ``sqrt(d)`` for 'max'); ``Binarizer`` (``sqrt(d)``); a ``FunctionTransformer``
     without a function and ``'passthrough'`` (the input's bound); ``Pipeline`` (the chain);
     ``ColumnTransformer`` and ``FeatureUnion`` (``sqrt(sum_k (w_k b_k)^2)`` over the parts,
     ``w_k`` their ``transformer_weights``). ``input_bound`` is the bound of the rows fed in
     (None: unknown, e.g. raw data).
+
+    A subclass of any of these is unknown (None) unless it declares a capability itself: its
+    ``transform`` may not keep the bound its parent promises; the scikit-learn classes are
+    recognised by exact type for the same reason.
     """
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion, Pipeline
@@ -495,14 +507,14 @@ def output_bound(transformer, input_bound=None):
         return input_bound
     if isinstance(t, str) and t == "drop":
         return 0.0
-    if hasattr(t, "output_bound_"):
-        return float(t.output_bound_)
-    if isinstance(t, Pipeline):
+    if declared_privacy(t) in (PUBLIC_TRANSFORMER, DP_TRANSFORMER):
+        return float(t.output_bound_) if hasattr(t, "output_bound_") else None
+    if type(t) is Pipeline:
         b = input_bound
         for _, step in t.steps:
             b = output_bound(step, b)
         return b
-    if isinstance(t, ColumnTransformer):
+    if type(t) is ColumnTransformer:
         weights = t.transformer_weights or {}
         parts = []
         for name, trans, columns in t.transformers_:
@@ -513,7 +525,7 @@ def output_bound(transformer, input_bound=None):
             b = output_bound(trans, None)  # a part sees a subset of raw columns
             parts.append(None if b is None else b * abs(float(weights.get(name, 1.0))))
         return _norm_of_parts(parts)
-    if isinstance(t, FeatureUnion):
+    if type(t) is FeatureUnion:
         weights = t.transformer_weights or {}
         parts = []
         for name, trans in t.transformer_list:
@@ -522,15 +534,15 @@ def output_bound(transformer, input_bound=None):
             b = output_bound(trans, input_bound)
             parts.append(None if b is None else b * abs(float(weights.get(name, 1.0))))
         return _norm_of_parts(parts)
-    if isinstance(t, OneHotEncoder):
+    if type(t) is OneHotEncoder:
         return math.sqrt(t.n_features_in_) if hasattr(t, "n_features_in_") else None
-    if isinstance(t, Normalizer):
+    if type(t) is Normalizer:
         if t.norm in ("l1", "l2"):
             return 1.0
         return math.sqrt(t.n_features_in_) if hasattr(t, "n_features_in_") else None
-    if isinstance(t, Binarizer):
+    if type(t) is Binarizer:
         return math.sqrt(t.n_features_in_) if hasattr(t, "n_features_in_") else None
-    if isinstance(t, FunctionTransformer) and t.func is None:
+    if type(t) is FunctionTransformer and t.func is None:
         return input_bound
     return None
 

@@ -10,6 +10,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import LinearClassifierMixin, log_proba_from_scores, proba_from_scores
+from ._capability import DP_MINIBATCH_ESTIMATOR
 from ._compat import Interval, StrOptions, fit_context
 from ._data import (centred_targets, classification_data, regression_data, resolve_data_norm,
                     resolve_y_bound, target_range)
@@ -319,6 +320,9 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
     True
     """
 
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    _skdpgd_privacy = DP_MINIBATCH_ESTIMATOR
+
     _parameter_constraints: dict = {
         **_DPSGDBase._parameter_constraints,
         "loss": [StrOptions({"log_loss", "hinge", "modified_huber", "squared_hinge"})],
@@ -500,6 +504,9 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
     >>> bool(reg.fit(X, y).score(X, y) > 0.8)
     True
     """
+
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    _skdpgd_privacy = DP_MINIBATCH_ESTIMATOR
 
     _parameter_constraints: dict = {
         **_DPSGDBase._parameter_constraints,
