@@ -165,3 +165,6 @@ c_sel_5_5_b3_o5 = candidate("c_sel_5_5_b3_o5", (INF, 0.05, 0.05), AUTO_SELECT_BI
                             AUTO_LOW_OUTPUT_MIN_SNR=5.0)
 c_sel_5_5_b3_o0 = candidate("c_sel_5_5_b3_o0", (INF, 0.05, 0.05), AUTO_SELECT_BIAS=3.0,
                             AUTO_LOW_OUTPUT_MIN_SNR=0.0)
+#: the rule before the selection (the public-ratio prior switch's two tiers, gradient descent
+#: below the second-order threshold), for before/after tables
+c_before = candidate("c_before", False, prior_switch=((10.0, 0.5, 0.1), (100.0, 0.7, 0.05)))
