@@ -65,7 +65,7 @@ def test_search_over_a_pipeline_restores_the_steps_seed_and_the_pipelines():
     X = rng.uniform(-1, 1, size=(400, 3))
     y = (X[:, 0] > 0).astype(int)
     plain = Pipeline([("s", BoundedScaler(bounds=(-1, 1))),
-                      ("m", DPLogisticRegression(classes=[0, 1]))])
+                      ("m", DPLogisticRegression(data_norm=2.0, classes=[0, 1]))])
     s = PrivateRandomSearchCV(plain, {"m__alpha": [1e-2, 1e-3]}, epsilon=1.0, n_iter=3,
                               random_state=0).fit(X, y)
     assert all(v is None for v in _seeds_and_budgets(s.best_estimator_).values())
