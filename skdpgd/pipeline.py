@@ -377,8 +377,9 @@ def _bound_problem(steps):
     rows (it has ``data_norm=None`` and the steps before it declare no public bound to pass
     on), or None."""
     final_name, final = steps[-1]
-    if final.get_params().get("data_norm", None) is not None:
-        return None
+    params = final.get_params()
+    if "data_norm" not in params or params["data_norm"] is not None:
+        return None  # set, or no row bound at all (DPMLPClassifier clips whole gradients)
     declared = False
     for _, est in steps[:-1]:
         declared = _declares_bound(est, declared)
@@ -775,7 +776,8 @@ class PrivatePipeline(Pipeline):
             Xt = est.fit_transform(Xt, y, **routed.get(name, {}))
         final_copy = steps[-1][1]
         data_norm = None
-        if final_copy.get_params().get("data_norm", None) is None:
+        final_params = final_copy.get_params()
+        if "data_norm" in final_params and final_params["data_norm"] is None:
             bound = None
             for _, est in steps[:-1]:
                 bound = output_bound(est, bound)

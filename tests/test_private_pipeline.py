@@ -448,3 +448,21 @@ def test_a_dp_scaler_whose_column_selector_selects_nothing_is_no_error():
     assert pipe.data_norm_ == pytest.approx(np.sqrt(2.0))
     assert pipe.epsilon_ <= 1.0
     assert all(not r.name.startswith("columntransformer") for r in pipe.releases_)
+
+
+def test_a_private_pipeline_ends_with_the_network():
+    """DPMLPClassifier clips whole per-example gradients and has no data_norm: the pipeline
+    fits it without setting one (it said "Invalid parameter 'data_norm'")."""
+    pytest.importorskip("torch")
+    from skdpgd import DPMLPClassifier
+    from skdpgd.pipeline import make_private_pipeline
+    from skdpgd.preprocessing import BoundedScaler
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(300, 4))
+    y = (X[:, 0] > 0.5).astype(int)
+    pipe = make_private_pipeline(BoundedScaler(bounds=(0, 1)),
+                                 DPMLPClassifier(classes=[0, 1], max_iter=5), epsilon=1.0,
+                                 random_state=0).fit(X, y)
+    assert pipe.epsilon_ <= 1.0 and pipe.data_norm_ is None
+    assert pipe.predict(X).shape == (300,)
