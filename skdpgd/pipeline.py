@@ -46,6 +46,7 @@ from . import policy
 from ._audit import (_audit_steps, _bound_problem, _final_step_problems, _is_dp_estimator,
                      _not_dp_estimator)
 from ._capability import DP_MINIBATCH_ESTIMATOR, declared_privacy
+from ._selection_guard import warn_if_model_selection
 from ._setup import DEFAULT_DELTA_CAP, default_delta
 from .accounting import Release, gdp_epsilon, gdp_mu
 from .budget import PrivacyBudget
@@ -176,6 +177,9 @@ class _Ledger:
 class _StepLedger:
     """What one step is given as its ``budget``: the pipeline's ledger, labelled with the
     step's path. Copies (clone) share it."""
+
+    #: the step is fitted by a private pipeline, whose own fit the model-selection guard checks
+    inside_private_pipeline = True
 
     def __init__(self, ledger, path):
         self.ledger, self.path, self.neighbouring = ledger, path, ledger.neighbouring
@@ -334,6 +338,7 @@ class PrivatePipeline(Pipeline):
         -------
         self : object
         """
+        warn_if_model_selection(self)  # k fits on overlapping rows, unaccounted?
         if not isinstance(self.allow_leaks, (bool, np.bool_)):
             raise ValueError("allow_leaks must be True or False.")
         if isinstance(self.epsilon, bool) or not (isinstance(self.epsilon, numbers.Real)

@@ -68,9 +68,11 @@ def test_add_remove_fits_convert_to_a_replace_one_budget(data):
     # each release's noise is a multiplier z * s_add_remove / s_replace under replace-one: z/2
     # for gradient sums, z/sqrt(2) for Hessian sums (two PSD terms), z for the row-norm query
     # (the clip bound under both relations), z/sqrt(2) for the class counts of the warm start
-    # (sqrt(2) replace-one, 1 add/remove-one); the noisy count is free (N is public there)
+    # (sqrt(2) replace-one, 1 add/remove-one), z/2 for the selection's difference of counts
+    # (2 replace-one, 1 add/remove-one); the noisy count is free (N is public there)
     ratio = {"gradient sums": 0.5, "Hessian sums": 1 / np.sqrt(2.0), "row norm sum": 1.0,
-             "row count": np.inf, "class counts (start)": 1 / np.sqrt(2.0)}
+             "row count": np.inf, "class counts (start)": 1 / np.sqrt(2.0),
+             "selection: fit minus prior, rows predicted right": 0.5}
     z_all = np.concatenate([ratio[r.name] * r.multipliers for r in fit.releases_])
     assert {r.name for r in fit.releases_} <= set(ratio)
     assert rep.spent_epsilon() == pytest.approx(gdp_epsilon(1e-6, compose_gdp(z_all)),
