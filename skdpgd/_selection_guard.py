@@ -12,8 +12,8 @@ Detection, without scikit-learn's private API: ``clone`` copies parameters only,
 clone cannot tell that it is one; a registry of data fingerprints would have to hold something
 derived from the private rows. Instead :func:`warn_if_model_selection` walks the Python call
 stack (``inspect.currentframe``, public Python) and looks for frames whose module belongs to
-the public package ``sklearn.model_selection``: it reads module and function names only, never
-a local variable, and costs a few microseconds per fit. It sees the helpers in worker processes
+the public package ``sklearn.model_selection``: it reads module and function names only, and
+costs a few microseconds per fit. It sees the helpers in worker processes
 too (the helper's per-fold function runs there), but a warning raised in a worker process of
 ``n_jobs > 1`` stays in that process (joblib does not send warnings back).
 
@@ -23,6 +23,12 @@ When it warns (a finite ``epsilon``):
   :class:`~skdpgd.PrivacyBudget`, which accounts the fits, does not account the selection;
 * inside the other helpers and those meta-estimators: when the estimator has no ``budget``
   (with one, every fit is charged and the composition is accounted).
+
+The same walk finds a plain scikit-learn ``Pipeline`` fitting a DP estimator as its final
+step (:func:`warn_if_leaky_pipeline`): there it reads one local variable, the ``self`` of
+``sklearn.pipeline``'s frame (the pipeline object), and audits its steps' parameters by the
+rules of :mod:`skdpgd._audit`; no data. A private pipeline is checked once, at its own
+``fit``: its steps, whose ``budget`` is the pipeline's internal ledger, are not.
 
 It never warns in a plain ``fit`` or inside :class:`~skdpgd.model_selection.PrivateRandomSearchCV`,
 whose trials run under :func:`private_search_trials`. The helpers always fit more than once,

@@ -24,6 +24,9 @@ def _fixed(schedule, task=None):
     def factory(ctx):
         if task is not None and ctx.task != task:
             return None
+        k = ctx.n_classes if ctx.task == "classification" and (ctx.n_classes or 2) > 2 else 1
+        if schedule == "newton" and k * (ctx.n_features + 1) > 256:
+            return None  # a D^2 Hessian per row: hours on mnist5k (7850 coefficients)
         if ctx.task == "classification":
             from skdpgd import DPLogisticRegression
 
