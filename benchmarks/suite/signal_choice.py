@@ -171,3 +171,20 @@ c_sel_5_5_b3_o0 = candidate("c_sel_5_5_b3_o0", (INF, 0.05, 0.05), AUTO_SELECT_BI
 #: the rule before the selection (the public-ratio prior switch's two tiers, gradient descent
 #: below the second-order threshold), for before/after tables
 c_before = candidate("c_before", False, prior_switch=((10.0, 0.5, 0.1), (100.0, 0.7, 0.05)))
+
+
+def _sgd(schedule):
+    def factory(ctx):
+        if ctx.task != "classification":
+            return None
+        from skdpgd import DPSGDClassifier
+
+        return DPSGDClassifier(epsilon=ctx.epsilon, data_norm=ctx.data_norm, schedule=schedule,
+                               random_state=ctx.seed)
+
+    factory.suite_name = f"sgd_{schedule}"
+    return factory
+
+
+#: DP-SGD with its fit always kept (no switch to the majority-class model)
+sgd_uniform = _sgd("uniform")
