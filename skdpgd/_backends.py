@@ -12,7 +12,9 @@ sensitivity rests on), and it adds the noise itself:
   loss; proofs in :mod:`skdpgd._second_order`);
 * :meth:`Rows.suff_stats` -- ``(sum_i w_i x'_i x'_i^T, sum_i w_i y_i x'_i)``;
 * :meth:`Rows.grad_hessian_sum` -- the gradient sum and the Hessian sum at the same point in
-  one pass over X (the same terms, so the same bounds, as the two reductions above).
+  one pass over X (the same terms, so the same bounds, as the two reductions above);
+* :meth:`Rows.correct_counts` -- ``sum_i w_i [model m predicts y_i]`` for a few fixed
+  (released) linear classifiers, each term in ``[0, 1]``.
 
 :meth:`Rows.hessian_sum` also sums over a Poisson subsample of the rows
 (:func:`poisson_subsample`): which rows are in it depends only on a seed drawn from the fit's
@@ -46,6 +48,8 @@ from ._kernels_sgd import csr_row_norms
 #: their margins ``x_i . theta`` overflow: the row would silently count as 0 instead of
 #: being clipped to R. Dividing by a power of two is exact.
 PRESCALE_NORM = 2.0 ** 300
+#: Rows x features read at a time by :meth:`Rows.correct_counts` (bounds its memory).
+_CORRECT_CHUNK_ENTRIES = 1 << 22
 
 
 def _power_of_two(m):
@@ -137,8 +141,16 @@ class Rows:
             clipped = np.minimum(self._norms, bound) / column
             self.row_norm_aug = np.ascontiguousarray(
                 np.sqrt(clipped * clipped + (1.0 if self.fit_intercept else 0.0)))
-        self.row_bound = float(bound)
+        self.row_bound, self.column = float(bound), float(column)
         self.row_scale = np.ascontiguousarray(scale / column)
+
+    def _scale_at(self, bound):
+        """The row scale :meth:`clip_rows` would set for ``bound`` (same column)."""
+        unit, pre = self._unit, self._pre
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            scale = np.where(unit > 0, np.minimum(pre, bound / np.where(unit > 0, unit, 1.0)),
+                             1.0)
+        return scale / self.column
 
     def weight_sum(self):
         """``sum_i w_i`` (float64)."""
@@ -191,6 +203,39 @@ class Rows:
     def suff_stats(self):
         """``(sum_i w_i x'_i x'_i^T, sum_i w_i y_i x'_i)`` (the targets as stored)."""
         raise NotImplementedError  # pragma: no cover - interface
+
+    def correct_counts(self, models, bound):
+        """``[sum_i w_i [model m predicts y_i] for m in models]`` (float64).
+
+        ``models`` are ``(coef, intercept)`` pairs in the kernel coordinates of the current
+        column (``coef`` of shape (K, d)), applied to the rows clipped to norm ``bound``. One
+        output (K = 1, targets -1 / +1): the prediction is +1 where the margin is > 0; K
+        outputs (targets 0..K-1): the largest margin. Each term is ``w_i`` or 0, so it lies in
+        ``[0, 1]`` whatever the row (a margin that is not finite predicts nothing right).
+        """
+        scale = self._scale_at(float(bound))
+        coefs = np.concatenate([np.asarray(c, dtype=np.float64) for c, _ in models])
+        counts = np.zeros(len(models))
+        step = max(1, _CORRECT_CHUNK_ENTRIES // max(1, self.n_features))
+        for start in range(0, self.n_samples, step):
+            stop = min(self.n_samples, start + step)
+            with np.errstate(over="ignore", invalid="ignore"):
+                margins = np.asarray(self.X[start:stop] @ coefs.T) * scale[start:stop, None]
+            y, w = self.y[start:stop], self.sample_weight[start:stop]
+            at = 0
+            for m, (coef, intercept) in enumerate(models):
+                k = np.asarray(coef).shape[0]
+                with np.errstate(over="ignore", invalid="ignore"):
+                    z = margins[:, at:at + k] + np.asarray(intercept, dtype=np.float64)
+                at += k
+                if k == 1:
+                    hit = np.where(z[:, 0] > 0, 1.0, -1.0) == y
+                else:
+                    ok = np.all(np.isfinite(z), axis=1)
+                    hit = ok & (np.argmax(np.where(np.isfinite(z), z, -np.inf), axis=1) == y)
+                hit &= np.isfinite(z[:, 0])
+                counts[m] += float(np.dot(w, hit))
+        return counts
 
     def _objective_x(self):  # pragma: no cover - interface
         """``(kernel, X's arrays)``: :func:`skdpgd._kernels.objective_sum` and ``(X,)``, or

@@ -278,7 +278,7 @@ class FullBatchRoad(Road):
             progress=None,
             loss=loss, n_outputs=n_outputs, fit_intercept=fit_intercept, column=c,
             n_public=n_public, relation=relation, lipschitz=G, row_bound=row_bound,
-            alpha=alpha,
+            alpha=alpha, data_norm=float(data_norm),
             problem=Problem(
                 n_samples=n_public,
                 n_params=n_params,
@@ -325,7 +325,10 @@ class FullBatchRoad(Road):
             "row_clip_noise_multiplier_": next(
                 (float(r.multipliers[0]) for r in fit.prior if r.name == "row norm sum"), None),
             "clip_norm_": self.setup_.lipschitz,
-            "n_iter_": plan.n_steps if mechanism.name in ("gradient", "newton") else 0,
+            # noisy iterations: gradient or Newton steps; output perturbation's one release of
+            # the minimiser; 0 for the intercept-only model and the sufficient statistics
+            "n_iter_": (plan.n_steps if mechanism.name in ("gradient", "newton", "output")
+                        else 0),
             "n_iter_theory_": plan.n_iter_theory,
             "step_sizes_": plan.step_sizes if mechanism.name == "gradient" else np.empty(0),
             "mu_": mu,

@@ -89,6 +89,10 @@ def _objective(Xb, yb, wb, fi, bound, column, coef, intercept, loss, param, clip
                                                                 clip)
 
 
+def _correct(Xb, yb, wb, fi, bound, column, models, clip_bound):
+    return _chunk_rows(Xb, yb, wb, fi, bound, column).correct_counts(models, clip_bound)
+
+
 def _norm_sum(Xb, wb, bound):
     norms = row_norms(np.asarray(Xb, dtype=np.float64))  # without overflow
     return float(np.dot(np.asarray(wb, dtype=np.float64), np.minimum(norms, bound)))
@@ -174,6 +178,11 @@ class DaskRows:
 
     def suff_stats(self):
         return self._map(_suff)
+
+    def correct_counts(self, models, bound):
+        models = [(np.asarray(c, dtype=np.float64), np.asarray(b, dtype=np.float64))
+                  for c, b in models]
+        return np.asarray(self._map(_correct, models, float(bound)), dtype=np.float64)
 
     def objective(self, coef, intercept, loss_code, param, clip_norm):
         f, gcoef, gint = self._map(_objective, np.asarray(coef, dtype=np.float64),

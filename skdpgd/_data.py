@@ -17,6 +17,8 @@ What reads the private data without being accounted (a class list, ``data_norm``
 
 from __future__ import annotations
 
+import math
+import numbers
 import warnings
 from typing import Any, NamedTuple
 
@@ -31,7 +33,8 @@ from .exceptions import PrivacyLeakWarning
 
 __all__ = ["FitData", "canonical_csr", "check_sample_weight_dp", "classification_data",
            "encode_binary_or_index", "is_dask", "make_rows", "regression_data",
-           "resolve_classes", "resolve_data_norm", "resolve_y_bound"]
+           "resolve_classes", "resolve_data_norm", "resolve_y_bound",
+           "centred_targets", "target_range"]
 
 #: The dtypes X keeps in memory (float32 stays float32 for the kernels; see DenseRows).
 FLOAT_DTYPES = [np.float64, np.float32]
@@ -315,6 +318,38 @@ def resolve_y_bound(y_bound, y):
         stacklevel=3,
     )
     return inferred if inferred > 0 else 1.0
+
+
+def target_range(y_bound, fit_intercept=True):
+    """``(centre, half)`` of a public target bound (a parameter: nothing is read).
+
+    A number ``Y`` is the range ``[-Y, Y]`` (centre 0); a pair ``(lo, hi)`` with ``lo < hi``
+    is that range. The estimators clip the targets to the range and fit ``y - centre``, whose
+    bound is ``half``, then add ``centre`` to the intercept: a range far from 0 (prices, ages,
+    counts) then costs no more noise than a centred one. Without an intercept only a range
+    centred on 0 is allowed (the fitted function has no constant to carry the centre)."""
+    if isinstance(y_bound, numbers.Real) and not isinstance(y_bound, bool):
+        return 0.0, float(y_bound)
+    try:
+        lo, hi = (float(v) for v in y_bound)
+    except (TypeError, ValueError):
+        raise ValueError(f"y_bound must be a positive number or a pair (lo, hi) of numbers, got "
+                         f"{y_bound!r}.") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"y_bound=(lo, hi) needs finite numbers with lo < hi, got {y_bound!r}.")
+    centre, half = 0.5 * lo + 0.5 * hi, 0.5 * hi - 0.5 * lo
+    if not fit_intercept and centre != 0.0:
+        raise ValueError(f"y_bound={y_bound!r} is not centred on 0 and fit_intercept=False: the "
+                         "model has no intercept to carry the centre. Use fit_intercept=True, or "
+                         "a range centred on 0.")
+    return centre, half
+
+
+def centred_targets(y, centre, half):
+    """``y - centre`` clipped to ``[-half, half]`` (numpy or dask): the clip comes last, so the
+    bound the sensitivity uses holds whatever the rounding of the subtraction (with centre 0
+    this is the plain clip to ``[-half, half]``)."""
+    return (y - centre).clip(-half, half)
 
 
 # --- prediction on dask ----------------------------------------------------------------------

@@ -16,12 +16,14 @@ release from :mod:`skdpgd._setup`.
 
 from __future__ import annotations
 
+import math
+
 from ._mechanisms import Progress
 from ._public import resolve_class_weight, resolve_n_samples
 from ._setup import (DEFAULT_DELTA_CAP, NEIGHBOURING, SetupCharges, budget_admits_upper_bound,
                      default_delta, generator, resolve_relation, warn_if_large_delta)
-from .accounting import (GaussianDPAccountant, calibrate_releases, gdp_mu, gdp_mu_of_releases,
-                         spent_epsilon)
+from .accounting import (GaussianDPAccountant, calibrate_releases, gdp_epsilon, gdp_mu,
+                         gdp_mu_of_releases, spent_epsilon)
 
 
 class Fit:
@@ -148,6 +150,7 @@ def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=Non
 
     # --- the road's own set-up releases and public constants, then its release shapes ---
     road.setup(fit)
+    _refuse_if_setup_spent_all(fit)
     fit.progress = Progress(getattr(est, "verbose", 0), fit.delta, fit.prior)
     for note in fit.notes:
         fit.progress.say(note)
@@ -174,6 +177,47 @@ def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=Non
         "epsilon_": road.spent_epsilon(fit, made),
     })
     return out
+
+
+def _refuse_if_setup_spent_all(fit):
+    """A clear refusal when the set-up releases already spend the whole budget at the fit's
+    delta (possible at a tiny epsilon under add/remove-one: the default delta is set from the
+    noisy row count, after the count's share was sized at the cap). It names the smallest
+    epsilon that leaves room at that delta, with the set-up releases' shares as they are
+    (each grows with epsilon: the count's with the budget at the delta it was sized at, the
+    others with the fit's). Public and released values only."""
+    if not fit.prior or math.isinf(fit.mu_total):
+        return
+    if gdp_mu_of_releases(fit.prior) < fit.mu_total:
+        return
+    est = fit.est
+    count = [r for r in fit.prior if r.name == "row count"]
+    others = [r for r in fit.prior if r.name != "row count"]
+    b2 = (gdp_mu_of_releases(others) / fit.mu_total) ** 2 if others else 0.0
+    delta_c = DEFAULT_DELTA_CAP if est.delta is None else float(est.delta)
+    a2 = ((gdp_mu_of_releases(count) / gdp_mu(fit.epsilon, delta_c)) ** 2 if count else 0.0)
+
+    def leaves_room(e):
+        return gdp_mu(e, fit.delta) ** 2 * (1.0 - b2) > a2 * gdp_mu(e, delta_c) ** 2
+
+    lo, hi = float(fit.epsilon), 1e4
+    if b2 < 1.0 and leaves_room(hi):
+        for _ in range(60):  # bisection on log epsilon: the smallest epsilon with room
+            mid = math.sqrt(lo * hi)
+            lo, hi = (lo, mid) if leaves_room(mid) else (mid, hi)
+        need = f"an epsilon of at least {hi:.3g} (at this delta)"
+    else:
+        need = "a larger epsilon"
+    fixes = [need]
+    if fit.z_count is not None:
+        fixes.append("a public n_samples (no noisy row count)")
+    if est.delta is None:
+        fixes.append("an explicit delta (the default, min(1e-5, 1/N^2), was set from the "
+                     "noisy row count)")
+    raise ValueError(
+        f"epsilon={fit.epsilon:g} is too small for {fit.label} at delta={fit.delta:.3g}: its "
+        f"set-up releases ({', '.join(r.name for r in fit.prior)}) already spend all of it "
+        "there, leaving nothing for the model. Give " + ", or ".join(fixes) + ".")
 
 
 def mu_of(releases):

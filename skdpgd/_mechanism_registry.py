@@ -20,7 +20,10 @@ def mechanism_for(schedule, plan):
     """The mechanism that carries out a schedule's plan."""
     mechanism = MECHANISMS[plan.mechanism](schedule)
     if getattr(plan, "prior_share", 0.0) > 0:
-        if plan.mechanism not in ("gradient", "newton"):
-            raise ValueError("a warm start from the prior needs a gradient or Newton plan.")
+        allowed = ("gradient", "newton") + (
+            ("output",) if getattr(plan, "select_share", 0.0) > 0 else ())
+        if plan.mechanism not in allowed:
+            raise ValueError("a warm start from the prior needs a gradient or Newton plan (or "
+                             "an output perturbation with a selection).")
         mechanism = WarmStart(mechanism)
     return mechanism

@@ -34,6 +34,11 @@ from .accounting import Release, compose_gdp, gdp_epsilon, gdp_mu_of_releases
 from .exceptions import DivergenceError
 from .schedules import Problem
 
+#: L2 sensitivity of the selection's release, ``sum_i w_i ([model A right on i] - [model B
+#: right on i])`` for two released models: each term lies in [-1, 1] (weights in [0, 1]), so
+#: replacing a row moves the sum by at most 2 and adding or removing one by at most 1.
+SELECTION_SENSITIVITY = {"replace": 2.0, "add_remove": 1.0}
+
 
 #: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
 _POLICY_NAMES = frozenset({"WARM_START_SHRINK"})
@@ -84,6 +89,9 @@ class Setup:
     alpha: float
     problem: Problem
     progress: Progress = None
+    #: the public bound on the rows' norms (rows beyond it are outside the declared domain):
+    #: the rows a selection scores its candidates on are clipped to it
+    data_norm: float = math.inf
 
     @property
     def grad_sensitivity(self):
@@ -491,16 +499,31 @@ class InterceptOnly(Mechanism):
 
 
 class WarmStart(Mechanism):
-    """Gradient descent or DP damped Newton started from the intercept-only model.
+    """Gradient descent or DP damped Newton started from the intercept-only model, and, with a
+    selection, the better of the fit and that model.
 
     One more release, made first: the weighted class counts (:class:`InterceptOnly`; L2
     sensitivity sqrt(2) replace-one, 1 add/remove-one), with ``plan.prior_share`` of the
-    budget (of ``mu^2``): its relative multiplier ``z_p`` solves
-    ``z_p^-2 = s / (1 - s) * sum_i z_i^-2`` over the inner mechanism's releases. Its noisy
-    log-frequencies (shrunk by their known noise level) are the starting intercept; the
-    weights start at 0. The start is post-processing of a release, so the inner mechanism's
-    sensitivities hold unchanged; the accountant composes the counts with the rest exactly.
-    The counts come last in ``releases`` (the inner mechanism's first release stays first).
+    budget (of ``mu^2``). Its noisy log-frequencies (shrunk by their known noise level) are
+    the starting intercept; the weights start at 0. The start is post-processing of a
+    release, so the inner mechanism's sensitivities hold unchanged.
+
+    With ``plan.select_share = r > 0`` (the selection), once the fit is done one more
+    Gaussian release with that share of the budget: the weighted number of training rows the
+    fit predicts right minus the number the intercept-only model of the counts predicts right,
+    ``sum_i w_i ([fit right on i] - [prior right on i])`` on the rows clipped to the public
+    ``data_norm``. Both models are released values, so each term is a function of one row and
+    lies in [-1, 1]: the sum moves by at most 2 when a row is replaced, 1 when one is added
+    or removed. The fit is returned when the noisy difference is above
+    :func:`skdpgd.policy.select_threshold` (a public function of the noise and N), the
+    intercept-only model otherwise (post-processing). Every release is made whatever the data,
+    so the accountant composes them exactly (no data-dependent branch of the privacy curve).
+
+    Relative multipliers: with counts share ``s`` and selection share ``r``, ``z^-2 = s / (1 - s
+    - r) * sum_i z_i^-2`` for the counts and ``r / (1 - s - r) * sum_i z_i^-2`` for the
+    selection, over the inner mechanism's releases (one calibration scales them all). The
+    counts come after the inner mechanism's releases (its first release stays first), the
+    selection last.
     """
 
     def __init__(self, inner):
@@ -510,14 +533,24 @@ class WarmStart(Mechanism):
 
     def releases(self, setup, plan):
         inner = self.inner.releases(setup, plan)
-        s = float(plan.prior_share)
-        z_p = math.sqrt((1.0 - s) / s) / compose_gdp(np.concatenate([r.multipliers for r in inner]))
+        s, r = float(plan.prior_share), float(getattr(plan, "select_share", 0.0))
+        mu_inner = compose_gdp(np.concatenate([x.multipliers for x in inner]))
+        z_p = math.sqrt((1.0 - s - r) / s) / mu_inner
         (counts,) = InterceptOnly(self.schedule).releases(setup, plan)
-        return inner + [Release("class counts (start)", np.array([z_p]), counts.sensitivity,
-                                setup.relation)]
+        out = inner + [Release("class counts (start)", np.array([z_p]), counts.sensitivity,
+                               setup.relation)]
+        if r > 0:
+            z_sel = math.sqrt((1.0 - s - r) / r) / mu_inner
+            out.append(Release("selection: fit minus prior, rows predicted right",
+                               np.array([z_sel]), dict(SELECTION_SENSITIVITY), setup.relation))
+        return out
 
     def run(self, rows, setup, plan, releases, gen):
-        *inner, counts = releases
+        select = float(getattr(plan, "select_share", 0.0)) > 0
+        if select:
+            *inner, counts, choice = releases
+        else:
+            *inner, counts = releases
         self.actual_releases = None
         # the Poisson rates of the inner Newton's Hessian releases (public), once it has run;
         # None when it did not run (the switch to the intercept-only model) or is not Newton
@@ -537,9 +570,27 @@ class WarmStart(Mechanism):
             if InterceptOnly.dominated(noisy, std1, switch[1]):
                 return self._prior_branch(rows, setup, inner, counts, noisy, gen)
         start = prior.log_odds(noisy, std1, shrink_classes=True)
-        out = self.inner.run(rows, setup, plan, inner, gen, start=start)
+        if self.inner.name in ("gradient", "newton"):
+            coef, intercept = self.inner.run(rows, setup, plan, inner, gen, start=start)
+        else:  # an exact minimiser ('output') has no starting point
+            coef, intercept = self.inner.run(rows, setup, plan, inner, gen)
+        # the inner Newton's Hessian rates (public): it ran, whichever model is returned
         self.rates_used = getattr(self.inner, "rates_used", None)
-        return out
+        if not select:
+            return coef, intercept
+        # --- the selection: a noisy difference of training accuracies (its own stream) ---
+        prior_coef, prior_intercept = np.zeros_like(coef), prior.log_odds(noisy, std1)
+        right = rows.correct_counts([(coef, intercept), (prior_coef, prior_intercept)],
+                                    setup.data_norm)
+        std_sel = float(choice.noise_std[0])
+        pick = np.random.Generator(gen.bit_generator.jumped(2))
+        self.selection = float(right[0] - right[1]) + std_sel * pick.standard_normal()
+        if setup.progress is not None:
+            setup.progress.released(choice.multipliers, 0, 1)
+        if self.selection > policy.select_threshold(std_sel, setup.n_public):
+            return coef, intercept
+        self.name = "prior"
+        return prior_coef, prior_intercept
 
     def _prior_branch(self, rows, setup, inner, counts, noisy, gen):
         """The rest of the budget on a second release of the class counts.

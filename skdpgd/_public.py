@@ -10,7 +10,7 @@ import numpy as np
 
 from . import policy
 from ._data import encode_binary_or_index, resolve_classes  # noqa: F401 (moved to _data)
-from ._selection_guard import warn_if_model_selection
+from ._selection_guard import warn_if_leaky_pipeline, warn_if_model_selection
 from ._setup import release_class_counts, release_count
 
 #: The ``classes`` parameter of every classifier, for their docstrings.
@@ -74,6 +74,7 @@ def fit_transaction(est):
     Every private fit enters here first, so it is also where a fit inside scikit-learn's
     model-selection helpers is warned about (:mod:`skdpgd._selection_guard`)."""
     warn_if_model_selection(est)
+    warn_if_leaky_pipeline(est)
     saved = dict(est.__dict__)
     try:
         yield

@@ -12,8 +12,8 @@ Detection, without scikit-learn's private API: ``clone`` copies parameters only,
 clone cannot tell that it is one; a registry of data fingerprints would have to hold something
 derived from the private rows. Instead :func:`warn_if_model_selection` walks the Python call
 stack (``inspect.currentframe``, public Python) and looks for frames whose module belongs to
-the public package ``sklearn.model_selection``: it reads module and function names only, never
-a local variable, and costs a few microseconds per fit. It sees the helpers in worker processes
+the public package ``sklearn.model_selection``: it reads module and function names only, and
+costs a few microseconds per fit. It sees the helpers in worker processes
 too (the helper's per-fold function runs there), but a warning raised in a worker process of
 ``n_jobs > 1`` stays in that process (joblib does not send warnings back).
 
@@ -23,6 +23,12 @@ When it warns (a finite ``epsilon``):
   :class:`~skdpgd.PrivacyBudget`, which accounts the fits, does not account the selection;
 * inside the other helpers and those meta-estimators: when the estimator has no ``budget``
   (with one, every fit is charged and the composition is accounted).
+
+The same walk finds a plain scikit-learn ``Pipeline`` fitting a DP estimator as its final
+step (:func:`warn_if_leaky_pipeline`): there it reads one local variable, the ``self`` of
+``sklearn.pipeline``'s frame (the pipeline object), and audits its steps' parameters by the
+rules of :mod:`skdpgd._audit`; no data. A private pipeline is checked once, at its own
+``fit``: its steps, whose ``budget`` is the pipeline's internal ledger, are not.
 
 It never warns in a plain ``fit`` or inside :class:`~skdpgd.model_selection.PrivateRandomSearchCV`,
 whose trials run under :func:`private_search_trials`. The helpers always fit more than once,
@@ -40,7 +46,7 @@ import warnings
 
 from .exceptions import PrivacyLeakWarning
 
-__all__ = ["private_search_trials", "warn_if_model_selection"]
+__all__ = ["private_search_trials", "warn_if_leaky_pipeline", "warn_if_model_selection"]
 
 _STATE = threading.local()
 _PACKAGE = "sklearn.model_selection"
@@ -83,11 +89,58 @@ def _model_selection_caller():
     return helper, in_search
 
 
+def _calling_pipeline(est):
+    """The scikit-learn ``Pipeline`` (exact type) whose ``fit`` is fitting ``est`` as its final
+    step, or None: the ``self`` of a frame of ``sklearn.pipeline`` up the call stack (the
+    pipeline object, whose parameters the audit reads; no data)."""
+    from sklearn.pipeline import Pipeline
+
+    frame = inspect.currentframe()
+    try:
+        for _ in range(_MAX_FRAMES):
+            if frame is None:
+                break
+            if frame.f_globals.get("__name__", "") == "sklearn.pipeline":
+                owner = frame.f_locals.get("self")
+                if (type(owner) is Pipeline and isinstance(owner.steps, list) and owner.steps
+                        and owner.steps[-1][1] is est):
+                    return owner
+            frame = frame.f_back
+    finally:
+        del frame
+    return None
+
+
+def warn_if_leaky_pipeline(est):
+    """Emit a :class:`~skdpgd.PrivacyLeakWarning` when ``est`` (a DP estimator about to fit)
+    is the final step of a plain scikit-learn ``Pipeline`` whose earlier steps learn from the
+    rows without accounting (anything :func:`skdpgd.pipeline.make_private_pipeline` refuses,
+    by the same rules: :mod:`skdpgd._audit`). Public-bound and DP steps give no warning."""
+    pipe = _calling_pipeline(est)
+    if pipe is None:
+        return
+    from ._audit import _audit_transformer
+
+    problems, spenders = [], []
+    for name, step in pipe.steps[:-1]:
+        _audit_transformer(step, name, problems, spenders)
+    if problems:
+        warnings.warn(
+            f"{type(est).__name__} is the final step of a scikit-learn Pipeline whose earlier "
+            "steps learn from the private rows without accounting, and publish what they "
+            "learnt in the fitted pipeline: " + " ".join(problems) + " epsilon_ covers the "
+            "model's fit only. Use skdpgd.pipeline.make_private_pipeline with the private "
+            "alternatives (it refuses such steps before reading a row).",
+            PrivacyLeakWarning, stacklevel=4)
+
+
 def warn_if_model_selection(est):
     """Emit a :class:`~skdpgd.PrivacyLeakWarning` when ``est`` (a DP estimator about to fit) is
     fitted inside scikit-learn's model-selection helpers (see the module docstring)."""
     if getattr(_STATE, "depth", 0):
         return
+    if getattr(getattr(est, "budget", None), "inside_private_pipeline", False):
+        return  # a step of a private pipeline: the pipeline's own fit was checked
     try:
         finite = math.isfinite(float(getattr(est, "epsilon", math.inf)))
     except (TypeError, ValueError):
@@ -98,6 +151,7 @@ def warn_if_model_selection(est):
     if helper is None:
         return
     name = type(est).__name__
+    private_pipeline = hasattr(est, "steps")  # a PrivatePipeline: the budget is its own
     if in_search:
         warnings.warn(
             f"{name} is being fitted inside a scikit-learn hyperparameter search (GridSearchCV, "
@@ -114,7 +168,8 @@ def warn_if_model_selection(est):
             "once (per fold, class or output) on the same or overlapping rows, without a "
             "shared PrivacyBudget: each fit's "
             "epsilon_ covers that fit alone, and the fits compose to a larger epsilon that is "
-            "reported nowhere. Pass budget=PrivacyBudget(...) to account for every fit; to "
+            "reported nowhere. Pass budget=PrivacyBudget(...) to "
+            + ("the pipeline " if private_pipeline else "") + "to account for every fit; to "
             "choose hyperparameters, use skdpgd.model_selection.PrivateRandomSearchCV, whose "
             "epsilon covers every trial and the selection.",
             PrivacyLeakWarning, stacklevel=3)

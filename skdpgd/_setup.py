@@ -27,7 +27,11 @@ DEFAULT_DELTA_CAP = 1e-5
 
 
 def default_delta(n_samples):
-    """``min(1e-5, 1 / n_samples^2)``: the delta used when ``delta=None``."""
+    """``min(1e-5, 1 / n_samples^2)``: the delta used when ``delta=None``. No rows: an error
+    (the row count is public whenever this is called)."""
+    if not float(n_samples) >= 1:
+        raise ValueError(f"Found array with {n_samples} sample(s): a private fit needs at least "
+                         "one row. Nothing was released.")
     return min(DEFAULT_DELTA_CAP, 1.0 / float(n_samples) ** 2)
 
 
@@ -44,7 +48,15 @@ def warn_if_large_delta(delta, n_public, label, stacklevel=3):
 
 
 def generator(random_state):
-    """One numpy Generator made from ``random_state``: all noise of a fit comes from it."""
+    """One numpy Generator made from ``random_state``: all noise of a fit comes from it.
+
+    ``None`` draws fresh entropy from the operating system (numpy's ``SeedSequence``), not
+    from numpy's global ``RandomState`` as scikit-learn's ``None`` does: a notebook's
+    ``np.random.seed(0)`` would otherwise make every "unseeded" fit's noise reproducible by
+    anyone who reads the notebook. An int or a generator instance fixes the noise (for
+    experiments; never publish a model with it, see the user guide)."""
+    if random_state is None:
+        return np.random.default_rng()
     rs = check_random_state(random_state)
     return np.random.default_rng(rs.randint(0, 2**32 - 1, size=4, dtype=np.uint64))
 

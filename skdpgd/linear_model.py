@@ -10,9 +10,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (COMMON_CONSTRAINTS, fit_full_batch, LinearClassifierMixin,
                     ProbaFromScoresMixin)
+from ._capability import DP_ESTIMATOR
 from ._compat import Interval, StrOptions, fit_context
 from ._data import (classification_data, decision_scores, is_dask, regression_data,
-                    resolve_data_norm, resolve_y_bound)
+                    resolve_data_norm, resolve_y_bound,
+                    centred_targets, target_range)
 from ._public import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
 from ._public import CLASSES_DOC as _CLASSES_DOC
 from ._public import fit_transaction
@@ -93,7 +95,10 @@ _SCHEDULE_PARAMS_DOC = """
         (accounted). Under replace-one N is public and this is ignored.
 
     random_state : int, RandomState instance or None, default=None
-        Seeds the one generator all noise is drawn from; an int makes a fit reproducible.
+        Seeds the one generator all noise is drawn from. None (the default) draws fresh
+        operating-system entropy for each fit (unaffected by ``np.random.seed``): use it for a
+        model you publish. An int or a RandomState makes the noise reproducible by anyone who knows
+        it: for experiments (the user guide's "Publishing a model").
 
     budget : PrivacyBudget or None, default=None
         A shared budget this fit is charged to (see :class:`~skdpgd.PrivacyBudget`); a fit
@@ -126,7 +131,9 @@ _FITTED_PRIVACY_DOC = """
         Noise standard deviation of each step divided by the sensitivity of the gradient sum.
 
     n_iter_ : int
-        Number of gradient steps taken.
+        Number of noisy iterations of the returned model: gradient or Newton steps, 1 for
+        output perturbation (one release of the minimiser), 0 for the intercept-only model
+        and the sufficient statistics.
 
     n_iter_theory_ : float
         Number of steps the schedule's theory asked for, before the automatic cap.
@@ -279,6 +286,9 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
     True
     """
 
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    _skdpgd_privacy = DP_ESTIMATOR
+
     _parameter_constraints: dict = {
         **_DPLinearBase._parameter_constraints,
         "classes": ["array-like", None],
@@ -351,7 +361,7 @@ class DPRidge(RegressorMixin, _DPLinearBase):
     Minimises ``(1/N) sum_i w_i h(x_i . w + b - y_i) + alpha/2 ||w||^2`` by full-batch noisy
     gradient descent, where ``h`` is the squared loss ``r^2/2`` with each example's gradient
     clipped to ``clip_norm`` (equivalently, a Huber loss with threshold ``clip_norm/||x~_i||``).
-    Targets are clipped to ``[-y_bound, y_bound]``.
+    Targets are clipped to the public range ``y_bound`` and centred on its middle.
 
     Parameters
     ----------
@@ -361,9 +371,12 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         predictions scale with x, so training on rows clipped below their norm shrinks the
         fitted function for the rows it clipped.
 
-    y_bound : float or None, default=None
-        Public bound on ``|y|``; targets are clipped to it. It sets the loss bound
-        ``B = y_bound**2 / 2`` and the default clip norm. None infers ``max |y|`` from the data
+    y_bound : float, (lo, hi) or None, default=None
+        Public range of the targets: a number ``Y`` for ``[-Y, Y]``, or a pair ``(lo, hi)``
+        (e.g. ``(0, 16)`` for a score from 0 to 16). Targets are clipped to it, and the fit
+        sees them centred on the range's middle (added back to the intercept), so a range far
+        from 0 costs no more noise than a centred one. The half-width sets the loss bound
+        ``B = half**2 / 2`` and the default clip norm. None infers ``max |y|`` from the data
         with a :class:`~skdpgd.PrivacyLeakWarning`.
 
     clip_norm : float or 'auto', default='auto'
@@ -400,7 +413,10 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         Names of the features, when X has string column names.
 
     y_bound_ : float
-        The target bound used.
+        The half-width of the target range the fit used (the bound on the centred targets).
+
+    y_range_ : tuple of float
+        The target range ``(lo, hi)`` the targets were clipped to.
 
 {_FITTED_PRIVACY_DOC}
     See Also
@@ -428,9 +444,12 @@ class DPRidge(RegressorMixin, _DPLinearBase):
     True
     """
 
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    _skdpgd_privacy = DP_ESTIMATOR
+
     _parameter_constraints: dict = {
         **COMMON_CONSTRAINTS,
-        "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
         "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
     }
 
@@ -473,7 +492,7 @@ class DPRidge(RegressorMixin, _DPLinearBase):
             Training data, dense or sparse (CSR, never densified); rows are clipped to
             ``data_norm``.
         y : array-like of shape (n_samples,)
-            Targets (clipped to ``[-y_bound, y_bound]``). One target: a y with several
+            Targets (clipped to the range ``y_bound``). One target: a y with several
             columns is refused (fit one estimator per target under a shared budget).
         sample_weight : array-like of shape (n_samples,), default=None
             Per-example weights in [0, 1].
@@ -492,15 +511,19 @@ class DPRidge(RegressorMixin, _DPLinearBase):
             )
         with fit_transaction(self):
             X, y, sample_weight, dtype, *_ = regression_data(self, X, y, sample_weight)
-            y_bound = resolve_y_bound(self.y_bound, y)
+            if self.y_bound is None:
+                centre, y_bound = 0.0, resolve_y_bound(None, y)
+            else:  # public: a bound Y (the range [-Y, Y]) or a range (lo, hi)
+                centre, y_bound = target_range(self.y_bound, self.fit_intercept)
             clip_norm = None if self.clip_norm == "auto" else float(self.clip_norm)
-            y_clipped = y.clip(-y_bound, y_bound)
+            # the fit sees y - centre within [-y_bound, y_bound]: the sensitivities use y_bound
             coef, intercept = self._fit_private(
-                X, y_clipped, sample_weight,
+                X, centred_targets(y, centre, y_bound), sample_weight,
                 SquaredError(clip_norm=clip_norm, y_bound=y_bound), 1, y_bound=y_bound)
             self.y_bound_ = y_bound
+            self.y_range_ = (centre - y_bound, centre + y_bound)
             self.coef_ = coef[0].astype(dtype, copy=False)
-            self.intercept_ = dtype.type(intercept[0] if self.fit_intercept else 0.0)
+            self.intercept_ = dtype.type(intercept[0] + centre if self.fit_intercept else 0.0)
         return self
 
     def predict(self, X):

@@ -44,23 +44,25 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.model_selection import ParameterSampler, train_test_split
-from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._setup import default_delta, warn_if_large_delta
+from ._data import target_range
+from ._setup import default_delta, generator, warn_if_large_delta
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._public import fit_transaction
 from ._rdp import DEFAULT_ORDERS, rdp_epsilon
 from ._selection_guard import private_search_trials
 from .accounting import gdp_delta_upper, gdp_epsilon, gdp_mu, gdp_mu_of_releases
-from .exceptions import DivergenceError
+from .exceptions import DivergenceError, PrivacyLeakWarning
+from .pipeline import audit_estimator
 
 __all__ = ["PrivateRandomSearchCV", "RepeatedSelection", "calibrate_base_mu", "draw_n_trials",
            "truncated_negative_binomial_gamma"]
@@ -273,6 +275,16 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         trial must be a Gaussian mechanism under replace-one neighbours (checked before any
         trial where possible, and on each trial's ``releases_``).
 
+        Before any row is read, the estimator goes through the leak audit of
+        :func:`skdpgd.pipeline.make_private_pipeline` (:func:`skdpgd.pipeline.audit_estimator`):
+        a step of a ``Pipeline`` that learns from the private rows without accounting
+        (``StandardScaler``, ``PCA``, an unknown transformer, a subclass of a trusted one, a
+        ``ColumnTransformer`` choosing its columns by a callable, ...), a final estimator
+        that would read its ``classes``, ``y_bound`` or ``data_norm`` from the rows (a plain
+        ``Pipeline`` does not pass on the bound its steps declare), or an estimator that is
+        not a skdpgd DP estimator is refused with a ``ValueError`` naming the step and its
+        private alternative; the search then reads nothing, runs no trial and sets nothing.
+
     param_distributions : dict or list of dicts
         Public candidates, as for scikit-learn's ``RandomizedSearchCV``: lists (sampled
         uniformly) or distributions with an ``rvs`` method. Each trial draws one candidate
@@ -306,20 +318,21 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
     scoring : {'accuracy', 'neg_mean_squared_error'} or None, default=None
         The released score. None: 'accuracy' for classifiers, 'neg_mean_squared_error' for
         regressors. Accuracy moves by at most ``1/n_val`` when one validation row is replaced;
-        the mean squared error, with targets and predictions clipped to ``[-y_bound,
-        y_bound]``, by at most ``4 y_bound^2 / n_val``.
+        the mean squared error, with targets and predictions clipped to the range ``y_bound``
+        = ``(lo, hi)``, by at most ``(hi - lo)^2 / n_val``.
 
-    y_bound : float or None, default=None
-        Public bound on ``|y|`` for the regression score; None takes the estimator's own
-        ``y_bound`` parameter (e.g. :class:`~skdpgd.DPRidge`'s), and an error if there is none
-        (it cannot be read from the private targets without leaking).
+    y_bound : float, (lo, hi) or None, default=None
+        Public range of y for the regression score (a number ``Y`` is ``[-Y, Y]``); None takes
+        the estimator's own ``y_bound`` parameter (e.g. :class:`~skdpgd.DPRidge`'s), and an
+        error if there is none (it cannot be read from the private targets without leaking).
 
     epsilon_param : str or None, default=None
         Name of the parameter (``set_params`` style) that sets a trial's epsilon. None:
         ``'epsilon'`` if the estimator has it, else the only parameter named ``<step>__epsilon``.
         The trial's ``delta``, ``random_state`` and ``budget`` are set through the parameters of
-        the same object (``<step>__delta``, ...). Anything with these parameters works,
-        e.g. a pipeline that splits its own ``epsilon`` over its steps.
+        the same object (``<step>__delta``, ...). Anything with these parameters that passes
+        the audit (see ``estimator``) works, e.g. a private pipeline, which splits its own
+        ``epsilon`` over its steps.
 
     budget : PrivacyBudget or None, default=None
         A shared budget (stated for ``neighbouring='replace'``) charged with the whole search
@@ -328,20 +341,36 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         estimator's own ``budget`` parameter if it has one. The trials themselves are never
         charged one by one (a refusal after some trials would reveal K).
 
+    allow_leaks : bool, default=False
+        Turn the audit's refusals (see ``estimator``) into
+        :class:`~skdpgd.PrivacyLeakWarning` (for experiments: ``epsilon_`` then does not cover
+        what the flagged steps read). It does not change a private pipeline's own
+        ``allow_leaks``.
+
     random_state : int, RandomState instance or None, default=None
-        Seeds the split, K, the candidates, every trial's noise and the score noise: an int
-        makes the search reproducible.
+        Seeds the split, K, the candidates, every trial's noise and the score noise: an int makes
+        the search reproducible. None (the default) draws fresh operating-system entropy for each
+        fit (unaffected by ``np.random.seed``): use it for a model you publish. An int or a
+        RandomState makes the noise reproducible by anyone who knows it: for experiments (the user
+        guide's "Publishing a model"). The winner's own ``random_state`` is the one you gave the
+        estimator, never a seed drawn here.
 
     Attributes
     ----------
     best_estimator_ : estimator
-        The winning trial's fitted estimator (trained on the training split).
+        The winning trial's fitted estimator (trained on the training split). Its
+        ``random_state`` and ``budget`` are yours (as on ``estimator``), never the seed the
+        search drew for the trial: that seed would make the trial's noise reproducible.
 
     best_params_ : dict
         The winning candidate.
 
     best_score_ : float
-        The winning trial's noisy validation score (released).
+        The winning trial's noisy validation score (released), clipped to the score's range
+        (accuracy to [0, 1], the clipped squared error to ``[-(hi - lo)^2, 0]``; clipping is
+        post-processing). It is noisy: its standard deviation is ``sensitivity / base_mu_``
+        (``1 / (n_validation_ base_mu_)`` for accuracy), and as the maximum of several noisy
+        scores it is biased upwards; do not read it as a held-out estimate.
 
     cv_results_ : dict
         Released values only, in the layout of scikit-learn's ``cv_results_`` with one row:
@@ -417,16 +446,17 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         "shape": [Interval(numbers.Real, 0, None, closed="left")],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
         "scoring": [StrOptions({"accuracy", "neg_mean_squared_error"}), None],
-        "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
         "epsilon_param": [str, None],
         "budget": [HasMethods(["charge_rdp"]), None],
+        "allow_leaks": ["boolean"],
         "random_state": ["random_state"],
     }
 
     def __init__(self, estimator, param_distributions, *, epsilon=1.0, delta=None, n_iter=10,
                  distribution="negative_binomial", shape=1.0, validation_fraction=0.2,
                  scoring=None, y_bound=None, epsilon_param=None, budget=None,
-                 random_state=None):
+                 allow_leaks=False, random_state=None):
         self.estimator = estimator
         self.param_distributions = param_distributions
         self.epsilon = epsilon
@@ -439,6 +469,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.y_bound = y_bound
         self.epsilon_param = epsilon_param
         self.budget = budget
+        self.allow_leaks = allow_leaks
         self.random_state = random_state
 
     # ---------------------------------------------------------------------------------------
@@ -515,7 +546,19 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         with fit_transaction(self):
             return self._fit(X, y)
 
+    def _audit(self):
+        """Refuse (or, with ``allow_leaks``, warn about) an estimator whose fit would read
+        the private rows outside its epsilon: the pipeline's audit, on parameters only."""
+        for message in audit_estimator(self.estimator):
+            if not self.allow_leaks:
+                raise ValueError(message + " The search read nothing and ran no trial "
+                                 "(allow_leaks=True turns this into a PrivacyLeakWarning, for "
+                                 "experiments).")
+            warnings.warn(message + " epsilon_ does not cover it.", PrivacyLeakWarning,
+                          stacklevel=5)
+
     def _fit(self, X, y):
+        self._audit()  # before anything reads X or y
         prefix, owner, params = self._param_names()
         self._check_owner(owner)
         own = owner.get_params(deep=False)
@@ -534,10 +577,12 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
             y_bound = self.y_bound if self.y_bound is not None else own.get("y_bound")
             if y_bound is None:
                 raise ValueError(
-                    "the regression score needs a public bound on |y| (targets and predictions "
-                    "are clipped to it, so one row moves the squared error by at most "
-                    "4 y_bound^2): pass y_bound, or set the estimator's y_bound.")
-            y_bound = float(y_bound)
+                    "the regression score needs a public range of y (targets and predictions "
+                    "are clipped to it, so one row moves the squared error by at most the "
+                    "squared width of the range): pass y_bound, or set the estimator's "
+                    "y_bound.")
+            centre, half = target_range(y_bound)
+            y_bound = (centre - half, centre + half)  # the range (lo, hi)
 
         # one target column (the estimators here fit one); a column vector is raveled with
         # scikit-learn's DataConversionWarning, and the score compares 1-D arrays
@@ -585,8 +630,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                               label=type(self).__name__)
 
         # --- public randomness: split, K, candidates, seeds (all from random_state) ---
-        rs = check_random_state(self.random_state)
-        gen = np.random.default_rng(rs.randint(0, 2**32 - 1, size=4, dtype=np.uint64))
+        gen = generator(self.random_state)
         split_seed = int(gen.integers(2**31 - 1))
         X_tr, X_val, y_tr, y_val = train_test_split(X, y, test_size=n_val,
                                                     random_state=split_seed, shuffle=True)
@@ -598,6 +642,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "always runs at least one trial.")
 
         y_val_arr = np.asarray(y_val)
+        user = clone(self.estimator).get_params(deep=True)  # what a trial's settings replace
         best = None  # (score, params, estimator)
         with private_search_trials():
             for _ in range(k):
@@ -625,6 +670,16 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise RuntimeError("every trial diverged: the search releases no model.")
 
         score, cand, est = best
+        # the selection compares the raw noisy scores (no ties); what is reported is clipped to
+        # the score's range (post-processing of the released value)
+        score = float(np.clip(score, *((0.0, 1.0) if scoring == "accuracy"
+                                       else (-(y_bound[1] - y_bound[0]) ** 2, 0.0))))
+        # the published model carries the user's privacy parameters, never the trial's: its
+        # seed would let anyone holding the other rows refit a neighbouring data set with the
+        # same noise, and its budget is the search's business (the epsilon and delta it was
+        # fitted with are public and stay)
+        est.set_params(**{names[k]: user[names[k]] for k in ("random_state", "budget")
+                          if names[k] in params})
         self.best_estimator_ = est
         self.best_params_ = dict(cand)
         self.best_score_ = float(score)
@@ -688,12 +743,14 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
             value = float(np.sum(pred == y_val)) / n_val
             sensitivity = 1.0 / n_val
         else:
-            # targets and predictions clipped to [-B, B]: each squared error lies in
-            # [0, 4 B^2], so one replaced row moves the mean by at most 4 B^2 / n_val
-            y_c = np.clip(np.asarray(y_val, dtype=float), -y_bound, y_bound)
-            p_c = np.clip(np.nan_to_num(pred.astype(float), nan=0.0), -y_bound, y_bound)
+            # targets and predictions clipped to the range [lo, hi]: each squared error lies
+            # in [0, (hi - lo)^2], so one replaced row moves the mean by at most
+            # (hi - lo)^2 / n_val (4 B^2 / n_val for the range [-B, B])
+            lo, hi = y_bound
+            y_c = np.clip(np.asarray(y_val, dtype=float), lo, hi)
+            p_c = np.clip(np.nan_to_num(pred.astype(float), nan=0.5 * lo + 0.5 * hi), lo, hi)
             value = -float(np.sum((y_c - p_c) ** 2, dtype=np.float64)) / n_val
-            sensitivity = 4.0 * y_bound * y_bound / n_val
+            sensitivity = (hi - lo) ** 2 / n_val
         if math.isinf(mu):
             return value
         return value + (sensitivity / mu) * noise

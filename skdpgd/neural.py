@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import ProbaFromScoresMixin
+from ._capability import DP_MINIBATCH_ESTIMATOR
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from . import policy
 from ._data import classification_data
@@ -198,9 +199,12 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         so far, elapsed time). Only public or released values are printed.
 
     random_state : int, RandomState instance or None, default=None
-        Seeds the initial weights, the minibatch sampling and the noise (one numpy Generator,
-        which also seeds the torch Generator); an int makes a fit reproducible (on a given
-        device: CPU and CUDA generators draw different numbers).
+        Seeds the initial weights, the minibatch sampling and the noise (one numpy Generator, which
+        also seeds the torch Generator); an int makes a fit reproducible (on a given device: CPU
+        and CUDA generators draw different numbers). None (the default) draws fresh
+        operating-system entropy for each fit (unaffected by ``np.random.seed``): use it for a
+        model you publish. An int or a RandomState makes the noise reproducible by anyone who knows
+        it: for experiments (the user guide's "Publishing a model").
 
     importance : None, 'auto' or ImportanceMask, default=None
         Importance-masked DP-SGD (AdaDPIGU, :class:`~skdpgd.ImportanceMask`): after a
@@ -357,6 +361,9 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
     >>> clf.epsilon_ <= 2.0  # doctest: +SKIP
     True
     """
+
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    _skdpgd_privacy = DP_MINIBATCH_ESTIMATOR
 
     _parameter_constraints: dict = {
         "hidden_layer_sizes": ["array-like", Interval(numbers.Integral, 1, None, closed="left")],

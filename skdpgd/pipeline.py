@@ -6,7 +6,12 @@ or a ``OneHotEncoder`` with public levels) and steps that spend accounted budget
 (:class:`~skdpgd.preprocessing.DPStandardScaler`, the final DP estimator) are accepted; a step
 that learns from the private rows without accounting (``StandardScaler``, ``PCA``,
 ``SimpleImputer(strategy='mean')``, ``OneHotEncoder()`` learning its levels, an unknown
-transformer, ...) is refused with a ``ValueError`` naming it and its private alternative.
+transformer, ...) is refused with a ``ValueError`` naming it and its private alternative. A
+``ColumnTransformer``, at any depth, must choose its columns by public names, positions, slices
+of those or ``make_column_selector`` (names and dtypes); a callable, which runs on the private
+rows, or a boolean mask is refused. A step is trusted for what its own class declares
+(:mod:`skdpgd._capability`), and scikit-learn's classes by their exact type: a subclass, which
+may override ``fit`` or ``transform``, is refused unless it declares a capability itself.
 
 **Budget split (public rule).** The pipeline's ``(epsilon, delta)`` is turned into one Gaussian-DP
 parameter ``mu = gdp_mu(epsilon, delta)``; every spending step ``k`` gets ``mu_k^2 = w_k mu^2``
@@ -38,13 +43,17 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 
 from . import policy
+from ._audit import (_audit_steps, _bound_problem, _final_step_problems, _is_dp_estimator,
+                     _not_dp_estimator)
+from ._capability import DP_MINIBATCH_ESTIMATOR, declared_privacy
+from ._selection_guard import warn_if_model_selection
 from ._setup import DEFAULT_DELTA_CAP, default_delta
 from .accounting import Release, gdp_epsilon, gdp_mu
 from .budget import PrivacyBudget
 from .exceptions import BudgetExceededError, PrivacyLeakWarning
-from .preprocessing import BoundedScaler, DPStandardScaler, output_bound
+from .preprocessing import output_bound
 
-__all__ = ["PrivatePipeline", "make_private_pipeline"]
+__all__ = ["PrivatePipeline", "audit_estimator", "make_private_pipeline"]
 
 #: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
 _POLICY_NAMES = frozenset({"DP_TRANSFORMER_SHARE", "DP_TRANSFORMERS_MAX_SHARE"})
@@ -59,162 +68,73 @@ def __getattr__(name):
 #: of ``gdp_epsilon(delta, mu_k)`` may return a mu a few ulps above ``mu_k``.
 _SPLIT_MARGIN = 1e-9
 
-_FULL_BATCH = ("DPLogisticRegression", "DPRidge")
-_MINIBATCH = ("DPSGDClassifier", "DPSGDRegressor", "DPMLPClassifier")
+def audit_estimator(estimator):
+    """Why fitting ``estimator`` privately would leak, found before any row is read.
 
-# transformer class name -> why it leaks, and the private alternative
-_LEAKS = {
-    "StandardScaler": "DPStandardScaler(epsilon, bounds) (accounted) or BoundedScaler(bounds) "
-                      "(public ranges, free)",
-    "MinMaxScaler": "BoundedScaler(bounds) with public ranges",
-    "MaxAbsScaler": "BoundedScaler(bounds) with public ranges",
-    "RobustScaler": "BoundedScaler(bounds) with public ranges, or DPStandardScaler",
-    "QuantileTransformer": "BoundedScaler(bounds) with public ranges",
-    "PowerTransformer": "a FunctionTransformer with a fixed (public) function, then "
-                        "BoundedScaler",
-    "PCA": "no private PCA in skdpgd yet: a FunctionTransformer with a projection learnt on "
-           "public data",
-    "TruncatedSVD": "a FunctionTransformer with a projection learnt on public data",
-    "KernelPCA": "a FunctionTransformer with a map learnt on public data",
-    "SimpleImputer": "SimpleImputer(strategy='constant', fill_value=<public>) or "
-                     "schema_transformer (missing values to a public constant)",
-    "KNNImputer": "SimpleImputer(strategy='constant') or schema_transformer",
-    "IterativeImputer": "SimpleImputer(strategy='constant') or schema_transformer",
-    "OneHotEncoder": "OneHotEncoder(categories=<public levels>, handle_unknown='ignore') or "
-                     "schema_transformer",
-    "OrdinalEncoder": "OneHotEncoder(categories=<public levels>, handle_unknown='ignore')",
-    "TargetEncoder": "OneHotEncoder(categories=<public levels>, handle_unknown='ignore') (a "
-                     "target encoding publishes per-level target means)",
-    "KBinsDiscretizer": "a FunctionTransformer with public bin edges (np.digitize), then "
-                        "OneHotEncoder with public levels",
-    "SplineTransformer": "SplineTransformer(knots=<public array>) is not checked yet; use "
-                         "BoundedScaler",
-}
+    The audit of :func:`make_private_pipeline`, for any estimator a private fit may be given
+    (:class:`~skdpgd.model_selection.PrivateRandomSearchCV` runs it on its ``estimator``):
 
+    * a :class:`PrivatePipeline`: its own :meth:`PrivatePipeline.audit`, and the row bound
+      its ``fit`` checks (the final step's ``data_norm``, or a bound its steps declare);
+    * a scikit-learn ``Pipeline`` (by exact type): every step but the last by the same rules
+      (a step that learns from the rows without accounting, a subclass of a trusted class, a
+      ``ColumnTransformer`` choosing its columns by a callable or a mask, ...), and a last
+      step that is a skdpgd DP estimator with public ``classes``/``y_bound``. A plain
+      ``Pipeline`` does not pass on the row bound its steps declare, so the last step needs
+      its own ``data_norm``;
+    * a skdpgd DP estimator: its ``classes``, ``y_bound`` and ``data_norm``.
 
-class _Problem(Exception):
-    pass
+    Anything else (including a subclass of a DP estimator that does not declare its own
+    capability, see :mod:`skdpgd._capability`) is one more problem.
 
+    Parameters
+    ----------
+    estimator : estimator (not fitted)
 
-def _leak(path, est, why=None):
-    name = type(est).__name__
-    alt = _LEAKS.get(name)
-    what = why or (f"{name} learns from the private rows without accounting" if alt else
-                   f"{name} is not known to skdpgd, which cannot tell whether it learns from "
-                   "the private rows")
-    fix = alt or ("BoundedScaler, DPStandardScaler, schema_transformer, a stateless "
-                  "Normalizer or FunctionTransformer")
-    return f"step {path!r} ({name}): {what}. Private alternative: {fix}."
+    Returns
+    -------
+    problems : list of str
+        One message per problem, naming the step and its private alternative; empty when
+        nothing was found. Reads parameters only.
 
+    Raises
+    ------
+    ValueError
+        For a :class:`PrivatePipeline` that does not end with a DP estimator (as its ``fit``).
 
-def _is_dp_estimator(est):
-    return type(est).__name__ in _FULL_BATCH + _MINIBATCH and \
-        type(est).__module__.startswith("skdpgd")
-
-
-def _audit_transformer(est, path, problems, spenders):
-    """Append to ``problems`` why ``est`` (not fitted) would leak; ``spenders`` the paths of
-    the DP transformers inside it. Reads only parameters."""
-    from sklearn.compose import ColumnTransformer
-    from sklearn.pipeline import FeatureUnion
-    from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer,
-                                       OneHotEncoder)
-    from sklearn.impute import SimpleImputer
-
-    if est is None or (isinstance(est, str) and est in ("passthrough", "drop")):
-        return
-    if isinstance(est, DPStandardScaler):
-        spenders.append(path)
-        return
-    if isinstance(est, BoundedScaler) or type(est) in (Normalizer, Binarizer):
-        return
-    if type(est) is FunctionTransformer:
-        if est.inverse_func is not None and est.check_inverse:
-            problems.append(_leak(path, est, "with check_inverse=True its fit applies func and "
-                                  "inverse_func to private rows and warns on the result"))
-        return  # its function must act on each row alone (documented, not checkable)
-    if type(est) is OneHotEncoder:
-        if isinstance(est.categories, str):
-            problems.append(_leak(path, est, "categories='auto' reads the level set from the "
-                                  "private rows"))
-        elif est.handle_unknown != "ignore":
-            problems.append(_leak(path, est, "with handle_unknown other than 'ignore', a fit "
-                                  "fails (naming the value) when a private row has a level "
-                                  "outside the public list"))
-        elif est.min_frequency is not None or est.max_categories is not None:
-            problems.append(_leak(path, est, "min_frequency/max_categories group levels by "
-                                  "their private frequencies"))
-        return
-    if type(est) is SimpleImputer:
-        if est.strategy != "constant":
-            problems.append(_leak(path, est, f"strategy={est.strategy!r} computes a statistic "
-                                  "of the private rows"))
-        elif est.add_indicator:
-            problems.append(_leak(path, est, "add_indicator=True keeps the columns that had "
-                                  "missing values in the private rows"))
-        return
-    if isinstance(est, Pipeline):
-        for name, step in est.steps:
-            if _is_dp_estimator(step):
-                problems.append(f"step {path}__{name}: a DP estimator can only be the final "
-                                "step of the private pipeline.")
-            else:
-                _audit_transformer(step, f"{path}__{name}", problems, spenders)
-        return
-    if isinstance(est, ColumnTransformer):
-        parts = list(est.transformers)
-        if not (isinstance(est.remainder, str) and est.remainder == "drop"):
-            parts.append(("remainder", est.remainder, None))
-        for name, trans, _ in parts:
-            _audit_transformer(trans, f"{path}__{name}", problems, spenders)
-        if est.sparse_threshold not in (0, 0.0) and _may_be_sparse(est):
-            problems.append(_leak(path, est, "sparse_threshold > 0 chooses a sparse or dense "
-                                  "output from the density of the private rows; set "
-                                  "sparse_threshold=0"))
-        return
-    if isinstance(est, FeatureUnion):
-        for name, trans in est.transformer_list:
-            _audit_transformer(trans, f"{path}__{name}", problems, spenders)
-        return
-    problems.append(_leak(path, est))
-
-
-def _declares_bound(est, input_declared=False):
-    """Whether the (unfitted) step will declare a public row bound once fitted (the
-    structural twin of :func:`skdpgd.preprocessing.output_bound`)."""
-    from sklearn.compose import ColumnTransformer
-    from sklearn.pipeline import FeatureUnion
-    from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer,
-                                       OneHotEncoder)
-
-    if est is None or (isinstance(est, str) and est == "passthrough"):
-        return input_declared
-    if isinstance(est, str) and est == "drop":
-        return True
-    if isinstance(est, (BoundedScaler, DPStandardScaler, OneHotEncoder, Binarizer, Normalizer)):
-        return True
-    if isinstance(est, Pipeline):
-        for _, step in est.steps:
-            input_declared = _declares_bound(step, input_declared)
-        return input_declared
-    if isinstance(est, ColumnTransformer):
-        parts = [t for _, t, _ in est.transformers] + [est.remainder]
-        return all(_declares_bound(t, False) for t in parts)
-    if isinstance(est, FeatureUnion):
-        return all(_declares_bound(t, input_declared) for _, t in est.transformer_list)
-    if isinstance(est, FunctionTransformer) and est.func is None:
-        return input_declared
-    return False
-
-
-def _may_be_sparse(ct):
-    from sklearn.preprocessing import OneHotEncoder
-
-    def sparse(t):
-        if isinstance(t, Pipeline):
-            return any(sparse(s) for _, s in t.steps)
-        return isinstance(t, OneHotEncoder) and t.sparse_output or hasattr(t, "tocsr")
-    return any(sparse(t) for _, t, _ in ct.transformers) or not isinstance(ct.remainder, str)
+    Examples
+    --------
+    >>> from sklearn.pipeline import Pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from skdpgd import DPLogisticRegression
+    >>> from skdpgd.pipeline import audit_estimator
+    >>> leaky = Pipeline([("s", StandardScaler()),
+    ...                   ("m", DPLogisticRegression(classes=[0, 1], data_norm=3.0))])
+    >>> print(audit_estimator(leaky)[0][:72])
+    step 's' (StandardScaler): StandardScaler learns from the private rows w
+    """
+    if type(estimator) is PrivatePipeline:
+        problems, _ = estimator.audit()
+        unbounded = _bound_problem(estimator.steps)
+        return problems + ([unbounded] if unbounded is not None else [])
+    if type(estimator) is Pipeline:
+        problems, _ = _audit_steps(estimator.steps, final_must_be_dp=False)
+        where, final = f"step {estimator.steps[-1][0]!r}", estimator.steps[-1][1]
+        if not _is_dp_estimator(final):
+            return problems
+        fix = ("a public data_norm on the final step (a scikit-learn Pipeline does not pass on "
+               "the bound its steps declare), or make_private_pipeline, which does")
+    else:
+        where, final = "the estimator", estimator
+        if not _is_dp_estimator(final):
+            return [_not_dp_estimator(where, final, "a private fit needs one, or a pipeline "
+                                      "ending")]
+        problems = _final_step_problems(final, where)
+        fix = "a public data_norm (and rows scaled into it)"
+    if "data_norm" in final.get_params() and final.get_params()["data_norm"] is None:
+        problems.append(f"{where} ({type(final).__name__}): data_norm=None reads the largest "
+                        f"row norm from the private rows. Private alternative: {fix}.")
+    return problems
 
 
 class _Ledger:
@@ -257,6 +177,9 @@ class _Ledger:
 class _StepLedger:
     """What one step is given as its ``budget``: the pipeline's ledger, labelled with the
     step's path. Copies (clone) share it."""
+
+    #: the step is fitted by a private pipeline, whose own fit the model-selection guard checks
+    inside_private_pipeline = True
 
     def __init__(self, ledger, path):
         self.ledger, self.path, self.neighbouring = ledger, path, ledger.neighbouring
@@ -382,31 +305,7 @@ class PrivatePipeline(Pipeline):
     def audit(self):
         """``(problems, spenders)``: why steps would leak (messages) and the paths of the steps
         that spend budget (DP transformers, then the final estimator). Reads parameters only."""
-        if not isinstance(self.steps, (list, tuple)) or not self.steps:
-            raise ValueError("a private pipeline needs a non-empty list of (name, step).")
-        problems, spenders = [], []
-        *transformers, (last_name, last) = self.steps
-        for name, est in transformers:
-            if _is_dp_estimator(est):
-                problems.append(f"step {name!r}: a DP estimator can only be the final step.")
-            else:
-                _audit_transformer(est, name, problems, spenders)
-        if not _is_dp_estimator(last):
-            raise ValueError(
-                f"the final step {last_name!r} ({type(last).__name__}) is not a skdpgd DP "
-                "estimator; a private pipeline ends with DPLogisticRegression, DPRidge, "
-                "DPSGDClassifier, DPSGDRegressor or DPMLPClassifier.")
-        spenders.append(last_name)
-        params = last.get_params()
-        if "classes" in params and params["classes"] is None:
-            problems.append(f"step {last_name!r} ({type(last).__name__}): classes=None reads the "
-                            "label set from the private rows. Private alternative: "
-                            "classes=[every possible label].")
-        if "y_bound" in params and params["y_bound"] is None:
-            problems.append(f"step {last_name!r} ({type(last).__name__}): y_bound=None reads the "
-                            "largest |y| from the private rows. Private alternative: a public "
-                            "y_bound (and targets mapped into it).")
-        return problems, spenders
+        return _audit_steps(self.steps)
 
     def _weights(self, spenders):
         if self.shares is not None:
@@ -439,6 +338,7 @@ class PrivatePipeline(Pipeline):
         -------
         self : object
         """
+        warn_if_model_selection(self)  # k fits on overlapping rows, unaccounted?
         if not isinstance(self.allow_leaks, (bool, np.bool_)):
             raise ValueError("allow_leaks must be True or False.")
         if isinstance(self.epsilon, bool) or not (isinstance(self.epsilon, numbers.Real)
@@ -453,7 +353,7 @@ class PrivatePipeline(Pipeline):
                           stacklevel=2)
         epsilon = float(self.epsilon)
         final_name, final = self.steps[-1]
-        minibatch = type(final).__name__ in _MINIBATCH
+        minibatch = declared_privacy(final) == DP_MINIBATCH_ESTIMATOR
         relation = self._relation(minibatch)
         if minibatch and len(spenders) > 1:
             raise ValueError(
@@ -473,16 +373,9 @@ class PrivatePipeline(Pipeline):
                                  "pipeline (budget=...), which charges every step to it.")
 
         # --- a public row bound for the final estimator: declared by the steps, or given ---
-        final_norm = final.get_params().get("data_norm", None)
-        declared = False
-        for _, est in self.steps[:-1]:
-            declared = _declares_bound(est, declared)
-        if final_norm is None and not declared and not self.allow_leaks:
-            raise ValueError(
-                f"the final step {final_name!r} has data_norm=None and the steps before it "
-                "declare no public row bound (end them with BoundedScaler, schema_transformer, "
-                "a Normalizer or DPStandardScaler), so the bound would be read from the private "
-                "rows; pass data_norm. Nothing was read or released.")
+        unbounded = _bound_problem(self.steps)
+        if unbounded is not None and not self.allow_leaks:
+            raise ValueError(unbounded + " Nothing was read or released.")
 
         if self.delta is not None:
             delta = float(self.delta)
@@ -554,7 +447,8 @@ class PrivatePipeline(Pipeline):
             Xt = est.fit_transform(Xt, y, **routed.get(name, {}))
         final_copy = steps[-1][1]
         data_norm = None
-        if final_copy.get_params().get("data_norm", None) is None:
+        final_params = final_copy.get_params()
+        if "data_norm" in final_params and final_params["data_norm"] is None:
             bound = None
             for _, est in steps[:-1]:
                 bound = output_bound(est, bound)

@@ -16,6 +16,7 @@ Epsilon at each delta comes from the tightest accountant the package has for the
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -151,7 +152,13 @@ class PrivacyReport:
         """Plot the privacy profile epsilon(delta) on a log delta axis (needs matplotlib);
         returns the axes."""
         if ax is None:
-            import matplotlib.pyplot as plt
+            try:
+                import matplotlib.pyplot as plt
+            except ImportError:
+                raise ImportError(
+                    "PrivacyReport.plot needs matplotlib, which is not installed: pip install "
+                    "matplotlib (or read the profile as numbers with report.epsilon(delta)).",
+                    name="matplotlib") from None
 
             _, ax = plt.subplots(figsize=(5, 3.5))
         d = np.geomspace(1e-12, 1e-1, 45) if deltas is None else np.asarray(deltas, float)
@@ -180,12 +187,8 @@ def _collect(obj):
                  f"by the budget's own accountant: {obj.spent_epsilon():.4g}"]
         return title, obj.neighbouring, items, None, notes
     releases = getattr(obj, "releases_", None)
-    if releases is None and hasattr(obj, "steps"):  # a pipeline: its fitted private steps
-        releases = []
-        for _, step in obj.steps:
-            releases += list(getattr(step, "releases_", []) or [])
-        if not releases:
-            releases = None
+    if releases is None and _is_composite(obj):  # its fitted private parts, at any depth
+        releases = _nested_releases(obj, set()) or None
     if releases is None:
         raise TypeError(f"privacy_report needs a fitted private estimator, search, pipeline or "
                         f"a PrivacyBudget; {title} has no releases_ (is it fitted?).")
@@ -196,6 +199,45 @@ def _collect(obj):
     eps, delta = getattr(obj, "epsilon_", None), getattr(obj, "delta_", None)
     stated = (float(eps), float(delta)) if eps is not None and delta is not None else None
     return title, relation, list(releases), stated, []
+
+
+def _is_composite(obj):
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    return isinstance(obj, (Pipeline, ColumnTransformer, FeatureUnion))
+
+
+def _nested_releases(obj, seen):
+    """The releases of every fitted private object inside a scikit-learn ``Pipeline``,
+    ``ColumnTransformer`` or ``FeatureUnion``, at any depth, each object once (``seen``: ids
+    of the objects already read).
+
+    An object that records its own ``releases_`` (a DP step, a ``PrivatePipeline``, a
+    private search) is read as it is: its record covers its parts. A ``ColumnTransformer`` is
+    read through its fitted parts (``transformers_``), never its templates (``transformers``),
+    which it cloned before fitting and which may hold the releases of some other fit."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+
+    if obj is None or isinstance(obj, str) or id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    own = getattr(obj, "releases_", None)
+    if own is not None:
+        return list(own)
+    if isinstance(obj, Pipeline):
+        parts = [step for _, step in obj.steps]
+    elif isinstance(obj, ColumnTransformer):
+        parts = [t for _, t, _ in getattr(obj, "transformers_", [])]  # unfitted: nothing
+    elif isinstance(obj, FeatureUnion):
+        parts = [t for _, t in obj.transformer_list]  # fitted in place
+    else:
+        return []
+    out = []
+    for part in parts:
+        out += _nested_releases(part, seen)
+    return out
 
 
 @dataclass
@@ -267,6 +309,34 @@ def _accountants(groups, curves):
     return out
 
 
+def _seed_notes(obj):
+    """A note for every parameter of ``obj`` (nested ones included) that fixes the noise: an
+    integer seed, or a generator whose state is stored with the object. Whoever holds such a
+    model and the other rows can refit a neighbouring data set with the same noise, so the
+    noise no longer hides the row."""
+    get = getattr(obj, "get_params", None)
+    if get is None:
+        return []
+    try:
+        params = get(deep=True)
+    except Exception:  # an object whose parameters cannot be read says nothing here
+        return []
+    notes = []
+    for key in sorted(params):
+        if key != "random_state" and not key.endswith("__random_state"):
+            continue
+        value = params[key]
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            shown = f"{key}={int(value)}"
+        elif isinstance(value, (np.random.RandomState, np.random.Generator)):
+            shown = f"{key}={type(value).__name__}(...)"
+        else:
+            continue
+        notes.append(f"{shown}: the noise is reproducible from this seed: do not publish it "
+                     "with the model (refit with random_state=None to publish).")
+    return notes
+
+
 def privacy_report(obj, deltas=None, plot=False, ax=None):
     """Summarise what ``obj`` released and its epsilon at several deltas.
 
@@ -274,8 +344,12 @@ def privacy_report(obj, deltas=None, plot=False, ax=None):
     ----------
     obj : fitted estimator, PrivateRandomSearchCV, pipeline or PrivacyBudget
         Anything exposing ``releases_`` (with ``epsilon_`` and ``delta_`` for the stated
-        guarantee), a scikit-learn ``Pipeline`` whose fitted steps do, or a
-        :class:`~skdpgd.PrivacyBudget` (its charges so far).
+        guarantee), a :class:`~skdpgd.PrivacyBudget` (its charges so far), or a fitted
+        scikit-learn ``Pipeline``, ``ColumnTransformer`` or ``FeatureUnion``: the releases of
+        every private step inside it, at any depth (nested pipelines, the fitted parts of a
+        column transformer, the parts of a feature union), each step counted once and
+        composed together. A ``PrivatePipeline`` found inside is read from its own
+        ``releases_``, which cover its steps.
     deltas : sequence of float, optional
         Deltas for the table (default: the object's ``delta_`` and 1e-3 ... 1e-10).
     plot : bool, default=False
@@ -303,6 +377,7 @@ def privacy_report(obj, deltas=None, plot=False, ax=None):
     True
     """
     title, relation, items, stated, notes = _collect(obj)
+    notes = list(notes) + _seed_notes(obj)
     rows, groups, curves = _normalise(items, relation)
     accountants = _accountants(groups, curves)
     if deltas is None:

@@ -182,6 +182,11 @@ class NoisePlan:
         below ``s`` and the released counts' largest class frequency is at least ``p``, the rest
         of the budget goes to a second release of the class counts and the intercept-only model
         is returned instead of the fit (None: always fit).
+    select_share : float in [0, 1)
+        With ``prior_share > 0``: the share of the budget (of ``mu^2``) spent, once the fit is
+        done, on a noisy comparison of the training accuracy of the fit and of the
+        intercept-only model of the released counts; the better of the two is returned (0: the
+        fit, always). See :class:`skdpgd._mechanisms.WarmStart`.
     """
 
     noise_multipliers: np.ndarray
@@ -195,10 +200,17 @@ class NoisePlan:
     hessian_rate: object = 1.0
     prior_share: float = 0.0
     prior_switch: tuple | None = None
+    select_share: float = 0.0
 
     def __post_init__(self):
         if not 0.0 <= self.prior_share < 1.0:
             raise ValueError(f"prior_share must be in [0, 1), got {self.prior_share!r}.")
+        if not (0.0 <= self.select_share < 1.0 and self.prior_share + self.select_share < 1.0):
+            raise ValueError(f"select_share must be in [0, 1) with prior_share + select_share "
+                             f"< 1, got {self.select_share!r}.")
+        if self.select_share > 0 and not self.prior_share > 0:
+            raise ValueError("a selection (select_share > 0) needs the class counts "
+                             "(prior_share > 0): they give its second candidate.")
         z = np.asarray(self.noise_multipliers, dtype=float).ravel()
         if z.size == 0 or np.any(~np.isfinite(z)) or np.any(z <= 0):
             raise ValueError("a noise plan needs at least one positive, finite multiplier.")
@@ -703,6 +715,9 @@ class Auto(Schedule):
     #: :func:`skdpgd.policy.prior_switch_tiers`). None: :data:`skdpgd.policy.AUTO_PRIOR_SWITCH`;
     #: False: off.
     prior_switch: tuple | bool | None = None
+    #: The selection ``(s, count_share, select_share)`` (see :data:`skdpgd.policy.AUTO_SELECT`,
+    #: :attr:`NoisePlan.select_share`). None: :data:`skdpgd.policy.AUTO_SELECT`; False: off.
+    select: tuple | bool | None = None
 
     name = "auto"
     alpha_rule = "auto"
@@ -715,7 +730,7 @@ class Auto(Schedule):
     def plan(self, problem, mu, max_iter=None):
         plan = self.choose(problem, mu, max_iter).plan(problem, mu, max_iter)
         start = policy.auto_prior_start(problem, mu, plan.mechanism, self.prior_share,
-                                        self.prior_switch)
+                                        self.prior_switch, self.select)
         return replace(plan, **start) if start else plan
 
 

@@ -10,8 +10,10 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import LinearClassifierMixin, log_proba_from_scores, proba_from_scores
+from ._capability import DP_MINIBATCH_ESTIMATOR
 from ._compat import Interval, StrOptions, fit_context
-from ._data import classification_data, regression_data, resolve_data_norm, resolve_y_bound
+from ._data import (centred_targets, classification_data, regression_data, resolve_data_norm,
+                    resolve_y_bound, target_range)
 from ._minibatch import SGD_CONSTRAINTS, fit_minibatch
 from ._public import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
 from ._public import CLASSES_DOC as _CLASSES_DOC
@@ -101,7 +103,10 @@ _SGD_PARAMS_DOC = """
         theory page and ``prior_switch_``).
 
     random_state : int, RandomState instance or None, default=None
-        Seeds the one generator that draws the batches and the noise.
+        Seeds the one generator that draws the batches and the noise. None (the default) draws
+        fresh operating-system entropy for each fit (unaffected by ``np.random.seed``): use it for
+        a model you publish. An int or a RandomState makes the noise reproducible by anyone who
+        knows it: for experiments (the user guide's "Publishing a model").
 
     budget : PrivacyBudget or None, default=None
         A shared budget this fit is charged to (see :class:`~skdpgd.PrivacyBudget`); a fit
@@ -326,6 +331,9 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
     True
     """
 
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    _skdpgd_privacy = DP_MINIBATCH_ESTIMATOR
+
     _parameter_constraints: dict = {
         **_DPSGDBase._parameter_constraints,
         "loss": [StrOptions({"log_loss", "hinge", "modified_huber", "squared_hinge"})],
@@ -460,10 +468,13 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         Threshold of the Huber loss (scikit-learn calls it ``epsilon``, a name taken here by
         the privacy budget; 0.1 is its default too).
 
-    y_bound : float or None, default=None
-        Public bound on ``|y|``; targets are clipped to it. Needed by 'squared_error' when
-        ``clip_norm='auto'`` (the clip is ``f * y_bound * ||(x, c)||``); None then infers it
-        from the data with a :class:`~skdpgd.PrivacyLeakWarning`. Unused otherwise when None.
+    y_bound : float, (lo, hi) or None, default=None
+        Public range of the targets: a number ``Y`` for ``[-Y, Y]``, or a pair ``(lo, hi)``.
+        Targets are clipped to it and centred on its middle (added back to the intercept).
+        Needed by 'squared_error' when ``clip_norm='auto'`` (the clip is
+        ``f * half * ||(x, c)||``, ``half`` the range's half-width); None then infers
+        ``max |y|`` from the data with a :class:`~skdpgd.PrivacyLeakWarning`. Unused otherwise
+        when None.
 {_SGD_PARAMS_DOC}
     Attributes
     ----------
@@ -480,7 +491,10 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         Names of the features, when X has string column names.
 
     y_bound_ : float or None
-        The target bound used.
+        The half-width of the target range the fit used (the bound on the centred targets).
+
+    y_range_ : tuple of float or None
+        The target range ``(lo, hi)`` the targets were clipped to.
 {_SGD_FITTED_DOC}
     See Also
     --------
@@ -502,11 +516,14 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
     True
     """
 
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    _skdpgd_privacy = DP_MINIBATCH_ESTIMATOR
+
     _parameter_constraints: dict = {
         **_DPSGDBase._parameter_constraints,
         "loss": [StrOptions({"squared_error", "huber"})],
         "huber_threshold": [Interval(numbers.Real, 0, None, closed="neither")],
-        "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
     }
 
     def __init__(self, loss="squared_error", *, huber_threshold=0.1, y_bound=None, epsilon=1.0,
@@ -563,10 +580,13 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         with fit_transaction(self):
             X, y, sample_weight, *_ = self._validate(X, y, sample_weight, classification=False)
             data_norm = resolve_data_norm(self.data_norm, X)
-            y_bound = self.y_bound
-            if y_bound is None and self.loss == "squared_error" and self.clip_norm == "auto":
+            centre, y_bound = 0.0, None
+            if self.y_bound is not None:  # public: a bound Y ([-Y, Y]) or a range (lo, hi)
+                centre, y_bound = target_range(self.y_bound, self.fit_intercept)
+            elif self.loss == "squared_error" and self.clip_norm == "auto":
                 y_bound = resolve_y_bound(None, y)
-            y_k = y if y_bound is None else np.clip(y, -y_bound, y_bound)
+            # the fit sees y - centre within [-y_bound, y_bound]: the sensitivities use y_bound
+            y_k = y if y_bound is None else centred_targets(y, centre, y_bound)
             if self.loss == "huber":
                 loss = Huber(threshold=float(self.huber_threshold))
             else:
@@ -579,8 +599,9 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
             coef, intercept = self._fit_private(X, y_k, sample_weight, loss, 1, data_norm,
                                                 y_bound=y_bound, target_scale=target_scale)
             self.y_bound_ = None if y_bound is None else float(y_bound)
+            self.y_range_ = None if y_bound is None else (centre - y_bound, centre + y_bound)
             self.coef_ = coef[0]
-            self.intercept_ = intercept
+            self.intercept_ = intercept + centre  # centre is 0 without an intercept
         return self
 
     def predict(self, X):

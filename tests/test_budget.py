@@ -68,9 +68,11 @@ def test_add_remove_fits_convert_to_a_replace_one_budget(data):
     # each release's noise is a multiplier z * s_add_remove / s_replace under replace-one: z/2
     # for gradient sums, z/sqrt(2) for Hessian sums (two PSD terms), z for the row-norm query
     # (the clip bound under both relations), z/sqrt(2) for the class counts of the warm start
-    # (sqrt(2) replace-one, 1 add/remove-one); the noisy count is free (N is public there)
+    # (sqrt(2) replace-one, 1 add/remove-one), z/2 for the selection's difference of counts
+    # (2 replace-one, 1 add/remove-one); the noisy count is free (N is public there)
     ratio = {"gradient sums": 0.5, "Hessian sums": 1 / np.sqrt(2.0), "row norm sum": 1.0,
-             "row count": np.inf, "class counts (start)": 1 / np.sqrt(2.0)}
+             "row count": np.inf, "class counts (start)": 1 / np.sqrt(2.0),
+             "selection: fit minus prior, rows predicted right": 0.5}
     z_all = np.concatenate([ratio[r.name] * r.multipliers for r in fit.releases_])
     assert {r.name for r in fit.releases_} <= set(ratio)
     assert rep.spent_epsilon() == pytest.approx(gdp_epsilon(1e-6, compose_gdp(z_all)),
@@ -181,3 +183,48 @@ def test_infinite_epsilon_fit_cannot_draw_from_a_budget(data):
     with pytest.raises(BudgetExceededError):
         DPLogisticRegression(epsilon=np.inf, data_norm=1.0, budget=budget).fit(X, y)
     assert gdp_mu(10.0, 1e-6) > 0 and budget.spent_epsilon() == 0.0
+
+
+def test_eight_threads_of_fits_on_one_budget_never_overspend_it():
+    """Each fit's check of the budget and its charge run under the budget's lock: fits in
+    threads (joblib's threading backend, a web service) are admitted or refused as one after
+    the other would be, and the ledger never exceeds its total."""
+    import threading
+
+    from skdpgd.exceptions import BudgetExceededError
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 5)) / 5
+    y = (X[:, 0] > 0).astype(int)
+    # a public N and a fixed seed: every fit spends the same, so the sequential count is exact
+    extra = {"n_samples": 2000, "random_state": 0}
+    for Est in (DPLogisticRegression, DPSGDClassifier):
+        budget = PrivacyBudget(2.0, 1e-5, neighbouring="add_remove")
+        outcome, start = [], threading.Barrier(8)
+
+        def work():
+            start.wait()
+            try:
+                Est(epsilon=1.0, data_norm=1.0, classes=[0, 1], budget=budget,
+                    **extra).fit(X, y)
+                outcome.append("fit")
+            except BudgetExceededError:
+                outcome.append("refused")
+
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(outcome) == 8 and "refused" in outcome and "fit" in outcome
+        assert budget.spent_epsilon() <= 2.0
+        sequential = PrivacyBudget(2.0, 1e-5, neighbouring="add_remove")
+        admitted = 0
+        for _ in range(8):
+            try:
+                Est(epsilon=1.0, data_norm=1.0, classes=[0, 1], budget=sequential,
+                    **extra).fit(X, y)
+                admitted += 1
+            except BudgetExceededError:
+                pass
+        assert outcome.count("fit") == admitted

@@ -351,3 +351,40 @@ def test_predict_with_wrong_number_of_features(name):
     est = make(name).fit(X, y)
     with pytest.raises(ValueError, match="features"):
         est.predict(X[:, :2])
+
+
+def test_an_empty_frame_gets_a_clear_error_from_a_private_pipeline():
+    import pandas as pd
+
+    from skdpgd import DPLogisticRegression
+    from skdpgd.pipeline import make_private_pipeline
+    from skdpgd.preprocessing import schema_transformer
+
+    df = pd.DataFrame({"a": pd.Series([], dtype=float), "b": pd.Series([], dtype=object)})
+    pipe = make_private_pipeline(schema_transformer({"a": (0, 1), "b": ["x", "y"]}),
+                                 DPLogisticRegression(classes=[0, 1]), epsilon=1.0)
+    with pytest.raises(ValueError, match="0 sample"):
+        pipe.fit(df, np.array([], dtype=int))
+    assert not hasattr(pipe, "epsilon_")
+
+
+def test_a_tiny_epsilon_refusal_names_an_epsilon_that_works():
+    """At epsilon = 1e-6 on 60 rows DP-SGD's set-up releases (the noisy row count, the class
+    counts) spend the whole budget at the delta the noisy count sets; the refusal names the
+    smallest epsilon with room at that delta, and that epsilon fits."""
+    import re
+
+    from skdpgd import DPSGDClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3)) / 3
+    y = (X[:, 0] > 0).astype(int)
+    est = DPSGDClassifier(epsilon=1e-6, data_norm=1.0, classes=[0, 1], random_state=0)
+    with pytest.raises(ValueError, match="epsilon of at least") as info:
+        est.fit(X, y)
+    assert "n_samples" in str(info.value) and "explicit delta" in str(info.value)
+    assert not hasattr(est, "coef_")
+    need = float(re.search(r"at least ([0-9.e+-]+)", str(info.value)).group(1))
+    fitted = DPSGDClassifier(epsilon=1.01 * need, data_norm=1.0, classes=[0, 1],
+                             random_state=0).fit(X, y)
+    assert fitted.epsilon_ <= 1.01 * need

@@ -1,5 +1,6 @@
-"""PrivateRandomSearchCV: its epsilon against closed forms computed here, refusals, and the
-warning for DP fits inside scikit-learn's model-selection helpers."""
+"""PrivateRandomSearchCV: its epsilon against closed forms computed here, refusals (the leak
+audit of its estimator among them), and the warning for DP fits inside scikit-learn's
+model-selection helpers."""
 
 import math
 import pickle
@@ -9,8 +10,8 @@ import mpmath
 import numpy as np
 import pytest
 from sklearn.model_selection import GridSearchCV, cross_val_score
-from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import Normalizer
+from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.preprocessing import FunctionTransformer, Normalizer, StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdpgd import (BudgetExceededError, DPLogisticRegression, DPRidge, DPSGDClassifier,
@@ -18,6 +19,8 @@ from skdpgd import (BudgetExceededError, DPLogisticRegression, DPRidge, DPSGDCla
 from skdpgd._rdp import DEFAULT_ORDERS
 from skdpgd.model_selection import (PrivateRandomSearchCV, RepeatedSelection, draw_n_trials,
                                     truncated_negative_binomial_gamma)
+from skdpgd.pipeline import make_private_pipeline
+from skdpgd.preprocessing import BoundedScaler
 
 mpmath.mp.dps = 40
 
@@ -187,6 +190,9 @@ def test_number_of_trials_has_the_stated_mean(distribution, eta):
 
 
 class _CountingLR(DPLogisticRegression):
+    # counts fits and calls DPLogisticRegression's: it keeps that class's promise, and says so
+    # (a subclass is not trusted by inheritance)
+    _skdpgd_privacy = DPLogisticRegression._skdpgd_privacy
     fits = 0
 
     def fit(self, X, y, sample_weight=None):
@@ -230,7 +236,9 @@ def test_estimator_budget_is_charged_once_for_the_whole_search(data):
                               random_state=0).fit(X, y)
     assert len(budget.rdp_charges) == 1 and not budget.charges
     assert budget.spent_epsilon() == pytest.approx(s.epsilon_, rel=1e-12)
-    assert s.best_estimator_.budget is None
+    # the winner carries the budget you gave the estimator (a refit of it is charged there),
+    # never the search's setting for its trials
+    assert s.best_estimator_.budget is budget
 
 
 def test_budget_rdp_charges_survive_pickling_detached(data):
@@ -332,9 +340,13 @@ def test_noisy_score_sensitivity():
         yr = rng.normal(scale=5, size=n)
         yr2 = yr.copy()
         yr2[rng.integers(n)] = rng.choice([-1e6, 1e6, 0.0])
-        a = score(Fixed(pr), None, yr, "neg_mean_squared_error", B, n, 1.0, 0.0)
-        b = score(Fixed(pr), None, yr2, "neg_mean_squared_error", B, n, 1.0, 0.0)
+        a = score(Fixed(pr), None, yr, "neg_mean_squared_error", (-B, B), n, 1.0, 0.0)
+        b = score(Fixed(pr), None, yr2, "neg_mean_squared_error", (-B, B), n, 1.0, 0.0)
         assert abs(a - b) <= 4 * B * B / n * (1 + 1e-12)
+        # an off-centre range (lo, hi): the squared width
+        a = score(Fixed(pr + 5), None, yr + 5, "neg_mean_squared_error", (1, 9), n, 1.0, 0.0)
+        b = score(Fixed(pr + 5), None, yr2 + 5, "neg_mean_squared_error", (1, 9), n, 1.0, 0.0)
+        assert abs(a - b) <= 64.0 / n * (1 + 1e-12)
     # the noise has standard deviation sensitivity / mu
     a = score(Fixed(np.ones(n)), None, np.ones(n), "accuracy", None, n, 0.5, 1.0)
     assert a == pytest.approx(1.0 + (1.0 / n) / 0.5)
@@ -391,6 +403,117 @@ def test_regression_search(data):
 
 
 # ---------------------------------------------------------------------------------------------
+# The leak audit of the estimator (the private pipeline's), before any row is read
+# ---------------------------------------------------------------------------------------------
+
+
+class _Poison:
+    """X or y that fails the test if anything reads it."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"the private rows were read ({name}) before the audit")
+
+    def __len__(self):
+        raise AssertionError("the private rows were read (len) before the audit")
+
+    def __array__(self, *args, **kwargs):
+        raise AssertionError("the private rows were read (array) before the audit")
+
+
+def _refused(search, match):
+    """``search.fit`` is refused before reading a row, charging or setting anything."""
+    budget = PrivacyBudget(10.0, 1e-5, neighbouring="replace")
+    search.set_params(budget=budget)
+    with pytest.raises(ValueError, match=match):
+        search.fit(_Poison(), _Poison())
+    assert not [k for k in vars(search) if k.endswith("_")]
+    assert budget.spent_epsilon() == 0.0 and not budget.rdp_charges
+
+
+def test_a_pipeline_step_that_learns_from_the_rows_is_refused(data):
+    X, y = data
+    leaky = Pipeline([("s", StandardScaler()), ("m", _lr())])
+    _refused(PrivateRandomSearchCV(leaky, {"m__schedule": ["auto", "uniform"]}, epsilon=1.0,
+                                   n_iter=3, random_state=0),
+             r"step 's' \(StandardScaler\).*Private alternative: DPStandardScaler.*"
+             "ran no trial")
+    # on real rows too: the exact means would be published in best_estimator_
+    with pytest.raises(ValueError, match="StandardScaler"):
+        PrivateRandomSearchCV(leaky, {"m__schedule": ["auto"]}, epsilon=1.0, n_iter=3,
+                              random_state=0).fit(X, y)
+    # nested, and in a private pipeline given to the search
+    nested = Pipeline([("u", FeatureUnion([("s", StandardScaler())])), ("m", _lr())])
+    _refused(PrivateRandomSearchCV(nested, {"m__schedule": ["auto"]}, epsilon=1.0),
+             r"step 'u__s' \(StandardScaler\)")
+    private = make_private_pipeline(StandardScaler(), Normalizer(),
+                                    DPLogisticRegression(classes=[0, 1]), epsilon=1.0)
+    _refused(PrivateRandomSearchCV(private, {"dplogisticregression__schedule": ["auto"]},
+                                   epsilon=1.0), r"step 'standardscaler' \(StandardScaler\)")
+
+
+def test_a_final_estimator_reading_its_classes_or_bounds_is_refused():
+    grid = {"schedule": ["auto"]}
+    _refused(PrivateRandomSearchCV(DPLogisticRegression(data_norm=2.0), grid),
+             r"the estimator \(DPLogisticRegression\): classes=None")
+    _refused(PrivateRandomSearchCV(DPLogisticRegression(classes=[0, 1]), grid),
+             "data_norm=None reads the largest row norm")
+    _refused(PrivateRandomSearchCV(DPRidge(data_norm=2.0), grid, y_bound=2.0),
+             "y_bound=None")
+    # a plain Pipeline does not pass on the bound its steps declare (a private pipeline does)
+    _refused(PrivateRandomSearchCV(Pipeline([("n", Normalizer()),
+                                             ("m", DPLogisticRegression(classes=[0, 1]))]),
+                                   {"m__schedule": ["auto"]}),
+             r"step 'm' \(DPLogisticRegression\): data_norm=None.*make_private_pipeline")
+    _refused(PrivateRandomSearchCV(make_private_pipeline(
+        FunctionTransformer(np.tanh), DPLogisticRegression(classes=[0, 1]), epsilon=1.0),
+        {"dplogisticregression__schedule": ["auto"]}), "declare no public row bound")
+
+
+def test_an_estimator_subclass_is_refused_unless_it_declares_its_privacy():
+    class Peeking(DPLogisticRegression):
+        def fit(self, X, y, sample_weight=None):
+            self.largest_ = float(np.max(np.abs(X)))
+            return super().fit(X, y, sample_weight)
+
+    _refused(PrivateRandomSearchCV(Peeking(data_norm=2.0, classes=[0, 1]), GRID),
+             "subclass of DPLogisticRegression.*_skdpgd_privacy")
+    _refused(PrivateRandomSearchCV(Pipeline([("p", Peeking(data_norm=2.0, classes=[0, 1]))]),
+                                   {"p__schedule": ["auto"]}),
+             "final step 'p'.*not a skdpgd DP estimator")
+
+
+def test_public_bound_pipelines_are_searched_without_a_warning(data):
+    X, y = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        s = PrivateRandomSearchCV(
+            Pipeline([("s", BoundedScaler(bounds=(-1, 1))), ("m", _lr())]),
+            {"m__schedule": ["auto", "uniform"]}, epsilon=1.0, n_iter=3,
+            random_state=0).fit(X, y)
+        assert s.epsilon_ <= 1.0 and s.best_estimator_[-1].mu_ <= s.base_mu_
+        assert type(s.best_estimator_[0]) is BoundedScaler
+        private = make_private_pipeline(BoundedScaler(bounds=(-1, 1)),
+                                        DPLogisticRegression(classes=[0, 1]), epsilon=1.0)
+        t = PrivateRandomSearchCV(private, {"dplogisticregression__schedule": ["auto"]},
+                                  epsilon=1.0, n_iter=3, random_state=0).fit(X, y)
+        assert t.epsilon_ <= 1.0 and t.best_estimator_.mu_ <= t.base_mu_
+
+
+@pytest.mark.filterwarnings("ignore:DPLogisticRegression is the final step:skdpgd.exceptions.PrivacyLeakWarning")
+def test_allow_leaks_warns_and_searches(data):
+    X, y = data
+    leaky = Pipeline([("s", StandardScaler()), ("m", _lr())])
+    search = PrivateRandomSearchCV(leaky, {"m__schedule": ["auto"]}, epsilon=1.0, n_iter=3,
+                                   allow_leaks=True, random_state=0)
+    with pytest.warns(PrivacyLeakWarning, match="step 's' .*epsilon_ does not cover") as rec:
+        search.fit(X, y)
+    assert rec[0].filename == __file__  # the warning points at the caller's fit
+    assert search.epsilon_ <= 1.0
+    with pytest.raises(ValueError, match="allow_leaks"):
+        PrivateRandomSearchCV(leaky, {"m__schedule": ["auto"]}, allow_leaks="yes").fit(X, y)
+
+
+# ---------------------------------------------------------------------------------------------
 # The warning for scikit-learn's helpers
 # ---------------------------------------------------------------------------------------------
 
@@ -440,11 +563,13 @@ def test_warning_names_the_search_for_a_private_search_in_cross_validation(data)
 
 @parametrize_with_checks([
     PrivateRandomSearchCV(DPLogisticRegression(), {"schedule": ["auto", "uniform"]}, n_iter=2,
-                          random_state=0),
+                          allow_leaks=True, random_state=0),
     PrivateRandomSearchCV(DPRidge(y_bound=5.0), {"schedule": ["auto", "uniform"]}, n_iter=2,
-                          random_state=0)])
+                          allow_leaks=True, random_state=0)])
 def test_sklearn_compatible_search(estimator, check):
-    with warnings.catch_warnings():  # the checks leave data_norm and classes to the data
+    # the checks' data has no public classes or row bound: the estimators read them from the
+    # rows, which the search allows only with allow_leaks=True (and a PrivacyLeakWarning)
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         check(estimator)
 
@@ -487,3 +612,21 @@ def test_search_over_a_full_batch_mlp(data):
     with pytest.raises(TypeError, match="minibatches"):
         PrivateRandomSearchCV(DPMLPClassifier(batch_size=32, classes=[0, 1]),
                               {"learning_rate": [0.1]}, epsilon=1.0).fit(X, y)
+
+
+def test_best_score_is_clipped_to_the_range_of_the_score():
+    # a perfectly separable set: every trial scores 1.0 before its noise, so the noisy maximum
+    # lies above 1 more often than not; what is reported is clipped (post-processing)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 2)) / 2
+    y = (X[:, 0] > 0).astype(int)
+    X[:, 0] += np.where(y == 1, 0.3, -0.3)
+    scores = []
+    for seed in range(5):
+        s = PrivateRandomSearchCV(DPLogisticRegression(data_norm=2.0, classes=[0, 1]),
+                                  {"alpha": [1e-3]}, epsilon=1.0, n_iter=3,
+                                  random_state=seed).fit(X, y)
+        scores.append(s.best_score_)
+        assert s.cv_results_["mean_test_score"].tolist() == [s.best_score_]
+    assert all(0.0 <= v <= 1.0 for v in scores)
+    assert max(scores) == 1.0

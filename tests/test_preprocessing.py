@@ -293,3 +293,202 @@ def test_dp_standard_scaler_noise_has_the_declared_scale():
     # the clip of the mean to [-1, 1] never binds here (noise << N)
     measured = np.std(np.asarray(sums), axis=0)
     np.testing.assert_allclose(measured, expected, rtol=0.12)
+
+
+# ------------------------------------------------------------------------------------------
+# schema_transformer: fitted attributes fixed by the schema, values outside the domain
+# ------------------------------------------------------------------------------------------
+
+def _fitted_attributes(obj, path="ct", out=None):
+    """``{path: value}`` of every fitted attribute (name ending in '_') of ``obj`` and of the
+    estimators fitted inside it, at any depth."""
+    from sklearn.base import BaseEstimator
+    from sklearn.pipeline import Pipeline
+
+    out = {} if out is None else out
+    if isinstance(obj, BaseEstimator):
+        for key, value in vars(obj).items():
+            if key.endswith("_") and not key.startswith("__"):
+                _fitted_attributes(value, f"{path}.{key}", out)
+        if isinstance(obj, Pipeline):
+            for name, step in obj.steps:
+                _fitted_attributes(step, f"{path}[{name}]", out)
+    elif isinstance(obj, dict):
+        for key, value in obj.items():
+            _fitted_attributes(value, f"{path}[{key!r}]", out)
+    elif isinstance(obj, (list, tuple)):
+        for k, value in enumerate(obj):
+            _fitted_attributes(value, f"{path}[{k}]", out)
+    else:
+        out[path] = obj
+    return out
+
+
+def _assert_same_fitted_attributes(a, b):
+    fa, fb = _fitted_attributes(a), _fitted_attributes(b)
+    assert fa.keys() == fb.keys()
+    for key in fa:
+        va, vb = fa[key], fb[key]
+        assert type(va) is type(vb), key
+        if isinstance(va, np.ndarray):
+            assert va.dtype == vb.dtype, key
+            assert va.shape == vb.shape, key
+            assert all(x == y or (x != x and y != y) for x, y in zip(va.ravel(), vb.ravel())), key
+        elif isinstance(va, float) and math.isnan(va):
+            assert math.isnan(vb), key
+        else:
+            assert va == vb, key
+
+
+def _int_frame(n=60):
+    k = np.arange(n)
+    return pd.DataFrame({"level": k % 3 + 1,                  # int64, levels [1, 2, 3]
+                         "half": k % 3,                       # int64, levels [0.5, 1, 2]
+                         "job": np.where(k % 2 == 0, "a", "b"),
+                         "age": 20 + k})
+
+
+INT_SCHEMA = {"level": [1, 2, 3], "half": [0.5, 1, 2], "job": ["a", "b"], "age": (18, 100)}
+
+
+@pytest.mark.parametrize("missing", ["constant", "indicator"])
+@pytest.mark.parametrize("cell", [np.nan, 2.5, "x", None])
+def test_schema_transformer_fitted_attributes_do_not_depend_on_the_rows(missing, cell):
+    """One odd cell in an integer column (missing, a float, a string) changes neither a
+    fitted attribute (value or dtype) nor the encoding of the other rows."""
+    clean = _int_frame()
+    odd = clean.astype({"level": object})
+    odd.loc[5, "level"] = cell
+    a = schema_transformer(INT_SCHEMA, missing=missing).fit(clean)
+    b = schema_transformer(INT_SCHEMA, missing=missing).fit(odd)
+    _assert_same_fitted_attributes(a, b)
+    odd_numeric = clean.astype({"level": float})
+    odd_numeric.loc[5, "level"] = np.nan if cell is None or isinstance(cell, str) else cell
+    c = schema_transformer(INT_SCHEMA, missing=missing).fit(odd_numeric)
+    _assert_same_fitted_attributes(a, c)
+    out = a.transform(clean)
+    np.testing.assert_array_equal(b.transform(clean), out)
+    np.testing.assert_array_equal(c.transform(clean), out)
+    rows = np.arange(len(clean)) != 5
+    np.testing.assert_array_equal(a.fit_transform(odd)[rows], out[rows])
+
+
+def test_schema_transformer_keeps_float_levels_of_an_integer_column():
+    """Levels 0.5, 1, 2 declared on an integer column are not truncated: 0 is no level."""
+    df = pd.DataFrame({"half": [0, 1, 2, 3]})
+    ct = schema_transformer({"half": [0.5, 1, 2]}).fit(df)
+    cats = [v for k, v in _fitted_attributes(ct).items() if "categories_" in k]
+    assert len(cats) == 1
+    np.testing.assert_array_equal(cats[0].astype(float), [0.5, 1.0, 2.0])
+    np.testing.assert_array_equal(ct.transform(df), [[0, 0, 0], [0, 1, 0], [0, 0, 1],
+                                                     [0, 0, 0]])
+
+
+def _odd_frame():
+    """Cells of the wrong type or outside the declared domain, and the same frame with those
+    cells missing."""
+    df = pd.DataFrame({"age": [30.0, 40.0, 50.0, 60.0, 70.0, 80.0],
+                       "job": ["a", "b", "a", "b", "a", "b"],
+                       "grade": [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]}).astype(object)
+    odd, gone = df.copy(), df.copy()
+    for row, col, value in [(0, "age", "forty"), (1, "age", None), (2, "age", np.inf),
+                            (3, "age", -np.inf), (4, "age", pd.Timestamp("2020-01-01")),
+                            (0, "job", 7), (2, "job", "zz"), (3, "job", 2.5),
+                            (1, "grade", "2"), (4, "grade", 2.5)]:
+        odd.loc[row, col] = value
+        gone.loc[row, col] = np.nan
+    odd.loc[5, "grade"] = True  # a bool is a number: True is level 1
+    gone.loc[5, "grade"] = 1
+    return odd, gone
+
+
+@pytest.mark.parametrize("missing", ["constant", "indicator"])
+def test_schema_transformer_values_outside_the_domain_are_missing(missing):
+    odd, gone = _odd_frame()
+    schema = {"age": (18, 100), "job": ["a", "b"], "grade": [1, 2, 3]}
+    ct = schema_transformer(schema, missing=missing, numeric_fill=0.25)
+    out = ct.fit_transform(odd)  # no error: one row cannot make the fit fail
+    np.testing.assert_array_equal(out, schema_transformer(schema, missing=missing,
+                                                          numeric_fill=0.25).fit_transform(gone))
+    np.testing.assert_array_equal(out, ct.transform(gone))
+    s = 1 / math.sqrt(3)
+    assert out[0, 0] == pytest.approx(0.25 * s)  # 'forty' -> numeric_fill
+    assert out[2, 0] == pytest.approx(0.25 * s)  # inf -> missing, not the top of the range
+    job = out[:, 1:3] if missing == "constant" else out[:, 1:4]
+    assert np.all(job[[0, 2, 3], :2] == 0)  # 7, 'zz', 2.5 are no job level
+    if missing == "indicator":
+        np.testing.assert_allclose(job[[0, 2, 3], 2], s)  # they count as missing
+    assert np.linalg.norm(out, axis=1).max() <= 1.0 + 1e-12
+    assert output_bound(ct) == pytest.approx(1.0)
+
+
+def test_schema_transformer_on_arrays_of_objects():
+    X = np.array([[30, "a"], ["x", "b"], [None, 3], [250, "a"]], dtype=object)
+    out = schema_transformer({0: (18, 100), 1: ["a", "b"]}).fit_transform(X)
+    s = 1 / math.sqrt(2)
+    np.testing.assert_allclose(out, [[(30 - 59) / 41 * s, s, 0], [0, 0, s], [0, 0, 0],
+                                     [s, s, 0]])
+
+
+def test_schema_transformer_mixed_levels_are_refused():
+    with pytest.raises(ValueError, match="levels"):
+        schema_transformer({"a": ["x", 1]})
+
+
+# --- typed schema entries and the dtype checks (dtypes are public; no value is read) -------
+
+
+def _codebook_frame():
+    import pandas as pd
+
+    return pd.DataFrame({"age": [30, 45, 60, 41], "sex": ["Male", "Female", "Male", "Male"],
+                         "code": [1, 2, 6, 3], "flag": [0, 1, 1, 0],
+                         "day": pd.to_datetime(["2020-01-01"] * 4)})
+
+
+def test_typed_entries_are_the_shorthands():
+    from skdpgd.preprocessing import categorical, numeric, schema_transformer
+
+    df = _codebook_frame()
+    typed = schema_transformer({"age": numeric(18, 90), "sex": categorical(["Male", "Female"])})
+    short = schema_transformer({"age": (18, 90), "sex": ["Male", "Female"]})
+    np.testing.assert_array_equal(typed.fit_transform(df), short.fit_transform(df))
+
+
+def test_a_range_written_as_a_list_is_an_error_naming_the_fix():
+    from skdpgd.preprocessing import categorical, schema_transformer
+
+    df = _codebook_frame()
+    with pytest.raises(ValueError, match=r"numeric\(30, 60\).*categorical\(\[30, 60\]\)"):
+        schema_transformer({"age": [30, 60]}).fit(df)
+    # explicit levels, or consecutive integers (a 0/1 flag), are level lists
+    out = schema_transformer({"age": categorical([30, 60])}).fit_transform(df)
+    assert out.sum() == pytest.approx(2.0)  # rows 0 and 2 hit a level
+    out = schema_transformer({"flag": [0, 1]}).fit_transform(df)
+    assert out.sum() == pytest.approx(4.0)
+
+
+@pytest.mark.parametrize("schema, match", [
+    ({"code": ["yes", "no"]}, "holds numbers"),
+    ({"sex": (0, 1)}, "holds text"),
+    ({"day": (0, 1)}, "holds dates"),
+])
+def test_a_declared_type_that_contradicts_the_dtype_is_refused(schema, match):
+    from skdpgd.preprocessing import schema_transformer
+
+    with pytest.raises(ValueError, match=match):
+        schema_transformer(schema).fit(_codebook_frame())
+
+
+def test_the_dtype_check_reads_no_value():
+    """The refusal is the same whatever the cells hold (it depends on dtypes only)."""
+    from skdpgd.preprocessing import schema_transformer
+
+    a, b = _codebook_frame(), _codebook_frame()
+    b["code"] = [9, 9, 9, 9]
+    messages = []
+    for df in (a, b):
+        with pytest.raises(ValueError) as info:
+            schema_transformer({"code": ["yes", "no"]}).fit(df)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]

