@@ -484,9 +484,10 @@ def switch_scale(epsilon, delta, first, branches, accountant="rdp", rtol=1e-5,
     releases, each composed with ``first`` within (epsilon, delta)) after the full-batch
     releases ``first`` within (epsilon, delta) as a whole: :func:`envelope_scale` of their
     profiles (:func:`branch_profile`), ``(s, upper)``. Public values only; cached."""
-    from .accounting import gdp_mu_of_releases
-
-    mu_first = gdp_mu_of_releases(first)
+    # GDP mu of the full-batch releases ``first`` (their own relation): sqrt(sum z^-2)
+    # (written here: skdpgd.accounting imports this module)
+    mu_first = math.sqrt(sum(float(np.sum(np.asarray(r.multipliers, dtype=float) ** -2.0))
+                             for r in first))
     t_max = abs(float(epsilon)) + 0.5 * mu_first * mu_first + 40.0 * mu_first + 1.0
     key = (float(epsilon), float(delta), float(mu_first), accountant, float(rtol),
            float(scale_rtol),

@@ -148,6 +148,8 @@ def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=Non
         fit.sample_weight = sample_weight * weights[y_index]
         fit.charges.add(class_counts)
 
+    _refuse_if_setup_spent_all(fit)  # the count (and class-weight counts) alone
+
     # --- the road's own set-up releases and public constants, then its release shapes ---
     road.setup(fit)
     _refuse_if_setup_spent_all(fit)
