@@ -492,3 +492,30 @@ def test_the_dtype_check_reads_no_value():
             schema_transformer({"code": ["yes", "no"]}).fit(df)
         messages.append(str(info.value))
     assert messages[0] == messages[1]
+
+
+def test_out_of_domain_counts_are_noisy_counts_of_cells_outside_the_codebook():
+    import pandas as pd
+
+    from skdpgd import PrivacyBudget, privacy_report
+    from skdpgd.accounting import gdp_mu
+    from skdpgd.preprocessing import out_of_domain_counts
+
+    df = pd.DataFrame({"sex": ["male", "Male", "female", None] * 250,
+                       "age": [30.0, 130.0, np.nan, 50.0] * 250, "n": ["1", 2, 3, 4] * 250})
+    schema = {"sex": ["Male", "Female"], "age": (18, 100), "n": [1, 2, 3, 4]}
+    exact = out_of_domain_counts(df, schema, epsilon=1e9, random_state=0)  # hardly any noise
+    assert exact.counts == pytest.approx({"age": 500.0, "sex": 750.0, "n": 250.0}, abs=1e-3)
+    budget = PrivacyBudget(1.0, 1e-6, neighbouring="replace")
+    check = out_of_domain_counts(df, schema, epsilon=0.1, delta=1e-6, budget=budget,
+                                 random_state=0)
+    # one release of 3 counts: L2 sensitivity sqrt(3), noise sqrt(3) / mu, exactly charged
+    assert check.noise_std == pytest.approx(np.sqrt(3) / gdp_mu(0.1, 1e-6), rel=1e-9)
+    assert check.epsilon_ <= 0.1 and budget.spent_epsilon() == pytest.approx(0.1, rel=1e-9)
+    assert privacy_report(check).epsilon(1e-6) == pytest.approx(0.1, rel=1e-6)
+    # a dtype that contradicts the codebook is refused before any value is read or charged
+    spent = budget.spent_epsilon()
+    with pytest.raises(ValueError, match="holds numbers"):
+        out_of_domain_counts(pd.DataFrame({"c": [1, 2]}), {"c": ["yes", "no"]}, epsilon=0.1,
+                             budget=budget)
+    assert budget.spent_epsilon() == spent
