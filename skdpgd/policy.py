@@ -209,6 +209,13 @@ AUTO_NEWTON_SHARE = 0.8
 #: multiclass sets where a noisy fit beats 1/K); for regression the shrunk noisy mean was no
 #: better than the fit (diabetes at 0.01: -0.52 against -0.37). So it stays off.
 AUTO_PRIOR_MAX_SNR = 0.0
+#: The same for binary classifiers only: below this ratio the selection's noise is larger than
+#: any difference of training accuracy it could see, a noisy binary fit is rarely above the
+#: majority class, and the whole budget goes to the intercept-only model (0: never). Design
+#: half (13 sets, 5 seeds; docs/benchmarks_lab_notes.md, "AUTO_SELECT"): floor at epsilon
+#: 0.01 / 0.03 11 -> 20 / 17 -> 19 of 26 cells, no change at 0.3 and above (3 and 4 gained
+#: more at 0.01-0.03 but took strong-signal binary sets to their majority at 0.3).
+AUTO_PRIOR_MAX_SNR_BINARY = 2.0
 
 #: ``schedule='auto'`` spends this share of the budget (of ``mu^2``) on the class counts of a
 #: classifier with an intercept and starts its gradient-descent or Newton iterations from their
@@ -339,16 +346,17 @@ WARM_START_SHRINK = 4.0
 
 
 def auto_mechanism(n_samples, n_params, mu, second_order, max_iter=None, signal_scale=1.0,
-                   fit_intercept=True):
+                   fit_intercept=True, binary=False):
     """What ``schedule='auto'`` runs: 'prior', 'newton', 'ssp', 'output' or 'gradient' (see
     :class:`~skdpgd.schedules.Auto`).
 
     ``signal_scale`` multiplies the signal-to-noise ratio (public: 1, or a function of a
-    released row-norm estimate)."""
+    released row-norm estimate); ``binary``: a binary classifier (one output)."""
     if max_iter is not None:
         return "gradient"
     snr = signal_to_noise(n_samples, n_params, mu) * signal_scale
-    if fit_intercept and snr < AUTO_PRIOR_MAX_SNR:
+    if fit_intercept and (snr < AUTO_PRIOR_MAX_SNR
+                          or (binary and snr < AUTO_PRIOR_MAX_SNR_BINARY)):
         return "prior"
     if n_params <= AUTO_SECOND_ORDER_MAX_PARAMS:
         if second_order is not None and snr >= AUTO_SECOND_ORDER_MIN_SNR:
@@ -367,7 +375,8 @@ def auto_schedule(problem, mu, max_iter=None):
     ``kappa * alpha_H < AUTO_DYNAMIC_THRESHOLD``, else the uniform one. ``problem`` is the
     fit's :class:`~skdpgd.schedules.Problem` (public constants only)."""
     kind = auto_mechanism(problem.n_samples, problem.n_params, mu, problem.second_order,
-                          max_iter, problem.signal_scale, problem.fit_intercept)
+                          max_iter, problem.signal_scale, problem.fit_intercept,
+                          binary=problem.second_order == "newton" and problem.n_outputs == 1)
     if kind == "newton":
         return "newton", {"n_iter": AUTO_NEWTON_ITER, "gradient_share": AUTO_NEWTON_SHARE,
                           "n_hessians": "auto"}

@@ -389,13 +389,15 @@ def test_prior_switch_spends_the_same_budget_on_either_branch(switch):
 TIERS = ((10.0, 0.5, 0.1), (100.0, 0.7, 0.05))
 
 
-def test_a_switch_takes_the_prior_only_below_its_signal_to_noise_ratio():
+def test_a_switch_takes_the_prior_only_below_its_signal_to_noise_ratio(monkeypatch):
     """Auto(prior_switch=tiers): below the first tier's ratio a binary fit takes the
     intercept-only model from two releases of the counts; above the last tier the fit is
     exactly the one without the rule (no counts released, the same noise drawn)."""
-    from skdpgd import DPLogisticRegression
+    from skdpgd import DPLogisticRegression, policy
     from skdpgd.policy import signal_to_noise
     from skdpgd.schedules import Auto
+
+    monkeypatch.setattr(policy, "AUTO_PRIOR_MAX_SNR_BINARY", 0.0)  # the switch alone
 
     X, y = _imbalanced(n=1000)
     kw = dict(delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0, row_clip="data_norm")
@@ -579,3 +581,22 @@ def test_second_tier_keeps_the_fit_of_a_balanced_set_started_from_its_prior():
     assert est.mu_ == pytest.approx(compose_gdp(z_all), rel=1e-12)
     assert est.mu_ == pytest.approx(gdp_mu(est.epsilon, 1e-6), rel=1e-6)
     assert np.any(est.coef_ != 0)
+
+
+def test_below_a_tiny_ratio_a_binary_fit_is_the_majority_class_with_the_whole_budget():
+    """AUTO_PRIOR_MAX_SNR_BINARY: where the selection could see nothing, a binary classifier
+    releases only its class counts (the whole budget); a multiclass one keeps its fit."""
+    from skdpgd import DPLogisticRegression
+    from skdpgd.policy import AUTO_PRIOR_MAX_SNR_BINARY, signal_to_noise
+
+    X, y = _imbalanced(n=1000)
+    kw = dict(delta=1e-6, data_norm=1.0, random_state=0, row_clip="data_norm")
+    assert signal_to_noise(1000, X.shape[1] + 1, gdp_mu(0.01, 1e-6)) < AUTO_PRIOR_MAX_SNR_BINARY
+    binary = DPLogisticRegression(epsilon=0.01, classes=[0, 1], **kw).fit(X, y)
+    assert binary.mechanism_ == "prior" and [r.name for r in binary.releases_] == [
+        "class counts"]
+    assert binary.mu_ == pytest.approx(gdp_mu(0.01, 1e-6), rel=1e-9)
+    three = np.where(X[:, 1] > 0.1, 2, y)
+    multi = DPLogisticRegression(epsilon=0.01, classes=[0, 1, 2], **kw).fit(X, three)
+    assert [r.name for r in multi.releases_] != ["class counts"]  # the fit ran
+    assert any(r.name == "gradient sums" for r in multi.releases_)

@@ -116,7 +116,8 @@ if __name__ == "__main__":
 
 #: module constants a candidate may override, with the values the library ships
 KNOBS = {"AUTO_SECOND_ORDER_MIN_SNR": 20.0, "AUTO_SELECT_BIAS": 0.0,
-         "AUTO_LOW_OUTPUT_MIN_SNR": float("inf")}
+         "AUTO_LOW_OUTPUT_MIN_SNR": float("inf"), "AUTO_PRIOR_MAX_SNR": 0.0,
+         "AUTO_PRIOR_MAX_SNR_BINARY": 0.0}
 #: the constants as shipped (the candidates above were run against KNOBS, the values before)
 
 
@@ -188,3 +189,15 @@ def _sgd(schedule):
 
 #: DP-SGD with its fit always kept (no switch to the majority-class model)
 sgd_uniform = _sgd("uniform")
+
+#: the shipped selection with the whole budget on the majority-class model below a public
+#: ratio (where the selection's own noise is larger than any difference it could see)
+_SHIPPED = dict(AUTO_SELECT_BIAS=3.0, AUTO_LOW_OUTPUT_MIN_SNR=5.0)
+c_ship_p0 = candidate("c_ship_p0", (300.0, 0.05, 0.05), AUTO_PRIOR_MAX_SNR=0.0, **_SHIPPED)
+c_ship_p1 = candidate("c_ship_p1", (300.0, 0.05, 0.05), AUTO_PRIOR_MAX_SNR=1.0, **_SHIPPED)
+c_ship_p2 = candidate("c_ship_p2", (300.0, 0.05, 0.05), AUTO_PRIOR_MAX_SNR=2.0, **_SHIPPED)
+c_ship_p4 = candidate("c_ship_p4", (300.0, 0.05, 0.05), AUTO_PRIOR_MAX_SNR=4.0, **_SHIPPED)
+c_ship_b2 = candidate("c_ship_b2", (300.0, 0.05, 0.05), AUTO_PRIOR_MAX_SNR_BINARY=2.0, **_SHIPPED)
+c_ship_b3 = candidate("c_ship_b3", (300.0, 0.05, 0.05), AUTO_PRIOR_MAX_SNR_BINARY=3.0, **_SHIPPED)
+c_ship_b4 = candidate("c_ship_b4", (300.0, 0.05, 0.05), AUTO_PRIOR_MAX_SNR_BINARY=4.0, **_SHIPPED)
+c_ship_b6 = candidate("c_ship_b6", (300.0, 0.05, 0.05), AUTO_PRIOR_MAX_SNR_BINARY=6.0, **_SHIPPED)
