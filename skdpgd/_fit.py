@@ -22,8 +22,8 @@ from ._mechanisms import Progress
 from ._public import resolve_class_weight, resolve_n_samples
 from ._setup import (DEFAULT_DELTA_CAP, NEIGHBOURING, SetupCharges, budget_admits_upper_bound,
                      default_delta, generator, resolve_relation, warn_if_large_delta)
-from .accounting import (GaussianDPAccountant, calibrate_releases, gdp_epsilon, gdp_mu,
-                         gdp_mu_of_releases, spent_epsilon)
+from .accounting import (GaussianDPAccountant, calibrate_releases, gdp_mu, gdp_mu_of_releases,
+                         spent_epsilon)
 
 
 class Fit:

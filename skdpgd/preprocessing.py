@@ -589,7 +589,7 @@ def _dtype_kind(col):
     dtype = getattr(col, "dtype", None)
     if dtype is None:
         return None
-    if isinstance(dtype, pd_category_types()):
+    if isinstance(dtype, _pandas_category_types()):
         return _level_kind(list(dtype.categories)) if len(dtype.categories) else None
     kind = getattr(dtype, "kind", "O")
     if kind in "biuf":
@@ -602,7 +602,7 @@ def _dtype_kind(col):
     return None
 
 
-def pd_category_types():
+def _pandas_category_types():
     """The pandas categorical dtype class, or an empty tuple without pandas."""
     try:
         import pandas as pd
@@ -616,7 +616,7 @@ def _check_dtypes(X, names, declared, pairs=()):
     entry: a number column declared with text levels, a text column declared numeric, a date
     column declared either way, and a number column declared by the list shorthand with two
     numbers that are not consecutive integers (a range written as a list). Reads no value."""
-    for col, name, want, pair in zip(_table_columns_for_dtypes(X), names, declared,
+    for col, name, want, pair in zip(_table_columns(X), names, declared,
                                      pairs or [None] * len(declared)):
         have = _dtype_kind(col)
         if have is None:
@@ -643,13 +643,6 @@ def _check_dtypes(X, names, declared, pairs=()):
                 f"list: two levels, not a range. Write numeric({lo!r}, {hi!r}) (or the tuple "
                 f"({lo!r}, {hi!r})) for a range, or categorical([{lo!r}, {hi!r}]) for two "
                 "levels. Nothing was read.")
-
-
-def _table_columns_for_dtypes(X):
-    if hasattr(X, "iloc") and hasattr(X, "columns"):
-        return [X.iloc[:, j] for j in range(X.shape[1])]
-    A = X if isinstance(X, np.ndarray) else np.asarray(X, dtype=object)
-    return [A[:, j] for j in range(A.shape[1])] if A.ndim == 2 else []
 
 
 def _is_number(v):
