@@ -21,6 +21,7 @@ from skdpgd.model_selection import (PrivateRandomSearchCV, RepeatedSelection, dr
                                     truncated_negative_binomial_gamma)
 from skdpgd.pipeline import make_private_pipeline
 from skdpgd.preprocessing import BoundedScaler
+from _poison import Poison as _Poison
 
 mpmath.mp.dps = 40
 
@@ -405,19 +406,6 @@ def test_regression_search(data):
 # ---------------------------------------------------------------------------------------------
 # The leak audit of the estimator (the private pipeline's), before any row is read
 # ---------------------------------------------------------------------------------------------
-
-
-class _Poison:
-    """X or y that fails the test if anything reads it."""
-
-    def __getattr__(self, name):
-        raise AssertionError(f"the private rows were read ({name}) before the audit")
-
-    def __len__(self):
-        raise AssertionError("the private rows were read (len) before the audit")
-
-    def __array__(self, *args, **kwargs):
-        raise AssertionError("the private rows were read (array) before the audit")
 
 
 def _refused(search, match):

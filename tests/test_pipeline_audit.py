@@ -23,19 +23,7 @@ from sklearn.preprocessing import Normalizer, OneHotEncoder
 from skdpgd import DPLogisticRegression, PrivacyLeakWarning
 from skdpgd.pipeline import make_private_pipeline
 from skdpgd.preprocessing import BoundedScaler, DPStandardScaler, output_bound
-
-
-class _Poison:
-    """X that fails the test if anything reads it."""
-
-    def __getattr__(self, name):
-        raise AssertionError(f"the private rows were read ({name}) before the check")
-
-    def __len__(self):
-        raise AssertionError("the private rows were read (len) before the check")
-
-    def __array__(self, *args, **kwargs):
-        raise AssertionError("the private rows were read (array) before the check")
+from _poison import Poison as _Poison
 
 
 def _frame(n=400, seed=0):

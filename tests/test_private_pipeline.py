@@ -24,6 +24,7 @@ from skdpgd.accounting import gdp_epsilon, gdp_mu
 from skdpgd.pipeline import PrivatePipeline, make_private_pipeline
 from skdpgd.policy import DP_TRANSFORMER_SHARE
 from skdpgd.preprocessing import BoundedScaler, DPStandardScaler, schema_transformer
+from _poison import Poison as _Poison
 
 SCHEMA = {"age": (18, 100), "income": (0, 200_000), "job": ["clerk", "nurse", "pilot"],
           "region": ["N", "S", "E", "W"]}
@@ -60,19 +61,6 @@ def _spending_pipeline(**kw):
 def _composed_epsilon(releases, delta, relation="replace"):
     inv2 = sum(float(np.sum(r.multipliers_under(relation) ** -2.0)) for r in releases)
     return gdp_epsilon(delta, math.sqrt(inv2))
-
-
-class _Poison:
-    """X that fails the test if anything reads it."""
-
-    def __getattr__(self, name):
-        raise AssertionError(f"the private rows were read ({name}) before the check")
-
-    def __len__(self):
-        raise AssertionError("the private rows were read (len) before the check")
-
-    def __array__(self, *args, **kwargs):
-        raise AssertionError("the private rows were read (array) before the check")
 
 
 def _fitted_state(est):
