@@ -30,18 +30,7 @@ from .accounting import (COUNT_BOUND_SIGMAS, gdp_mu_of_releases, remaining_mu,
                          sum_rounding_margin, with_margin)
 from .schedules import Problem, get_schedule, schedule_names
 
-#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
-_POLICY_NAMES = frozenset({
-    "ROW_CLIP_FACTOR", "AUTO_SIGNAL_POWER", "ROW_CLIP_SNR", "ROW_CLIP_POWER",
-    "ROW_CLIP_MAX_SHARE", "ROW_CLIP_TARGET_RELATIVE_ERROR", "row_clip_factor",
-    "ROW_NORM_NOTE_SHARE", "ROW_NORM_NOTE_SIGMAS",
-})
 
-
-def __getattr__(name):
-    if name in _POLICY_NAMES:
-        return getattr(policy, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: Constraints shared by every full-batch estimator (checked by _compat.fit_context).

@@ -48,15 +48,7 @@ from . import policy
 #: per-example gradient is tiny and, like every coordinate, inside the clip.
 FROZEN_COLUMN_SCALE = 1e6
 
-#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
-_POLICY_NAMES = frozenset({"IMPORTANCE_SCALE_RATIO", "IMPORTANCE_MOMENT_DECAY",
-                           "IMPORTANCE_LINEAR_FREEZE", "AUTO_IMPORTANCE"})
 
-
-def __getattr__(name):
-    if name in _POLICY_NAMES:
-        return getattr(policy, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ImportanceMask:

@@ -40,14 +40,7 @@ from .schedules import Problem
 SELECTION_SENSITIVITY = {"replace": 2.0, "add_remove": 1.0}
 
 
-#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
-_POLICY_NAMES = frozenset({"WARM_START_SHRINK"})
 
-
-def __getattr__(name):
-    if name in _POLICY_NAMES:
-        return getattr(policy, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

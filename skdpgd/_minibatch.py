@@ -31,19 +31,7 @@ from .accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, PLDAccountant
 from .exceptions import DivergenceError
 from .schedules import Exponential, Hong, Problem, Uniform
 
-#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
-_POLICY_NAMES = frozenset({
-    "SGD_CLIP_FACTOR", "SGD_CLIP_RELAX_MU", "sgd_clip_factor", "SGD_ALPHA_BASE",
-    "SGD_ALPHA_NOISE", "SGD_ALPHA_NOISE_REGRESSION", "SGD_FLOW", "SGD_MIN_STEPS",
-    "SGD_MAX_STEPS", "SGD_BATCH_FACTOR", "SGD_MIN_BATCH", "SGD_MAX_EPOCHS", "SGD_COUNT_MARGIN",
-    "SGD_LR_FACTOR", "sgd_defaults", "SGD_AVERAGE_FROM",
-})
 
-
-def __getattr__(name):
-    if name in _POLICY_NAMES:
-        return getattr(policy, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: Schedules a minibatch fit accepts by name (T is fixed by ``epochs`` and ``batch_size``, so

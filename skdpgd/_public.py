@@ -37,14 +37,7 @@ CLASS_WEIGHT_DOC = """
 """
 
 
-#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
-_POLICY_NAMES = frozenset({"COUNT_SHARE", "CLASS_COUNT_SHARE"})
 
-
-def __getattr__(name):
-    if name in _POLICY_NAMES:
-        return getattr(policy, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def resolve_n_samples(n_samples, n_rows, neighbouring, mu_total, gen):

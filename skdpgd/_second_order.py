@@ -36,14 +36,7 @@ from ._mechanisms import Mechanism, _check_finite
 from .accounting import Release
 
 
-#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
-_POLICY_NAMES = frozenset({"SSP_FLOOR", "hessian_rate"})
 
-
-def __getattr__(name):
-    if name in _POLICY_NAMES:
-        return getattr(policy, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 def symmetric_noise(gen, size, std):
     """``E`` of the module docstring: diagonal ``N(0, std^2)``, off-diagonal ``N(0, std^2/2)``."""

@@ -27,15 +27,7 @@ from .schedules import PUR, Exponential, Problem, Uniform, get_schedule, hong_sh
 
 __all__ = ["DPMLPClassifier"]
 
-#: Old names of the MLP's schedule defaults, now :mod:`skdpgd.policy`'s (read from there).
-_POLICY_NAMES = {"HONG_DEFAULT_INFLUENCE": "MLP_HONG_INFLUENCE",
-                 "EXPONENTIAL_DEFAULT_DECAY": "MLP_EXPONENTIAL_DECAY"}
 
-
-def __getattr__(name):
-    if name in _POLICY_NAMES:
-        return getattr(policy, _POLICY_NAMES[name])
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _SCHEDULE_NAMES = {"uniform", "hong", "pur", "exponential"}
@@ -607,7 +599,7 @@ class TorchRoad(Road):
                 f"delta = {fit.delta:.3g}")
 
     def run(self, fit, releases):
-        from ._importance import IMPORTANCE_MOMENT_DECAY
+        from .policy import IMPORTANCE_MOMENT_DECAY
 
         est, q, progress = fit.est, self.q, fit.progress
         z = releases[0].multipliers

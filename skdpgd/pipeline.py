@@ -55,14 +55,7 @@ from .preprocessing import output_bound
 
 __all__ = ["PrivatePipeline", "audit_estimator", "make_private_pipeline"]
 
-#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
-_POLICY_NAMES = frozenset({"DP_TRANSFORMER_SHARE", "DP_TRANSFORMERS_MAX_SHARE"})
 
-
-def __getattr__(name):
-    if name in _POLICY_NAMES:
-        return getattr(policy, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: Relative margin by which the steps' mu are kept inside the pipeline's: a step's calibration
 #: of ``gdp_epsilon(delta, mu_k)`` may return a mu a few ulps above ``mu_k``.

@@ -231,14 +231,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 # DP standardisation
 # ------------------------------------------------------------------------------------------
 
-#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there).
-_POLICY_NAMES = frozenset({"STD_FLOOR"})
 
-
-def __getattr__(name):
-    if name in _POLICY_NAMES:
-        return getattr(policy, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):

@@ -13,8 +13,8 @@ This module holds noise shapes (:class:`Uniform`, :class:`Hong`, :class:`PUR`,
 :class:`Exponential`) and the public ``schedule=`` objects of the mechanisms that have no shape
 (:class:`Newton`, :class:`SufficientStatistics`, :class:`OutputPerturbation`, :class:`Prior`)
 and of the default, :class:`Auto`. Every tuned rule and constant they read (``MAX_AUTO_ITER``,
-the 'auto' choice, the penalty rules, the Hessian rate) lives in :mod:`skdpgd.policy`; the old
-names (``skdpgd.schedules.AUTO_PRIOR_SWITCH``, ``consistent_alpha``, ...) still read from there.
+the 'auto' choice, the penalty rules, the Hessian rate) lives in :mod:`skdpgd.policy`, and
+only there.
 """
 
 from __future__ import annotations
@@ -38,36 +38,12 @@ __all__ = [
     "Exponential",
     "hong_shape",
     "Newton",
-    "hessian_rate",
-    "hessian_noise_ratio",
     "hessian_steps",
     "SufficientStatistics",
-    "MAX_AUTO_ITER",
-    "consistent_alpha",
-    "output_alpha",
-    "auto_mechanism",
-    "signal_to_noise",
     "get_schedule",
 ]
 
-#: Names that moved to :mod:`skdpgd.policy`; still importable from here (read from there at
-#: access time, so they always show the value a fit uses).
-_POLICY_NAMES = frozenset({
-    "MAX_AUTO_ITER", "MAX_SHAPE_RATIO", "AUTO_DYNAMIC_THRESHOLD", "AUTO_ALPHA_NOISE",
-    "AUTO_ALPHA_NOISE_SQUARED", "AUTO_OUTPUT_ALPHA", "AUTO_SECOND_ORDER_MIN_SNR",
-    "AUTO_SSP_SHARE", "SSP_FLOOR", "AUTO_SECOND_ORDER_MAX_PARAMS", "AUTO_OUTPUT_MIN_SNR",
-    "AUTO_NEWTON_ITER", "AUTO_NEWTON_SHARE", "AUTO_PRIOR_MAX_SNR", "AUTO_PRIOR_SHARE",
-    "AUTO_PRIOR_SWITCH", "AUTO_PRIOR_SWITCH_SHARE", "AUTO_HESSIAN_SNR", "AUTO_HESSIAN_MIN_ROWS",
-    "AUTO_NEWTON_HESSIANS", "AUTO_HESSIAN_MAX_WORK", "AUTO_HESSIAN_FREE_RATIO",
-    "signal_to_noise", "consistent_alpha", "output_alpha", "auto_mechanism",
-    "auto_hessian_count", "hessian_rate", "hessian_noise_ratio",
-})
 
-
-def __getattr__(name):
-    if name in _POLICY_NAMES:
-        return getattr(policy, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from skdpgd import BudgetExceededError, PrivacyBudget
 from skdpgd.accounting import gdp_epsilon, sum_rounding_margin
-from skdpgd.preprocessing import (STD_FLOOR, BoundedScaler, DPStandardScaler, output_bound,
-                                  schema_transformer)
+from skdpgd.policy import STD_FLOOR
+from skdpgd.preprocessing import BoundedScaler, DPStandardScaler, output_bound, schema_transformer
 
 
 def _mixed_frame(n=400, seed=0):

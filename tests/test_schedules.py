@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 from skdpgd.accounting import GaussianDPAccountant, GaussianSteps, gdp_mu, zcdp_rho
+from skdpgd.policy import MAX_AUTO_ITER, MAX_SHAPE_RATIO
 from skdpgd.schedules import (
-    MAX_AUTO_ITER,
-    MAX_SHAPE_RATIO,
     PUR,
     Exponential,
     Hong,
@@ -435,30 +434,27 @@ def test_the_default_selects_below_its_ratio_and_fits_alone_above_it():
     np.testing.assert_array_equal(high.coef_, off.coef_)
 
 
-# --- issue 19: the rules live in skdpgd.policy; the old names read from there --------------
+# --- the rules live in skdpgd.policy, and only there -----------------------------------------
 
 
-def test_old_names_read_the_policy_and_fits_follow_it(monkeypatch):
-    """Every moved name is still importable from its old module and shows policy's current
-    value; a fit reads policy (patching it changes what 'auto' picks)."""
-    import skdpgd._base as B
-    import skdpgd._importance as IM
-    import skdpgd._mechanisms as ME
-    import skdpgd._minibatch as M
-    import skdpgd._public as P
-    import skdpgd._second_order as SO
-    import skdpgd.neural as NN
-    import skdpgd.pipeline as PL
-    import skdpgd.preprocessing as PR
-    from skdpgd import DPLogisticRegression, policy, schedules
+def test_fits_read_the_policy_and_no_module_serves_old_names(monkeypatch):
+    """A fit reads skdpgd.policy (patching it changes what 'auto' picks), and no module keeps a
+    compatibility alias for a name that moved there (no module ``__getattr__``)."""
+    import importlib
+    import pkgutil
 
-    for module in (schedules, B, M, P, PL, IM, ME, SO, PR):
-        for name in module._POLICY_NAMES:
-            assert getattr(module, name) is getattr(policy, name), (module.__name__, name)
-    assert NN.HONG_DEFAULT_INFLUENCE == policy.MLP_HONG_INFLUENCE
-    assert NN.EXPONENTIAL_DEFAULT_DECAY == policy.MLP_EXPONENTIAL_DECAY
+    import skdpgd
+    from skdpgd import DPLogisticRegression, policy
+
+    for info in pkgutil.iter_modules(skdpgd.__path__, "skdpgd."):
+        module = importlib.import_module(info.name)
+        if module is skdpgd:
+            continue
+        assert not hasattr(module, "_POLICY_NAMES"), info.name
+        assert "__getattr__" not in vars(module) or info.name in ("skdpgd",), info.name
+    schedules = importlib.import_module("skdpgd.schedules")
     with pytest.raises(AttributeError):
-        schedules.NOT_A_NAME  # noqa: B018
+        schedules.AUTO_SECOND_ORDER_MIN_SNR  # noqa: B018 (it lives in skdpgd.policy only)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(2000, 3)) / 3
     y = (X[:, 0] > 0).astype(int)
@@ -466,7 +462,6 @@ def test_old_names_read_the_policy_and_fits_follow_it(monkeypatch):
     assert DPLogisticRegression(**kw).fit(X, y).mechanism_ == "newton"
     monkeypatch.setattr(policy, "AUTO_SECOND_ORDER_MIN_SNR", math.inf)
     monkeypatch.setattr(policy, "AUTO_LOW_OUTPUT_MIN_SNR", math.inf)
-    assert schedules.AUTO_SECOND_ORDER_MIN_SNR == math.inf
     assert DPLogisticRegression(**kw).fit(X, y).mechanism_ == "gradient"
 
 
