@@ -447,11 +447,12 @@ def test_fits_read_the_policy_and_no_module_serves_old_names(monkeypatch):
     from skdpgd import DPLogisticRegression, policy
 
     for info in pkgutil.iter_modules(skdpgd.__path__, "skdpgd."):
-        module = importlib.import_module(info.name)
-        if module is skdpgd:
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an optional backend (torch, dask) not installed
             continue
         assert not hasattr(module, "_POLICY_NAMES"), info.name
-        assert "__getattr__" not in vars(module) or info.name in ("skdpgd",), info.name
+        assert "__getattr__" not in vars(module), info.name
     schedules = importlib.import_module("skdpgd.schedules")
     with pytest.raises(AttributeError):
         schedules.AUTO_SECOND_ORDER_MIN_SNR  # noqa: B018 (it lives in skdpgd.policy only)
