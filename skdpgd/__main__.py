@@ -33,7 +33,7 @@ _SCHEDULE_WORDS = {
     "pur": "noisy gradient descent, noise shrinking as 1/t, run until the budget is spent "
            "(Fay et al.)",
     "exponential": "noisy gradient descent with geometrically changing noise",
-    "output": "output perturbation: the exact minimiser plus one draw of noise (T = 0)",
+    "output": "output perturbation: the exact minimiser plus one draw of noise (one release)",
     "ssp": "noisy sufficient statistics (one release of X^T X and X^T y)",
     "prior": "majority-class model: no weights, only the class frequencies (from noisy class "
              "counts); what the fit falls back to when it predicts the training rows no better "
