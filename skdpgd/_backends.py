@@ -134,18 +134,16 @@ class Rows:
         The stored row ``x_i / pre_i`` gets the scale ``min(pre_i, bound / unit_i) / column``:
         ``min(1, bound / ||x_i||) / column`` for the true row, computed without overflow.
         """
-        unit, pre = self._unit, self._pre
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            scale = np.where(unit > 0, np.minimum(pre, bound / np.where(unit > 0, unit, 1.0)),
-                             1.0)
             clipped = np.minimum(self._norms, bound) / column
             self.row_norm_aug = np.ascontiguousarray(
                 np.sqrt(clipped * clipped + (1.0 if self.fit_intercept else 0.0)))
         self.row_bound, self.column = float(bound), float(column)
-        self.row_scale = np.ascontiguousarray(scale / column)
+        self.row_scale = np.ascontiguousarray(self._scale_at(bound))
 
     def _scale_at(self, bound):
-        """The row scale :meth:`clip_rows` would set for ``bound`` (same column)."""
+        """``min(pre_i, bound / unit_i) / column`` for every stored row (the current column):
+        the row scale of :meth:`clip_rows`, computed without overflow."""
         unit, pre = self._unit, self._pre
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             scale = np.where(unit > 0, np.minimum(pre, bound / np.where(unit > 0, unit, 1.0)),
@@ -228,12 +226,11 @@ class Rows:
                 with np.errstate(over="ignore", invalid="ignore"):
                     z = margins[:, at:at + k] + np.asarray(intercept, dtype=np.float64)
                 at += k
+                ok = np.all(np.isfinite(z), axis=1)  # a non-finite margin is never right
                 if k == 1:
-                    hit = np.where(z[:, 0] > 0, 1.0, -1.0) == y
+                    hit = ok & (np.where(z[:, 0] > 0, 1.0, -1.0) == y)
                 else:
-                    ok = np.all(np.isfinite(z), axis=1)
-                    hit = ok & (np.argmax(np.where(np.isfinite(z), z, -np.inf), axis=1) == y)
-                hit &= np.isfinite(z[:, 0])
+                    hit = ok & (np.argmax(np.where(ok[:, None], z, 0.0), axis=1) == y)
                 counts[m] += float(np.dot(w, hit))
         return counts
 
