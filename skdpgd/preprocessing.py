@@ -962,7 +962,7 @@ def out_of_domain_counts(X, schema, *, epsilon, delta=None, budget=None, neighbo
     (['age', 'sex'], 1000.0)
     """
     from ._setup import DEFAULT_DELTA_CAP, default_delta, generator
-    from .accounting import gdp_mu
+    from .accounting import gdp_epsilon, gdp_mu
 
     if neighbouring not in ("replace", "add_remove"):
         raise ValueError(f"neighbouring must be 'replace' or 'add_remove', got {neighbouring!r}.")
@@ -1018,8 +1018,6 @@ def out_of_domain_counts(X, schema, *, epsilon, delta=None, budget=None, neighbo
         counts[len(numeric_part):] = missing.sum(axis=0)
     std = float(release.noise_std[0])
     noisy = counts + std * generator(random_state).standard_normal(k)
-    from .accounting import gdp_epsilon
-
     return DomainCounts(counts=dict(zip(columns, (float(v) for v in noisy))), noise_std=std,
                         epsilon_=float(gdp_epsilon(delta, 1.0 / z)), delta_=delta,
                         releases_=[release],
