@@ -176,8 +176,116 @@ def mlp_cases():
     return out
 
 
+def _frame(n=400, seed=5):
+    """A small table with numbers, categories and missing cells."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({
+        "age": rng.uniform(10, 110, n),
+        "income": rng.lognormal(10.5, 0.6, n),
+        "job": rng.choice(["clerk", "nurse", "pilot", "astronaut", None], n),
+    })
+    y = ((df["age"] > 50) ^ (df["job"] == "pilot")).astype(int).to_numpy()
+    df.loc[::7, "age"] = np.nan
+    return df, y
+
+
+def composite_cases():
+    """(name, factory) pairs for the private transformer, pipelines and search."""
+    from skdpgd import DPLogisticRegression, DPRidge, PrivateRandomSearchCV
+    from skdpgd.pipeline import make_private_pipeline
+    from skdpgd.preprocessing import BoundedScaler, DPStandardScaler, schema_transformer
+
+    def _scaled(data):
+        """The rows moved into the public range (-2, 3) the scalers are given."""
+        def make():
+            X, y = data()
+            return 2.5 * X + 0.5, y
+        return make
+
+    out = []
+
+    def add(name, make, data):
+        def factory():
+            X, y = data()
+            return make(), X, y
+        out.append((name, factory))
+
+    # the private scaler (its means and variances are the release)
+    add("scaler-replace", lambda: DPStandardScaler(
+        epsilon=1.0, bounds=(-2.0, 3.0), random_state=30), _scaled(_binary))
+    add("scaler-add_remove-count", lambda: DPStandardScaler(
+        epsilon=0.5, bounds=(-2.0, 3.0), neighbouring="add_remove", random_state=31),
+        _scaled(_regression))
+    add("scaler-add_remove-nsamples-clip", lambda: DPStandardScaler(
+        epsilon=2.0, bounds=(-2.0, 3.0), neighbouring="add_remove", n_samples=260,
+        clip_std=2.0, delta=1e-6, random_state=32), _scaled(_regression))
+    # private pipelines: the steps' releases and the final fit under one epsilon
+    add("pipeline-dpscaler-logreg", lambda: make_private_pipeline(
+        DPStandardScaler(bounds=(-2.0, 3.0)), DPLogisticRegression(classes=[0, 1]),
+        epsilon=1.0, random_state=33), _scaled(_binary))
+    add("pipeline-bounded-ridge", lambda: make_private_pipeline(
+        BoundedScaler(bounds=(-2.0, 3.0)), DPRidge(y_bound=2.0),
+        epsilon=1.0, random_state=34), _scaled(_regression))
+    try:
+        import pandas  # noqa: F401
+    except ImportError:  # pragma: no cover - pandas is in the test extra
+        pass
+    else:
+        add("pipeline-schema-logreg", lambda: make_private_pipeline(
+            schema_transformer({"age": (18, 100), "income": (0, 200_000),
+                                "job": ["clerk", "nurse", "pilot"]}),
+            DPLogisticRegression(classes=[0, 1]), epsilon=1.0, random_state=35), _frame)
+    # the private search: the selection, the winner's fit and the spent epsilon
+    add("search-logreg", lambda: PrivateRandomSearchCV(
+        DPLogisticRegression(data_norm=1.0, classes=[0, 1]),
+        {"schedule": ["auto", "uniform"], "alpha": ["auto", 1e-3]},
+        epsilon=1.0, delta=1e-5, n_iter=3, random_state=36), _binary)
+    add("search-pipeline", lambda: PrivateRandomSearchCV(
+        make_private_pipeline(BoundedScaler(bounds=(-2.0, 3.0)),
+                              DPLogisticRegression(classes=[0, 1]), epsilon=1.0),
+        {"dplogisticregression__schedule": ["auto", "uniform", "newton"]},
+        epsilon=1.0, n_iter=2, random_state=37), _scaled(_binary))
+    return out
+
+
+def _plain(value):
+    """A parameter value as JSON keeps it."""
+    if isinstance(value, (np.floating, np.integer)):
+        return value.item()
+    return value
+
+
+def _record_composite(est):
+    from skdpgd import PrivateRandomSearchCV
+    from skdpgd.pipeline import PrivatePipeline
+
+    rec = {"epsilon_": float(est.epsilon_)}
+    if isinstance(est, PrivateRandomSearchCV):
+        rec["best_params_"] = {k: _plain(v) for k, v in sorted(est.best_params_.items())}
+        rec["best_score_"] = float(est.best_score_)
+        rec["trial_epsilon_"] = float(est.trial_epsilon_)
+        rec["final"] = _record_composite(est.best_estimator_) if isinstance(
+            est.best_estimator_, PrivatePipeline) else record(est.best_estimator_)
+    elif isinstance(est, PrivatePipeline):
+        rec["step_epsilons_"] = {k: float(v) for k, v in sorted(est.step_epsilons_.items())}
+        rec["data_norm_"] = None if est.data_norm_ is None else float(est.data_norm_)
+        for name, step in est.steps[:-1]:
+            if hasattr(step, "mean_"):
+                rec[name] = _record_composite(step)
+        rec["final"] = record(est.steps[-1][1])
+    else:  # the private scaler
+        rec["n_samples_"] = float(est.n_samples_)
+        for key in ("mean_", "scale_", "var_"):
+            rec[key] = np.asarray(getattr(est, key), dtype=float).tolist()
+    return rec
+
+
 def record(est):
     """The values a refactor must keep."""
+    if not hasattr(est, "n_iter_"):
+        return _record_composite(est)
     rec = {"epsilon_": float(est.epsilon_), "n_iter_": int(est.n_iter_)}
     if hasattr(est, "coefs_"):
         rec["weights"] = [np.asarray(w, dtype=float).ravel().tolist()
@@ -197,7 +305,7 @@ def fit_case(factory):
 
 
 def all_cases(with_mlp):
-    return cases() + (mlp_cases() if with_mlp else [])
+    return cases() + composite_cases() + (mlp_cases() if with_mlp else [])
 
 
 def main(argv):

@@ -54,6 +54,38 @@ def test_fit_matches_master(name, factory):
     _check(name, factory)
 
 
+def _same(got, want, where):
+    """Nested records: numbers to TOL, everything else (names, parameters) exactly."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and sorted(got) == sorted(want), where
+        for key in want:
+            _same(got[key], want[key], f"{where}.{key}")
+    elif isinstance(want, list):
+        assert _close(got, want), (where, got, want)
+    elif isinstance(want, float):
+        assert isinstance(got, float), where
+        if math.isinf(want):
+            assert got == want, where
+        else:
+            assert abs(got - want) <= TOL * max(1.0, abs(want)), (where, got, want)
+    else:
+        assert got == want, (where, got, want)
+
+
+def test_master_covers_the_composites():
+    names = {name for name, _ in gm.composite_cases()}
+    assert names <= set(MASTER)
+    assert {"scaler-replace", "pipeline-dpscaler-logreg", "search-logreg"} <= names
+
+
+@pytest.mark.parametrize("name,factory", gm.composite_cases(),
+                         ids=[n for n, _ in gm.composite_cases()])
+def test_composite_matches_master(name, factory):
+    """DPStandardScaler's released statistics, PrivatePipeline's steps and final fit, and
+    PrivateRandomSearchCV's choice, winner and spent epsilon."""
+    _same(gm.fit_case(factory), MASTER[name], name)
+
+
 @pytest.mark.parametrize("name,factory", gm.mlp_cases(), ids=[n for n, _ in gm.mlp_cases()])
 def test_mlp_matches_master(name, factory):
     pytest.importorskip("torch")
