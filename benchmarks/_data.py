@@ -41,8 +41,11 @@ from scipy.optimize import minimize
 from sklearn.model_selection import train_test_split
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DOCS = os.path.join(ROOT, "docs")
-IMG = os.path.join(DOCS, "img")
+#: where the scripts write what they measure (git-ignored); nothing here writes to docs/
+OUT = os.path.join(ROOT, "benchmarks", "out")
+IMG = os.path.join(OUT, "img")
+#: the lab notes: each measured table with its command and date
+LAB_NOTES = os.path.join(ROOT, "benchmarks", "LAB_NOTES.md")
 
 
 @dataclass
@@ -340,7 +343,7 @@ def today():
     return _dt.date.today().isoformat()
 
 
-_DOC_HEAD = """# Appendix: benchmark lab notes
+_DOC_HEAD = """# Benchmark lab notes
 
 Measured by the scripts in `benchmarks/` (each section says which command produced it and
 when). All numbers below are measured on this machine unless a row is labelled as quoted from a
@@ -353,10 +356,10 @@ usual convention; in a deployment they would come from public data).
 
 
 def write_doc_section(key, text, path=None):
-    """Replace (or append) the section ``key`` of docs/benchmarks_lab_notes.md (the appendix
-    of the benchmarks page), under a file lock (several benchmark scripts may finish at the
-    same time)."""
-    path = path or os.path.join(DOCS, "benchmarks_lab_notes.md")
+    """Replace (or append) the section ``key`` of benchmarks/LAB_NOTES.md, under a file lock
+    (several benchmark scripts may finish at the same time). The user docs are written by
+    hand from these sections; no script edits docs/."""
+    path = path or LAB_NOTES
     os.makedirs(os.path.dirname(path), exist_ok=True)
     begin, end = f"<!-- BEGIN {key} -->", f"<!-- END {key} -->"
     block = f"{begin}\n{text.rstrip()}\n{end}\n"

@@ -31,8 +31,8 @@ for that seed and epsilon (every skdpgd schedule resolves the same value: it dep
 constants and on the private row-norm release, which draws the same noise for the same
 seed), minus its exact minimum. Peers are scored on the same F, whatever their own objective.
 
-Run ``python benchmarks/bench_accuracy_vs_eps.py`` (50 seeds; writes docs/img/*.png and the
-section of docs/benchmarks_lab_notes.md) or ``--quick`` (5 seeds, no docs).
+Run ``python benchmarks/bench_accuracy_vs_eps.py`` (50 seeds; writes benchmarks/out/img/*.png and
+the section of benchmarks/LAB_NOTES.md) or ``--quick`` (5 seeds, neither).
 """
 
 from __future__ import annotations
@@ -267,10 +267,10 @@ def plots(R, datasets, epsilons, img_dir):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="5 seeds, no docs")
+    ap.add_argument("--quick", action="store_true", help="5 seeds, no plots or lab notes")
     ap.add_argument("--reps", type=int, default=None, help="number of random splits (default 50)")
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
-    ap.add_argument("--no-docs", action="store_true", help="do not write docs/")
+    ap.add_argument("--no-docs", action="store_true", help="do not write the plots or the lab notes")
     args = ap.parse_args(argv)
     D.quiet()
     reps = args.reps or (5 if args.quick else 50)
@@ -317,7 +317,8 @@ def main(argv=None):
                   "(*tuned after the fact: a reference only; it picks by test accuracy.)", "",
                   ct, ""]
         D.write_doc_section("accuracy_vs_eps", "\n".join(parts))
-        print("wrote docs/benchmarks_lab_notes.md and docs/img/accuracy_vs_eps.png, excess_risk_vs_eps.png")
+        print("wrote benchmarks/LAB_NOTES.md and benchmarks/out/img/accuracy_vs_eps.png, "
+              "excess_risk_vs_eps.png")
 
 
 if __name__ == "__main__":

@@ -38,8 +38,8 @@ pur, auto, exponential, output.
 
 ``python benchmarks/bench_fay_table3.py`` (120 repetitions, 20 for Synthetic and MNIST;
 ``--large-reps`` changes that; the full run takes about 10 minutes on 2 shared cores; writes
-docs/img/fay_table3.png and a section of docs/benchmarks_lab_notes.md) or ``--quick`` (10 repetitions,
-no MNIST, no docs).
+benchmarks/out/img/fay_table3.png and a section of benchmarks/LAB_NOTES.md) or ``--quick`` (10
+repetitions, no MNIST, neither).
 """
 
 from __future__ import annotations
@@ -211,7 +211,7 @@ def plot(res, best_info, path):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="10 repetitions, no MNIST, no docs")
+    ap.add_argument("--quick", action="store_true", help="10 repetitions, no MNIST, no plot or lab notes")
     ap.add_argument("--reps", type=int, default=None, help="repetitions (default 120)")
     ap.add_argument("--large-reps", type=int, default=None,
                     help="repetitions on data sets with N >= 5000: Synthetic, MNIST (default 20)")
@@ -266,7 +266,7 @@ def main(argv=None):
             "",
         ])
         D.write_doc_section("fay_table3", text)
-        print("wrote docs/benchmarks_lab_notes.md and docs/img/fay_table3.png")
+        print("wrote benchmarks/LAB_NOTES.md and benchmarks/out/img/fay_table3.png")
 
 
 if __name__ == "__main__":

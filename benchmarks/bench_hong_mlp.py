@@ -42,8 +42,8 @@ Two ways of choosing T (and gamma):
 
 ``python benchmarks/bench_hong_mlp.py`` (5 seeds) or ``--quick`` (2 seeds, 3 values of T, one
 subset size);
-writes docs/img/hong_mlp.png and the results block of docs/neural.md. Runtime on 2 shared CPU
-cores is printed at the end.
+writes benchmarks/out/img/hong_mlp.png and benchmarks/out/hong_mlp.md (the results block that
+docs/neural.md shows, copied there by hand). Runtime on 2 shared CPU cores is printed at the end.
 """
 
 from __future__ import annotations
@@ -66,11 +66,9 @@ from skdpgd.accounting import gdp_mu, zcdp_rho  # noqa: E402
 from skdpgd.neural import DPMLPClassifier  # noqa: E402
 from skdpgd.policy import MLP_HONG_INFLUENCE as HONG_DEFAULT_INFLUENCE  # noqa: E402
 
-DOCS = os.path.join(ROOT, "docs")
-IMG = os.path.join(DOCS, "img")
-MD = os.path.join(DOCS, "neural.md")
-BEGIN = "<!-- BEGIN bench_hong_mlp results (generated; do not edit by hand) -->"
-END = "<!-- END bench_hong_mlp results -->"
+OUT = os.path.join(ROOT, "benchmarks", "out")
+IMG = os.path.join(OUT, "img")
+MD = os.path.join(OUT, "hong_mlp.md")
 
 EPS, DELTA, CLIP, LR, HIDDEN, ROW_NORM = 4.0, 1e-8, 4.0, 0.1, 1000, 10.0
 
@@ -311,17 +309,8 @@ def main(argv=None):
     fig.savefig(os.path.join(IMG, "hong_mlp.png"), dpi=120)
     plt.close(fig)
 
-    block = f"{BEGIN}\n\n{text}\n\n![test accuracy vs T and N](img/hong_mlp.png)\n\n{END}"
-    if os.path.exists(MD):
-        doc = open(MD).read()
-        if BEGIN in doc and END in doc:
-            doc = doc[:doc.index(BEGIN)] + block + doc[doc.index(END) + len(END):]
-        else:
-            doc = doc.rstrip() + "\n\n" + block + "\n"
-    else:
-        doc = "# Neural networks\n\n" + block + "\n"
     with open(MD, "w") as fh:
-        fh.write(doc)
+        fh.write(f"{text}\n\n![test accuracy vs T and N](img/hong_mlp.png)\n")
     print(f"wrote {MD} and {os.path.join(IMG, 'hong_mlp.png')}")
 
 

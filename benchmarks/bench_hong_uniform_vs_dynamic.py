@@ -29,8 +29,8 @@ gives both schedules the same data. Excess risk: training objective (intercept u
 fit's ``alpha_``) minus its exact minimum.
 
 ``python benchmarks/bench_hong_uniform_vs_dynamic.py`` (30 seeds, about 5 minutes; writes
-docs/img/hong_uniform_vs_dynamic.png and a section of docs/benchmarks_lab_notes.md) or ``--quick``
-(8 seeds, no docs).
+benchmarks/out/img/hong_uniform_vs_dynamic.png and a section of benchmarks/LAB_NOTES.md) or
+``--quick`` (8 seeds, neither).
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def plot(res, sizes, alphas, path):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="8 seeds, no docs")
+    ap.add_argument("--quick", action="store_true", help="8 seeds, no plot or lab notes")
     ap.add_argument("--reps", type=int, default=None, help="seeds (default 30)")
     ap.add_argument("--no-docs", action="store_true")
     args = ap.parse_args(argv)
@@ -179,7 +179,7 @@ def main(argv=None):
             "",
         ])
         D.write_doc_section("hong_uniform_vs_dynamic", text)
-        print("wrote docs/benchmarks_lab_notes.md and docs/img/hong_uniform_vs_dynamic.png")
+        print("wrote benchmarks/LAB_NOTES.md and benchmarks/out/img/hong_uniform_vs_dynamic.png")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ For default ``DPSGDClassifier`` fits (synthetic logistic data, d = 10, rows of n
   fit times of both in the same process (the machine may be shared: compare the ratio).
 
 Run ``PYTHONPATH=. python benchmarks/bench_pld_calibration.py`` (about a minute) and
-``--doc`` to write the section of docs/benchmarks_lab_notes.md.
+``--doc`` to write the section of benchmarks/LAB_NOTES.md.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ Targets (issue 3): per step <= 2x the floor at N = 1e6, d = 50; faster than nump
 size; cold first fit < 3 s; cached start well under that.
 
 Run ``python benchmarks/bench_step.py`` (all sizes, about 3 minutes) or ``--quick``
-(N <= 1e5). ``--doc`` writes the table into docs/benchmarks_lab_notes.md.
+(N <= 1e5). ``--doc`` writes the table into benchmarks/LAB_NOTES.md.
 """
 
 from __future__ import annotations
@@ -272,7 +272,7 @@ def main():
     p.add_argument("--detail", action="store_true", help="also serial/parallel forced")
     p.add_argument("--fit-reps", type=int, default=3)
     p.add_argument("--no-fit", action="store_true", help="skip the first-fit subprocesses")
-    p.add_argument("--doc", action="store_true", help="write the section of docs/benchmarks_lab_notes.md")
+    p.add_argument("--doc", action="store_true", help="write the section of benchmarks/LAB_NOTES.md")
     args = p.parse_args()
     sizes = [s for s in SIZES if not args.quick or s[0] <= 100_000]
 

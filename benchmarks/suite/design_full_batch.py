@@ -50,7 +50,7 @@ def make(name, row_clip=None, **knobs):
     return factory
 
 
-# what was compared (see docs/benchmarks_lab_notes.md for the measured medians)
+# what was compared (see benchmarks/LAB_NOTES.md for the measured medians)
 c_default = make("c_default")
 # the penalty's noise term
 c_a01 = make("c_a01", AUTO_ALPHA_NOISE=0.1, AUTO_ALPHA_NOISE_SQUARED=0.1)

@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m benchmarks.suite.report results/design.csv results/report.csv \
+    python -m benchmarks.suite.report benchmarks/out/suite/design.csv benchmarks/out/suite/report.csv \
         [--half report] [--protocol a,b] [--task classification,regression] [--no-plots]
 
 For each task, protocol and half it prints markdown (medians over seeds throughout):
@@ -25,7 +25,7 @@ For each task, protocol and half it prints markdown (medians over seeds througho
 3. the median over sets of the gap to the non-private counterpart, per epsilon;
 4. the median fit time as a ratio to the sklearn fit on the same split (same process).
 
-Plots (score vs epsilon per set; median gap vs epsilon) go to ``docs/img/suite/``.
+Plots (score vs epsilon per set; median gap vs epsilon) go to ``benchmarks/out/img/suite/``.
 """
 
 from __future__ import annotations

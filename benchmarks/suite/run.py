@@ -15,7 +15,7 @@ baseline run in the same process) and, when the estimator has them, ``epsilon_``
 diffprivlib runs in its own venv (``--diffprivlib-python``, default
 ``/work/venvs/diffprivlib/bin/python``) as a subprocess, one per data set, on the same
 preprocessed arrays (passed through temporary .npz files); its results are cached in
-``results/diffprivlib_cache.csv`` under a hash of the arrays, so reruns are cheap.
+``benchmarks/out/suite/diffprivlib_cache.csv`` under a hash of the arrays, so reruns are cheap.
 
 ``--workers 2`` runs splits in two processes (each with one numba/BLAS thread).
 ``--append`` adds to an existing CSV and skips the (set, protocol, seed, method) already in it.
@@ -43,7 +43,8 @@ from . import protocols as P
 from . import split as S
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RESULTS = os.path.join(HERE, "results")
+#: where the suite's CSVs go by default (git-ignored)
+RESULTS = os.path.join(os.path.dirname(HERE), "out", "suite")
 DPL_CACHE = os.path.join(RESULTS, "diffprivlib_cache.csv")
 DPL_PYTHON = "/work/venvs/diffprivlib/bin/python"
 

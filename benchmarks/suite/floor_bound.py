@@ -1,4 +1,4 @@
-"""Issue 22: can any intercept-only release meet the floor where the default misses it?
+"""Can any intercept-only release meet the floor where the default misses it?
 
 For every (half, set, protocol, epsilon) cell where a default's median score is more than
 0.005 below the floor (the majority class's accuracy; R^2 = 0), this fits the intercept-only
@@ -9,10 +9,12 @@ even that release is below the floor, the cell's miss is the budget's, not the r
 counts' noise hides which class is the majority, or the mean's noise alone costs more than
 0.005 of R^2, and every model needs that intercept. Measured numbers only; nothing chosen.
 
-    PYTHONPATH=. python -m benchmarks.suite.issue22_floor_bound [--version stop29]
+    PYTHONPATH=. python -m benchmarks.suite.floor_bound [--results DIR] [--version NAME]
 
-It also writes ``results/issue22_floor_bound.csv`` (one row per cell), which
-``issue22_targets --causes`` reads to name the floor misses' cause.
+It reads ``peers_<half>.csv`` and ``NAME_<half>.csv`` (default ``after``) from the results
+folder (default ``benchmarks/out/suite``; see :mod:`benchmarks.suite.targets`) and writes
+``floor_bound.csv`` there (one row per cell), which ``targets --causes`` reads to name the
+floor misses' cause.
 """
 import argparse
 import os
@@ -25,19 +27,18 @@ from skdpgd import DPLogisticRegression, DPRidge
 
 from . import datasets as D
 from . import protocols as P
+from .run import RESULTS
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-RESULTS = os.path.join(HERE, "results")
 TOL = 0.005
 DRAWS = 20
 
 
-def floor_misses(version):
+def floor_misses(version, results=RESULTS):
     """[(half, dataset, protocol, epsilon, task, estimator, default median, floor)]."""
     out = []
     for half in ("design", "report"):
-        ours = pd.read_csv(os.path.join(RESULTS, f"issue22_{version}_{half}.csv"))
-        peers = pd.read_csv(os.path.join(RESULTS, f"issue22_peers_{half}.csv"))
+        ours = pd.read_csv(os.path.join(results, f"{version}_{half}.csv"))
+        peers = pd.read_csv(os.path.join(results, f"peers_{half}.csv"))
         maj = peers[peers["method"] == "majority"].groupby(["dataset", "protocol"])["score"]
         maj = maj.median()
         med = ours.groupby(["dataset", "protocol", "epsilon", "task", "method"])["score"]
@@ -68,10 +69,11 @@ def prior_score(ds, protocol, eps, task, seeds=5, draws=DRAWS):
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
+    ap.add_argument("--results", default=RESULTS)
     ap.add_argument("--version", default="after")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
-    misses = floor_misses(args.version)
+    misses = floor_misses(args.version, args.results)
     cache, rows = {}, []
     print("| half | set | protocol | eps | estimator | default | floor | intercept-only, whole "
           "budget | floor reachable by it |")
@@ -86,7 +88,7 @@ def main(argv=None):
         print(f"| {half} | {ds} | {pr} | {eps:g} | {m} | {s:.3f} | {floor:.3f} | {b:.3f} | "
               f"{'yes' if b >= floor - TOL else 'no'} |")
     out = pd.DataFrame(rows).drop_duplicates(["half", "dataset", "protocol", "epsilon"])
-    out.to_csv(os.path.join(RESULTS, "issue22_floor_bound.csv"), index=False)
+    out.to_csv(os.path.join(args.results, "floor_bound.csv"), index=False)
 
 
 if __name__ == "__main__":

@@ -1,17 +1,19 @@
-"""Issue 22's targets table, before and after, from the suite's CSVs (measured numbers only).
+"""The four targets (peer, floor, consistency, monotone), before and after a change, from the
+suite's CSVs, and each missed cell's measured cause (measured numbers only).
 
 Usage::
 
-    python -m benchmarks.suite.issue22_targets [--results DIR] [--misses after|before|none]
+    python -m benchmarks.suite.targets [--results DIR] [--misses after|before|none]
         [--after NAME]
 
-``--after NAME`` reads ``issue22_NAME_<half>.csv`` as the "after" rows (default ``after``:
-the package at b415bd6; ``stop29``: the package at the end of stop 29).
+``--after NAME`` reads ``NAME_<half>.csv`` as the "after" rows (default ``after``); the
+"before" rows are ``before_<half>.csv``. The results folder defaults to ``benchmarks/out/suite``
+(git-ignored), where ``python -m benchmarks.suite.run --out ...`` writes.
 
-Reads, for each half (design, report), ``issue22_peers_<half>.csv`` (the peers and the
+Reads, for each half (design, report), ``peers_<half>.csv`` (the peers and the
 non-private references, run once with the package at the "after" commit: naive DP-GD grid,
 diffprivlib 0.6.6, ``sklearn``, ``sklearn_sgd``, ``sgd_objective``, ``majority``) and the
-defaults' rows ``issue22_before_<half>.csv`` / ``issue22_after_<half>.csv``
+defaults' rows ``before_<half>.csv`` / ``after_<half>.csv``
 (``DPLogisticRegression``, ``DPSGDClassifier``, ``DPRidge``, ``DPSGDRegressor`` with only
 ``epsilon``, ``data_norm`` and ``y_bound`` given). Each version's rows are joined with the same
 peer rows and counted with :func:`benchmarks.suite.report.check_targets` (medians over seeds):
@@ -21,8 +23,7 @@ peer rows and counted with :func:`benchmarks.suite.report.check_targets` (median
 * floor: every eps run, score >= majority class - 0.005 (R^2 >= -0.005);
 * consistency: eps = 1e6, within 0.005 of ``LogisticRegression()`` / ``Ridge(alpha=1)``
   (``sklearn``) for DPLogisticRegression / DPRidge, and of ``SGDClassifier()`` /
-  ``SGDRegressor()`` (``sklearn_sgd``) for the DP-SGD estimators (issue 11 item 7 / issue 22
-  item 4); the DP-SGD estimators' consistency against ``sgd_objective`` (the converged minimiser
+  ``SGDRegressor()`` (``sklearn_sgd``) for the DP-SGD estimators; the DP-SGD estimators' consistency against ``sgd_objective`` (the converged minimiser
   of scikit-learn's SGD objective) is printed as an extra row;
 * monotone: no drop of more than 0.005 when eps goes up by a factor 2.9-3.5.
 
@@ -41,16 +42,15 @@ import pandas as pd
 
 from . import report as R
 from . import split as S
+from .run import RESULTS
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-RESULTS = os.path.join(HERE, "results")
 VERSIONS = ("before", "after")
 HALVES = ("design", "report")
 PROTOCOLS = ("a", "b")
 TASK_ESTS = {"classification": ("DPLogisticRegression", "DPSGDClassifier"),
              "regression": ("DPRidge", "DPSGDRegressor")}
 SGD = ("DPSGDClassifier", "DPSGDRegressor")
-# issue 22's targets (per estimator, report half, each protocol)
+# the targets asked of the defaults (per estimator, report half, each protocol)
 TARGET_TEXT = {"classification": {"peer": ">= 42/45", "floor": "63/63", "consistency": "9/9",
                                   "monotone": "36/36"},
                "regression": {"peer": ">= 14/15", "floor": "21/21", "consistency": "3/3",
@@ -58,9 +58,9 @@ TARGET_TEXT = {"classification": {"peer": ">= 42/45", "floor": "63/63", "consist
 
 
 def load(results, half, version, after="after"):
-    peers = pd.read_csv(os.path.join(results, f"issue22_peers_{half}.csv"))
+    peers = pd.read_csv(os.path.join(results, f"peers_{half}.csv"))
     name = after if version == "after" else version
-    ours = pd.read_csv(os.path.join(results, f"issue22_{name}_{half}.csv"))
+    ours = pd.read_csv(os.path.join(results, f"{name}_{half}.csv"))
     ours = ours[ours["kind"] == "skdpgd"]
     return pd.concat([peers, ours], ignore_index=True)
 
@@ -140,8 +140,8 @@ def _annotate(miss, target, est, med, med_other, other, raw=None):
 
 def _floor_bounds(results):
     """{(half, set, protocol, eps): the intercept-only model's mean score at the whole budget}
-    from ``issue22_floor_bound.csv`` (empty when that file is absent)."""
-    path = os.path.join(results, "issue22_floor_bound.csv")
+    from ``floor_bound.csv`` (empty when that file is absent)."""
+    path = os.path.join(results, "floor_bound.csv")
     if not os.path.exists(path):
         return {}
     fb = pd.read_csv(path)
@@ -165,7 +165,7 @@ def cause(target, est, half, protocol, miss, med, raw, bounds):
     non-private model (``sklearn``: LogisticRegression() / Ridge(); ``sgd_objective``: the
     converged minimiser of scikit-learn's SGD objective), scikit-learn's early-stopped
     ``SGDClassifier()`` / ``SGDRegressor()`` (``sklearn_sgd``), the majority class and the
-    intercept-only model at the whole budget (``issue22_floor_bound``).
+    intercept-only model at the whole budget (:mod:`benchmarks.suite.floor_bound`).
 
     * floor, *budget*: the intercept-only model released with the whole budget also scores
       below the floor (its noise hides the majority class, or the mean's noise alone costs more
@@ -255,7 +255,7 @@ def counts(results, halves=HALVES, after="after"):
         res = R.check_targets(med, task, list(TASK_ESTS[task]))
         for e in TASK_ESTS[task]:
             r = res[e]
-            if e in SGD:  # issue 11 item 7: SGDClassifier() / SGDRegressor()
+            if e in SGD:  # SGDClassifier() / SGDRegressor()
                 r["consistency"] = consistency(med, e, "sklearn_sgd")
                 r["consistency (sgd_objective)"] = consistency(med, e, "sgd_objective")
             out[(half, protocol, version, e)] = r
@@ -272,7 +272,7 @@ def counts(results, halves=HALVES, after="after"):
 
 def table(out, halves=HALVES):
     cols = [(h, p) for h in halves for p in PROTOCOLS]
-    header = ["estimator", "target", "issue's target"] + [f"{h} ({p})" for h, p in cols]
+    header = ["estimator", "target", "target asked"] + [f"{h} ({p})" for h, p in cols]
     rows = []
     for task, ests in TASK_ESTS.items():
         for e in ests:
@@ -307,14 +307,14 @@ def main(argv=None):
     ap.add_argument("--misses", default="after", choices=["after", "before", "none"])
     ap.add_argument("--halves", default="design,report")
     ap.add_argument("--after", default="after",
-                    help="the after rows: issue22_AFTER_<half>.csv (after, stop29)")
+                    help="the after rows: AFTER_<half>.csv (default: after)")
     ap.add_argument("--causes", action="store_true",
                     help="each missed cell of the after rows with its measured cause")
     args = ap.parse_args(argv)
     halves = args.halves.split(",")
     out = counts(args.results, halves, args.after)
-    print("Cells met, before → after (medians over the seeds in the CSVs; before: the package"
-          f" at f56df45^, after: issue22_{args.after}_<half>.csv):\n")
+    print("Cells met, before → after (medians over the seeds in the CSVs; before:"
+          f" before_<half>.csv, after: {args.after}_<half>.csv):\n")
     print(table(out, halves))
     if args.causes:
         lines, summary = causes(out, "after", args.results, halves, args.after)

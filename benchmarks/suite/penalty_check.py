@@ -1,10 +1,10 @@
-"""Two measured causes for issue 22's report (item 5); nothing chosen here.
+"""Two measured causes of missed targets on the report half; nothing chosen here.
 
 1. movies (a), DPLogisticRegression at eps 3: the non-private LogisticRegression at the default's
    own penalty alpha_ (C = 1 / (alpha_ N)) against C = 1 (alpha = 1/N, the consistent penalty).
 2. mnist5k at eps = 1e6: the default's mechanism_ and its gap to LogisticRegression().
 
-    PYTHONPATH=. python -m benchmarks.suite.issue22_diagnose
+    PYTHONPATH=. python -m benchmarks.suite.penalty_check
 """
 import warnings
 
