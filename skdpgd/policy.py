@@ -6,15 +6,13 @@ budget mu, the loss's constants, released set-up statistics) to a choice the use
 *constant* is a number such a rule reads. None of them reads the private data, and none
 does privacy arithmetic (that is :mod:`skdpgd.accounting`'s).
 
-Where a value comes from, the comment next to it says so: "design half" means the design half
-of ``benchmarks/suite`` (``benchmarks/suite/split.py``; the report half never chooses
-anything), with the issue whose runs chose it and where the runs are written up
-(``docs/benchmarks_lab_notes.md``, ``/work/notes``); "theory" names the paper and theorem.
+Each constant carries one or two lines saying what it decides and a pointer to its entry in
+``benchmarks/DECISIONS.md`` (in the source repository), which records what was tried and the
+numbers that chose the value: runs on the design half of ``benchmarks/suite`` (the report half
+never chooses anything), a paper's theorem, or a stated reason where nothing was tuned.
 
-The modules that used to hold these names (:mod:`skdpgd.schedules`, ``_base``, ``_minibatch``,
-``neural``, ``_public``, ``pipeline``, ``_mechanisms``, ``_second_order``) still export them,
-read from here at access time. To try another value, set it here (``skdpgd.policy.X = v``):
-setting the old module's name has no effect on a fit.
+To try another value, set it here (``skdpgd.policy.X = v``): every module reads it from here at
+fit time.
 
 This module imports nothing from the package: every other module may read it.
 """
@@ -46,26 +44,16 @@ def signal_to_noise(n_samples, n_params, mu):
 # Full-batch estimators (DPLogisticRegression, DPRidge): number of steps and noise shapes
 # =============================================================================================
 
-#: Largest number of steps a schedule chooses by itself (``max_iter='auto'``). Theory asks for
-#: ``O(kappa log(...))`` steps, which explodes when the L2 penalty is tiny; beyond this cap a
-#: fit costs more time than it gains. ``n_iter_theory_`` on a fitted estimator shows the
-#: uncapped value; pass an integer ``max_iter`` to override. Chosen for fit time (first
-#: release, commit 76fdc47), not on accuracy.
+#: Largest number of steps a schedule chooses by itself (``max_iter='auto'``); for fit time
+#: (``n_iter_theory_`` shows the uncapped value). (see benchmarks/DECISIONS.md#max_auto_iter)
 MAX_AUTO_ITER = 10_000
 
-#: Largest ratio between the noisiest and the least noisy step of Hong's dynamic schedule.
-#: The bound's optimal shape spans orders of magnitude for long runs; its noisiest early steps
-#: spend almost no budget but can throw a logistic model into the flat region of the loss,
-#: where later steps cannot pull it back (measured: accuracy 0.60 instead of 0.80). Capped
-#: steps spend at most 1% of what the least noisy one does. Also the spread of
-#: ``Exponential(decay=None)``.
+#: Largest ratio between the noisiest and the least noisy step of Hong's dynamic schedule
+#: (also the spread of ``Exponential(decay=None)``). (see benchmarks/DECISIONS.md#max_shape_ratio)
 MAX_SHAPE_RATIO = 10.0
 
-#: ``schedule='auto'`` uses Hong et al.'s dynamic schedule when ``kappa * alpha_H`` (the noise
-#: of the whole budget relative to the problem's curvature) is below this, and the uniform
-#: schedule otherwise: with so much noise that theory asks for a handful of steps, spreading
-#: the budget unevenly over them costs more than it gains (measured, benchmarks/; commit
-#: 215ad26, before the suite existed).
+#: ``schedule='auto'`` uses Hong et al.'s dynamic schedule when ``kappa * alpha_H`` is below
+#: this, the uniform one otherwise. (see benchmarks/DECISIONS.md#auto_dynamic_threshold)
 AUTO_DYNAMIC_THRESHOLD = 0.3
 
 # =============================================================================================
@@ -73,16 +61,15 @@ AUTO_DYNAMIC_THRESHOLD = 0.3
 # =============================================================================================
 
 #: ``alpha='auto'`` of the full-batch estimators is
-#: ``1/N + AUTO_ALPHA_NOISE * G R sqrt(D) / (N mu)`` (see :func:`consistent_alpha`). Chosen on
-#: the design half (issue 11; docs/benchmarks_lab_notes.md, "Choosing the defaults", candidates
-#: in benchmarks/suite/design_full_batch.py).
+#: ``1/N + AUTO_ALPHA_NOISE * G R sqrt(D) / (N mu)`` (see :func:`consistent_alpha`).
+#: (see benchmarks/DECISIONS.md#auto_alpha_noise)
 AUTO_ALPHA_NOISE = 0.3
-#: The same for the squared loss (DPRidge), where the design half preferred a larger penalty
-#: (issue 11, same runs).
+#: The same factor for the squared loss (DPRidge).
+#: (see benchmarks/DECISIONS.md#auto_alpha_noise_squared)
 AUTO_ALPHA_NOISE_SQUARED = 1.0
-#: Output perturbation's noise norm is ``sqrt(D) Delta / (N alpha mu)``; ``alpha='auto'`` makes it
-#: ``2 / AUTO_OUTPUT_ALPHA`` times the predictor scale ``1 / R`` (see :func:`output_alpha`).
-#: Design half (issue 11, same runs).
+#: Output perturbation's ``alpha='auto'`` factor: its noise norm is ``2 / AUTO_OUTPUT_ALPHA``
+#: times the predictor scale ``1 / R`` (see :func:`output_alpha`).
+#: (see benchmarks/DECISIONS.md#auto_output_alpha)
 AUTO_OUTPUT_ALPHA = 5.0
 
 
@@ -144,152 +131,58 @@ def auto_alpha(alpha_rule, n_samples, n_params, lipschitz, row_bound, mu, second
 # Full-batch estimators: the mechanism schedule='auto' runs
 # =============================================================================================
 
-#: ``schedule='auto'`` uses the loss's second-order mechanism (DP damped Newton for the
-#: logistic losses, sufficient statistics for the squared loss) when the signal-to-noise ratio
-#: ``N mu / sqrt(D)`` is at least this and D is at most ``AUTO_SECOND_ORDER_MAX_PARAMS``.
-#: Design half (issue 11; docs/benchmarks_lab_notes.md, "Choosing the defaults").
+#: ``schedule='auto'`` runs the loss's second-order mechanism (DP damped Newton, sufficient
+#: statistics) from this ratio ``N mu / sqrt(D)``, for at most ``AUTO_SECOND_ORDER_MAX_PARAMS``.
+#: (see benchmarks/DECISIONS.md#auto_second_order_min_snr)
 AUTO_SECOND_ORDER_MIN_SNR = 20.0
-#: Share of the budget (of ``mu^2``) that the sufficient statistics chosen by
-#: ``schedule='auto'`` spend on ``X'y`` (``X'X`` gets the rest), and the eigenvalue floor of
-#: the noisy ``X'X`` as a multiple of its noise's operator-norm scale (see
-#: :class:`skdpgd._second_order.SufficientStatisticsMechanism`). Chosen on the design half (issue 22,
-#: suite, 3 seeds, both protocols; mean over diabetes, computers, budgetfood of the median R^2;
-#: floor = cells with R^2 >= -0.005, peer = cells >= best naive DP-GD (tuned after the fact)
-#: - 0.005; the cells below the SSP threshold, run by gradient descent, do not change):
-#:
-#: ============ ===== ===== ===== ===== ===== ===== ===== =====
-#: share, floor prot  floor peer  e=0.1 e=0.3 e=1   e=3
-#: ============ ===== ===== ===== ===== ===== ===== ===== =====
-#: 0.5, 1.0     a     12/15 14/15 .063  .193  .387  .480   (before)
-#: 0.6, 0.75    a     12/15 14/15 .078  .213  .390  .479   (chosen)
-#: 0.7, 0.5     a     12/15 13/15 .079  .230  .390  .473
-#: 0.7, 1.0     a     12/15 13/15 .116  .205  .391  .478
-#: 0.5, 0.5     a     11/15 14/15 .000  .206  .372  .476
-#: 0.5, 1.0     b     11/15 10/15 -.009 .101  .332  .418   (before)
-#: 0.6, 0.75    b     11/15 10/15 .004  .108  .345  .421   (chosen)
-#: 0.7, 0.5     b     11/15 10/15 .004  .099  .341  .413
-#: 0.7, 1.0     b     11/15  9/15 .007  .116  .325  .414
-#: 0.5, 0.5     b     10/15  9/15 -.046 .090  .305  .410
-#: ============ ===== ===== ===== ===== ===== ===== ===== =====
-#:
-#: Per cell, (0.6, 0.75) gains in 17 of the 30 and loses at most 0.004 (computers at e=3).
-#: (benchmarks/suite/ridge_candidates.py; /work/notes/issue22_ridge.md.)
+#: Share of ``mu^2`` the sufficient statistics of ``schedule='auto'`` spend on ``X'y`` (``X'X``
+#: gets the rest). (see benchmarks/DECISIONS.md#auto_ssp_share)
 AUTO_SSP_SHARE = 0.6
+#: Eigenvalue floor of the noisy ``X'X``, in units of its noise's operator-norm scale (see
+#: :class:`skdpgd._second_order.SufficientStatisticsMechanism`).
+#: (see benchmarks/DECISIONS.md#ssp_floor)
 SSP_FLOOR = 0.75
-#: Above this many parameters a second-order iteration (D^2 per row, D^3 per solve) costs more
-#: than the first-order work it replaces. Measured at N = 1e6, d = 200 (D = 201), epsilon = 1
-#: (benchmarks/bench_million.py data): DP damped Newton 11.4 s, accuracy 0.639; output
-#: perturbation 28.1 s, 0.609; scikit-learn 2.9-3.3 s, 0.641. The design runs used 200; no
-#: suite set has D between 201 and 256, so no suite cell changes.
+#: Above this many parameters a second-order iteration costs more than the first-order work it
+#: replaces. (see benchmarks/DECISIONS.md#auto_second_order_max_params)
 AUTO_SECOND_ORDER_MAX_PARAMS = 256
-#: Above ``AUTO_SECOND_ORDER_MAX_PARAMS``, ``schedule='auto'`` uses output perturbation (one
-#: exact solve, one release) when ``N mu / sqrt(D)`` is at least this, with the larger penalty
-#: of :func:`output_alpha`; gradient descent below it, where the penalty is large enough for
-#: few steps. Design half (issue 11, docs/benchmarks_lab_notes.md).
+#: Above ``AUTO_SECOND_ORDER_MAX_PARAMS``, ``schedule='auto'`` uses output perturbation from
+#: this ratio (with :func:`output_alpha`), gradient descent below it.
+#: (see benchmarks/DECISIONS.md#auto_output_min_snr)
 AUTO_OUTPUT_MIN_SNR = 300.0
-#: Below ``AUTO_SECOND_ORDER_MIN_SNR`` (and at most ``AUTO_SECOND_ORDER_MAX_PARAMS``
-#: parameters), classifiers use output perturbation instead of gradient descent when
-#: ``N mu / sqrt(D)`` is at least this (inf: never).
+#: Below ``AUTO_SECOND_ORDER_MIN_SNR`` (at most ``AUTO_SECOND_ORDER_MAX_PARAMS`` parameters),
+#: classifiers use output perturbation instead of gradient descent from this ratio (inf: never).
+#: (see benchmarks/DECISIONS.md#auto_low_output_min_snr)
 AUTO_LOW_OUTPUT_MIN_SNR = 5.0
-#: Iterations and gradient share of the DP damped Newton chosen by ``schedule='auto'`` (the
-#: share of ``mu^2`` all gradient releases get together; the Hessian releases,
-#: ``AUTO_NEWTON_HESSIANS`` of them, the rest). The iteration count: design half, issue 11 (no
-#: difference between the candidates there; the shipped value is the one theory suggests); the
-#: share: design half, issue 21 (see ``AUTO_NEWTON_HESSIANS``).
+#: Iterations of the DP damped Newton chosen by ``schedule='auto'``.
+#: (see benchmarks/DECISIONS.md#auto_newton_iter)
 AUTO_NEWTON_ITER = 8
+#: Share of ``mu^2`` all its gradient releases get together (the Hessian releases the rest).
+#: (see benchmarks/DECISIONS.md#auto_newton_share)
 AUTO_NEWTON_SHARE = 0.8
 
-#: ``schedule='auto'`` releases the intercept-only model (:class:`~skdpgd.schedules.Prior`) when
-#: the budget's signal-to-noise ratio ``N mu / sqrt(D)`` is below this (and the model has an
-#: intercept).
-#: 0: never. Measured on the design half (3 seeds, both protocols, issue 22): thresholds
-#: 1, 2, 3, 10, 20, 40 raised the classification floor count only at epsilon = 0.01 (4 -> 10
-#: of 18 cells at 3, where a noisy prior still names the wrong majority class in about a third
-#: of the cells), not at 0.03-0.1, and lowered the mean accuracy (digits, iris: balanced
-#: multiclass sets where a noisy fit beats 1/K); for regression the shrunk noisy mean was no
-#: better than the fit (diabetes at 0.01: -0.52 against -0.37). So it stays off.
+#: ``schedule='auto'`` releases the intercept-only model (:class:`~skdpgd.schedules.Prior`)
+#: below this ratio, for a model with an intercept (0: never).
+#: (see benchmarks/DECISIONS.md#auto_prior_max_snr)
 AUTO_PRIOR_MAX_SNR = 0.0
-#: The same for binary classifiers only: below this ratio the selection's noise is larger than
-#: any difference of training accuracy it could see, a noisy binary fit is rarely above the
-#: majority class, and the whole budget goes to the intercept-only model (0: never). Design
-#: half (13 sets, 5 seeds; docs/benchmarks_lab_notes.md, "AUTO_SELECT"): floor at epsilon
-#: 0.01 / 0.03 11 -> 20 / 17 -> 19 of 26 cells, no change at 0.3 and above (3 and 4 gained
-#: more at 0.01-0.03 but took strong-signal binary sets to their majority at 0.3).
+#: The same for binary classifiers only: below this ratio the whole budget goes to the
+#: intercept-only model (0: never). (see benchmarks/DECISIONS.md#auto_prior_max_snr_binary)
 AUTO_PRIOR_MAX_SNR_BINARY = 2.0
 
-#: ``schedule='auto'`` spends this share of the budget (of ``mu^2``) on the class counts of a
-#: classifier with an intercept and starts its gradient-descent or Newton iterations from their
-#: (shrunk) intercept-only model instead of 0 (:class:`skdpgd._mechanisms.WarmStart`); 0: off,
-#: start at 0. ``Auto(prior_share=...)`` turns it on. Measured on the design half (issue 22;
-#: 9 sets, both protocols, 8 seeds, epsilon 0.01-3, the counts' noise from a separate stream so
-#: that both fits draw the same gradient noise): share 0.1 with shrinkage c = 4 met the floor in
-#: 73 of 102 cells against 72 from 0, mean accuracy change +0.005 (s.e. 0.003) at epsilon 0.03,
-#: -0.003 (0.001) at 1, within one s.e. of 0 elsewhere; share 0.1 / 0.05 with c = 1: 70/102.
-#: (With a shared stream, 3 seeds, the same comparison had looked like +12 floor cells and -0.03
-#: at epsilon 1: noise of the draws, not of the rule.) The floor misses come from the weights'
-#: noise, not from the intercept's start, so it stays off.
+#: Share of ``mu^2`` that ``schedule='auto'`` spends on the class counts to start its iterations
+#: from their shrunk intercept-only model (:class:`skdpgd._mechanisms.WarmStart`); 0: off.
+#: (see benchmarks/DECISIONS.md#auto_prior_share)
 AUTO_PRIOR_SHARE = 0.0
 
-#: The first tier of :data:`AUTO_PRIOR_SWITCH` (classifiers with an intercept, gradient-descent
-#: or Newton plans): below the signal-to-noise ratio ``s`` the fit
-#: first releases the class counts with :data:`AUTO_PRIOR_SWITCH_SHARE` of the budget; when
-#: their shrunk majority frequency is at least ``p`` the rest goes to a second release of the
-#: counts (the intercept-only model), otherwise to the fit, started from their prior. At or
-#: above ``s`` nothing changes. None: off. Chosen on the design half (issue 22; 9 sets, both
-#: protocols, 8 seeds, epsilon 0.01-3, common random numbers; floor = cells at most 0.005
-#: below the majority class, of 108; mean accuracy change against the fit from 0 at epsilon
-#: 0.01 / 0.03 / 0.1 / 0.3 / 1):
-#:
-#: ==============  =====  ===========================================
-#: (s, p)          floor  mean change (s.e. about 0.013/0.009/0.005)
-#: ==============  =====  ===========================================
-#: off             75     0
-#: (10, 0.5)       95     +0.063 / +0.047 / -0.005 / -0.001 / -0.003
-#: (10, 0.6)       78     0.000 / +0.008 / +0.002 / -0.001 / -0.003
-#: (20, 0.6)       79     0.000 / +0.008 / +0.003 / -0.001 / -0.003
-#: (40, 0.7)       79     0.000 / +0.008 / +0.007 / -0.001 / -0.003
-#: ==============  =====  ===========================================
-#:
-#: (those runs spent the share at every epsilon; the shipped rule spends it only below ``s``,
-#: so at and above it the fit is the one from 0). With p = 0.5 a binary problem takes the
-#: prior whenever the ratio is below s; a multiclass one only when one class holds half the
-#: (shrunk) counts, so balanced multiclass sets, where a noisy fit beats 1/K, keep the fit.
-#: The share of the budget (of ``mu^2``) the first release of the counts takes below the
-#: switch's signal-to-noise ratio (issue 22, the runs above).
+#: Share of ``mu^2`` the first release of the class counts takes below a prior-switch tier's
+#: ratio, when the tier gives none (see :data:`AUTO_PRIOR_SWITCH`).
+#: (see benchmarks/DECISIONS.md#auto_prior_switch_share)
 AUTO_PRIOR_SWITCH_SHARE = 0.1
 
-#: The prior switch of ``schedule='auto'``: tiers ``(s, p, share)`` in increasing ``s``; the
-#: first whose ``s`` exceeds the fit's signal-to-noise ratio ``N mu / sqrt(D)`` (times the
-#: released signal scale) is the :attr:`~skdpgd.schedules.NoisePlan.prior_switch` ``(s, p)``,
-#: its ``share`` the budget share of the first release of the counts. At or above the last
-#: ``s`` nothing changes. The first tier is the one above; the second (issue 22, stop 29)
-#: extends the switch to ``s = 100`` for *imbalanced* problems only (one class at least 70% of
-#: the shrunk counts), with a smaller first release (5%) because most fits there go on: a
-#: noisy fit must beat a larger majority, and on the design half the fits between ratios 10
-#: and 100 fell below it on imbalanced sets (nwtco .79 against .86 at eps 0.1, turnout .73
-#: against .75 at 0.3). Design half, classification, both protocols, 8 seeds, eps 0.01-3, common
-#: random numbers (floor of 108 cells; peer: >= best peer - 0.005, of 72 cells at eps 0.1-3;
-#: mean / worst change of the median against the first tier alone;
-#: ``benchmarks/suite/design_full_batch.py``, ``c_tier_*``):
-#:
-#: ==========================  =====  ====  ===========  ======
-#: second tier (s, p, share)   floor  peer  mean change  worst
-#: ==========================  =====  ====  ===========  ======
-#: none (first tier only)      95     52    0            0
-#: (20, 0.7, 0.1)              97     52    +0.0003      -0.026
-#: (40, 0.7, 0.1)              98     53    +0.0009      -0.026
-#: (40, 0.8, 0.1)              97     53    +0.0007      -0.026
-#: (60, 0.7, 0.1)              100    53    +0.0010      -0.026
-#: (100, 0.65, 0.1)            102    54    -0.0000      -0.069
-#: (100, 0.7, 0.1)             101    54    +0.0011      -0.026
-#: (100, 0.8, 0.1)             98     52    +0.0004      -0.028
-#: (200, 0.7, 0.1)             101    54    +0.0011      -0.026
-#: (100, 0.7, 0.05)            101    54    +0.0012      -0.016   (chosen)
-#: ==========================  =====  ====  ===========  ======
-#:
-#: The chosen tier gains up to +0.07 (nwtco (a) at 0.1), loses at most 0.016 (rwm5yr (a) at
-#: 0.03) and 0.009 (digits (a) at 1, the 5% spent on counts that then go to the fit). None: off.
-#: Replaced by :data:`AUTO_SELECT` (None: off); ``Auto(prior_switch=...)`` still runs it.
+#: The prior switch of ``schedule='auto'``: tiers ``(s, p, share)`` in increasing ``s``; below
+#: the first ``s`` above the fit's ratio the class counts are released with ``share`` of the
+#: budget, and the intercept-only model is returned when their shrunk majority frequency is at
+#: least ``p`` (else the fit runs from their prior). None: off, replaced by :data:`AUTO_SELECT`;
+#: ``Auto(prior_switch=...)`` still runs it. (see benchmarks/DECISIONS.md#auto_prior_switch)
 AUTO_PRIOR_SWITCH = None
 
 
@@ -317,21 +210,15 @@ def prior_switch_tiers(switch):
 
 
 #: The selection of ``schedule='auto'`` (classifiers with an intercept): ``(s, count_share,
-#: select_share)``. Below the signal-to-noise ratio ``s`` the fit releases the class counts
-#: with ``count_share`` of the budget (their intercept-only model is the second candidate and
-#: the fit's start), fits with the rest but ``select_share``, and spends that on a noisy
-#: comparison of the two models' training accuracy (:class:`skdpgd._mechanisms.WarmStart`);
-#: the better is returned. None: off.
-#: Chosen on the design half (13 classification sets with the strong-signal ones, both
-#: protocols, 5 seeds, epsilon 0.1-10; docs/benchmarks_lab_notes.md, "AUTO_SELECT"): against
-#: the public-ratio prior switch it replaces, the self-oracle (within 0.02 of the best fixed
-#: mechanism) 97 -> 104 of 130 cells and the floor 120 -> 127.
+#: select_share)``. Below the ratio ``s`` the fit releases the class counts with ``count_share``
+#: of the budget (their intercept-only model is the second candidate and the fit's start), fits
+#: with the rest but ``select_share``, and spends that on a noisy comparison of the two models'
+#: training accuracy (:class:`skdpgd._mechanisms.WarmStart`); the better is returned. None: off.
+#: (see benchmarks/DECISIONS.md#auto_select)
 AUTO_SELECT = (300.0, 0.05, 0.05)
-#: The selection returns the fit when its noisy difference of rows predicted right (fit minus
-#: intercept-only model) is above ``-AUTO_SELECT_BIAS * sigma^2 / N`` (sigma the release's
-#: noise standard deviation, N public): the decision of a posterior mean under a public prior
-#: that expects the fit to be somewhat better; when the noise is large against N, the
-#: difference must be clearly negative to return the constant model. 0: the larger wins.
+#: The selection keeps the fit unless its noisy difference of rows predicted right (fit minus
+#: intercept-only model) is below ``-AUTO_SELECT_BIAS * sigma^2 / N`` (0: the larger wins).
+#: (see benchmarks/DECISIONS.md#auto_select_bias)
 AUTO_SELECT_BIAS = 3.0
 
 
@@ -340,8 +227,8 @@ def select_threshold(std, n_public):
     return -AUTO_SELECT_BIAS * std * std / float(n_public)
 
 #: ``c`` in the warm start's shrinkage of the noisy class counts towards their mean,
-#: ``max(0, 1 - c (K - 1) s^2 / ||c~ - mean(c~)||^2)`` (1: positive-part James-Stein; 4 met the
-#: floor in more design-half cells than 1, issue 22, see :data:`AUTO_PRIOR_SHARE`).
+#: ``max(0, 1 - c (K - 1) s^2 / ||c~ - mean(c~)||^2)`` (1: positive-part James-Stein).
+#: (see benchmarks/DECISIONS.md#warm_start_shrink)
 WARM_START_SHRINK = 4.0
 
 
@@ -442,47 +329,23 @@ def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None
 # Full-batch estimators: the Hessian releases of DP damped Newton
 # =============================================================================================
 
-#: ``hessian_rate='auto'``: each Hessian release sums over a Poisson subsample of the rows
-#: with rate ``q = min(1, max(AUTO_HESSIAN_MIN_ROWS D / N, AUTO_HESSIAN_SNR * r))``, where
-#: ``r = sqrt(2) z u D^1.5 / (N s)`` is the ratio of the noise's eigenvalue floor
-#: ``sqrt(2) sigma sqrt(D)`` to a typical eigenvalue of the full Hessian sum,
-#: ``N h R^2 s / D`` (``sigma = z u h R^2``: the release's noise, u = sqrt(2) replace-one and 1
-#: add/remove-one; s the released signal scale). The subsample's noise is the full sum's, so
-#: the ratio grows by 1/q: q is the smallest rate that keeps it below 1 / AUTO_HESSIAN_SNR
-#: (1: the floor at most a typical eigenvalue; chosen on the design half, issue 21, where only
-#: rwm5yr, nwtco and aids2 get rates below 1: against 4, mean accuracy +0.001 at epsilon 1-10,
-#: worst cell -0.004 (turnout at 1), rwm5yr within 0.0025; 0.5 lost 0.004-0.007 on rwm5yr.
-#: On the synthetic data of benchmarks/bench_million.py at N = 5e5, rates 4 to 0.5 gave the
-#: same accuracy within 0.001 at d = 50 and 200, epsilon 0.3-3),
-#: and keeps at least AUTO_HESSIAN_MIN_ROWS rows per parameter and output for the sampling
-#: error (K outputs of the multinomial loss: its K(K+1)/2 Hessian blocks share the rows, and
-#: at 100 rows per parameter only, 8 iterations at epsilon = 1e6 ended 1.2% of the largest
-#: coefficient from scikit-learn's minimiser at K = 3, against 0.3% at 300; binary: 0.02%).
+#: ``hessian_rate='auto'``: the smallest Poisson rate that keeps the Hessian noise's eigenvalue
+#: floor below ``1 / AUTO_HESSIAN_SNR`` of a typical eigenvalue (see :func:`hessian_rate`) ...
+#: (see benchmarks/DECISIONS.md#auto_hessian_snr)
 AUTO_HESSIAN_SNR = 1.0
+#: ... and at least this many rows per parameter and output (the sampling error).
+#: (see benchmarks/DECISIONS.md#auto_hessian_min_rows)
 AUTO_HESSIAN_MIN_ROWS = 100.0
-#: Hessian releases of the DP damped Newton that ``schedule='auto'`` runs when a Hessian at
-#: every iteration would cost more than ``AUTO_HESSIAN_MAX_WORK`` full passes over X (the sum
-#: of their rates); spread over the iterations by :func:`~skdpgd.schedules.hessian_steps` (2 of
-#: 8: iterations 0
-#: and 4). Below that work (large budgets, where the rate is small) every iteration releases a
-#: Hessian: with two only, the stale Hessian of iteration 0 slowed the last steps (multinomial,
-#: 3 classes, epsilon = 1e6: 7% of the largest coefficient from scikit-learn's minimiser after
-#: 8 iterations, against 0.3%). Chosen with AUTO_NEWTON_SHARE on the design half (issue 21; classification, both
-#: protocols, epsilon 0.3-10, 6 seeds): against a Hessian at every iteration with share 0.7,
-#: 2 Hessians with share 0.8 changed the mean accuracy by +0.0019 (worst set and epsilon:
-#: aids2 at 0.3, -0.018), 3 with 0.8 by -0.0002 (worst -0.017), 4 with 0.8 by -0.0007
-#: (worst iris at 3, -0.064); at epsilon = 1e6 (3 seeds) by -0.0006, 0, 0.
+#: Hessian releases of the automatic Newton plan when a Hessian at every iteration would cost
+#: more than ``AUTO_HESSIAN_MAX_WORK`` passes (spread by :func:`~skdpgd.schedules.hessian_steps`).
+#: (see benchmarks/DECISIONS.md#auto_newton_hessians)
 AUTO_NEWTON_HESSIANS = 2
-#: 0.5 rather than 2: on the design half only rwm5yr changes (+0.0013 and +0.0012 at epsilon 3
-#: and 10, 3 seeds); on bench_million.py's data at N = 1e6, d = 50, epsilon = 1, 2 Hessians at
-#: rate 0.056 instead of 8 at 0.113 halved the fit time (0.33 s vs 0.64 s, loaded machine) at the
-#: same accuracy (0.7289 vs 0.7286). (Issue 21.)
+#: Below this work (the sum of the Hessian releases' rates, in full passes over X) every
+#: iteration releases a Hessian ... (see benchmarks/DECISIONS.md#auto_hessian_max_work)
 AUTO_HESSIAN_MAX_WORK = 0.5
-#: ... and also when a Hessian at every iteration would cost almost no accuracy in noise: its
-#: floor below this fraction of a typical eigenvalue (:func:`hessian_noise_ratio`). Then the
-#: budget is not what limits the fit, and exact Newton steps make the fit tend to the
-#: non-private one as epsilon grows (with 2 Hessians, 8 iterations without noise ended 5e-6
-#: from scikit-learn's minimiser on iris, 3 classes; tests/test_linear_model.py asks 1e-6).
+#: ... and also when a full Hessian's noise floor is below this fraction of a typical
+#: eigenvalue (:func:`hessian_noise_ratio`): then exact steps reach the non-private fit.
+#: (see benchmarks/DECISIONS.md#auto_hessian_free_ratio)
 AUTO_HESSIAN_FREE_RATIO = 0.01
 
 
@@ -537,30 +400,24 @@ def hessian_noise_ratio(n_samples, n_params, z, sensitivity_unit, signal_scale=1
 # Full-batch estimators: the row-clipping bound (row_clip='auto')
 # =============================================================================================
 
-#: Row clipping with ``row_clip='auto'``: rows are clipped to ``factor`` times a private
-#: estimate of the mean row norm, ``factor = ROW_CLIP_FACTOR * max(1, s / ROW_CLIP_SNR) **
-#: ROW_CLIP_POWER`` with
-#: ``s = N mu / sqrt(D)`` the budget's signal-to-noise ratio (:func:`signal_to_noise`),
-#: and never above ``data_norm``. Signal per unit of sensitivity is what a noisy mechanism pays
-#: for: with much noise, clipping at a typical norm instead of the worst-case bound lowers the
-#: noise for all rows at the cost of shrinking the largest ones; as the noise vanishes the
-#: factor grows until nothing is clipped, so the fit converges to the non-private one (a model
-#: fitted on clipped rows but applied to unclipped ones is off scale). Chosen on the design half
-#: of ``benchmarks/suite`` (issue 11; docs/benchmarks_lab_notes.md, "Choosing the defaults":
-#: "clip sqrt, s/20").
+#: ``row_clip='auto'`` clips rows to ``ROW_CLIP_FACTOR * max(1, s / ROW_CLIP_SNR) **
+#: ROW_CLIP_POWER`` times a private estimate of the mean row norm (s the ratio
+#: :func:`signal_to_noise`), never above ``data_norm``.
+#: (see benchmarks/DECISIONS.md#row_clip_factor)
 ROW_CLIP_FACTOR = 0.35
-#: With ``row_clip='auto'`` the 'auto' rule reads the budget's signal-to-noise ratio times
-#: ``(m / bound) ** AUTO_SIGNAL_POWER`` (m the released mean norm): the Hessian of a logistic
-#: loss scales with the squared row norm while its noise scales with the squared bound. (Issue
-#: 11: no difference on the design half; the value theory suggests.)
+#: With ``row_clip='auto'`` the 'auto' rules read the ratio times ``(m / bound) **
+#: AUTO_SIGNAL_POWER`` (m the released mean norm). (see benchmarks/DECISIONS.md#auto_signal_power)
 AUTO_SIGNAL_POWER = 2.0
+#: See :data:`ROW_CLIP_FACTOR`. (see benchmarks/DECISIONS.md#row_clip_snr)
 ROW_CLIP_SNR = 20.0
+#: See :data:`ROW_CLIP_FACTOR`. (see benchmarks/DECISIONS.md#row_clip_power)
 ROW_CLIP_POWER = 0.5
-#: Most of the budget (as a share of mu^2) the norm query may use (commit 215ad26; not tuned
-#: on the suite).
+#: Most of the budget (share of ``mu^2``) the norm query may use.
+#: (see benchmarks/DECISIONS.md#row_clip_max_share)
 ROW_CLIP_MAX_SHARE = 0.1
-#: Target relative standard deviation of the norm estimate (assuming a mean norm of at
-#: least a quarter of data_norm); it sets the query's share of the budget when below the cap.
+#: Target relative standard deviation of the norm estimate (for a mean norm of at least a
+#: quarter of data_norm); sets the query's share when below the cap.
+#: (see benchmarks/DECISIONS.md#row_clip_target_relative_error)
 ROW_CLIP_TARGET_RELATIVE_ERROR = 0.2
 
 
@@ -571,15 +428,11 @@ def row_clip_factor(snr):
     return ROW_CLIP_FACTOR * max(1.0, snr / ROW_CLIP_SNR) ** ROW_CLIP_POWER
 
 
-#: Note when the released mean clipped row norm is at least
-#: ROW_NORM_NOTE_SHARE * data_norm + ROW_NORM_NOTE_SIGMAS * (its noise's std): nearly every row
-#: is then at least data_norm long. With the release's usual noise (std ~0.05 data_norm), rows
-#: whose true mean clipped norm is data_norm trigger it 84% of the time, 0.8 data_norm 0.13%.
-#: It is a ``verbose`` line, not a warning: the statistic min(||x||, R) cannot tell rows far
-#: above R from rows normalised to exactly R (``Normalizer`` with data_norm=1, the documented
-#: pipeline), where a warning would fire on every fit. (Chosen from those two rates, commit
-#: bc04ccf; not on the suite.)
+#: A ``verbose`` note when the released mean clipped row norm is at least
+#: ``ROW_NORM_NOTE_SHARE * data_norm + ROW_NORM_NOTE_SIGMAS * (its noise's std)``: nearly every row
+#: is then at least data_norm long. (see benchmarks/DECISIONS.md#row_norm_note_share)
 ROW_NORM_NOTE_SHARE = 0.9
+#: See :data:`ROW_NORM_NOTE_SHARE`. (see benchmarks/DECISIONS.md#row_norm_note_sigmas)
 ROW_NORM_NOTE_SIGMAS = 1.0
 
 
@@ -587,13 +440,12 @@ ROW_NORM_NOTE_SIGMAS = 1.0
 # Set-up releases: budget shares of the noisy row count and class counts
 # =============================================================================================
 
-#: Share of the budget's mu^2 a noisy row count spends when N is private (add/remove-one
-#: neighbours) and no public ``n_samples`` is given. A public constant (commit d6b6efe; not
-#: tuned on the suite: the count needs little of the budget).
+#: Share of ``mu^2`` a noisy row count spends when N is private (add/remove-one) and no public
+#: ``n_samples`` is given. (see benchmarks/DECISIONS.md#count_share)
 COUNT_SHARE = 0.02
 
-#: Share of the budget's mu^2 that noisy class counts spend for ``class_weight='balanced'``
-#: (commit c7999c0; as :data:`COUNT_SHARE`, not tuned on the suite).
+#: Share of ``mu^2`` the noisy class counts of ``class_weight='balanced'`` spend.
+#: (see benchmarks/DECISIONS.md#class_count_share)
 CLASS_COUNT_SHARE = 0.02
 
 
@@ -601,21 +453,14 @@ CLASS_COUNT_SHARE = 0.02
 # DP-SGD (DPSGDClassifier, DPSGDRegressor): the 'auto' hyperparameters
 # =============================================================================================
 
-#: Default per-example clip norm as a fraction of the loss's worst-case gradient norm
-#: ``G = |l'|_max * sqrt(data_norm^2 + c^2)``. Noise is paid for the clip norm, and most
-#: examples' gradients are far below the worst case once the model starts to fit, so clipping
-#: at a fraction of it buys signal per unit of noise at a small bias. A public constant: it
-#: never reads the data. 0.25 (was 0.5) was chosen with the new defaults on the design half of
-#: benchmarks/suite (classification and regression, both protocols): it gains most at small
-#: epsilon and loses nothing measurable at epsilon = inf (tests against scikit-learn's SGD).
-#: (Issue 11; docs/benchmarks_lab_notes.md, "DP-SGD defaults on the suite".)
+#: Default per-example clip norm (small budgets) as a fraction of the loss's worst-case gradient
+#: norm ``G = |l'|_max * sqrt(data_norm^2 + c^2)``; a public constant.
+#: (see benchmarks/DECISIONS.md#sgd_clip_factor)
 SGD_CLIP_FACTOR = 0.25
 
 #: The clip factor rises to 1 as the budget grows: ``1 - (1 - SGD_CLIP_FACTOR) exp(-mu /
-#: SGD_CLIP_RELAX_MU)`` with ``mu = gdp_mu(epsilon, delta)``. Clipping below G only pays for
-#: itself against noise; without noise it is a bias (it down-weights the badly fitted rows,
-#: measured on a TF-IDF set at epsilon = inf: train accuracy 0.970 against scikit-learn's
-#: 0.987). mu is about 1-3 at epsilon 3-10 (factor 0.26-0.29) and ~1e3 at epsilon 1e6 (1).
+#: SGD_CLIP_RELAX_MU)`` (without noise, clipping below G is only a bias).
+#: (see benchmarks/DECISIONS.md#sgd_clip_relax_mu)
 SGD_CLIP_RELAX_MU = 50.0
 
 
@@ -630,82 +475,52 @@ def sgd_clip_factor(mu):
 
 
 #: The non-private part of ``alpha='auto'``: scikit-learn's ``SGDClassifier()`` /
-#: ``SGDRegressor()`` default (same objective normalisation: mean loss + alpha/2 ||w||^2).
+#: ``SGDRegressor()`` default (same objective normalisation).
+#: (see benchmarks/DECISIONS.md#sgd_alpha_base)
 SGD_ALPHA_BASE = 1e-4
 
-#: ``c`` in the budget-aware part of ``alpha='auto'``, ``c sqrt(p) C r / (N mu s)``: the
-#: regularisation that balances the bias ``alpha R^2 / 2`` against the noise term
-#: ``p sigma^2 / alpha`` with ``sigma = C / (N mu)``, which is ``sqrt(2 p) sigma / R``. With a
-#: comparator whose outputs ``x . w`` are of size ``R0 s`` for rows of norm r (R = R0 s / r),
-#: ``c = sqrt(2) / R0``; s is 1 for a classifier (R0 in logits) and the public target scale
-#: (``y_bound``, else the Huber threshold) for a regressor, so that alpha does not change
-#: when y is rescaled. One constant per task, chosen on the design half of the benchmark suite
-#: (issue 11; docs/benchmarks_lab_notes.md, "DP-SGD defaults on the suite").
+#: ``c`` in the budget-aware part of ``alpha='auto'``, ``c sqrt(p) C r / (N mu s)`` (see
+#: :func:`sgd_defaults`), for the classifiers ... (see benchmarks/DECISIONS.md#sgd_alpha_noise)
 SGD_ALPHA_NOISE = 0.1
+#: ... and for the regressors. (see benchmarks/DECISIONS.md#sgd_alpha_noise_regression)
 SGD_ALPHA_NOISE_REGRESSION = 0.5
 
-#: Number of steps: ``T = SGD_FLOW * kappa`` (flow time ``eta T = SGD_FLOW / alpha``, what
-#: gradient descent needs to contract the error in the flattest direction), within
-#: [SGD_MIN_STEPS, SGD_MAX_STEPS]. (Design half, issue 11: T = 5 kappa helped one protocol only
-#: for 2.5x the steps, so 2 was kept; the bounds are for fit time.)
+#: Number of steps ``T = SGD_FLOW * kappa``, within [SGD_MIN_STEPS, SGD_MAX_STEPS].
+#: (see benchmarks/DECISIONS.md#sgd_flow)
 SGD_FLOW = 2.0
+#: See :data:`SGD_FLOW`. (see benchmarks/DECISIONS.md#sgd_min_steps)
 SGD_MIN_STEPS = 100
+#: See :data:`SGD_FLOW`. (see benchmarks/DECISIONS.md#sgd_max_steps)
 SGD_MAX_STEPS = 20_000
 
-#: Batch size: ``b = SGD_BATCH_FACTOR * N mu / sqrt(T)`` (so that ``q^2 T >= mu^2``: below it
-#: the subsampled Gaussian's noise multiplier falls under ~1 and each step costs more privacy
-#: per unit of signal), at least SGD_MIN_BATCH, and at most what keeps the run within
-#: SGD_MAX_EPOCHS expected passes over the data (the fit time). (Design half, issue 11: batch x
-#: 0.3 and x 3 did no better.)
+#: Batch size ``b = SGD_BATCH_FACTOR * N mu / sqrt(T)``, at least SGD_MIN_BATCH, and at most
+#: what keeps the run within SGD_MAX_EPOCHS expected passes.
+#: (see benchmarks/DECISIONS.md#sgd_batch_factor)
 SGD_BATCH_FACTOR = 1.0
+#: See :data:`SGD_BATCH_FACTOR`. (see benchmarks/DECISIONS.md#sgd_min_batch)
 SGD_MIN_BATCH = 32
+#: See :data:`SGD_BATCH_FACTOR`. (see benchmarks/DECISIONS.md#sgd_max_epochs)
 SGD_MAX_EPOCHS = 30.0
 
-#: Without a public ``n_samples`` the fit releases a noisy count ``N~ = N + z_c N(0, 1)``; the
-#: mechanism then uses ``N~ + SGD_COUNT_MARGIN * z_c`` (post-processing, free), an upper
-#: confidence bound on N. An N that is too small makes the normalised gradient ``N / N_pub``
-#: times too large, so the constant step ``1 / (M + alpha)`` overshoots and the fit is thrown
-#: far off (measured at epsilon 0.01-0.1 on a 331-row set: the noisy count came out as 1); an N
-#: that is too large only shrinks the model towards 0, which is the safe side when the count
-#: is that noisy. (Design half, issue 11.)
+#: Without a public ``n_samples`` the mechanism uses ``N~ + SGD_COUNT_MARGIN * z_c``, an upper
+#: confidence bound on the noisy count (post-processing).
+#: (see benchmarks/DECISIONS.md#sgd_count_margin)
 SGD_COUNT_MARGIN = 2.0
 
-#: ``learning_rate='auto'`` is ``SGD_LR_FACTOR / (M + alpha)`` (design half, issue 11: a step
-#: 3 times larger did no better).
+#: ``learning_rate='auto'`` is ``SGD_LR_FACTOR / (M + alpha)``.
+#: (see benchmarks/DECISIONS.md#sgd_lr_factor)
 SGD_LR_FACTOR = 1.0
 
-#: ``average=True`` returns the mean of the iterates over the last half of the run (tail
-#: averaging, post-processing of the released steps): with a constant step, the last iterate
-#: of noisy SGD wanders around the optimum, and for the hinge loss its intercept drifts.
-#: (Commit decccbb; not tuned on the suite.)
+#: ``average=True`` returns the mean of the iterates over the last ``1 - SGD_AVERAGE_FROM`` of
+#: the run (tail averaging, post-processing). (see benchmarks/DECISIONS.md#sgd_average_from)
 SGD_AVERAGE_FROM = 0.5
 
 
-#: ``(s, p, share)``: DP-SGD's floor rule (issue 22 item 1), the full-batch prior switch
-#: (:data:`AUTO_PRIOR_SWITCH`) for ``DPSGDClassifier(loss='log_loss', schedule='auto')`` with an
-#: intercept: below the signal-to-noise ratio ``s`` (``N mu / sqrt(D)``, mu of the whole
-#: budget) the class counts are released first with ``share`` of mu^2; when their shrunk
-#: majority frequency is at least ``p`` the rest of the budget goes to a second release of the
-#: counts and the intercept-only model is returned, otherwise DP-SGD runs with the rest,
-#: started from their prior's intercept. None: off. Chosen on the design half (issue 22; 9
-#: sets, both protocols, 8 seeds, epsilon 0.01-0.3, common random numbers: the counts draw
-#: from a jumped stream; floor = cells at most 0.005 below the majority class, of 68; mean
-#: accuracy at epsilon 0.01 / 0.03 / 0.1 / 0.3):
-#:
-#: ============  =====  ===================================
-#: s             floor  mean accuracy
-#: ============  =====  ===================================
-#: off           62     .517 / .546 / .631 / .688
-#: 2             62     .517 / .546 / .631 / .688
-#: 3             64     .523 / .545 / .631 / .688
-#: 5             66     .526 / .539 / .631 / .684
-#: 10            66     .525 / .539 / .599 / .684
-#: ============  =====  ===================================
-#:
-#: s = 10 (the full-batch value) switched a strong-signal binary set (anes96, .83-.85) to its
-#: majority class (.585) at epsilon 0.1; s = 5 keeps it there and meets the floor as often.
-#: The cost at 0.03 (-0.007) is the same set switched one budget lower; at 0.3 (-0.004) the
-#: counts' share on balanced multiclass sets (iris, digits) where the switch does not fire.
+#: ``(s, p, share)``: DP-SGD's floor rule for ``DPSGDClassifier(loss='log_loss',
+#: schedule='auto')`` with an intercept: below the ratio ``s`` the class counts are released with
+#: ``share`` of ``mu^2``; when their shrunk majority frequency is at least ``p`` the rest goes to a
+#: second release of the counts (the intercept-only model), otherwise DP-SGD runs from their
+#: prior's intercept. None: off. (see benchmarks/DECISIONS.md#sgd_prior_switch)
 SGD_PRIOR_SWITCH = (5.0, 0.5, 0.1)
 
 
@@ -804,27 +619,22 @@ def sgd_defaults(n_public, n_params, mu, clip, row_bound, smoothness, alpha="aut
 # Importance-masked DP-SGD (ImportanceMask, importance='auto')
 # =============================================================================================
 
-#: ``importance='auto'``: on only where the benchmark (benchmarks/bench_importance.py) shows a
-#: gain on the design half of benchmarks/suite that holds on the report half. Measured (5
-#: seeds, epsilon 1-8): the private mask was ahead of plain DP-SGD on no design-half set and
-#: behind on digits (and chile at epsilon 2); on the high-dimensional sets it was level or a
-#: few points ahead (one-hot d = 1200: +3.3 at epsilon 2). So 'auto' is off.
+#: ``importance='auto'``: whether the importance mask is on (off: no gain on the suite).
+#: (see benchmarks/DECISIONS.md#auto_importance)
 AUTO_IMPORTANCE = False
 
 #: Linear models: masked weights keep their value (True) or are set to 0 (False, the paper's
-#: pruned forward pass ``l(m * theta)``). Freezing won on the benchmark's design half at 3 of 4
-#: budgets (benchmarks/bench_importance.py, its ``pruned_weights`` variant). How a frozen weight
-#: rides along: ``skdpgd._importance.FROZEN_COLUMN_SCALE``.
+#: pruned forward pass); see ``skdpgd._importance.FROZEN_COLUMN_SCALE``.
+#: (see benchmarks/DECISIONS.md#importance_linear_freeze)
 IMPORTANCE_LINEAR_FREEZE = True
 
-#: The scale s_j (RMS of the released gradient of coordinate j, normalised to RMS 1 over the
-#: kept coordinates) is kept within [1 / IMPORTANCE_SCALE_RATIO, IMPORTANCE_SCALE_RATIO]: a
-#: coordinate the noise made look silent cannot get an unbounded share of the clip budget.
-#: (A safety bound, issue 24, commit fa20cfb; not tuned.)
+#: The per-coordinate scale stays within [1 / IMPORTANCE_SCALE_RATIO, IMPORTANCE_SCALE_RATIO]
+#: (a safety bound: a coordinate the noise made look silent gets a bounded share of the clip).
+#: (see benchmarks/DECISIONS.md#importance_scale_ratio)
 IMPORTANCE_SCALE_RATIO = 10.0
 
-#: Decay of the running second moment of the released gradients (per step), the paper's
-#: gamma_2 (AdaDPIGU; not given there; not tuned).
+#: Decay of the running second moment of the released gradients (the paper's gamma_2).
+#: (see benchmarks/DECISIONS.md#importance_moment_decay)
 IMPORTANCE_MOMENT_DECAY = 0.99
 
 
@@ -832,22 +642,13 @@ IMPORTANCE_MOMENT_DECAY = 0.99
 # DPMLPClassifier: the defaults of its 'hong' and 'exponential' schedules
 # =============================================================================================
 
-#: DPMLPClassifier's ``schedule='hong'`` with ``decay=None``: Hong's gamma is set so that
-#: ``gamma^T`` equals this, i.e. the first step's noise has this share of the last step's
-#: influence on the final model. The noise multipliers then fall by
-#: ``MLP_HONG_INFLUENCE ** (-1/4)`` (1.78x for 0.1) from the first to the last step, whatever
-#: T. A heuristic (no theorem gives gamma for a non-convex loss), chosen as Hong et al. chose
-#: theirs: on public auxiliary data (Gaussian rows of norm 10, a random linear teacher,
-#: N = 750, the benchmark's network, T in {50, 100, 150}, 3 seeds): 0.3 and 0.1 tied with the
-#: uniform schedule (within 0.6 points) and 0.01 was 0.5-1 point worse than 0.1; the
-#: benchmark's own auxiliary grid (benchmarks/bench_hong_mlp.py) agrees at 4 of 5 values of
-#: T. On MNIST 3 vs 5 no gamma differed significantly from uniform. (Not the linear models'
-#: 'hong', whose gamma is ``1 - 1/kappa`` from Hong et al.'s Theorem 4.4.)
+#: DPMLPClassifier's ``schedule='hong'`` with ``decay=None``: gamma such that ``gamma^T`` equals
+#: this (not the linear models' ``1 - 1/kappa`` from Hong et al.'s Theorem 4.4).
+#: (see benchmarks/DECISIONS.md#mlp_hong_influence)
 MLP_HONG_INFLUENCE = 0.1
 
 #: DPMLPClassifier's ``schedule='exponential'`` with ``decay=None``: ratio between consecutive
-#: multipliers (first release, commit decccbb; not tuned). The linear models'
-#: ``Exponential(decay=None)`` spreads a :data:`MAX_SHAPE_RATIO` ratio over the run instead.
+#: multipliers. (see benchmarks/DECISIONS.md#mlp_exponential_decay)
 MLP_EXPONENTIAL_DECAY = 0.99
 
 
@@ -867,10 +668,9 @@ def mlp_exponential_decay(decay=None):
 # DPStandardScaler
 # =============================================================================================
 
-#: Smallest standard deviation DPStandardScaler divides by, in units of the public half-range
-#: of a column (after the map to [-1, 1]). A noisy variance can be tiny or negative; the floor
-#: is a public constant so that the scale never comes from an unreliable release. (Issue 20,
-#: commit a5da93b; not tuned on the suite.)
+#: Smallest standard deviation DPStandardScaler divides by, in units of a column's public
+#: half-range: a public floor, so that the scale never comes from an unreliable release.
+#: (see benchmarks/DECISIONS.md#std_floor)
 STD_FLOOR = 0.01
 
 
@@ -878,12 +678,11 @@ STD_FLOOR = 0.01
 # PrivatePipeline: the DP transformers' share of the budget
 # =============================================================================================
 
-#: Share of the pipeline's mu^2 given to each DP transformer by default (public constant).
-#: Chosen on the design half (issue 20: shares 0.03-0.5 of a DPStandardScaler before
-#: DPLogisticRegression, 3 seeds, epsilon 0.3 / 1 / 3; commit 4f8dfc9).
+#: Share of the pipeline's ``mu^2`` given to each DP transformer by default.
+#: (see benchmarks/DECISIONS.md#dp_transformer_share)
 DP_TRANSFORMER_SHARE = 0.3
-#: Most of mu^2 the DP transformers take together by default (not tuned: keeps at least half
-#: of the budget for the final estimator).
+#: Most of ``mu^2`` the DP transformers take together by default.
+#: (see benchmarks/DECISIONS.md#dp_transformers_max_share)
 DP_TRANSFORMERS_MAX_SHARE = 0.5
 
 
