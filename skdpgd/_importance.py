@@ -85,7 +85,7 @@ class ImportanceMask:
     scaling : bool, default=False
         Coordinate-wise scaling of each example's gradient before the clip (the paper's
         adaptive clipping, without the mean subtraction). The paper uses it; it is off by
-        default because it lost to the mask alone on the benchmark's design half (digits and
+        default because it lost to the mask alone on the benchmark's tuning sets (digits and
         chile at epsilon 1, 2 and 4, computers at 1 and 2; up to 26 points on digits; level
         at epsilon 8; see the theory page): the scale concentrates the noise on the coordinates with the
         largest gradients and, normalised to RMS 1, amplifies the others, so most examples are
@@ -97,7 +97,7 @@ class ImportanceMask:
     intercept is always kept. For the MLP a coordinate is a parameter (weight or bias). Masked
     weights keep their value (frozen; they still enter the predictions). Setting them to 0
     instead, the paper's pruned forward pass ``l(m * theta)``, was behind freezing on the
-    benchmark's design half at 3 of 4 budgets (``skdpgd.policy.IMPORTANCE_LINEAR_FREEZE``).
+    benchmark's tuning sets at 3 of 4 budgets (``skdpgd.policy.IMPORTANCE_LINEAR_FREEZE``).
     """
 
     def __init__(self, *, pretrain_fraction=0.1, keep=0.6, unfreeze=4, scaling=False):

@@ -204,7 +204,7 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         were largest are updated and noised (the kept share growing back towards all), with
         optional coordinate-wise scaling before the clip. Same steps, noise multipliers and
         ``epsilon_`` as without it. None: off; 'auto': off (no gain measured on the
-        benchmark's design half).
+        benchmark suite's tuning sets).
 
     device : str or torch.device, default='cpu'
         Where the per-example gradients, their float64 clipped sums and the noise are

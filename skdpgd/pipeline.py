@@ -20,10 +20,7 @@ turns back into ``mu_k``. Gaussian DP composes exactly (``mu^2 = sum_k mu_k^2``)
 pipeline spends at most ``(epsilon, delta)``. Default weights: each DP transformer
 ``DP_TRANSFORMER_SHARE`` (0.3) of ``mu^2`` (together at most ``DP_TRANSFORMERS_MAX_SHARE``, 0.5),
 the final estimator the rest; ``shares={step path: weight}`` overrides them (normalised). A
-public constant, chosen on the design half of ``benchmarks/suite`` (``benchmarks/suite/
-pipelines.py --half design --c-shares ...``: a DPStandardScaler before DPLogisticRegression at
-shares 0.03, 0.1, 0.2, 0.3 and 0.5, 3 seeds, epsilon 0.3, 1, 3: 0.3 had the best mean accuracy
-at epsilon 1 and was within 0.002 of the best at 0.3 and 3).
+public constant, chosen on the benchmark suite's tuning sets (``benchmarks/DECISIONS.md``).
 
 **Accounting.** Every spending step is charged, release by release, to an internal
 :class:`~skdpgd.PrivacyBudget` of ``(epsilon, delta)`` (and to the user's ``budget`` when given):

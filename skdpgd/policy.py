@@ -8,8 +8,8 @@ does privacy arithmetic (that is :mod:`skdpgd.accounting`'s).
 
 Each constant carries one or two lines saying what it decides and a pointer to its entry in
 ``benchmarks/DECISIONS.md`` (in the source repository), which records what was tried and the
-numbers that chose the value: runs on the design half of ``benchmarks/suite`` (the report half
-never chooses anything), a paper's theorem, or a stated reason where nothing was tuned.
+numbers that chose the value: runs on the tuning sets of ``benchmarks/suite`` (the held-out sets
+never choose anything), a paper's theorem, or a stated reason where nothing was tuned.
 
 To try another value, set it here (``skdpgd.policy.X = v``): every module reads it from here at
 fit time.

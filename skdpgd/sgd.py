@@ -139,7 +139,7 @@ _SGD_PARAMS_DOC = """
         were largest are updated (and noised), the kept share growing back towards all of
         them; optional coordinate-wise scaling before the clip. Same T, q, noise and
         ``epsilon_`` as the plain run. None: off. 'auto': off (it did not win on the
-        benchmark's design half, see the theory page).
+        benchmark suite's tuning sets, see the theory page).
 """
 
 _SGD_FITTED_DOC = """
@@ -228,7 +228,7 @@ _SGD_NOTES = """
     of standard deviation ``sigma = C / (N mu)`` per coordinate, and with a penalty alpha the
     excess risk is at most ``alpha R^2 / 2 + p sigma^2 / alpha`` (R the norm of a good
     model), smallest at ``alpha = sqrt(2 p) sigma / R``. R is not public; its scale
-    (margins of size ``R r``) is the one constant chosen on the design half of the benchmark
+    (margins of size ``R r``) is the one constant chosen on the tuning sets of the benchmark
     suite. T follows the flow time ``eta T = SGD_FLOW / alpha`` that gradient descent needs
     in the flattest direction; the tail average (``average=True``) removes the wandering of
     the constant step. The formulas and the measured table behind them are in the theory page
