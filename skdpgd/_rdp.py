@@ -183,7 +183,7 @@ _CRVZ_W, _CRVZ_INV_D, _CRVZ_ABS = _crvz_tables(_CRVZ_TERMS)
 # Plain numpy, not numba: these are a few hundred scalar operations per pair, and compiling
 # them cost a first DP-SGD fit about 3 s, several times what they take to run. Every value
 # is computed by the same formulas, in the same order, as the scalar algorithm described in
-# the module docstring (tests/_rdp_numba.py keeps the former numba kernels; the tests check
+# the module docstring (tests/_support/rdp_numba.py keeps the former numba kernels; the tests check
 # the two agree to rounding).
 
 

@@ -4,7 +4,7 @@ For each mechanism we fit the real estimator thousands of times on two neighbour
 D0, D1 built so that one example's effect is as large as the sensitivity allows, apply
 threshold tests to the released coefficient and turn their false-positive and false-negative
 rates into a lower bound on epsilon (Clopper-Pearson upper limits at 95%, Bonferroni over the
-thresholds; see ``_audit.py``). The bound must not exceed the claimed epsilon. Thresholds come
+thresholds; see ``_support/audit.py``). The bound must not exceed the claimed epsilon. Thresholds come
 from separate calibration runs (other seeds), never from the audited samples.
 
 Worst case (DPRidge, squared loss): 1-D rows x = 1 (= data_norm), targets +-Y with Y far above
@@ -16,7 +16,7 @@ Gaussian noise, i.e. Gaussian with the same variance under D0 and D1, so a secon
 analysis applies: the shift over the standard deviation is the GDP parameter of the release,
 estimated with an exact noncentral-t interval. It must not exceed the fit's ``mu_`` (the mu of
 the claimed (epsilon, delta)), and for gradient descent it must match the value computed from
-the fitted step sizes and noise multipliers (``_audit.gd_effective_mu``): that checks that the
+the fitted step sizes and noise multipliers (``_support.audit.gd_effective_mu``): that checks that the
 noise actually drawn is the noise the accountant was told about.
 
 The same audits run on deliberately broken mechanisms (noise scaled down after calibration,
@@ -41,7 +41,7 @@ import skdpgd
 from skdpgd import DPLogisticRegression, DPRidge
 from skdpgd.accounting import GaussianDPAccountant, gdp_epsilon, gdp_mu
 
-from _audit import (clopper_pearson_upper, epsilon_lower_bound, gd_effective_mu,
+from _support.audit import (clopper_pearson_upper, epsilon_lower_bound, gd_effective_mu,
                     gdp_mu_interval, place_thresholds)
 
 N = 8

@@ -1,5 +1,5 @@
 """Backends: the Hessian sum, the sufficient statistics and the objective of the dense and CSR
-rows against the numpy oracle (tests/_reference.py), and their threading."""
+rows against the numpy oracle (tests/_support/reference.py), and their threading."""
 
 import numpy as np
 import pytest
@@ -10,7 +10,7 @@ from skdpgd import _kernels_second as K2
 from skdpgd._backends import CSRRows, DenseRows
 from skdpgd._data import make_rows
 
-import _reference as ref
+from _support import reference as ref
 
 CASES = [("logistic", 1), ("multinomial", 3), ("multinomial", 4), ("squared", 1)]
 CODES = {"logistic": K.LOSS_LOGISTIC, "multinomial": K.LOSS_MULTINOMIAL,

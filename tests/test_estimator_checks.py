@@ -68,7 +68,7 @@ def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
 
-# the transformers of skdpgd.preprocessing (issue 20)
+# the transformers of skdpgd.preprocessing
 from skdpgd.preprocessing import BoundedScaler, DPStandardScaler  # noqa: E402
 
 TRANSFORMERS = [BoundedScaler(bounds=(-10, 10)),
@@ -81,7 +81,7 @@ def test_sklearn_compatible_transformer(estimator, check):
 
 
 def test_init_parameters_are_keyword_only_after_sklearns_positional_ones():
-    """scikit-learn's convention (issue 19): only the parameters the non-private counterpart
+    """scikit-learn's convention: only the parameters the non-private counterpart
     keeps positional are positional (SGDClassifier's loss, MLPClassifier's hidden_layer_sizes
     and activation, RandomizedSearchCV's estimator and param_distributions, MinMaxScaler's
     range: BoundedScaler's bounds); every other parameter is keyword-only."""

@@ -1,4 +1,4 @@
-"""Rows with entries near the float64 limit are clipped like any other row (issue 23 item 1).
+"""Rows with entries near the float64 limit are clipped like any other row.
 
 Every estimator and input kind: a fit on rows with entries of 1e300 (and 1.7e308, whose norm
 itself overflows) equals the fit on the same rows clipped to ``data_norm`` beforehand, with

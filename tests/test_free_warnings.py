@@ -1,4 +1,4 @@
-"""Warnings that cost no privacy (issue 23 item 2): each is computed from public or already
+"""Warnings that cost no privacy: each is computed from public or already
 released values only, so it is post-processing."""
 
 import importlib.util

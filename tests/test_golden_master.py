@@ -1,6 +1,7 @@
-"""Every estimator x mechanism x input kind reproduces its stored fit (tests/golden_master.py).
+"""Every estimator x mechanism x input kind reproduces its stored fit
+(tests/_support/golden_master.py).
 
-The master was written before the one-fit-path refactor (issue 19); a change that moves a
+The master was written before the one-fit-path refactor; a change that moves a
 noise draw or changes the arithmetic of a release shows up here as a mismatch.
 """
 
@@ -10,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-import golden_master as gm
+from _support import golden_master as gm
 
 MASTER = json.loads(gm.PATH.read_text())
 #: relative to the largest entry of the compared vector (at least 1): float64 rounding of

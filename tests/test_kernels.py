@@ -7,7 +7,7 @@ import scipy.sparse as sp
 from skdpgd import _kernels as K
 from skdpgd._backends import CSRRows, DenseRows
 
-from _reference import augmented_rows, clipped_gradient_sum, clipped_sum, gd_full_batch
+from _support.reference import augmented_rows, clipped_gradient_sum, clipped_sum, gd_full_batch
 
 LOSSES = {"logistic": K.LOSS_LOGISTIC, "multinomial": K.LOSS_MULTINOMIAL,
           "squared": K.LOSS_SQUARED}

@@ -446,7 +446,7 @@ def test_verbose_prints_only_public_progress(Est, capsys):
 
 
 def test_defaults_converge_to_the_named_sklearn_models_as_epsilon_grows(cancer):
-    """Consistency (issue 11): with only epsilon and data_norm given, epsilon = inf gives
+    """Consistency: with only epsilon and data_norm given, epsilon = inf gives
     scikit-learn's LogisticRegression() (C=1) and Ridge(alpha=1.0) on the same rows, and at
     epsilon = 1e6 the penalty is within 1% of 1/N and nothing is clipped."""
     from sklearn.linear_model import LogisticRegression, Ridge

@@ -21,7 +21,7 @@ from skdpgd.model_selection import (PrivateRandomSearchCV, RepeatedSelection, dr
                                     truncated_negative_binomial_gamma)
 from skdpgd.pipeline import make_private_pipeline
 from skdpgd.preprocessing import BoundedScaler
-from _poison import Poison as _Poison
+from _support.poison import Poison as _Poison
 
 mpmath.mp.dps = 40
 

@@ -397,7 +397,7 @@ def test_poisson_noise_scale(torch):
 
 
 # ---------------------------------------------------------------------------------------
-# privacy hardening (issue 10) and scikit-learn parity (issue 12)
+# privacy checks and scikit-learn parity
 # ---------------------------------------------------------------------------------------
 
 

@@ -23,7 +23,7 @@ from sklearn.preprocessing import Normalizer, OneHotEncoder
 from skdpgd import DPLogisticRegression, PrivacyLeakWarning
 from skdpgd.pipeline import make_private_pipeline
 from skdpgd.preprocessing import BoundedScaler, DPStandardScaler, output_bound
-from _poison import Poison as _Poison
+from _support.poison import Poison as _Poison
 
 
 def _frame(n=400, seed=0):

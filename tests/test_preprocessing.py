@@ -1,4 +1,4 @@
-"""skdpgd.preprocessing: public-bound and DP transformers (issue 20)."""
+"""skdpgd.preprocessing: public-bound and DP transformers."""
 
 import math
 import pickle

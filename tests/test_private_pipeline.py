@@ -1,4 +1,4 @@
-"""skdpgd.pipeline: a pipeline whose epsilon covers every step (issue 20)."""
+"""skdpgd.pipeline: a pipeline whose epsilon covers every step."""
 
 import math
 import pickle
@@ -24,7 +24,7 @@ from skdpgd.accounting import gdp_epsilon, gdp_mu
 from skdpgd.pipeline import PrivatePipeline, make_private_pipeline
 from skdpgd.policy import DP_TRANSFORMER_SHARE
 from skdpgd.preprocessing import BoundedScaler, DPStandardScaler, schema_transformer
-from _poison import Poison as _Poison
+from _support.poison import Poison as _Poison
 
 SCHEMA = {"age": (18, 100), "income": (0, 200_000), "job": ["clerk", "nurse", "pilot"],
           "region": ["N", "S", "E", "W"]}

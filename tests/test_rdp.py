@@ -521,14 +521,14 @@ def test_pld_epsilon():
 
 
 def _log_a_both(q, sigma, orders):
-    import _rdp_numba  # tests/: the numba kernels the numpy code replaced
+    from _support import rdp_numba  # the numba kernels the numpy code replaced
 
     from skdpgd import _rdp
 
     o, is_int, off, lgc = _rdp._order_tables(tuple(float(a) for a in orders))
     v = np.array([1.0 / sigma**2])
     ref = np.empty((o.size, 1))
-    _rdp_numba._log_a_grid(o, is_int, lgc, off, math.log(q), math.log1p(-q), v, _rdp._CRVZ_W,
+    rdp_numba._log_a_grid(o, is_int, lgc, off, math.log(q), math.log1p(-q), v, _rdp._CRVZ_W,
                            _rdp._CRVZ_INV_D, _rdp._CRVZ_ABS, ref)
     return _rdp._log_a_grid(o, is_int, lgc, off, math.log(q), math.log1p(-q), v)[:, 0], ref[:, 0]
 

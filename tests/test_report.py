@@ -1,4 +1,4 @@
-"""skdpgd.privacy_report (issue 23 item 3): a table of releases and epsilon at several deltas,
+"""skdpgd.privacy_report: a table of releases and epsilon at several deltas,
 by the tightest accountant, for estimators, searches, pipelines and budgets."""
 
 import importlib.util

@@ -266,7 +266,7 @@ def test_prior_releases_the_class_prior_with_its_sensitivity():
                 fit_intercept=False).fit(X, yr)
 
 
-# --- the warm start from the class prior (schedule='auto', issue 22) --------------------------
+# --- the warm start from the class prior (schedule='auto') -----------------------------------
 
 
 def _imbalanced(n=3000, d=5, seed=0):
@@ -495,7 +495,7 @@ def test_policy_imports_nothing_from_the_package():
             assert not any(a.name.startswith("skdpgd") for a in node.names)
 
 
-# --- issue 22 (stop 29): the prior switch's tiers ---------------------------------------------
+# --- the prior switch's tiers ---------------------------------------------------------------
 
 
 def test_prior_switch_tiers_parse_one_pair_triples_and_off():

@@ -177,7 +177,7 @@ def test_ssp_eigenvalue_floor_is_the_public_constant(monkeypatch):
     assert not np.allclose(none.coef_, base.coef_)
 
 
-# --- issue 21: fused pass, subsampled Hessian releases, fewer Hessian releases -------------
+# --- fused pass, subsampled Hessian releases, fewer Hessian releases ----------------------
 
 from skdpgd._backends import poisson_subsample  # noqa: E402
 from skdpgd.policy import hessian_rate  # noqa: E402
@@ -407,7 +407,7 @@ def test_dask_fused_subsampled_pass_equals_in_memory():
 
 def test_mechanism_imports_point_one_way():
     """_second_order imports _mechanisms, and the registry imports both; neither mechanism
-    module imports the registry or the other way round (issue 19), lazily or not."""
+    module imports the registry or the other way round, lazily or not."""
     import ast
     import pathlib
 

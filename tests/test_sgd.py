@@ -467,7 +467,7 @@ def test_noisy_count_is_used_as_an_upper_bound():
     assert reg.sampling_rate_ == pytest.approx(min(1.0, reg.batch_size_ / reg.n_samples_))
 
 
-# ---- the floor rule (policy.SGD_PRIOR_SWITCH, issue 22) -----------------------------------
+# ---- the floor rule (policy.SGD_PRIOR_SWITCH) ------------------------------------------
 
 
 def _imbalanced(n=2000, d=5, seed=0):

@@ -1,4 +1,5 @@
-"""Golden master of every estimator x mechanism x input kind (issue 19).
+"""Golden master of every estimator x mechanism x input kind, and of the private scaler,
+pipelines and search.
 
 Each case fits one estimator at a fixed ``random_state`` and records ``coef_``, ``intercept_``,
 ``epsilon_`` and ``n_iter_`` (and, for the network, every weight). ``tests/test_golden_master.py``
@@ -7,7 +8,7 @@ refactor that keeps every draw in its place reproduces them to rounding.
 
 Regenerate (only when a change of draw order is intended and explained in the commit):
 
-    PYTHONPATH=. python tests/golden_master.py --write
+    PYTHONPATH=. python tests/_support/golden_master.py --write
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-PATH = pathlib.Path(__file__).parent / "data" / "golden_master.json"
+PATH = pathlib.Path(__file__).parent.parent / "data" / "golden_master.json"
 
 
 def _binary(n=240, d=6, seed=0):
