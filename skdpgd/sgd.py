@@ -377,7 +377,7 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
 
         Parameters
         ----------
-        X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data.
         y : array-like of shape (n_samples,)
             Class labels.
@@ -423,7 +423,7 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
 
         Parameters
         ----------
-        X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -441,7 +441,7 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
 
         Parameters
         ----------
-        X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -565,7 +565,7 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
 
         Parameters
         ----------
-        X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data.
         y : array-like of shape (n_samples,)
             Targets.
@@ -609,7 +609,7 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
 
         Parameters
         ----------
-        X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
