@@ -270,7 +270,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="5 seeds, no plots or lab notes")
     ap.add_argument("--reps", type=int, default=None, help="number of random splits (default 50)")
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
-    ap.add_argument("--no-docs", action="store_true", help="do not write the plots or the lab notes")
+    ap.add_argument("--no-docs", action="store_true",
+                    help="do not write the plots or the lab notes")
     args = ap.parse_args(argv)
     D.quiet()
     reps = args.reps or (5 if args.quick else 50)
@@ -280,7 +281,8 @@ def main(argv=None):
     R = run(args.datasets, reps, EPSILONS)
     tabs, checks = tables(R, args.datasets, EPSILONS)
     for ds, ta, te in tabs:
-        print(f"\n## {ds}: median test accuracy\n{ta}\n\n## {ds}: median excess empirical risk\n{te}")
+        print(f"\n## {ds}: median test accuracy\n{ta}\n\n"
+              f"## {ds}: median excess empirical risk\n{te}")
     ct = checks_table(checks)
     print("\n## targets\n" + ct)
     if R["dpl_version"] is None:

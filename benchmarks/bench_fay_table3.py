@@ -211,7 +211,8 @@ def plot(res, best_info, path):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="10 repetitions, no MNIST, no plot or lab notes")
+    ap.add_argument("--quick", action="store_true",
+                    help="10 repetitions, no MNIST, no plot or lab notes")
     ap.add_argument("--reps", type=int, default=None, help="repetitions (default 120)")
     ap.add_argument("--large-reps", type=int, default=None,
                     help="repetitions on data sets with N >= 5000: Synthetic, MNIST (default 20)")

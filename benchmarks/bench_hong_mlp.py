@@ -259,7 +259,8 @@ def main(argv=None):
         diff = np.array([np.array(size_acc[n_sub][hn][T]) - np.array(size_acc[n_sub]["uniform"][T])
                          for T in Ts])  # (T values, seeds)
         per_seed = diff.mean(axis=0)
-        cells.append(f"{per_seed.mean():+.3f} ± {per_seed.std(ddof=1) if per_seed.size > 1 else 0:.3f} "
+        sd = per_seed.std(ddof=1) if per_seed.size > 1 else 0
+        cells.append(f"{per_seed.mean():+.3f} ± {sd:.3f} "
                      f"({int(np.sum(diff > 0))} better / {int(np.sum(diff < 0))} worse of "
                      f"{diff.size} runs)")
         lines.append(f"| {n_sub} | " + " | ".join(cells) + " |")

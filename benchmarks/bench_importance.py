@@ -322,7 +322,7 @@ def main(argv=None):
             jobs += [("highdim", "text", text_set), ("highdim", "sparse", sparse_set),
                      ("highdim", "onehot", onehot_set)]
     t_start = time.time()
-    for group, name, loader in jobs:
+    for group, _name, loader in jobs:
         for seed in range(args.seeds):
             data = loader(seed)
             for eps in EPSILONS + ((math.inf,) if args.part == "mlp" else ()):

@@ -256,7 +256,7 @@ def main():
         base = sum(t_pass) / len(t_pass)
         print(f"plain pass: {t_pass[0]:.2f} s before the fits, {t_pass[-1]:.2f} s after; "
               f"ratios below are to their mean {base:.2f} s", flush=True)
-        for schedule, clf, t_fit, x_passes, n_rel, t_rel, stats, acc, acc_sub in fits:
+        for schedule, _clf, t_fit, x_passes, n_rel, t_rel, stats, acc, acc_sub in fits:
             kinds = ", ".join(f"{k} {s / n / base:.2f}" for k, (n, s) in stats.items())
             print(f"  {schedule}: time per release pass / plain pass = {t_rel / n_rel / base:.2f} "
                   f"({kinds}); fit time / plain pass = {t_fit / base:.1f} for {x_passes:g} "

@@ -49,7 +49,8 @@ def main(argv=None):
             e_rdp, t_rdp = run(n, eps, "rdp", X, y)
             e_pld, t_pld = run(n, eps, "pld", X, y)
             rep = privacy_report(e_rdp)
-            pld = rep.epsilons if rep.accountant.startswith("PLD") else rep.others["PLD (dp-accounting)"]
+            pld = (rep.epsilons if rep.accountant.startswith("PLD")
+                   else rep.others["PLD (dp-accounting)"])
             k = int(np.flatnonzero(rep.deltas == e_rdp.delta_)[0])
             z_r, z_p = e_rdp.noise_multipliers_[0], e_pld.noise_multipliers_[0]
             rows.append(f"| {n} | {eps:g} | {e_rdp.n_iter_} | {pld[k]:.3f} | {z_r:.3f} | "

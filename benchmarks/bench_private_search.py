@@ -4,10 +4,11 @@ Protocol
 --------
 * Data: sets of the **report** half of ``benchmarks/suite`` (``--sets``; by default the binary
   classification sets breast_cancer, hdma, benefits, fair and the regression set slid;
-  autompg needs mlxtend, diamonds is large), preprocessed by the suite's protocol (b) (public ranges and level lists, rows of
-  norm <= 1, ``data_norm=1``; regression targets mapped from their public range to [-1, 1],
-  ``y_bound=1``), the suite's 75/25 split with ``seed`` in ``--seeds`` (default 0..4). The
-  class list is the codebook's (every label of the set), passed as ``classes``.
+  autompg needs mlxtend, diamonds is large), preprocessed by the suite's protocol (b) (public
+  ranges and level lists, rows of norm <= 1, ``data_norm=1``; regression targets mapped from
+  their public range to [-1, 1], ``y_bound=1``), the suite's 75/25 split with ``seed`` in
+  ``--seeds`` (default 0..4). The class list is the codebook's (every label of the set), passed
+  as ``classes``.
 * default: ``DPLogisticRegression(epsilon, delta=1e-5, data_norm=1, classes, random_state=seed)``
   (``DPRidge(..., y_bound=1)`` for regression) on all training rows.
 * search: ``PrivateRandomSearchCV(DPLogisticRegression(data_norm=1, classes), GRID, epsilon,

@@ -134,7 +134,8 @@ def main():
     batches = [256, 4096] if args.quick else [256, 1024, 4096]
     DPSGDClassifier(epsilon=1.0, data_norm=3.0, random_state=0).fit(*make_data(2000, d))  # JIT
     print(f"DP-SGD logistic regression, d = {d}: examples per second (higher is better)\n")
-    print("| N | batch | skdpgd kernel | skdpgd fit | numpy | kernel/numpy | Opacus | kernel/Opacus |")
+    print("| N | batch | skdpgd kernel | skdpgd fit | numpy | kernel/numpy | Opacus "
+          "| kernel/Opacus |")
     print("|---|---|---|---|---|---|---|---|")
     for n in sizes:
         X, y = make_data(n, d)

@@ -272,7 +272,8 @@ def main():
     p.add_argument("--detail", action="store_true", help="also serial/parallel forced")
     p.add_argument("--fit-reps", type=int, default=3)
     p.add_argument("--no-fit", action="store_true", help="skip the first-fit subprocesses")
-    p.add_argument("--doc", action="store_true", help="write the section of benchmarks/LAB_NOTES.md")
+    p.add_argument("--doc", action="store_true",
+                   help="write the section of benchmarks/LAB_NOTES.md")
     args = p.parse_args()
     sizes = [s for s in SIZES if not args.quick or s[0] <= 100_000]
 
@@ -341,7 +342,7 @@ def main():
               "the rest of the first fit is compilation or cache loading)")
 
     print("\n## targets")
-    for (n, d), ratio, vs_np in verdicts:
+    for (n, d), ratio, _vs_np in verdicts:
         if (n, d) == TARGET:
             print(f"per step <= 2x floor at N={n:,}, d={d}: {ratio:.2f}x -> "
                   f"{'MET' if ratio <= 2 else 'MISSED'}")

@@ -57,9 +57,11 @@ for eps in epsilons:
     c = dp_scaler_pipeline(eps).fit(X_train, y_train)  # a missing number: middle of its range
     curves["codebook (free) + model"].append(b.score(X_test, y_test))
     curves["DPStandardScaler (30% of mu^2) + model"].append(c.score(X_test, y_test))
+    steps = ", ".join(f"{k} {v:.2f}" for k, v in c.step_epsilons_.items())
     print(f"epsilon={eps:5}: codebook {curves['codebook (free) + model'][-1]:.3f} "
-          f"(spent {b.epsilon_:.3f}), DP scaler {curves['DPStandardScaler (30% of mu^2) + model'][-1]:.3f} "
-          f"(spent {c.epsilon_:.3f}: {', '.join(f'{k} {v:.2f}' for k, v in c.step_epsilons_.items())})")
+          f"(spent {b.epsilon_:.3f}), "
+          f"DP scaler {curves['DPStandardScaler (30% of mu^2) + model'][-1]:.3f} "
+          f"(spent {c.epsilon_:.3f}: {steps})")
 
 baseline = make_pipeline(schema_transformer({**numeric, **levels}),
                          LogisticRegression(max_iter=1000)).fit(X_train, y_train)

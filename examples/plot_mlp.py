@@ -12,7 +12,6 @@ clipped to ``clip_norm``); the linear model gets rows scaled by 16 * 8, of norm 
 theory picks them for a network, and choosing them on the private data would leak.
 """
 
-import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 

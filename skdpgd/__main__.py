@@ -1,12 +1,12 @@
 """Demo: ``python -m skdpgd`` fits bundled data privately and prints what it spent.
 
-Private from the raw rows up: each dataset goes through a :func:`skdpgd.pipeline.make_private_pipeline`
-whose preprocessing reads nothing private or spends accounted budget, so the epsilon printed
-covers the whole pipeline. digits (3 vs 5) is scaled by its public pixel range 0..16
-(:class:`~skdpgd.preprocessing.BoundedScaler`, free); breast_cancer is standardised by
-:class:`~skdpgd.preprocessing.DPStandardScaler` (noisy means and variances, part of the same
-epsilon) within the per-feature ranges its dataset description publishes. Both are fitted at a
-few epsilons next to scikit-learn's non-private model on the same features.
+Private from the raw rows up: each dataset goes through a
+:func:`skdpgd.pipeline.make_private_pipeline` whose preprocessing reads nothing private or spends
+accounted budget, so the epsilon printed covers the whole pipeline. digits (3 vs 5) is scaled by its
+public pixel range 0..16 (:class:`~skdpgd.preprocessing.BoundedScaler`, free); breast_cancer is
+standardised by :class:`~skdpgd.preprocessing.DPStandardScaler` (noisy means and variances, part of
+the same epsilon) within the per-feature ranges its dataset description publishes. Both are fitted
+at a few epsilons next to scikit-learn's non-private model on the same features.
 """
 
 import argparse

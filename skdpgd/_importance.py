@@ -87,9 +87,9 @@ class ImportanceMask:
         adaptive clipping, without the mean subtraction). The paper uses it; it is off by
         default because it lost to the mask alone on the benchmark's tuning sets (digits and
         chile at epsilon 1, 2 and 4, computers at 1 and 2; up to 26 points on digits; level
-        at epsilon 8; see the theory page): the scale concentrates the noise on the coordinates with the
-        largest gradients and, normalised to RMS 1, amplifies the others, so most examples are
-        clipped harder.
+        at epsilon 8; see the theory page): the scale concentrates the noise on the coordinates
+        with the largest gradients and, normalised to RMS 1, amplifies the others, so most
+        examples are clipped harder.
 
     Notes
     -----

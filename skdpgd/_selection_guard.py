@@ -4,9 +4,9 @@
 ``validation_curve``, ``learning_curve``, ``permutation_test_score`` and ``cross_val_predict``
 fit a clone of the estimator once per fold (and candidate) on overlapping rows of the same
 data; ``sklearn.multiclass`` (``OneVsRestClassifier``, ...), ``sklearn.multioutput`` and
-``CalibratedClassifierCV`` fit one per class, output or fold on the same rows. Each private fit reports the epsilon of that fit alone; the fits compose, and a search
-then *chooses* among them by scoring held-out private rows in the clear, which no epsilon
-covers.
+``CalibratedClassifierCV`` fit one per class, output or fold on the same rows. Each private fit
+reports the epsilon of that fit alone; the fits compose, and a search then *chooses* among them
+by scoring held-out private rows in the clear, which no epsilon covers.
 
 Detection, without scikit-learn's private API: ``clone`` copies parameters only, so a fitted
 clone cannot tell that it is one; a registry of data fingerprints would have to hold something

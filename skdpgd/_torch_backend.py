@@ -156,8 +156,8 @@ def clip_factors(grads, clip_norm):
     """Per-example scale ``min(1, C (1 - CLIP_MARGIN) / ||g_i||)`` and the norms ``||g_i||``.
 
     Norms are of the full flattened gradient (all layers); each layer's in float32 (in float64
-    for the examples where float32 overflows), combined in float64. Non-finite entries must have been zeroed before (see
-    :func:`clipped_grad_sum`).
+    for the examples where float32 overflows), combined in float64. Non-finite entries must have
+    been zeroed before (see :func:`clipped_grad_sum`).
     """
     torch = import_torch()
     per_param = []
@@ -497,5 +497,7 @@ def torch_seed(gen):
 
 
 __all__ = ["import_torch", "run_noisy_gd", "clipped_grad_sum", "per_example_grads",
-           "clip_factors", "clipped_grad_sum_checked", "torch_threads", "build_mlp", "encode_targets", "PER_EXAMPLE_METHOD", "params_to_torch", "params_to_numpy", "torch_seed",
+           "clip_factors", "clipped_grad_sum_checked", "torch_threads", "build_mlp",
+           "encode_targets", "PER_EXAMPLE_METHOD", "params_to_torch", "params_to_numpy",
+           "torch_seed",
            "TORCH_REQUIREMENT", "CLIP_MARGIN"]

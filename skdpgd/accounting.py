@@ -246,7 +246,8 @@ def zcdp_rho(epsilon, delta):
 
 
 def zcdp_epsilon(rho, delta):
-    """epsilon such that rho-zCDP implies (epsilon, delta)-DP: ``rho + 2 sqrt(rho log(1/delta))``."""
+    """epsilon such that rho-zCDP implies (epsilon, delta)-DP:
+    ``rho + 2 sqrt(rho log(1/delta))``."""
     delta = _check_delta(delta)
     rho = float(rho)
     if rho < 0:
@@ -531,7 +532,8 @@ class GaussianDPAccountant(Accountant):
             raise ValueError("GaussianDPAccountant calibrates full-batch schedules only.")
         shape = np.asarray(shape, dtype=float).ravel()
         if shape.size == 0 or np.any(~np.isfinite(shape)) or np.any(shape <= 0):
-            raise ValueError("a schedule shape must be a non-empty array of positive finite values.")
+            raise ValueError("a schedule shape must be a non-empty array of positive finite "
+                             "values.")
         prior = np.asarray(prior, dtype=float).ravel()
         mu = self.budget(epsilon, delta)
         if math.isinf(mu):

@@ -319,8 +319,9 @@ class PrivacyBudget:
 def _detached_budget(epsilon, delta, neighbouring, charges, rdp_charges=()):
     """Unpickle a :class:`PrivacyBudget` as a detached snapshot of its ledger."""
     budget = PrivacyBudget(epsilon, delta, neighbouring)
-    budget._charges = [Release(label, np.asarray(z, dtype=float), {"replace": 1.0, "add_remove": 1.0},
-                               neighbouring, float(q)) for label, z, q in charges]
+    unit = {"replace": 1.0, "add_remove": 1.0}
+    budget._charges = [Release(label, np.asarray(z, dtype=float), unit, neighbouring, float(q))
+                       for label, z, q in charges]
     budget._rdp_charges = [(label, np.asarray(r, dtype=float)) for label, r in rdp_charges]
     budget._detached = True
     return budget

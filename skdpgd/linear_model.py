@@ -255,15 +255,16 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
 
     Notes
     -----
-    **Privacy.** Each step releases the sum of per-example gradients plus Gaussian noise.
-    Rows are scaled to norm at most ``data_norm``, so one example's gradient has norm at most
-    ``G = sqrt(data_norm**2 + c**2)`` with ``c = intercept_scaling * data_norm`` (without
-    intercept: ``data_norm``), times ``sqrt(2)`` for the multinomial loss; sample weights must lie in [0, 1]. The sum's sensitivity is ``2G``
-    (replace-one, the default) or ``G`` (add/remove-one). The steps compose exactly as Gaussian
-    DP, and epsilon is the exact (epsilon, delta) curve of that composition. What is public:
-    ``data_norm``, N, the number of features and classes, the hyperparameters. The class labels
-    themselves are released in ``classes_`` (as in any classifier). Noise is drawn with numpy's
-    floating-point Gaussian sampler, which is not hardened against floating-point side channels.
+    **Privacy.** Each step releases the sum of per-example gradients plus Gaussian noise. Rows are
+    scaled to norm at most ``data_norm``, so one example's gradient has norm at most
+    ``G = sqrt(data_norm**2 + c**2)`` with ``c = intercept_scaling * data_norm`` (without intercept:
+    ``data_norm``), times ``sqrt(2)`` for the multinomial loss; sample weights must lie in [0, 1].
+    The sum's sensitivity is ``2G`` (replace-one, the default) or ``G`` (add/remove-one). The steps
+    compose exactly as Gaussian DP, and epsilon is the exact (epsilon, delta) curve of that
+    composition. What is public: ``data_norm``, N, the number of features and classes, the
+    hyperparameters. The class labels themselves are released in ``classes_`` (as in any
+    classifier). Noise is drawn with numpy's floating-point Gaussian sampler, which is not hardened
+    against floating-point side channels.
 
     References
     ----------
@@ -296,9 +297,9 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
     }
 
     def __init__(self, *, epsilon=1.0, delta=None, data_norm=None, classes=None,
-                 class_weight=None, row_clip="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
-                 schedule="auto", max_iter="auto", momentum=0.0, neighbouring="auto",
-                 n_samples=None, random_state=None, budget=None, verbose=0):
+                 class_weight=None, row_clip="auto", alpha="auto", fit_intercept=True,
+                 intercept_scaling=0.5, schedule="auto", max_iter="auto", momentum=0.0,
+                 neighbouring="auto", n_samples=None, random_state=None, budget=None, verbose=0):
         self.epsilon = epsilon
         self.verbose = verbose
         self.class_weight = class_weight
@@ -454,9 +455,9 @@ class DPRidge(RegressorMixin, _DPLinearBase):
     }
 
     def __init__(self, *, epsilon=1.0, delta=None, data_norm=None, row_clip="data_norm",
-                 y_bound=None, clip_norm="auto", alpha="auto", fit_intercept=True, intercept_scaling=0.5,
-                 schedule="auto", max_iter="auto", momentum=0.0, neighbouring="auto",
-                 n_samples=None, random_state=None, budget=None, verbose=0):
+                 y_bound=None, clip_norm="auto", alpha="auto", fit_intercept=True,
+                 intercept_scaling=0.5, schedule="auto", max_iter="auto", momentum=0.0,
+                 neighbouring="auto", n_samples=None, random_state=None, budget=None, verbose=0):
         self.epsilon = epsilon
         self.verbose = verbose
         self.n_samples = n_samples

@@ -77,7 +77,8 @@ def _resolve_device(torch, device):
 
 
 class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
-    __doc__ = f"""Differentially private multi-layer perceptron classifier (DP-GD / DP-SGD, PyTorch).
+    __doc__ = f"""Differentially private multi-layer perceptron classifier (DP-GD / DP-SGD,
+    PyTorch).
 
     Trains a fully connected network by noisy gradient descent: each example's gradient
     (with respect to all weights) is clipped to ``clip_norm``, the clipped gradients are

@@ -251,9 +251,9 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     Both sensitivities are raised by the float64 rounding margin of a sum
     (:func:`skdpgd.accounting.sum_rounding_margin`). The means and variances are
     post-processing: ``m = clip(S1~ / N, -1, 1)``, ``v = S2~ / N - m^2``, and the scale
-    ``s = sqrt(max(v, STD_FLOOR^2))`` (``skdpgd.policy.STD_FLOOR``). All releases are calibrated together so that they
-    compose to exactly (epsilon, delta) in Gaussian DP, the sums sharing what the count leaves
-    equally.
+    ``s = sqrt(max(v, STD_FLOOR^2))`` (``skdpgd.policy.STD_FLOOR``). All releases are calibrated
+    together so that they compose to exactly (epsilon, delta) in Gaussian DP, the sums sharing
+    what the count leaves equally.
 
     The output ``(u - m) / s`` is clipped to ``[-clip_std, clip_std]``: the bound is public
     because it is a parameter (no released value enters it), so every output row has L2 norm at

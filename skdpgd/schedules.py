@@ -147,8 +147,8 @@ class NoisePlan:
         reuse the last released Hessian. Public (a function of T and a constant).
     hessian_rate : float in (0, 1] or 'auto'
         For 'newton': the Poisson rate of the rows each Hessian release sums over ('auto':
-        :func:`skdpgd.policy.hessian_rate`, a public function of N, D, the release's multiplier and the
-        released signal scale).
+        :func:`skdpgd.policy.hessian_rate`, a public function of N, D, the release's multiplier
+        and the released signal scale).
     prior_share : float in [0, 1)
         For 'gradient' and 'newton' plans of a classifier with an intercept: the share of the
         budget (of ``mu^2``) spent first on the class counts, whose intercept-only model is the
@@ -509,9 +509,9 @@ class Prior(Schedule):
     clipped targets), coefficients 0.
 
     What ``schedule='auto'`` runs when the budget's signal-to-noise ratio is too small for any
-    fitted slope to beat the trivial model (:data:`skdpgd.policy.AUTO_PRIOR_MAX_SNR`): the whole budget goes
-    to the class prior (or the mean), so the model predicts the majority class (or the mean)
-    as well as the budget allows. Needs ``fit_intercept=True``.
+    fitted slope to beat the trivial model (:data:`skdpgd.policy.AUTO_PRIOR_MAX_SNR`): the whole
+    budget goes to the class prior (or the mean), so the model predicts the majority class (or
+    the mean) as well as the budget allows. Needs ``fit_intercept=True``.
     """
 
     chooses_n_iter = True
@@ -608,8 +608,9 @@ class Newton(Schedule):
         :func:`skdpgd.policy.auto_hessian_count`.
     hessian_rate : float in (0, 1] or 'auto', default='auto'
         Each Hessian release sums over a Poisson subsample of the rows with this rate (drawn
-        from the fit's generator); 'auto': :func:`skdpgd.policy.hessian_rate`. The release's noise is the
-        full sum's (same sensitivity; no amplification is claimed), its signal q times smaller.
+        from the fit's generator); 'auto': :func:`skdpgd.policy.hessian_rate`. The release's noise
+        is the full sum's (same sensitivity; no amplification is claimed), its signal q times
+        smaller.
     """
 
     n_iter: int = 4

@@ -219,11 +219,11 @@ _SGD_NOTES = """
     scaled so that ``epsilon_`` is the target up to 1e-9 and never above it.
 
     **Defaults.** Everything 'auto' is a function of public quantities only (N public or the
-    accounted noisy count, p, epsilon, delta, ``data_norm``, the loss's constants), never of
-    the private rows; the rule and its constants (``SGD_*``) are in :mod:`skdpgd.policy`
-    (:func:`skdpgd.policy.sgd_defaults`). As epsilon grows the defaults become scikit-learn's: ``alpha_`` tends
-    to 1e-4 (``SGDClassifier()`` / ``SGDRegressor()``, same objective) and the run gets longer
-    (T grows with the condition number). The budget-aware part of alpha comes from the
+    accounted noisy count, p, epsilon, delta, ``data_norm``, the loss's constants), never of the
+    private rows; the rule and its constants (``SGD_*``) are in :mod:`skdpgd.policy`
+    (:func:`skdpgd.policy.sgd_defaults`). As epsilon grows the defaults become scikit-learn's:
+    ``alpha_`` tends to 1e-4 (``SGDClassifier()`` / ``SGDRegressor()``, same objective) and the run
+    gets longer (T grows with the condition number). The budget-aware part of alpha comes from the
     excess-risk bound of noisy gradient methods: the run sees the mean gradient through noise
     of standard deviation ``sigma = C / (N mu)`` per coordinate, and with a penalty alpha the
     excess risk is at most ``alpha R^2 / 2 + p sigma^2 / alpha`` (R the norm of a good

@@ -4,8 +4,8 @@ For each mechanism we fit the real estimator thousands of times on two neighbour
 D0, D1 built so that one example's effect is as large as the sensitivity allows, apply
 threshold tests to the released coefficient and turn their false-positive and false-negative
 rates into a lower bound on epsilon (Clopper-Pearson upper limits at 95%, Bonferroni over the
-thresholds; see ``_support/audit.py``). The bound must not exceed the claimed epsilon. Thresholds come
-from separate calibration runs (other seeds), never from the audited samples.
+thresholds; see ``_support/audit.py``). The bound must not exceed the claimed epsilon.
+Thresholds come from separate calibration runs (other seeds), never from the audited samples.
 
 Worst case (DPRidge, squared loss): 1-D rows x = 1 (= data_norm), targets +-Y with Y far above
 anything the model reaches, ``clip_norm = 1``. Every clipped per-example gradient is exactly
@@ -16,8 +16,8 @@ Gaussian noise, i.e. Gaussian with the same variance under D0 and D1, so a secon
 analysis applies: the shift over the standard deviation is the GDP parameter of the release,
 estimated with an exact noncentral-t interval. It must not exceed the fit's ``mu_`` (the mu of
 the claimed (epsilon, delta)), and for gradient descent it must match the value computed from
-the fitted step sizes and noise multipliers (``_support.audit.gd_effective_mu``): that checks that the
-noise actually drawn is the noise the accountant was told about.
+the fitted step sizes and noise multipliers (``_support.audit.gd_effective_mu``): that checks
+that the noise actually drawn is the noise the accountant was told about.
 
 The same audits run on deliberately broken mechanisms (noise scaled down after calibration,
 or gradient clipping switched off) must exceed the claim, so the audit can fail.

@@ -487,7 +487,8 @@ def test_public_bound_pipelines_are_searched_without_a_warning(data):
         assert t.epsilon_ <= 1.0 and t.best_estimator_.mu_ <= t.base_mu_
 
 
-@pytest.mark.filterwarnings("ignore:DPLogisticRegression is the final step:skdpgd.exceptions.PrivacyLeakWarning")
+@pytest.mark.filterwarnings(
+    "ignore:DPLogisticRegression is the final step:skdpgd.exceptions.PrivacyLeakWarning")
 def test_allow_leaks_warns_and_searches(data):
     X, y = data
     leaky = Pipeline([("s", StandardScaler()), ("m", _lr())])

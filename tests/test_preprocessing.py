@@ -9,7 +9,6 @@ import pytest
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer, OneHotEncoder
-from sklearn.utils.validation import check_is_fitted
 
 from skdpgd import BudgetExceededError, PrivacyBudget
 from skdpgd.accounting import gdp_epsilon, sum_rounding_margin

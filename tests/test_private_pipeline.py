@@ -13,7 +13,6 @@ from sklearn.decomposition import PCA
 from sklearn.exceptions import NotFittedError
 from sklearn.impute import SimpleImputer
 from sklearn.model_selection import cross_val_score
-from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import (FunctionTransformer, MinMaxScaler, Normalizer, OneHotEncoder,
                                    RobustScaler, StandardScaler, TargetEncoder)
 from sklearn.utils.validation import check_is_fitted
@@ -355,7 +354,8 @@ def test_dp_scaler_nested_in_column_transformer_pipeline_and_feature_union():
     assert fitted.epsilon_ == pytest.approx(pipe.step_epsilons_["columntransformer__age__scale"])
     X = np.random.default_rng(0).uniform(0, 10, size=(500, 2))
     yy = (X[:, 0] > 5).astype(int)
-    fu = FeatureUnion([("a", DPStandardScaler(bounds=(0, 10))), ("b", BoundedScaler(bounds=(0, 10)))])
+    fu = FeatureUnion([("a", DPStandardScaler(bounds=(0, 10))),
+                       ("b", BoundedScaler(bounds=(0, 10)))])
     two = make_private_pipeline(fu, DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
                                 delta=1e-6, random_state=0).fit(X, yy)
     assert two.data_norm_ == pytest.approx(math.sqrt(9 * 2 + 2))

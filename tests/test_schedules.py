@@ -20,7 +20,11 @@ from skdpgd.schedules import (
 )
 
 
-def problem(n=500, d=10, alpha=1e-2, G=math.sqrt(2), replace=True, momentum=0.0, B=math.log(2)):
+#: the logistic loss's gradient bound for rows of norm 1 with an intercept, and its value at 0
+LOGISTIC_G, LOGISTIC_B = math.sqrt(2), math.log(2)
+
+
+def problem(n=500, d=10, alpha=1e-2, G=LOGISTIC_G, replace=True, momentum=0.0, B=LOGISTIC_B):
     return Problem(n_samples=n, n_params=d, sensitivity=(2 * G if replace else G), lipschitz=G,
                    smoothness=G * G / 4 + alpha, strong_convexity=alpha, loss_bound=B,
                    momentum=momentum)
@@ -288,7 +292,8 @@ def test_warm_start_spends_its_share_and_composes_exactly(epsilon, neighbouring)
               row_clip="data_norm", neighbouring=neighbouring)
     if neighbouring == "add_remove":
         kw["n_samples"] = len(y)  # a public N keeps the noisy count out of the shares
-    est = DPLogisticRegression(schedule=Auto(prior_share=0.2, prior_switch=False, select=False), **kw).fit(X, y)
+    est = DPLogisticRegression(schedule=Auto(prior_share=0.2, prior_switch=False, select=False),
+                               **kw).fit(X, y)
     *fit, counts = est.releases_
     assert counts.name == "class counts (start)"
     unit = math.sqrt(2.0) if neighbouring == "replace" else 1.0
@@ -321,10 +326,12 @@ def test_warm_start_keeps_a_noisy_fit_at_the_majority_class(monkeypatch):
     warm, cold = [], []
     for seed in range(5):
         kw = dict(epsilon=0.05, data_norm=1.0, classes=[0, 1], random_state=seed)
-        warm.append(DPLogisticRegression(schedule=Auto(prior_share=0.1, prior_switch=False, select=False),
-                                         **kw).fit(X, y).score(X, y))
-        cold.append(DPLogisticRegression(schedule=Auto(prior_share=0.0, prior_switch=False, select=False),
-                                         **kw).fit(X, y).score(X, y))
+        warm.append(DPLogisticRegression(
+            schedule=Auto(prior_share=0.1, prior_switch=False, select=False),
+            **kw).fit(X, y).score(X, y))
+        cold.append(DPLogisticRegression(
+            schedule=Auto(prior_share=0.0, prior_switch=False, select=False),
+            **kw).fit(X, y).score(X, y))
     assert np.median(warm) >= majority - 0.005
     assert np.median(cold) < majority - 0.005  # the failure the warm start removes
 
@@ -336,8 +343,11 @@ def test_warm_start_is_reproducible_and_leaves_the_exact_fit_alone():
 
     X, y = _imbalanced(n=800)
     kw = dict(epsilon=0.5, data_norm=1.0, classes=[0, 1], random_state=3)
-    a = DPLogisticRegression(schedule=Auto(prior_share=0.1, prior_switch=False, select=False), **kw).fit(X, y)
-    b = DPLogisticRegression(schedule=Auto(prior_share=0.1, prior_switch=False, select=False), **kw).fit(X, y)
+    def warm_start():
+        return Auto(prior_share=0.1, prior_switch=False, select=False)
+
+    a = DPLogisticRegression(schedule=warm_start(), **kw).fit(X, y)
+    b = DPLogisticRegression(schedule=warm_start(), **kw).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.intercept_, b.intercept_)
     assert a.releases_[-1].name == "class counts (start)"

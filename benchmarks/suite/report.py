@@ -2,7 +2,8 @@
 
 Usage::
 
-    python -m benchmarks.suite.report benchmarks/out/suite/design.csv benchmarks/out/suite/report.csv \
+    python -m benchmarks.suite.report benchmarks/out/suite/design.csv \
+        benchmarks/out/suite/report.csv \
         [--half report] [--protocol a,b] [--task classification,regression] [--no-plots]
 
 For each task, protocol and half it prints markdown (medians over seeds throughout):
@@ -277,7 +278,7 @@ def plot_gaps(all_gaps, half):
         return
     os.makedirs(IMG, exist_ok=True)
     fig, ax = plt.subplots(figsize=(6, 4))
-    for (task, protocol), info in sorted(all_gaps.items()):
+    for (_task, protocol), info in sorted(all_gaps.items()):
         g = info["gaps"]
         x = [float(r[0]) for r in g]
         for j, e in enumerate(info["ests"]):

@@ -1,8 +1,9 @@
 """DPRidge candidates of issue 22 (item 3), as ``module:callable`` factories for ``run.py``.
 
 Each factory builds a ``DPRidge`` (only ``epsilon``, ``data_norm``, ``y_bound`` and the seed given)
-whose ``fit`` runs with some public constants of :mod:`skdpgd.policy` replaced, and restores them afterwards; or a ``DPRidge`` with other
-parameters. Example (the design-half table next to ``policy.AUTO_SSP_SHARE``)::
+whose ``fit`` runs with some public constants of :mod:`skdpgd.policy` replaced, and restores
+them afterwards; or a ``DPRidge`` with other parameters. Example (the design-half table of
+``AUTO_SSP_SHARE`` in ``benchmarks/DECISIONS.md``)::
 
     python -m benchmarks.suite.run --task regression --half design --protocol a,b \\
         --eps 0.01,0.1,0.3,1,3 --seeds 3 --out /tmp/ridge.csv --methods \\

@@ -23,8 +23,9 @@ peer rows and counted with :func:`benchmarks.suite.report.check_targets` (median
 * floor: every eps run, score >= majority class - 0.005 (R^2 >= -0.005);
 * consistency: eps = 1e6, within 0.005 of ``LogisticRegression()`` / ``Ridge(alpha=1)``
   (``sklearn``) for DPLogisticRegression / DPRidge, and of ``SGDClassifier()`` /
-  ``SGDRegressor()`` (``sklearn_sgd``) for the DP-SGD estimators; the DP-SGD estimators' consistency against ``sgd_objective`` (the converged minimiser
-  of scikit-learn's SGD objective) is printed as an extra row;
+  ``SGDRegressor()`` (``sklearn_sgd``) for the DP-SGD estimators; the DP-SGD estimators'
+  consistency against ``sgd_objective`` (the converged minimiser of scikit-learn's SGD
+  objective) is printed as an extra row;
 * monotone: no drop of more than 0.005 when eps goes up by a factor 2.9-3.5.
 
 Prints one markdown table (rows: estimator x target; columns: half x protocol; each cell
@@ -236,7 +237,7 @@ def causes(out, version, results, halves=HALVES, after="after"):
     lines, tally = [], {}
     for h, _, task, p, d, med in _groups(results, halves, (version,), after):
         for e in TASK_ESTS[task]:
-            for t, (met, n, miss) in out[(h, p, version, e)].items():
+            for t, (_met, _n, miss) in out[(h, p, version, e)].items():
                 for m in miss:
                     cat, detail = cause(t, e, h, p, m.split(" (")[0], med, d, bounds)
                     tally[(h, e, cat)] = tally.get((h, e, cat), 0) + 1

@@ -131,8 +131,8 @@ def cases():
         add(f"sgdr-{kind}", lambda: DPSGDRegressor(
             epsilon=1.0, data_norm=1.0, y_bound=2.0, random_state=9), _regression, kind)
     for loss in ("hinge", "modified_huber", "squared_hinge"):
-        add(f"sgdc-{loss}", lambda l=loss: DPSGDClassifier(
-            loss=l, epsilon=1.0, data_norm=1.0, random_state=10), _binary)
+        add(f"sgdc-{loss}", lambda name=loss: DPSGDClassifier(
+            loss=name, epsilon=1.0, data_norm=1.0, random_state=10), _binary)
     add("sgdc-multi", lambda: DPSGDClassifier(epsilon=2.0, data_norm=1.0, random_state=11),
         _multi)
     add("sgdc-balanced-hong", lambda: DPSGDClassifier(
