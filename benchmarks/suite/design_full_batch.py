@@ -4,7 +4,7 @@ Each candidate is a suite method factory (``module:callable``) that sets the rul
 constants (``skdpgd.policy``'s ``AUTO_*``, ``ROW_CLIP_*``, ``AUTO_SIGNAL_POWER``) to
 the library defaults, overrides some of them, and returns the default estimator. The runner
 fits in one process (``--workers 1``), so the constants hold for that fit. This is how the
-constants were chosen (docs: benchmarks, "Choosing the defaults")::
+constants were chosen (benchmarks/LAB_NOTES.md, "Choosing the defaults")::
 
     python -m benchmarks.suite.run --task classification --half design \
         --eps 0.01,0.1,0.3,1,3,10,1e6 --seeds 3 --out design_cls.csv \
