@@ -178,11 +178,8 @@ AUTO_PRIOR_SHARE = 0.0
 #: (see benchmarks/DECISIONS.md#auto_prior_switch_share)
 AUTO_PRIOR_SWITCH_SHARE = 0.1
 
-#: The prior switch of ``schedule='auto'``: tiers ``(s, p, share)`` in increasing ``s``; below
-#: the first ``s`` above the fit's ratio the class counts are released with ``share`` of the
-#: budget, and the intercept-only model is returned when their shrunk majority frequency is at
-#: least ``p`` (else the fit runs from their prior). None: off, replaced by :data:`AUTO_SELECT`;
-#: ``Auto(prior_switch=...)`` still runs it. (see benchmarks/DECISIONS.md#auto_prior_switch)
+#: The prior switch of ``schedule='auto'``, tiers ``(s, p, share)`` (see :func:`auto_prior_start`);
+#: None: off, replaced by :data:`AUTO_SELECT`. (see benchmarks/DECISIONS.md#auto_prior_switch)
 AUTO_PRIOR_SWITCH = None
 
 
@@ -209,11 +206,8 @@ def prior_switch_tiers(switch):
     return tuple(tiers)
 
 
-#: The selection of ``schedule='auto'`` (classifiers with an intercept): ``(s, count_share,
-#: select_share)``. Below the ratio ``s`` the fit releases the class counts with ``count_share``
-#: of the budget (their intercept-only model is the second candidate and the fit's start), fits
-#: with the rest but ``select_share``, and spends that on a noisy comparison of the two models'
-#: training accuracy (:class:`skdpgd._mechanisms.WarmStart`); the better is returned. None: off.
+#: ``(s, count_share, select_share)``: below the ratio ``s``, an accounted choice between the fit
+#: and the intercept-only model (:class:`skdpgd._mechanisms.WarmStart`); None: off.
 #: (see benchmarks/DECISIONS.md#auto_select)
 AUTO_SELECT = (300.0, 0.05, 0.05)
 #: The selection keeps the fit unless its noisy difference of rows predicted right (fit minus
@@ -400,10 +394,8 @@ def hessian_noise_ratio(n_samples, n_params, z, sensitivity_unit, signal_scale=1
 # Full-batch estimators: the row-clipping bound (row_clip='auto')
 # =============================================================================================
 
-#: ``row_clip='auto'`` clips rows to ``ROW_CLIP_FACTOR * max(1, s / ROW_CLIP_SNR) **
-#: ROW_CLIP_POWER`` times a private estimate of the mean row norm (s the ratio
-#: :func:`signal_to_noise`), never above ``data_norm``.
-#: (see benchmarks/DECISIONS.md#row_clip_factor)
+#: ``row_clip='auto'`` clips rows to :func:`row_clip_factor` times a private estimate of the mean
+#: row norm, never above ``data_norm``. (see benchmarks/DECISIONS.md#row_clip_factor)
 ROW_CLIP_FACTOR = 0.35
 #: With ``row_clip='auto'`` the 'auto' rules read the ratio times ``(m / bound) **
 #: AUTO_SIGNAL_POWER`` (m the released mean norm). (see benchmarks/DECISIONS.md#auto_signal_power)
@@ -422,7 +414,9 @@ ROW_CLIP_TARGET_RELATIVE_ERROR = 0.2
 
 
 def row_clip_factor(snr):
-    """The multiple of the (private) mean row norm that ``row_clip='auto'`` clips rows to."""
+    """The multiple of the (private) mean row norm that ``row_clip='auto'`` clips rows to:
+    ``ROW_CLIP_FACTOR * max(1, snr / ROW_CLIP_SNR) ** ROW_CLIP_POWER``, ``snr`` the ratio of
+    :func:`signal_to_noise` (it grows with the budget until nothing is clipped)."""
     if math.isinf(snr):
         return math.inf
     return ROW_CLIP_FACTOR * max(1.0, snr / ROW_CLIP_SNR) ** ROW_CLIP_POWER
@@ -516,17 +510,20 @@ SGD_LR_FACTOR = 1.0
 SGD_AVERAGE_FROM = 0.5
 
 
-#: ``(s, p, share)``: DP-SGD's floor rule for ``DPSGDClassifier(loss='log_loss',
-#: schedule='auto')`` with an intercept: below the ratio ``s`` the class counts are released with
-#: ``share`` of ``mu^2``; when their shrunk majority frequency is at least ``p`` the rest goes to a
-#: second release of the counts (the intercept-only model), otherwise DP-SGD runs from their
-#: prior's intercept. None: off. (see benchmarks/DECISIONS.md#sgd_prior_switch)
+#: ``(s, p, share)``: DP-SGD's prior switch below the ratio ``s`` (see :func:`sgd_prior_switch`
+#: and the theory page); None: off. (see benchmarks/DECISIONS.md#sgd_prior_switch)
 SGD_PRIOR_SWITCH = (5.0, 0.5, 0.1)
 
 
 def sgd_prior_switch(n_public, n_params, mu, fit_intercept, logistic, auto):
     """``(p, share)`` when DP-SGD's prior switch applies (see :data:`SGD_PRIOR_SWITCH`), else
-    None. Public quantities only."""
+    None. Public quantities only.
+
+    It applies to ``DPSGDClassifier(loss='log_loss', schedule='auto')`` with an intercept, below
+    the ratio ``s`` of the whole budget: the class counts are released first with ``share`` of
+    ``mu^2``; when their shrunk majority frequency is at least ``p`` the rest goes to a second
+    release of the counts (the intercept-only model), otherwise DP-SGD runs with the rest,
+    started from their prior's intercept."""
     if SGD_PRIOR_SWITCH is None or not (fit_intercept and logistic and auto):
         return None
     s, p, share = SGD_PRIOR_SWITCH
