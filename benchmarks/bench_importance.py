@@ -222,7 +222,7 @@ def pruned_weights():
     """Linear models: masked weights set to 0 instead of frozen (the paper's l(m * theta))."""
     import skdpgd.policy as policy
 
-    with mock.patch.object(policy, "IMPORTANCE_LINEAR_FREEZE", False):
+    with policy.using(IMPORTANCE_LINEAR_FREEZE=False):
         yield
 
 

@@ -157,8 +157,8 @@ def row_norm_note(estimate, sigma, data_norm):
     norm ``(sum_i w_i min(||x_i||, R) + noise) / N`` (``sigma``: its noise's standard
     deviation) shows that nearly every row is at least ``R = data_norm`` long; else None.
     Post-processing of the release only."""
-    if estimate >= (policy.ROW_NORM_NOTE_SHARE * data_norm
-                    + policy.ROW_NORM_NOTE_SIGMAS * sigma):
+    if estimate >= (policy.current().ROW_NORM_NOTE_SHARE * data_norm
+                    + policy.current().ROW_NORM_NOTE_SIGMAS * sigma):
         return (f"released mean row norm (clipped at data_norm = {data_norm:.4g}): "
                 f"{estimate:.4g} (noise std {sigma:.2g}): nearly every row is at least data_norm "
                 "long and is clipped to it. Expected if the rows are normalised to data_norm; "
@@ -187,8 +187,8 @@ def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
     if math.isinf(mu_total):
         return data_norm, None, 1.0
     factor = policy.row_clip_factor(snr)
-    mu_q = min(math.sqrt(policy.ROW_CLIP_MAX_SHARE) * mu_total,
-               4.0 / (policy.ROW_CLIP_TARGET_RELATIVE_ERROR * n))
+    mu_q = min(math.sqrt(policy.current().ROW_CLIP_MAX_SHARE) * mu_total,
+               4.0 / (policy.current().ROW_CLIP_TARGET_RELATIVE_ERROR * n))
     z = 1.0 / mu_q
     sens = (data_norm if sensitivity is None else float(sensitivity))
     released, release = release_norm_sum(norm_sum, z, {"replace": sens, "add_remove": sens},
@@ -252,7 +252,8 @@ class FullBatchRoad(Road):
         loss_smoothness = loss.smoothness(row_bound, n_outputs)
         schedule = get_schedule(est.schedule)
         max_iter = None if est.max_iter == "auto" else int(est.max_iter)
-        signal_scale = norm_share ** policy.AUTO_SIGNAL_POWER  # public: the released estimate
+        # public: the released estimate
+        signal_scale = norm_share ** policy.current().AUTO_SIGNAL_POWER
         if est.alpha == "auto":  # public: N, D, the loss's constants and the budget left
             alpha = policy.auto_alpha(getattr(schedule, "alpha_rule", "consistent"), n_public,
                                       n_params, G, row_bound, mu_left, loss.second_order,

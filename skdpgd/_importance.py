@@ -154,7 +154,7 @@ def resolve_importance(importance):
         if importance != "auto":
             raise ValueError(f"importance must be None, 'auto' or an ImportanceMask; got "
                              f"{importance!r}.")
-        return ImportanceMask() if policy.AUTO_IMPORTANCE else None
+        return ImportanceMask() if policy.current().AUTO_IMPORTANCE else None
     if not isinstance(importance, ImportanceMask):
         raise ValueError(f"importance must be None, 'auto' or an ImportanceMask; got "
                          f"{importance!r}.")
@@ -185,7 +185,7 @@ def coordinate_scale(second, kept, scaling):
     rms = math.sqrt(float(np.mean(u * u))) if u.size else 0.0
     if not (rms > 0.0 and math.isfinite(rms)):
         return ones
-    r = policy.IMPORTANCE_SCALE_RATIO
+    r = policy.current().IMPORTANCE_SCALE_RATIO
     return np.clip(u / rms, 1.0 / r, r)
 
 
@@ -262,7 +262,7 @@ def run_linear(mask, X, y, sample_weight, row_scale, row_norm_aug, common, state
             dropped = np.setdiff1d(np.arange(d), kept)
             vcoef[:, dropped] = 0.0  # a masked weight does not move
             n_frozen = 0
-            if policy.IMPORTANCE_LINEAR_FREEZE and dropped.size:
+            if policy.current().IMPORTANCE_LINEAR_FREEZE and dropped.size:
                 n_frozen = k_out  # one column per output: the frozen part of its margins
                 offsets = np.asarray(X[:, dropped] @ coef[:, dropped].T)  # (n, k_out)
                 Xs = (sp.hstack([X, sp.csr_matrix(offsets)], format="csr")
@@ -300,7 +300,7 @@ def run_linear(mask, X, y, sample_weight, row_scale, row_norm_aug, common, state
                       max_norm)
         bad = sgd_masked(Xk, y, sample_weight, row_scale, aug, *run_common, sub, int(t0),
                          int(t1), average_start, gen, pre, s_run, stats,
-                         policy.IMPORTANCE_MOMENT_DECAY)
+                         policy.current().IMPORTANCE_MOMENT_DECAY)
         coef[:, kept] = sub[0][:, :nk] / s
         vcoef[:, kept] = sub[2][:, :nk] / s
         acoef[:, kept] = sub[4][:, :nk] / s

@@ -451,7 +451,7 @@ class InterceptOnly(Mechanism):
         counts = np.asarray(counts, dtype=float)
         dev = counts - counts.mean()
         norm2 = float(dev @ dev)
-        c = policy.WARM_START_SHRINK
+        c = policy.current().WARM_START_SHRINK
         factor = (max(0.0, 1.0 - c * (counts.size - 1) * std * std / norm2)
                   if norm2 > 0 else 0.0)
         return counts.mean() + factor * dev

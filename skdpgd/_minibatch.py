@@ -118,7 +118,7 @@ class MinibatchRoad(Road):
     selects the regression constant of ``alpha='auto'``, see :func:`skdpgd.policy.sgd_defaults`)."""
 
     #: a released count is lowered by this many of its noise's standard deviations
-    count_margin = policy.SGD_COUNT_MARGIN
+    count_margin = policy.current().SGD_COUNT_MARGIN
 
     def __init__(self, est, X, y, loss, n_outputs, *, data_norm, y_bound=None,
                  target_scale=None):
@@ -168,7 +168,8 @@ class MinibatchRoad(Road):
             fit.n_public, n_outputs * (d + int(fit_intercept)), mu_budget, clip,
             row_bound, loss_smoothness, est.alpha, est.batch_size, est.epochs,
             est.learning_rate,
-            alpha_noise=None if self.target_scale is None else policy.SGD_ALPHA_NOISE_REGRESSION,
+            alpha_noise=(None if self.target_scale is None
+                         else policy.current().SGD_ALPHA_NOISE_REGRESSION),
             target_scale=1.0 if self.target_scale is None else float(self.target_scale))
         alpha = alpha / fit.weight_scale  # weights divided by their largest: same minimiser
         try:
@@ -376,7 +377,7 @@ class MinibatchRoad(Road):
         yc = np.ascontiguousarray(self.y, dtype=np.float64)
         sample_weight = fit.sample_weight
         average_start = (n_steps - 1 if not est.average
-                         else min(n_steps - 1, int(policy.SGD_AVERAGE_FROM * n_steps)))
+                         else min(n_steps - 1, int(policy.current().SGD_AVERAGE_FROM * n_steps)))
         # divide by the expected batch size q N_pub (public)
         common = (self.loss.code, self.loss.param, clip / c, fit_intercept,
                   self.alpha / (c * c), q, q * fit.n_public, steps, noise_std,

@@ -56,7 +56,7 @@ def resolve_n_samples(n_samples, n_rows, neighbouring, mu_total, gen):
         return float(n_samples), None
     if math.isinf(mu_total):
         return float(n_rows), None
-    return release_count(n_rows, 1.0 / (math.sqrt(policy.COUNT_SHARE) * mu_total),
+    return release_count(n_rows, 1.0 / (math.sqrt(policy.current().COUNT_SHARE) * mu_total),
                          neighbouring, gen)
 
 
@@ -112,7 +112,8 @@ def resolve_class_weight(class_weight, classes, y_index, mu_total, gen, relation
         release = None
         if not math.isinf(mu_total):
             counts, release = release_class_counts(
-                counts, 1.0 / (math.sqrt(policy.CLASS_COUNT_SHARE) * mu_total), relation, gen)
+                counts, 1.0 / (math.sqrt(policy.current().CLASS_COUNT_SHARE) * mu_total),
+                relation, gen)
         counts = np.maximum(counts, 1.0)
         raw = counts.sum() / (n_classes * counts)
     else:

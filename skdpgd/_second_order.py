@@ -273,7 +273,8 @@ class SufficientStatisticsMechanism(Mechanism):
         ridge = np.append(np.full(d, setup.n_public * setup.alpha),
                           [0.0] if setup.fit_intercept else [])
         # the floor: SSP_FLOOR times the noise's operator-norm scale (a public constant)
-        floor = policy.SSP_FLOOR * math.sqrt(2.0) * a_std * math.sqrt(P) if a_std > 0 else 0.0
+        floor = (policy.current().SSP_FLOOR * math.sqrt(2.0) * a_std * math.sqrt(P)
+                 if a_std > 0 else 0.0)
         theta = floored_inverse_solve(A, floor, ridge + (1e-12 if a_std == 0 else 0.0), b)
         # theta is (w, b~) on (s x, c): the intercept is c b~
         coef = theta[:d][None, :]

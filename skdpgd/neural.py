@@ -600,7 +600,7 @@ class TorchRoad(Road):
                 f"delta = {fit.delta:.3g}")
 
     def run(self, fit, releases):
-        from .policy import IMPORTANCE_MOMENT_DECAY
+        from .policy import current as _policy
 
         est, q, progress = fit.est, self.q, fit.progress
         z = releases[0].multipliers
@@ -616,7 +616,7 @@ class TorchRoad(Road):
 
         importance = None if self.mask is None else {
             "stages": self.mask.stages(z.shape[0]), "scaling": bool(self.mask.scaling),
-            "decay": IMPORTANCE_MOMENT_DECAY}
+            "decay": _policy().IMPORTANCE_MOMENT_DECAY}
         run_info = {}
         normaliser = q * fit.n_public  # N for full batch; expected batch size for Poisson
         with self.backend.torch_threads(est.n_jobs):

@@ -11,16 +11,25 @@ Each constant carries one or two lines saying what it decides and a pointer to i
 numbers that chose the value: runs on the tuning sets of ``benchmarks/suite`` (the held-out sets
 never choose anything), a paper's theorem, or a stated reason where nothing was tuned.
 
-To try another value, set it here (``skdpgd.policy.X = v``): every module reads it from here at
-fit time.
+The module's constants are the defaults of a frozen :class:`Policy`; the rules read the *active*
+policy, :func:`current`. To try other values (a study, a test), activate a changed copy for a
+block: ``with skdpgd.policy.using(AUTO_SELECT_BIAS=1.0): est.fit(X, y)``. The block is
+process-wide (threads started inside it see it too) and ends by restoring the policy that was
+active before; assigning a module constant (``skdpgd.policy.X = v``) is refused, because no
+rule would read it.
 
 This module imports nothing from the package: every other module may read it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
 import numbers
+import sys
+import threading
+import types
 
 # =============================================================================================
 # The signal-to-noise ratio every full-batch 'auto' rule reads
@@ -94,7 +103,8 @@ def consistent_alpha(n_samples, n_params, lipschitz, row_bound, mu, squared=Fals
     bound, G the per-example gradient bound). It goes to 0 as mu grows, so the fit converges
     to the non-private one. All inputs are public.
     """
-    factor = AUTO_ALPHA_NOISE_SQUARED if squared else AUTO_ALPHA_NOISE
+    pol = current()
+    factor = pol.AUTO_ALPHA_NOISE_SQUARED if squared else pol.AUTO_ALPHA_NOISE
     return _sklearn_plus_noise_penalty(n_samples, n_params, lipschitz, row_bound, mu, factor)
 
 
@@ -107,7 +117,7 @@ def output_alpha(n_samples, n_params, lipschitz, row_bound, mu):
     as mu grows.
     """
     return _sklearn_plus_noise_penalty(n_samples, n_params, lipschitz, row_bound, mu,
-                                       AUTO_OUTPUT_ALPHA)
+                                       current().AUTO_OUTPUT_ALPHA)
 
 
 def auto_alpha(alpha_rule, n_samples, n_params, lipschitz, row_bound, mu, second_order,
@@ -196,7 +206,7 @@ def prior_switch_tiers(switch):
         if len(tier) not in (2, 3):
             raise ValueError(f"a prior-switch tier is (s, p) or (s, p, share), got {tier!r}.")
         s, p = float(tier[0]), float(tier[1])
-        share = float(tier[2]) if len(tier) == 3 else AUTO_PRIOR_SWITCH_SHARE
+        share = float(tier[2]) if len(tier) == 3 else current().AUTO_PRIOR_SWITCH_SHARE
         if not (s >= 0 and math.isfinite(p) and 0.0 < share < 1.0):
             raise ValueError(f"a prior-switch tier needs s >= 0, a finite p (above 1: never "
                              f"switch) and share in (0, 1), got {tier!r}.")
@@ -218,7 +228,7 @@ AUTO_SELECT_BIAS = 3.0
 
 def select_threshold(std, n_public):
     """The selection's threshold on the noisy difference (see :data:`AUTO_SELECT_BIAS`)."""
-    return -AUTO_SELECT_BIAS * std * std / float(n_public)
+    return -current().AUTO_SELECT_BIAS * std * std / float(n_public)
 
 #: ``c`` in the warm start's shrinkage of the noisy class counts towards their mean,
 #: ``max(0, 1 - c (K - 1) s^2 / ||c~ - mean(c~)||^2)`` (1: positive-part James-Stein).
@@ -233,19 +243,20 @@ def auto_mechanism(n_samples, n_params, mu, second_order, max_iter=None, signal_
 
     ``signal_scale`` multiplies the signal-to-noise ratio (public: 1, or a function of a
     released row-norm estimate); ``binary``: a binary classifier (one output)."""
+    pol = current()
     if max_iter is not None:
         return "gradient"
     snr = signal_to_noise(n_samples, n_params, mu) * signal_scale
-    if fit_intercept and (snr < AUTO_PRIOR_MAX_SNR
-                          or (binary and snr < AUTO_PRIOR_MAX_SNR_BINARY)):
+    if fit_intercept and (snr < pol.AUTO_PRIOR_MAX_SNR
+                          or (binary and snr < pol.AUTO_PRIOR_MAX_SNR_BINARY)):
         return "prior"
-    if n_params <= AUTO_SECOND_ORDER_MAX_PARAMS:
-        if second_order is not None and snr >= AUTO_SECOND_ORDER_MIN_SNR:
+    if n_params <= pol.AUTO_SECOND_ORDER_MAX_PARAMS:
+        if second_order is not None and snr >= pol.AUTO_SECOND_ORDER_MIN_SNR:
             return second_order
-        if second_order == "newton" and snr >= AUTO_LOW_OUTPUT_MIN_SNR:
+        if second_order == "newton" and snr >= pol.AUTO_LOW_OUTPUT_MIN_SNR:
             return "output"
         return "gradient"
-    if snr >= AUTO_OUTPUT_MIN_SNR:
+    if snr >= pol.AUTO_OUTPUT_MIN_SNR:
         return "output"
     return "gradient"
 
@@ -255,20 +266,21 @@ def auto_schedule(problem, mu, max_iter=None):
     :func:`auto_mechanism` and, for gradient descent, Hong et al.'s dynamic shape when
     ``kappa * alpha_H < AUTO_DYNAMIC_THRESHOLD``, else the uniform one. ``problem`` is the
     fit's :class:`~skdpgd.schedules.Problem` (public constants only)."""
+    pol = current()
     kind = auto_mechanism(problem.n_samples, problem.n_params, mu, problem.second_order,
                           max_iter, problem.signal_scale, problem.fit_intercept,
                           binary=problem.second_order == "newton" and problem.n_outputs == 1)
     if kind == "newton":
-        return "newton", {"n_iter": AUTO_NEWTON_ITER, "gradient_share": AUTO_NEWTON_SHARE,
+        return "newton", {"n_iter": pol.AUTO_NEWTON_ITER, "gradient_share": pol.AUTO_NEWTON_SHARE,
                           "n_hessians": "auto"}
     if kind == "ssp":
-        return "ssp", {"gradient_share": AUTO_SSP_SHARE}
+        return "ssp", {"gradient_share": pol.AUTO_SSP_SHARE}
     if kind in ("prior", "output"):
         return kind, {}
     kappa = problem.kappa
     if math.isinf(kappa) or math.isinf(mu):
         return "uniform", {}
-    if kappa * problem.hong_alpha(mu) < AUTO_DYNAMIC_THRESHOLD:
+    if kappa * problem.hong_alpha(mu) < pol.AUTO_DYNAMIC_THRESHOLD:
         return "hong", {}
     return "uniform", {}
 
@@ -297,20 +309,21 @@ def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None
     :data:`AUTO_PRIOR_SWITCH` / :data:`AUTO_SELECT`; a false value: off). Only for classifiers
     with an intercept (the logistic losses); the selection applies to gradient, Newton and
     output plans below its signal-to-noise ratio and takes precedence over the switch."""
+    pol = current()
     if not (problem.fit_intercept and problem.second_order == "newton"
             and not math.isinf(mu)):
         return {}
     snr = signal_to_noise(problem.n_samples, problem.n_params, mu) * problem.signal_scale
     # an explicit switch (and no explicit selection) runs the switch instead of the default
     explicit_switch = prior_switch is not None and bool(prior_switch)
-    rule = select_rule((None if explicit_switch else AUTO_SELECT) if select is None else select)
+    rule = select_rule((None if explicit_switch else pol.AUTO_SELECT) if select is None else select)
     if (rule is not None and snr < rule[0]
             and mechanism in ("gradient", "newton", "output")):
         return {"prior_share": rule[1], "select_share": rule[2]}
     if mechanism not in ("gradient", "newton"):
         return {}
-    share = AUTO_PRIOR_SHARE if prior_share is None else float(prior_share)
-    switch = AUTO_PRIOR_SWITCH if prior_switch is None else prior_switch
+    share = pol.AUTO_PRIOR_SHARE if prior_share is None else float(prior_share)
+    switch = pol.AUTO_PRIOR_SWITCH if prior_switch is None else prior_switch
     for s, p, tier_share in prior_switch_tiers(switch):
         if snr < s:
             return {"prior_share": share if share > 0 else tier_share, "prior_switch": (s, p)}
@@ -354,6 +367,7 @@ def auto_hessian_count(problem, mu, n_iter, gradient_share):
     most ``AUTO_HESSIAN_MAX_WORK`` passes or their noise is negligible
     (``AUTO_HESSIAN_FREE_RATIO``), else ``AUTO_NEWTON_HESSIANS``. Public: N, D, mu and the
     plan's constants."""
+    pol = current()
     T = int(n_iter)
     if math.isinf(mu):
         z = 0.0
@@ -364,22 +378,23 @@ def auto_hessian_count(problem, mu, n_iter, gradient_share):
                      problem.n_outputs)
     ratio = hessian_noise_ratio(problem.n_samples, problem.n_params, z, unit,
                                 problem.signal_scale)
-    if (T * q <= AUTO_HESSIAN_MAX_WORK or ratio <= AUTO_HESSIAN_FREE_RATIO
-            or AUTO_NEWTON_HESSIANS is None):
+    if (T * q <= pol.AUTO_HESSIAN_MAX_WORK or ratio <= pol.AUTO_HESSIAN_FREE_RATIO
+            or pol.AUTO_NEWTON_HESSIANS is None):
         return None
-    return AUTO_NEWTON_HESSIANS
+    return pol.AUTO_NEWTON_HESSIANS
 
 
 def hessian_rate(n_samples, n_params, z, sensitivity_unit, signal_scale=1.0, n_outputs=1):
     """The Poisson rate of a Hessian release (see :data:`AUTO_HESSIAN_SNR`); all inputs public:
     N, D, the release's noise multiplier z, ``sensitivity_unit`` (sqrt(2) replace-one, 1
     add/remove-one), the released signal scale and the number of outputs."""
+    pol = current()
     n = float(n_samples)
     D = float(n_params)
-    q_rows = AUTO_HESSIAN_MIN_ROWS * D * max(1, int(n_outputs)) / n
+    q_rows = pol.AUTO_HESSIAN_MIN_ROWS * D * max(1, int(n_outputs)) / n
     if math.isinf(z) or math.isnan(z):
         return 1.0
-    q_snr = AUTO_HESSIAN_SNR * hessian_noise_ratio(n, D, z, sensitivity_unit, signal_scale)
+    q_snr = pol.AUTO_HESSIAN_SNR * hessian_noise_ratio(n, D, z, sensitivity_unit, signal_scale)
     return float(min(1.0, max(q_rows, q_snr)))
 
 
@@ -417,9 +432,10 @@ def row_clip_factor(snr):
     """The multiple of the (private) mean row norm that ``row_clip='auto'`` clips rows to:
     ``ROW_CLIP_FACTOR * max(1, snr / ROW_CLIP_SNR) ** ROW_CLIP_POWER``, ``snr`` the ratio of
     :func:`signal_to_noise` (it grows with the budget until nothing is clipped)."""
+    pol = current()
     if math.isinf(snr):
         return math.inf
-    return ROW_CLIP_FACTOR * max(1.0, snr / ROW_CLIP_SNR) ** ROW_CLIP_POWER
+    return pol.ROW_CLIP_FACTOR * max(1.0, snr / pol.ROW_CLIP_SNR) ** pol.ROW_CLIP_POWER
 
 
 #: A ``verbose`` note when the released mean clipped row norm is at least
@@ -460,7 +476,8 @@ SGD_CLIP_RELAX_MU = 50.0
 
 def sgd_clip_factor(mu):
     """The fraction of the loss's gradient bound G that ``clip_norm='auto'`` clips to."""
-    return 1.0 - (1.0 - SGD_CLIP_FACTOR) * math.exp(-mu / SGD_CLIP_RELAX_MU)
+    pol = current()
+    return 1.0 - (1.0 - pol.SGD_CLIP_FACTOR) * math.exp(-mu / pol.SGD_CLIP_RELAX_MU)
 
 # --- the defaults ('auto') of alpha, the number of steps and the batch size -------------------
 # All are functions of public quantities only: the public N (``n_samples`` or the noisy count),
@@ -524,9 +541,10 @@ def sgd_prior_switch(n_public, n_params, mu, fit_intercept, logistic, auto):
     ``mu^2``; when their shrunk majority frequency is at least ``p`` the rest goes to a second
     release of the counts (the intercept-only model), otherwise DP-SGD runs with the rest,
     started from their prior's intercept."""
-    if SGD_PRIOR_SWITCH is None or not (fit_intercept and logistic and auto):
+    pol = current()
+    if pol.SGD_PRIOR_SWITCH is None or not (fit_intercept and logistic and auto):
         return None
-    s, p, share = SGD_PRIOR_SWITCH
+    s, p, share = pol.SGD_PRIOR_SWITCH
     if math.isinf(mu) or signal_to_noise(n_public, n_params, mu) >= s:
         return None
     return float(p), float(share)
@@ -576,32 +594,34 @@ def sgd_defaults(n_public, n_params, mu, clip, row_bound, smoothness, alpha="aut
     * ``b = SGD_BATCH_FACTOR * N mu / sqrt(T)``, at least SGD_MIN_BATCH, at most
       ``SGD_MAX_EPOCHS * N / T`` (fit time) and N.
     """
+    pol = current()
     n_public = float(n_public)
     if alpha == "auto":
-        c = SGD_ALPHA_NOISE if alpha_noise is None else float(alpha_noise)
+        c = pol.SGD_ALPHA_NOISE if alpha_noise is None else float(alpha_noise)
         noise = 0.0 if math.isinf(mu) else (
             c * math.sqrt(n_params) * clip * row_bound / (n_public * mu * target_scale))
-        alpha = SGD_ALPHA_BASE + noise
+        alpha = pol.SGD_ALPHA_BASE + noise
     alpha = float(alpha)
     if learning_rate == "auto":
-        learning_rate = SGD_LR_FACTOR / (smoothness + alpha)
+        learning_rate = pol.SGD_LR_FACTOR / (smoothness + alpha)
     learning_rate = float(learning_rate)
     if epochs != "auto" and batch_size != "auto":
         q = min(1.0, float(batch_size) / n_public)
         return alpha, learning_rate, q, max(1, math.ceil(float(epochs) / q))
     if alpha > 0:
         kappa = (smoothness + alpha) / alpha
-        t_target = int(min(SGD_MAX_STEPS, max(SGD_MIN_STEPS, math.ceil(SGD_FLOW * kappa))))
+        t_target = int(min(pol.SGD_MAX_STEPS,
+                           max(pol.SGD_MIN_STEPS, math.ceil(pol.SGD_FLOW * kappa))))
     else:
-        t_target = SGD_MAX_STEPS
+        t_target = pol.SGD_MAX_STEPS
     if batch_size == "auto":
         if epochs != "auto":  # the batch whose steps give the target T
             b = float(epochs) * n_public / t_target
         else:
             b = n_public if math.isinf(mu) else (
-                SGD_BATCH_FACTOR * n_public * mu / math.sqrt(t_target))
-            b = min(b, SGD_MAX_EPOCHS * n_public / t_target)
-        b = max(b, SGD_MIN_BATCH)
+                pol.SGD_BATCH_FACTOR * n_public * mu / math.sqrt(t_target))
+            b = min(b, pol.SGD_MAX_EPOCHS * n_public / t_target)
+        b = max(b, pol.SGD_MIN_BATCH)
         q = min(1.0, math.ceil(b) / n_public)
     else:
         q = min(1.0, float(batch_size) / n_public)
@@ -652,13 +672,13 @@ MLP_EXPONENTIAL_DECAY = 0.99
 def mlp_hong_gamma(n_iter, decay=None):
     """DPMLPClassifier's gamma for ``schedule='hong'``: ``decay``, or
     ``MLP_HONG_INFLUENCE ** (1 / T)`` when it is None."""
-    return MLP_HONG_INFLUENCE ** (1.0 / n_iter) if decay is None else float(decay)
+    return current().MLP_HONG_INFLUENCE ** (1.0 / n_iter) if decay is None else float(decay)
 
 
 def mlp_exponential_decay(decay=None):
     """DPMLPClassifier's ratio for ``schedule='exponential'``: ``decay``, or
     :data:`MLP_EXPONENTIAL_DECAY` when it is None."""
-    return MLP_EXPONENTIAL_DECAY if decay is None else float(decay)
+    return current().MLP_EXPONENTIAL_DECAY if decay is None else float(decay)
 
 
 # =============================================================================================
@@ -685,5 +705,74 @@ DP_TRANSFORMERS_MAX_SHARE = 0.5
 
 def dp_transformer_share(n_transformers):
     """The share of the pipeline's mu^2 each of ``n_transformers`` DP transformers gets."""
+    pol = current()
     k = n_transformers
-    return min(DP_TRANSFORMER_SHARE, DP_TRANSFORMERS_MAX_SHARE / k) if k else 0.0
+    return min(pol.DP_TRANSFORMER_SHARE, pol.DP_TRANSFORMERS_MAX_SHARE / k) if k else 0.0
+
+
+# =============================================================================================
+# The policy object: the constants above as one frozen value, and the active one
+# =============================================================================================
+
+#: The names of the policy's constants, in the order they are defined above.
+NAMES = tuple(name for name, value in list(globals().items())
+              if name.isupper() and name != "NAMES" and not isinstance(value, types.ModuleType))
+
+Policy = dataclasses.make_dataclass(
+    "Policy", [(name, object, dataclasses.field(default=globals()[name])) for name in NAMES],
+    frozen=True)
+Policy.__module__ = __name__
+Policy.__doc__ = ("Every constant of :mod:`skdpgd.policy` as one frozen value (fields named as "
+                  "the module's constants, defaults their values).")
+
+#: The package's policy: the module constants' values.
+DEFAULT = Policy()
+
+_LOCK = threading.Lock()
+_ACTIVE = DEFAULT
+
+
+def current():
+    """The active :class:`Policy` (:data:`DEFAULT` outside a :func:`using` block)."""
+    return _ACTIVE
+
+
+@contextlib.contextmanager
+def using(policy=None, **changes):
+    """Activate ``policy`` (default: the active one) with ``changes`` for the ``with`` block.
+
+    ``changes`` name constants of this module (an unknown name is a ``TypeError``); the value
+    active before the block comes back when it ends, also on an exception. Yields the active
+    :class:`Policy`. Process-wide: meant for studies and tests, not for two threads that want
+    different policies at once.
+    """
+    global _ACTIVE
+    unknown = sorted(set(changes) - set(NAMES))
+    if unknown:
+        raise TypeError(f"skdpgd.policy has no constant {', '.join(unknown)}")
+    if policy is not None and not isinstance(policy, Policy):
+        raise TypeError(f"using() takes a skdpgd.policy.Policy, got {type(policy).__name__}")
+    with _LOCK:
+        before = _ACTIVE
+        _ACTIVE = dataclasses.replace(policy if policy is not None else before, **changes)
+        active = _ACTIVE
+    try:
+        yield active
+    finally:
+        with _LOCK:
+            _ACTIVE = before
+
+
+class _PolicyModule(types.ModuleType):
+    """Refuses assignments to the constants: the rules read :func:`current`, not the module."""
+
+    def __setattr__(self, name, value):
+        if name in NAMES:
+            raise AttributeError(
+                f"skdpgd.policy.{name} is a default of the frozen Policy and no rule reads the "
+                f"module's copy: use `with skdpgd.policy.using({name}=...):` instead")
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _PolicyModule
+

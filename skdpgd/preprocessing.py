@@ -438,7 +438,7 @@ class _ScalerRoad(Road):
         # post-processing of the released sums (N is public or released)
         m = np.clip(S1 / fit.n_public, -1.0, 1.0)
         v = np.clip(S2 / fit.n_public, 0.0, 1.0) - m * m
-        s = np.sqrt(np.maximum(v, policy.STD_FLOOR ** 2))
+        s = np.sqrt(np.maximum(v, policy.current().STD_FLOOR ** 2))
         mu = mu_of(fit.prior + list(releases))
         half = 0.5 * (self.hi - self.lo)
         B = self.clip_std

@@ -205,8 +205,8 @@ def _resolve_n_iter(theory, max_iter):
     """Apply the user's ``max_iter`` or the automatic cap to a theoretical T."""
     if max_iter is not None:
         return int(max_iter)
-    if not theory < policy.MAX_AUTO_ITER:  # also catches inf / nan
-        return policy.MAX_AUTO_ITER
+    if not theory < policy.current().MAX_AUTO_ITER:  # also catches inf / nan
+        return policy.current().MAX_AUTO_ITER
     return max(1, int(math.ceil(theory)))
 
 
@@ -282,7 +282,7 @@ class Uniform(Schedule):
         elif math.isinf(problem.kappa):
             theory = 1.0 / a
         else:
-            theory = argmin_bound(cls.bound(problem, mu), policy.MAX_AUTO_ITER)[1]
+            theory = argmin_bound(cls.bound(problem, mu), policy.current().MAX_AUTO_ITER)[1]
         return _resolve_n_iter(theory, max_iter), theory
 
     def plan(self, problem, mu, max_iter=None):
@@ -403,10 +403,11 @@ class Hong(Schedule):
         if a == 0.0:
             theory = math.inf
         elif beta == 0:
-            theory = argmin_bound(self.gd_bound(problem, mu), policy.MAX_AUTO_ITER)[1]
+            theory = argmin_bound(self.gd_bound(problem, mu), policy.current().MAX_AUTO_ITER)[1]
         else:
-            theory = argmin_bound(self.momentum_bound(problem, mu, eta0), policy.MAX_AUTO_ITER,
-                                  max_points=60, span=1, refine=0)[1]
+            theory = argmin_bound(self.momentum_bound(problem, mu, eta0),
+                                  policy.current().MAX_AUTO_ITER, max_points=60, span=1,
+                                  refine=0)[1]
         T = _resolve_n_iter(theory, max_iter)
         if beta == 0:
             logq = (T - np.arange(1, T + 1, dtype=float)) * math.log(gamma)
@@ -415,7 +416,7 @@ class Hong(Schedule):
         # sigma_t^2 ~ q_t^(-1/2)  =>  z_t ~ q_t^(-1/4), relative to the least noisy step.
         # Multipliers are capped at MAX_SHAPE_RATIO times the smallest (see its comment).
         logz = -(logq - logq.max()) / 4.0
-        z = np.exp(np.minimum(logz - logz.min(), math.log(policy.MAX_SHAPE_RATIO)))
+        z = np.exp(np.minimum(logz - logz.min(), math.log(policy.current().MAX_SHAPE_RATIO)))
         return NoisePlan(z, np.full(T, eta0 / (2.0 * problem.smoothness)), n_iter_theory=theory,
                          schedule=self.name)
 
@@ -454,7 +455,7 @@ class PUR(Schedule):
         return math.log(4.0 * problem.smoothness * math.sqrt(problem.loss_bound / d)) - np.log(t)
 
     def plan(self, problem, mu, max_iter=None):
-        cap = policy.MAX_AUTO_ITER if max_iter is None else int(max_iter)
+        cap = policy.current().MAX_AUTO_ITER if max_iter is None else int(max_iter)
         step = np.full(cap, 1.0 / (2.0 * problem.smoothness))
         if math.isinf(mu):
             return NoisePlan(np.ones(cap), step, n_iter_theory=math.inf, schedule=self.name)
@@ -553,8 +554,8 @@ class Exponential(Schedule):
         theory = (Uniform.n_iter(problem, mu)[1] if self.n_iter is None
                   else float(self.n_iter))
         T = _resolve_n_iter(theory, max_iter if max_iter is not None else self.n_iter)
-        log_decay = (-math.log(policy.MAX_SHAPE_RATIO) / max(T - 1, 1) if self.decay is None
-                     else math.log(self.decay))
+        log_decay = (-math.log(policy.current().MAX_SHAPE_RATIO) / max(T - 1, 1)
+                     if self.decay is None else math.log(self.decay))
         logz = np.arange(T) * log_decay
         z = np.exp(logz - logz.max())
         return NoisePlan(z, np.full(T, 1.0 / problem.smoothness), n_iter_theory=theory,

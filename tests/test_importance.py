@@ -458,12 +458,8 @@ def test_linear_masked_weights_are_frozen_and_still_in_the_margins(sparse_input,
     assert full.n_iter_ == 40 and pre.n_iter_ == 10
     same = np.all(np.isclose(full.coef_, pre.coef_, rtol=1e-12, atol=1e-14), axis=0)
     assert same.sum() == 5  # the 5 masked features did not move; the 5 kept ones did
-    old = policy.IMPORTANCE_LINEAR_FREEZE
-    try:
-        policy.IMPORTANCE_LINEAR_FREEZE = False
+    with policy.using(IMPORTANCE_LINEAR_FREEZE=False):
         pruned = DPSGDClassifier(**kw, epochs=4.0, importance=mask).fit(Xf, y)
-    finally:
-        policy.IMPORTANCE_LINEAR_FREEZE = old
     assert np.all(pruned.coef_[:, same] == 0.0)
     assert not np.allclose(pruned.coef_[:, ~same], full.coef_[:, ~same])
 

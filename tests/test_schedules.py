@@ -312,14 +312,14 @@ def test_warm_start_spends_its_share_and_composes_exactly(epsilon, neighbouring)
     assert cold.mu_ == pytest.approx(est.mu_, rel=1e-9)
 
 
-def test_warm_start_keeps_a_noisy_fit_at_the_majority_class(monkeypatch):
+def test_warm_start_keeps_a_noisy_fit_at_the_majority_class(use_policy):
     """Where the weights are mostly noise, the gradient-descent fit started from 0 falls below
     the trivial model on a 6%-minority set; started from the released prior it does not
     (median over 5 seeds, within 0.005)."""
     from skdpgd import DPLogisticRegression, policy
     from skdpgd.schedules import Auto
 
-    monkeypatch.setattr(policy, "AUTO_LOW_OUTPUT_MIN_SNR", math.inf)  # gradient descent here
+    use_policy(AUTO_LOW_OUTPUT_MIN_SNR=math.inf)  # gradient descent here
 
     X, y = _imbalanced()
     majority = max(y.mean(), 1 - y.mean())
@@ -398,7 +398,7 @@ def test_prior_switch_spends_the_same_budget_on_either_branch(switch):
 TIERS = ((10.0, 0.5, 0.1), (100.0, 0.7, 0.05))
 
 
-def test_a_switch_takes_the_prior_only_below_its_signal_to_noise_ratio(monkeypatch):
+def test_a_switch_takes_the_prior_only_below_its_signal_to_noise_ratio(use_policy):
     """Auto(prior_switch=tiers): below the first tier's ratio a binary fit takes the
     intercept-only model from two releases of the counts; above the last tier the fit is
     exactly the one without the rule (no counts released, the same noise drawn)."""
@@ -406,7 +406,7 @@ def test_a_switch_takes_the_prior_only_below_its_signal_to_noise_ratio(monkeypat
     from skdpgd.policy import signal_to_noise
     from skdpgd.schedules import Auto
 
-    monkeypatch.setattr(policy, "AUTO_PRIOR_MAX_SNR_BINARY", 0.0)  # the switch alone
+    use_policy(AUTO_PRIOR_MAX_SNR_BINARY=0.0)  # the switch alone
 
     X, y = _imbalanced(n=1000)
     kw = dict(delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0, row_clip="data_norm")
@@ -447,7 +447,7 @@ def test_the_default_selects_below_its_ratio_and_fits_alone_above_it():
 # --- the rules live in skdpgd.policy, and only there -----------------------------------------
 
 
-def test_fits_read_the_policy_and_no_module_serves_old_names(monkeypatch):
+def test_fits_read_the_policy_and_no_module_serves_old_names(use_policy):
     """A fit reads skdpgd.policy (patching it changes what 'auto' picks), and no module keeps a
     compatibility alias for a name that moved there (no module ``__getattr__``)."""
     import importlib
@@ -471,8 +471,7 @@ def test_fits_read_the_policy_and_no_module_serves_old_names(monkeypatch):
     y = (X[:, 0] > 0).astype(int)
     kw = dict(epsilon=5.0, data_norm=2.0, classes=[0, 1], random_state=0)
     assert DPLogisticRegression(**kw).fit(X, y).mechanism_ == "newton"
-    monkeypatch.setattr(policy, "AUTO_SECOND_ORDER_MIN_SNR", math.inf)
-    monkeypatch.setattr(policy, "AUTO_LOW_OUTPUT_MIN_SNR", math.inf)
+    use_policy(AUTO_SECOND_ORDER_MIN_SNR=math.inf, AUTO_LOW_OUTPUT_MIN_SNR=math.inf)
     assert DPLogisticRegression(**kw).fit(X, y).mechanism_ == "gradient"
 
 
@@ -606,3 +605,35 @@ def test_below_a_tiny_ratio_a_binary_fit_is_the_majority_class_with_the_whole_bu
     multi = DPLogisticRegression(epsilon=0.01, classes=[0, 1, 2], **kw).fit(X, three)
     assert [r.name for r in multi.releases_] != ["class counts"]  # the fit ran
     assert any(r.name == "gradient sums" for r in multi.releases_)
+
+
+def test_policy_is_a_frozen_value_changed_only_inside_a_block():
+    """The rules read the active Policy: ``using`` changes it for a block and restores it after
+    (also on an error); assigning a module constant is refused; unknown names are errors."""
+    import dataclasses
+
+    from skdpgd import DPLogisticRegression, policy
+
+    assert policy.current() is policy.DEFAULT
+    assert all(getattr(policy.DEFAULT, n) == getattr(policy, n) for n in policy.NAMES)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        policy.DEFAULT.AUTO_SELECT_BIAS = 0.0
+    with pytest.raises(AttributeError, match="using"):
+        policy.AUTO_SELECT_BIAS = 0.0
+    assert policy.AUTO_SELECT_BIAS == policy.DEFAULT.AUTO_SELECT_BIAS
+    with pytest.raises(TypeError, match="NOT_A_CONSTANT"):
+        with policy.using(NOT_A_CONSTANT=1):
+            pass
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3)) / 3
+    y = (X[:, 0] > 0).astype(int)
+    kw = dict(epsilon=5.0, data_norm=2.0, classes=[0, 1], random_state=0)
+    with pytest.raises(RuntimeError):
+        with policy.using(AUTO_SECOND_ORDER_MIN_SNR=math.inf) as active:
+            assert policy.current() is active and active.AUTO_SECOND_ORDER_MIN_SNR == math.inf
+            with policy.using(AUTO_LOW_OUTPUT_MIN_SNR=math.inf):  # nested: both changes
+                assert DPLogisticRegression(**kw).fit(X, y).mechanism_ == "gradient"
+            assert DPLogisticRegression(**kw).fit(X, y).mechanism_ == "output"
+            raise RuntimeError
+    assert policy.current() is policy.DEFAULT
+    assert DPLogisticRegression(**kw).fit(X, y).mechanism_ == "newton"

@@ -158,7 +158,7 @@ def test_auto_ssp_uses_its_public_share_and_composes_exactly():
     assert fit.epsilon_ == pytest.approx(1.0, rel=1e-9) and fit.epsilon_ <= 1.0
 
 
-def test_ssp_eigenvalue_floor_is_the_public_constant(monkeypatch):
+def test_ssp_eigenvalue_floor_is_the_public_constant():
     """The floor (post-processing) scales with SSP_FLOOR: a huge floor shrinks the weights
     towards 0, no floor leaves the noisy solve; the releases do not change."""
     from skdpgd import policy
@@ -167,9 +167,9 @@ def test_ssp_eigenvalue_floor_is_the_public_constant(monkeypatch):
     y = np.clip(X @ np.array([1.0, -1.0, 0.5, 0.0]), -1, 1)
 
     def fit(f):
-        monkeypatch.setattr(policy, "SSP_FLOOR", f)
-        return DPRidge(epsilon=0.5, data_norm=1.0, y_bound=1.0, alpha=1e-6, schedule="ssp",
-                       random_state=0).fit(X, y)
+        with policy.using(SSP_FLOOR=f):
+            return DPRidge(epsilon=0.5, data_norm=1.0, y_bound=1.0, alpha=1e-6, schedule="ssp",
+                           random_state=0).fit(X, y)
 
     base, none, huge = fit(policy.SSP_FLOOR), fit(0.0), fit(1e6)
     assert [r.multipliers for r in base.releases_] == [r.multipliers for r in huge.releases_]

@@ -511,7 +511,7 @@ def test_sgd_prior_switch_returns_the_intercept_only_model_with_exact_accounting
     assert budget.spent_epsilon() <= 0.01
 
 
-def test_sgd_prior_switch_keeps_the_fit_when_no_class_dominates(monkeypatch):
+def test_sgd_prior_switch_keeps_the_fit_when_no_class_dominates(use_policy):
     """A balanced multiclass set below the ratio: the counts are released (charged), the fit
     runs from their prior with the rest of the budget (the RDP calibration composed with the
     counts, times the envelope's noise scale)."""
@@ -533,14 +533,14 @@ def test_sgd_prior_switch_keeps_the_fit_when_no_class_dominates(monkeypatch):
     np.testing.assert_allclose(grads.multipliers, z * scale, rtol=1e-12)
     assert RDPAccountant().epsilon(clf.releases_, 1e-6) < 0.02 == clf.epsilon_
     # without the rule: no counts release, the whole budget on the gradient sums
-    monkeypatch.setattr(policy, "SGD_PRIOR_SWITCH", None)
+    use_policy(SGD_PRIOR_SWITCH=None)
     off = DPSGDClassifier(epsilon=0.02, delta=1e-6, data_norm=1.0, n_samples=3000,
                           random_state=0).fit(X, y)
     assert [r.name for r in off.releases_] == ["gradient sums"]
     assert np.all(off.noise_multipliers_ < clf.noise_multipliers_)
 
 
-def test_sgd_prior_switch_leaves_other_fits_bit_identical(monkeypatch):
+def test_sgd_prior_switch_leaves_other_fits_bit_identical(use_policy):
     from skdpgd import policy
 
     X, y = _imbalanced()
@@ -550,7 +550,7 @@ def test_sgd_prior_switch_leaves_other_fits_bit_identical(monkeypatch):
              dict(epsilon=0.01, fit_intercept=False)]            # no intercept
     fits = [DPSGDClassifier(data_norm=1.0, n_samples=2000, random_state=3, **kw).fit(X, y)
             for kw in cases]
-    monkeypatch.setattr(policy, "SGD_PRIOR_SWITCH", None)
+    use_policy(SGD_PRIOR_SWITCH=None)
     for kw, on in zip(cases, fits):
         off = DPSGDClassifier(data_norm=1.0, n_samples=2000, random_state=3, **kw).fit(X, y)
         assert [r.name for r in on.releases_] == ["gradient sums"]

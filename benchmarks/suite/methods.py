@@ -118,6 +118,28 @@ def _dp_sgd_regressor(ctx):
                           random_state=ctx.seed)
 
 
+class UnderPolicy:
+    """``est`` fitted with the policy changes ``changes`` active (:func:`skdpgd.policy.using`);
+    every other attribute (predict, score, the fitted attributes) is ``est``'s. For studies of
+    the policy's constants: the suite fits what a factory returns, so the changes must travel
+    with the estimator."""
+
+    def __init__(self, est, changes):
+        self.est, self.changes = est, dict(changes)
+
+    def fit(self, X, y, **kwargs):
+        from skdpgd import policy
+
+        with policy.using(**self.changes):
+            self.est.fit(X, y, **kwargs)
+        return self
+
+    def __getattr__(self, name):
+        if name in ("est", "changes"):
+            raise AttributeError(name)
+        return getattr(self.est, name)
+
+
 def naive_factory(T, alpha):
     """Uniform DP-GD with a fixed (T, alpha): one point of the after-the-fact-tuned peer."""
 

@@ -123,20 +123,20 @@ KNOBS = {"AUTO_SECOND_ORDER_MIN_SNR": 20.0, "AUTO_SELECT_BIAS": 0.0,
 
 def candidate(name, select, prior_switch=False, **knobs):
     """A factory: the default classifier with ``Auto(select=select, prior_switch=...)`` and
-    the policy constants in ``knobs`` (the others as shipped, reset before every fit)."""
+    the policy constants in ``knobs`` (the others as shipped) active during its fit only."""
 
     def factory(ctx):
-        import skdpgd.policy as P
         from skdpgd import DPLogisticRegression
         from skdpgd.schedules import Auto
 
+        from .methods import UnderPolicy
+
         if ctx.task != "classification":
             return None
-        for key, value in dict(KNOBS, **knobs).items():
-            setattr(P, key, value)
-        return DPLogisticRegression(epsilon=ctx.epsilon, data_norm=ctx.data_norm,
-                                    schedule=Auto(select=select, prior_switch=prior_switch),
-                                    random_state=ctx.seed)
+        est = DPLogisticRegression(epsilon=ctx.epsilon, data_norm=ctx.data_norm,
+                                   schedule=Auto(select=select, prior_switch=prior_switch),
+                                   random_state=ctx.seed)
+        return UnderPolicy(est, dict(KNOBS, **knobs))
 
     factory.suite_name = name
     return factory
