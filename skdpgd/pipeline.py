@@ -42,7 +42,7 @@ from sklearn.utils import check_random_state
 from . import policy
 from ._audit import (_audit_steps, _bound_problem, _final_step_problems, _is_dp_estimator,
                      _not_dp_estimator)
-from ._capability import DP_MINIBATCH_ESTIMATOR, declared_privacy
+from ._capability import DP_MINIBATCH_ESTIMATOR, DP_TRANSFORMER, declared_privacy
 from ._selection_guard import warn_if_model_selection
 from ._setup import DEFAULT_DELTA_CAP, default_delta
 from .accounting import Release, gdp_epsilon, gdp_mu
@@ -431,10 +431,17 @@ class PrivatePipeline(Pipeline):
             step, _, p = key.partition("__")
             routed.setdefault(step, {})[p] = value
         Xt = X
+        running, bound_set = None, []  # the rows' declared bound so far
         for name, est in steps[:-1]:
             if est is None or (isinstance(est, str) and est == "passthrough"):
                 continue
+            if (declared_privacy(est) == DP_TRANSFORMER and running is not None
+                    and est.get_params().get("data_norm", False) is None):
+                # a DP transformer that clips to data_norm (DPPCA): the earlier steps' bound
+                est.set_params(data_norm=float(running) if running > 0 else 1.0)
+                bound_set.append(est)
             Xt = est.fit_transform(Xt, y, **routed.get(name, {}))
+            running = output_bound(est, running)
         final_copy = steps[-1][1]
         data_norm = None
         final_params = final_copy.get_params()
@@ -457,6 +464,8 @@ class PrivatePipeline(Pipeline):
                     sub.set_params(**originals[path])
         if data_norm is not None:
             final_copy.set_params(data_norm=None)
+        for est in bound_set:  # their data_norm_ says what ran
+            est.set_params(data_norm=None)
 
         # --- what was spent ---
         step_epsilons = dict(zip(spenders, step_eps))

@@ -397,3 +397,62 @@ def test_lower_bound_is_valid_on_an_exact_gaussian_mechanism():
     assert 1.0 < lb <= gdp_epsilon(DELTA, mu)
     mu_hat, lo, hi = gdp_mu_interval(out0, out1)
     assert lo <= mu <= hi and hi - lo < 0.3
+
+
+# --------------------------------------------------------------------------------------------
+# DPPCA (the noisy second-moment matrix)
+# --------------------------------------------------------------------------------------------
+
+
+PCA_N = 41
+
+
+def _pca_pair(canary):
+    """Worst case for replace-one in 2-D: the canary is (1, 0) or (0, 1) (orthogonal rows of
+    norm data_norm = 1, where ||x x^T - y y^T||_F = sqrt(2) reaches the sensitivity); the other
+    PCA_N - 1 rows alternate (1, 0) and (0, 1), the same in both datasets, and keep both
+    eigenvalues far above 0 (about PCA_N / 2, against a noise std of about 1.5)."""
+    X = np.zeros((PCA_N, 2))
+    X[1::2, 0] = 1.0
+    X[2::2, 1] = 1.0
+    X[0] = canary
+    return X
+
+
+def _pca_statistic(pca):
+    """A11 - A22 of the released matrix, recovered exactly from the fitted attributes: for a
+    symmetric 2 x 2 matrix, (l1 - l2) (v1^2 - v2^2) = a11 - a22 (v the top eigenvector)."""
+    ev, v = pca.explained_variance_, pca.components_[0]
+    return PCA_N * (ev[0] - ev[1]) * (v[0] ** 2 - v[1] ** 2)
+
+
+@pytest.mark.slow
+def test_audit_dppca_release_is_exactly_as_distinguishable_as_claimed():
+    """The statistic is Gaussian with the same variance on both datasets (no eigenvalue is
+    floored), its shift is 2 and its noise std sqrt(2) s: the estimated GDP mu must contain
+    the fit's mu_ (a sensitivity set too high, 2 C^2, would put the claim above the interval;
+    one too low below it), and the threshold audit must stay below the claimed epsilon."""
+    from skdpgd.decomposition import DPPCA
+
+    def samples(canary, seeds):
+        X = _pca_pair(canary)
+        out, pca = np.empty(len(seeds)), None
+        for k, seed in enumerate(seeds):
+            pca = DPPCA(n_components=2, epsilon=EPSILON, delta=DELTA, data_norm=1.0,
+                        center=False, random_state=seed).fit(X)
+            out[k] = _pca_statistic(pca)
+        return out, pca
+
+    cal0, _ = samples((1.0, 0.0), range(10**6, 10**6 + N_CAL))
+    cal1, _ = samples((0.0, 1.0), range(2 * 10**6, 2 * 10**6 + N_CAL))
+    sign, thresholds = place_thresholds(cal0, cal1)
+    out0, pca = samples((1.0, 0.0), range(N_RUNS))
+    out1, _ = samples((0.0, 1.0), range(5 * 10**6, 5 * 10**6 + N_RUNS))
+    assert np.all(pca.explained_variance_ > 0)
+    assert pca.epsilon_ <= EPSILON and pca.mu_ <= MU * (1 + 1e-9)
+    eps_lb = epsilon_lower_bound(sign * out0, sign * out1, thresholds, DELTA)
+    mu_hat, lo, hi = gdp_mu_interval(sign * out0, sign * out1)
+    print(f"\naudit dppca: epsilon lower bound {eps_lb:.3f} (claimed {EPSILON}); mu_hat "
+          f"{mu_hat:.3f} in [{lo:.3f}, {hi:.3f}], claimed mu {pca.mu_:.3f}")
+    assert 0.3 < eps_lb <= EPSILON
+    assert lo <= pca.mu_ <= hi

@@ -68,11 +68,13 @@ def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
 
-# the transformers of skdpgd.preprocessing
+# the transformers of skdpgd.preprocessing and skdpgd.decomposition
+from skdpgd.decomposition import DPPCA  # noqa: E402
 from skdpgd.preprocessing import BoundedScaler, DPStandardScaler  # noqa: E402
 
 TRANSFORMERS = [BoundedScaler(bounds=(-10, 10)),
-                DPStandardScaler(bounds=(-10, 10), random_state=0)]
+                DPStandardScaler(bounds=(-10, 10), random_state=0),
+                DPPCA(n_components=1, data_norm=10.0, random_state=0)]
 
 
 @parametrize_with_checks(TRANSFORMERS)
@@ -95,6 +97,7 @@ def test_init_parameters_are_keyword_only_after_sklearns_positional_ones():
                   DPSGDRegressor: ["loss"], DPMLPClassifier: ["hidden_layer_sizes", "activation"],
                   PrivateRandomSearchCV: ["estimator", "param_distributions"],
                   BoundedScaler: ["bounds"], DPStandardScaler: [], ImportanceMask: [],
+                  DPPCA: ["n_components"],
                   PrivatePipeline: ["steps"]}
     for cls, names in positional.items():
         params = list(inspect.signature(cls.__init__).parameters.values())[1:]
