@@ -392,7 +392,10 @@ class InterceptOnly(Mechanism):
     (the clipped target): ``2Y`` replace-one, ``Y`` add/remove-one; the intercept is the noisy
     mean ``m = S~ / N`` held in ``[-Y, Y]`` and shrunk towards 0 by ``m^2 / (m^2 + s^2)``, with
     ``s`` the known noise standard deviation of the mean (a noise-dominated mean predicts worse
-    than 0). Everything after the release is post-processing.
+    than 0). The Huber and Poisson losses make the same release (Huber: of the centred
+    targets, ``|y_i| <= Y``; Poisson: of the counts, ``0 <= y_i <= Y``, for which ``2Y`` is an
+    upper bound); Poisson's intercept is the log of the noisy mean (its log link).
+    Everything after the release is post-processing.
     """
 
     name = "prior"
@@ -409,7 +412,9 @@ class InterceptOnly(Mechanism):
         if self._n_classes(setup) == 0:
             y_bound = getattr(setup.loss, "y_bound", None)
             if y_bound is None:
-                raise ValueError("the intercept-only model of the squared loss needs y_bound.")
+                raise ValueError(f"the intercept-only model of the {setup.loss.name} loss needs "
+                                 "a public y_bound (its release is the sum of the clipped "
+                                 "targets).")
             sens = {"replace": 2.0 * y_bound, "add_remove": float(y_bound)}
             return [Release("target sum", plan.noise_multipliers, sens, setup.relation)]
         return [Release("class counts", plan.noise_multipliers, dict(CLASS_COUNT_SENSITIVITY),
@@ -430,6 +435,8 @@ class InterceptOnly(Mechanism):
             y_bound = float(setup.loss.y_bound)
             mean = (float((w * y).sum()) + std * gen.standard_normal()) / setup.n_public
             mean = min(max(mean, -y_bound), y_bound)
+            if hasattr(setup.loss, "intercept_of_mean"):  # a link other than the identity
+                return np.array([setup.loss.intercept_of_mean(mean, setup.n_public)])
             s2 = (std / setup.n_public) ** 2
             shrink = mean * mean / (mean * mean + s2) if s2 > 0 else 1.0
             return np.array([mean * shrink])
@@ -499,7 +506,9 @@ class WarmStart(Mechanism):
     sensitivity sqrt(2) replace-one, 1 add/remove-one), with ``plan.prior_share`` of the
     budget (of ``mu^2``). Its noisy log-frequencies (shrunk by their known noise level) are
     the starting intercept; the weights start at 0. The start is post-processing of a
-    release, so the inner mechanism's sensitivities hold unchanged.
+    release, so the inner mechanism's sensitivities hold unchanged. A regression loss (Huber,
+    Poisson) releases the sum of its clipped targets instead (sensitivity ``2Y`` replace-one,
+    ``Y`` add/remove-one) and starts from that intercept-only model (no switch, no selection).
 
     With ``plan.select_share = r > 0`` (the selection), once the fit is done one more
     Gaussian release with that share of the budget: the weighted number of training rows the
@@ -530,8 +539,11 @@ class WarmStart(Mechanism):
         mu_inner = compose_gdp(np.concatenate([x.multipliers for x in inner]))
         z_p = math.sqrt((1.0 - s - r) / s) / mu_inner
         (counts,) = InterceptOnly(self.schedule).releases(setup, plan)
-        out = inner + [Release("class counts (start)", np.array([z_p]), counts.sensitivity,
-                               setup.relation)]
+        regression = InterceptOnly(self.schedule)._n_classes(setup) == 0
+        if regression and (r > 0 or getattr(plan, "prior_switch", None) is not None):
+            raise ValueError("a regression loss's warm start has no selection and no switch.")
+        out = inner + [Release(("target sum" if regression else "class counts") + " (start)",
+                               np.array([z_p]), counts.sensitivity, setup.relation)]
         if r > 0:
             z_sel = math.sqrt((1.0 - s - r) / r) / mu_inner
             out.append(Release("selection: fit minus prior, rows predicted right",
@@ -554,6 +566,11 @@ class WarmStart(Mechanism):
         # warm start: the two fits differ by the start and the budget share only
         side = np.random.Generator(gen.bit_generator.jumped())
         std1 = float(counts.noise_std[0])
+        if prior._n_classes(setup) == 0:  # regression: start from the noisy target mean
+            start = prior.intercept(rows, setup, std1, side)
+            if setup.progress is not None:
+                setup.progress.released(counts.multipliers, 0, plan.n_steps)
+            return self.inner.run(rows, setup, plan, inner, gen, start=start)
         noisy = prior.noisy_counts(rows, setup, std1, side)
         if setup.progress is not None:
             setup.progress.released(counts.multipliers, 0, plan.n_steps)

@@ -407,6 +407,15 @@ def select_rule(select):
     return s, count_share, select_share
 
 
+#: Share of the budget (of ``mu^2``) that ``schedule='auto'`` spends on the target sum whose
+#: intercept-only model starts the gradient steps of DPHuberRegressor (with ``y_bound``) and
+#: DPPoissonRegressor. Their gradient steps are sized by worst-case smoothness bounds and move
+#: the intercept slowly, so a start at 0 left the intercept short of the targets' level at
+#: small budgets (Poisson, 2000 rows, epsilon = 1: D^2 -0.8 from 0; see
+#: benchmarks/bench_glm_targets.py for the measured effect of the start).
+AUTO_REGRESSION_START_SHARE = 0.1
+
+
 def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None, select=None):
     """The warm start, selection and switch to the intercept-only model that
     ``schedule='auto'`` adds to a plan whose mechanism is ``mechanism``: a dict of
@@ -415,7 +424,16 @@ def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None
     :class:`~skdpgd.schedules.Auto` parameters (None: the constants :data:`AUTO_PRIOR_SHARE` /
     :data:`AUTO_PRIOR_SWITCH` / :data:`AUTO_SELECT`; a false value: off). Only for classifiers
     with an intercept (the logistic losses); the selection applies to gradient, Newton and
-    output plans below its signal-to-noise ratio and takes precedence over the switch."""
+    output plans below its signal-to-noise ratio and takes precedence over the switch.
+
+    A regression loss that admits it (``problem.regression_start``: Huber and Poisson with a
+    public target bound) gets, for a gradient plan, a warm start only: the share
+    :data:`AUTO_REGRESSION_START_SHARE` of the budget on the sum of the clipped targets, whose
+    intercept-only model starts the steps."""
+    if getattr(problem, "regression_start", False):
+        if mechanism == "gradient" and problem.fit_intercept and not math.isinf(mu):
+            return {"prior_share": AUTO_REGRESSION_START_SHARE}
+        return {}
     if not (problem.fit_intercept and problem.second_order == "newton"
             and not math.isinf(mu)):
         return {}
