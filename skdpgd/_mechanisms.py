@@ -258,7 +258,10 @@ class OutputPerturbationMechanism(Mechanism):
         sens = {r: s / (n * a) + 2.0 * g / a for r, s in setup.grad_sensitivity.items()}
         return [Release("solution", plan.noise_multipliers, sens, setup.relation)]
 
-    def run(self, rows, setup, plan, releases, gen):
+    def run(self, rows, setup, plan, releases, gen, start=None):
+        """``start`` (a released intercept, or None for 0) is the centre of the intercept's
+        penalty ``alpha/2 (b~ - b~_0)^2``: a public point, so F stays alpha-strongly convex
+        with the same sensitivity, and the contracting descent starts from it."""
         (release,) = releases
         c = setup.column
         k_out, d = setup.n_outputs, rows.n_features
@@ -276,14 +279,16 @@ class OutputPerturbationMechanism(Mechanism):
             b = theta[n_coef:] if setup.fit_intercept else np.zeros(k_out)
             return coef, np.ascontiguousarray(b)
 
+        b0 = np.zeros(k_out) if start is None else np.asarray(start, dtype=float)
+
         def fun(theta):
             coef, b = unpack(theta)
             f, gcoef, gint = rows.objective(coef, b, loss.code, loss.param, clip)
             f = f / n + 0.5 * alpha * float(np.sum(coef * coef))
             gcoef = gcoef / n + alpha * coef
             if setup.fit_intercept:
-                f += 0.5 * alpha * float(np.sum(b * b))
-                return f, np.concatenate([gcoef.ravel(), gint / n + alpha * b])
+                f += 0.5 * alpha * float(np.sum((b - b0) ** 2))
+                return f, np.concatenate([gcoef.ravel(), gint / n + alpha * (b - b0)])
             return f, gcoef.ravel()
 
         # the certificate in the coordinates (w, b~): their gradient is c times the kernel one
@@ -293,6 +298,9 @@ class OutputPerturbationMechanism(Mechanism):
             return c * float(np.linalg.norm(fun(theta)[1]))
 
         theta = np.zeros(n_coef + (k_out if setup.fit_intercept else 0))
+        if setup.fit_intercept:
+            theta[n_coef:] = b0
+        origin = theta.copy()
         certified = False
         for _ in range(2):
             res = minimize(fun, theta, jac=True, method="L-BFGS-B",
@@ -312,7 +320,7 @@ class OutputPerturbationMechanism(Mechanism):
             # objective values, and stop as soon as the certificate holds
             theta, certified = self._polish(fun, theta, setup, g, r)
         if not certified:
-            theta = self._contracting_descent(fun, theta.size, setup, g, r)
+            theta = self._contracting_descent(fun, origin, setup, g, r)
         if setup.progress is not None:
             setup.progress.released(release.multipliers, 0, 1)
         coef, b = unpack(theta)
@@ -364,18 +372,20 @@ class OutputPerturbationMechanism(Mechanism):
         return theta, False
 
     @classmethod
-    def _contracting_descent(cls, fun, size, setup, g, r=1.0):
-        """Gradient descent from 0 for the number of steps that certifies ``g / alpha``.
+    def _contracting_descent(cls, fun, origin, setup, g, r=1.0):
+        """Gradient descent from ``origin`` (0, or the centre of the intercept's penalty) for
+        the number of steps that certifies ``g / alpha``.
 
         F is alpha-strongly convex and ``M_w``-smooth (``M_w = r L + alpha``, with the
         weights summing to ``r N_pub``, ``r >= 1``), so a step ``1/M_w`` contracts the
         distance to the minimiser by ``1 - alpha / M_w``; the start is within
-        ``r G / alpha`` of it (``||grad F(0)|| <= r G``). T is chosen so that
+        ``r G / alpha`` of it (``||grad F(origin)|| <= r G``: the penalty's gradient is 0
+        there). T is chosen so that
         ``(1 - alpha/M_w)^T r G / alpha <= g / (2 alpha)``. A step 1/M in (w, b~) is a step
         c^2 / M in the kernel coordinates (w', b').
         """
         step = setup.column ** 2 / cls._smoothness(setup, r)
-        theta = np.zeros(size)
+        theta = np.array(origin, dtype=float)
         for _ in range(cls._fallback_steps(setup, g, r)):
             theta = theta - step * fun(theta)[1]
         return theta
@@ -542,6 +552,9 @@ class WarmStart(Mechanism):
         regression = InterceptOnly(self.schedule)._n_classes(setup) == 0
         if regression and (r > 0 or getattr(plan, "prior_switch", None) is not None):
             raise ValueError("a regression loss's warm start has no selection and no switch.")
+        if not regression and self.inner.name == "output" and not r > 0:
+            raise ValueError("a warm start from the prior needs a gradient or Newton plan (or "
+                             "an output perturbation with a selection).")
         out = inner + [Release(("target sum" if regression else "class counts") + " (start)",
                                np.array([z_p]), counts.sensitivity, setup.relation)]
         if r > 0:
@@ -570,6 +583,7 @@ class WarmStart(Mechanism):
             start = prior.intercept(rows, setup, std1, side)
             if setup.progress is not None:
                 setup.progress.released(counts.multipliers, 0, plan.n_steps)
+            # gradient: the steps start there; output: the intercept's penalty is centred there
             return self.inner.run(rows, setup, plan, inner, gen, start=start)
         noisy = prior.noisy_counts(rows, setup, std1, side)
         if setup.progress is not None:

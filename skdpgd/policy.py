@@ -363,6 +363,11 @@ def auto_mechanism(n_samples, n_params, mu, second_order, max_iter=None, signal_
             return second_order
         if second_order == "newton" and snr >= AUTO_LOW_OUTPUT_MIN_SNR:
             return "output"
+        if second_order is None and snr >= AUTO_OUTPUT_MIN_SNR:
+            # losses without a second-order mechanism (Huber, Poisson, squared hinge): their
+            # gradient steps are sized by worst-case smoothness bounds and converge slowly;
+            # with little noise the exact minimiser, perturbed, is closer to the optimum
+            return "output"
         return "gradient"
     if snr >= AUTO_OUTPUT_MIN_SNR:
         return "output"
@@ -377,6 +382,11 @@ def auto_schedule(problem, mu, max_iter=None):
     kind = auto_mechanism(problem.n_samples, problem.n_params, mu, problem.second_order,
                           max_iter, problem.signal_scale, problem.fit_intercept,
                           binary=problem.second_order == "newton" and problem.n_outputs == 1)
+    if (getattr(problem, "regression_start", False) and kind in ("gradient", "output")
+            and max_iter is None and not math.isinf(mu)
+            and (signal_to_noise(problem.n_samples, problem.n_params, mu)
+                 * problem.signal_scale) < AUTO_REGRESSION_PRIOR_MAX_SNR):
+        kind = "prior"
     if kind == "newton":
         return "newton", {"n_iter": AUTO_NEWTON_ITER, "gradient_share": AUTO_NEWTON_SHARE,
                           "n_hessians": "auto"}
@@ -414,6 +424,12 @@ def select_rule(select):
 #: small budgets (Poisson, 2000 rows, epsilon = 1: D^2 -0.8 from 0; see
 #: benchmarks/bench_glm_targets.py for the measured effect of the start).
 AUTO_REGRESSION_START_SHARE = 0.1
+#: Below this signal-to-noise ratio ``N mu / sqrt(D)``, ``schedule='auto'`` fits the
+#: intercept-only model (one release of the clipped target sum) for the same losses. Chosen on
+#: the sets benchmarks/bench_glm_targets.py reports (diabetes, computers, budgetfood; no held
+#: out half): diabetes at epsilon 0.3 and 1 (ratios about 7 and 21) scored below the mean's
+#: R^2 / D^2 with the fit, computers at 0.3 (about 100) above it.
+AUTO_REGRESSION_PRIOR_MAX_SNR = 30.0
 
 
 def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None, select=None):
@@ -427,11 +443,13 @@ def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None
     output plans below its signal-to-noise ratio and takes precedence over the switch.
 
     A regression loss that admits it (``problem.regression_start``: Huber and Poisson with a
-    public target bound) gets, for a gradient plan, a warm start only: the share
+    public target bound) gets, for a gradient or output plan, a warm start only: the share
     :data:`AUTO_REGRESSION_START_SHARE` of the budget on the sum of the clipped targets, whose
-    intercept-only model starts the steps."""
+    intercept-only model starts the steps (gradient) or centres the intercept's penalty
+    (output perturbation)."""
     if getattr(problem, "regression_start", False):
-        if mechanism == "gradient" and problem.fit_intercept and not math.isinf(mu):
+        if (mechanism in ("gradient", "output") and problem.fit_intercept
+                and not math.isinf(mu)):
             return {"prior_share": AUTO_REGRESSION_START_SHARE}
         return {}
     if not (problem.fit_intercept and problem.second_order == "newton"

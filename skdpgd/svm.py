@@ -155,7 +155,8 @@ class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
             classes = data.classes
             if classes.shape[0] != 2:
                 raise ValueError(
-                    f"DPLinearSVC fits two classes, got {classes.shape[0]}. For more, wrap it "
+                    "Only binary classification is supported. DPLinearSVC fits two classes, "
+                    f"got {classes.shape[0]}. For more, wrap it "
                     "in sklearn.multiclass.OneVsRestClassifier with a shared PrivacyBudget "
                     "(budget=...), which accounts for the one-vs-rest fits together; or use "
                     "DPLogisticRegression, which fits several classes in one model.")
