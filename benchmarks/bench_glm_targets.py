@@ -6,7 +6,9 @@ Protocol
   ranges, rows of norm at most 1, ``data_norm=1``), 75/25 splits, ``--seeds`` seeds.
   Regression: diabetes, computers, budgetfood. DPHuberRegressor sees the targets mapped to
   [-1, 1] (``y_bound=1``) with ``scale=0.1``; DPPoissonRegressor sees the raw targets (all
-  non-negative) with ``y_bound`` the upper end of the set's public target range.
+  non-negative) in a public unit, ``POISSON_BOUND / hi`` times them with ``hi`` the upper end
+  of the set's public target range, and ``y_bound=POISSON_BOUND`` (the sensitivity grows
+  with the bound; D^2 and the weights of the unpenalised fit do not change with the unit).
   Classification (two classes): breast_cancer, biopsy, digits_3v8.
 * Each estimator with ``schedule='auto'`` and only ``epsilon``, ``data_norm`` and the public
   bounds given, at epsilon in {0.3, 1, 3, 1e6}.
@@ -41,6 +43,7 @@ EPSILONS = (0.3, 1.0, 3.0, 1e6)
 REGRESSION = ("diabetes", "computers", "budgetfood")
 CLASSIFICATION = ("breast_cancer", "biopsy", "digits_3v8")
 HUBER_SCALE = 0.1
+POISSON_BOUND = 20.0
 
 
 def _huber(p, eps, seed):
@@ -54,7 +57,8 @@ def _huber(p, eps, seed):
 def _poisson(p, raw, eps, seed):
     # raw targets (non-negative) on the same split, bound: the public range's upper end
     y_tr, y_te = _raw_targets(p, raw)
-    y_bound = float(raw.y_range[1])
+    unit = POISSON_BOUND / float(raw.y_range[1])
+    y_tr, y_te, y_bound = y_tr * unit, y_te * unit, POISSON_BOUND
     m = DPPoissonRegressor(epsilon=eps, data_norm=1.0, y_bound=y_bound,
                            random_state=seed).fit(p.X_train, y_tr)
     sk = PoissonRegressor(alpha=m.alpha_, max_iter=2000).fit(p.X_train, y_tr)

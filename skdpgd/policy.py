@@ -382,11 +382,6 @@ def auto_schedule(problem, mu, max_iter=None):
     kind = auto_mechanism(problem.n_samples, problem.n_params, mu, problem.second_order,
                           max_iter, problem.signal_scale, problem.fit_intercept,
                           binary=problem.second_order == "newton" and problem.n_outputs == 1)
-    if (getattr(problem, "regression_start", False) and kind in ("gradient", "output")
-            and max_iter is None and not math.isinf(mu)
-            and (signal_to_noise(problem.n_samples, problem.n_params, mu)
-                 * problem.signal_scale) < AUTO_REGRESSION_PRIOR_MAX_SNR):
-        kind = "prior"
     if kind == "newton":
         return "newton", {"n_iter": AUTO_NEWTON_ITER, "gradient_share": AUTO_NEWTON_SHARE,
                           "n_hessians": "auto"}
@@ -424,12 +419,6 @@ def select_rule(select):
 #: small budgets (Poisson, 2000 rows, epsilon = 1: D^2 -0.8 from 0; see
 #: benchmarks/bench_glm_targets.py for the measured effect of the start).
 AUTO_REGRESSION_START_SHARE = 0.1
-#: Below this signal-to-noise ratio ``N mu / sqrt(D)``, ``schedule='auto'`` fits the
-#: intercept-only model (one release of the clipped target sum) for the same losses. Chosen on
-#: the sets benchmarks/bench_glm_targets.py reports (diabetes, computers, budgetfood; no held
-#: out half): diabetes at epsilon 0.3 and 1 (ratios about 7 and 21) scored below the mean's
-#: R^2 / D^2 with the fit, computers at 0.3 (about 100) above it.
-AUTO_REGRESSION_PRIOR_MAX_SNR = 30.0
 
 
 def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None, select=None):

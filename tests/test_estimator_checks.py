@@ -45,19 +45,7 @@ _CLASS_WEIGHT_EXPECTED_FAILURES = {
 }
 
 
-_N_ITER_PRIOR = {
-    "check_non_transformer_estimators_n_iter": (
-        "on the check's data (a few hundred rows, epsilon=1) schedule='auto' fits the "
-        "intercept-only model from one release of the target sum (signal-to-noise ratio below "
-        "skdpgd.policy.AUTO_REGRESSION_PRIOR_MAX_SNR), which runs no iteration: n_iter_ is 0, "
-        "as for DPRidge's sufficient statistics"
-    ),
-}
-
-
 def expected_failed_checks(estimator):
-    if isinstance(estimator, DPPoissonRegressor):
-        return {**_EXPECTED_FAILURES, **_N_ITER_PRIOR}
     if "class_weight" in estimator.get_params():
         failures = {**_EXPECTED_FAILURES, **_CLASS_WEIGHT_EXPECTED_FAILURES}
         if isinstance(estimator, DPSGDClassifier):
