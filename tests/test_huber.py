@@ -169,3 +169,16 @@ def test_several_targets_are_refused():
     X, y = _data(n=200)
     with pytest.raises(ValueError, match="fits one target"):
         DPHuberRegressor(data_norm=1.0).fit(X, np.column_stack([y, y]))
+
+
+def test_fits_charged_to_a_shared_budget():
+    from skdpgd import BudgetExceededError, PrivacyBudget
+
+    X, y = _data(n=500)
+    budget = PrivacyBudget(epsilon=1.0, delta=1e-5, neighbouring="replace")
+    for _ in range(2):
+        DPHuberRegressor(epsilon=0.7, delta=4e-6, data_norm=1.0, y_bound=5.0, budget=budget,
+                         random_state=0).fit(X, y)
+    assert budget.spent_epsilon() <= 1.0  # Gaussian DP composition of two: 0.963
+    with pytest.raises(BudgetExceededError):
+        DPHuberRegressor(epsilon=0.7, delta=4e-6, data_norm=1.0, budget=budget).fit(X, y)
