@@ -31,6 +31,16 @@ def cancer():
     return X / np.linalg.norm(X, axis=1).max(), y
 
 
+def _check_report(est):
+    """privacy_report reads the fit's releases: its epsilon at the fit's delta is epsilon_."""
+    report = privacy_report(est)
+    assert report.stated == (est.epsilon_, est.delta_)
+    assert report.epsilon(est.delta_) == pytest.approx(est.epsilon_, rel=1e-6)
+    # the gradient sums' row shows the replace-one sensitivity 2G (G = clip_norm_)
+    grad = next(r for r in report.rows if r.name == "gradient sums")
+    assert grad.sensitivity == pytest.approx(2.0 * est.clip_norm_, rel=1e-6)
+
+
 @pytest.mark.parametrize("schedule", ["auto", "uniform"])
 def test_near_linearsvc_without_noise_generated(schedule):
     X, y = _data()
@@ -129,4 +139,4 @@ def test_pipeline_and_report(cancer):
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         pipe.fit(X, y)
     assert pipe.score(X, y) > 0.8
-    assert privacy_report(pipe[-1]) is not None
+    _check_report(pipe[-1])

@@ -31,6 +31,15 @@ def diabetes():
     return X / np.linalg.norm(X, axis=1).max(), y
 
 
+def _check_report(est):
+    """privacy_report reads the fit's releases: its epsilon at the fit's delta is epsilon_."""
+    report = privacy_report(est)
+    assert report.stated == (est.epsilon_, est.delta_)
+    assert report.epsilon(est.delta_) == pytest.approx(est.epsilon_, rel=1e-6)
+    # the gradient sums' row shows the replace-one sensitivity 2G (G = clip_norm_)
+    grad = next(r for r in report.rows if r.name == "gradient sums")
+    assert grad.sensitivity == pytest.approx(2.0 * est.clip_norm_, rel=1e-6)
+
 def test_reexported_from_linear_model():
     assert FromLinearModel is DPPoissonRegressor
 
@@ -141,7 +150,7 @@ def test_missing_bound_warns_and_pipeline_report():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         pipe.fit(X, y)
     assert pipe.predict(X).shape == (600,)
-    assert privacy_report(pipe[-1]) is not None
+    _check_report(pipe[-1])
 
 
 @pytest.mark.parametrize("params,match", [
