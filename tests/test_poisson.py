@@ -182,3 +182,26 @@ def test_fits_charged_to_a_shared_budget():
     with pytest.raises(BudgetExceededError):
         DPPoissonRegressor(epsilon=0.7, delta=4e-6, data_norm=1.0, y_bound=40.0,
                            budget=budget).fit(X, y)
+
+
+@pytest.mark.parametrize("code,param,labels", [("LOSS_POISSON", 0.0, (0.0, 3.0, 40.0)),
+                                               ("LOSS_HUBER", 0.8, (-5.0, 0.2, 9.0)),
+                                               ("LOSS_SQUARED_HINGE", 0.0, (-1.0, 1.0))])
+def test_clipped_loss_value_has_the_clipped_derivative(code, param, labels):
+    """The exact solver (output perturbation) minimises the value the kernels compute; its
+    derivative must be the clipped derivative the gradient kernels sum (central differences
+    over margins on both sides of every clip), and the value convex."""
+    from skdpgd import _kernels as K
+
+    loss = getattr(K, code)
+    h = 1e-6
+    for y in labels:
+        for t in (0.5, 2.0, 30.0):  # clip thresholds in the derivative
+            zs = np.linspace(-6.0, 6.0, 241)
+            vals = np.array([K.loss_value(loss, np.array([z]), y, param, t) for z in zs])
+            for z in zs[1:-1]:
+                num = (K.loss_value(loss, np.array([z + h]), y, param, t)
+                       - K.loss_value(loss, np.array([z - h]), y, param, t)) / (2 * h)
+                d = K.dloss(loss, z, y, param)
+                assert num == pytest.approx(np.clip(d, -t, t), abs=1e-5 * max(1.0, abs(d)))
+            assert np.all(np.diff(vals, 2) >= -1e-9)  # convex
