@@ -8,9 +8,11 @@ the schedules.
 from .exceptions import BudgetExceededError, PrivacyLeakWarning, PrivacyUsageWarning
 from ._importance import ImportanceMask
 from .budget import PrivacyBudget
-from .linear_model import DPLogisticRegression, DPRidge
+from .linear_model import (DPHuberRegressor, DPLogisticRegression, DPPoissonRegressor,
+                           DPRidge)
 from .neural import DPMLPClassifier  # torch is imported only inside fit
 from .sgd import DPSGDClassifier, DPSGDRegressor
+from .svm import DPLinearSVC
 from .report import privacy_report
 
 __version__ = "0.1.0"
@@ -32,6 +34,9 @@ def __dir__():
 __all__ = [
     "DPLogisticRegression",
     "DPRidge",
+    "DPHuberRegressor",
+    "DPPoissonRegressor",
+    "DPLinearSVC",
     "DPMLPClassifier",
     "DPSGDClassifier",
     "DPSGDRegressor",

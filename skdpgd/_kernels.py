@@ -44,6 +44,10 @@ LOSS_HINGE = 3  # max(0, 1 - y z)
 LOSS_MODIFIED_HUBER = 4  # smoothed hinge (Zhang 2004)
 LOSS_SQUARED_HINGE = 5  # max(0, 1 - y z)^2
 LOSS_HUBER = 6  # Huber in the residual with threshold `param`
+LOSS_POISSON = 7  # exp(z) - y z (log link), y >= 0
+#: Poisson margins are held at most this before the exponential (finite derivative): e^500 - y
+#: exceeds every clipping threshold the kernels can meet, so the clipped gradient is unchanged
+POISSON_MAX_MARGIN = 500.0
 
 
 def row_norms(X, chunk=8192):
@@ -115,6 +119,8 @@ def dloss(loss, z, yi, param):
         elif r < -param:
             return -param
         return r
+    elif loss == LOSS_POISSON:
+        return math.exp(min(z, POISSON_MAX_MARGIN)) - yi
     return np.nan
 
 
@@ -173,7 +179,38 @@ def loss_value(loss, z, yi, param, clip_threshold):
         if r <= clip_threshold:
             return 0.5 * r * r
         return clip_threshold * r - 0.5 * clip_threshold * clip_threshold
-    return np.nan  # no value for this loss code (the solver only uses codes 0-2)
+    elif loss == LOSS_HUBER:  # the clip can only lower the threshold
+        t = min(param, clip_threshold)
+        r = abs(z[0] - yi)
+        if r <= t:
+            return 0.5 * r * r
+        return t * r - 0.5 * t * t
+    elif loss == LOSS_SQUARED_HINGE:
+        # (1 - u)^2 for u = y z < 1, continued by its tangent where |l'| = 2 (1 - u) would
+        # exceed the threshold t (u < 1 - t / 2): the loss whose derivative is the clipped one
+        u = yi * z[0]
+        if u >= 1.0:
+            return 0.0
+        u0 = 1.0 - 0.5 * clip_threshold
+        if u >= u0:
+            return (1.0 - u) * (1.0 - u)
+        return 0.25 * clip_threshold * clip_threshold + clip_threshold * (u0 - u)
+    elif loss == LOSS_POISSON:
+        # e^z - y z, continued by its tangents where |e^z - y| exceeds t: above
+        # z_hi = log(y + t), and below z_lo = log(y - t) when y > t
+        t = clip_threshold
+        zz = z[0]
+        if math.isinf(t):
+            return math.exp(min(zz, POISSON_MAX_MARGIN)) - yi * zz
+        z_hi = math.log(yi + t)
+        if zz > z_hi:
+            return (yi + t) - yi * z_hi + t * (zz - z_hi)
+        if yi > t:
+            z_lo = math.log(yi - t)
+            if zz < z_lo:
+                return (yi - t) - yi * z_lo - t * (zz - z_lo)
+        return math.exp(zz) - yi * zz
+    return np.nan  # no value for this loss code
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,9 +20,10 @@ def mechanism_for(schedule, plan):
     """The mechanism that carries out a schedule's plan."""
     mechanism = MECHANISMS[plan.mechanism](schedule)
     if getattr(plan, "prior_share", 0.0) > 0:
-        allowed = ("gradient", "newton") + (
-            ("output",) if getattr(plan, "select_share", 0.0) > 0 else ())
-        if plan.mechanism not in allowed:
+        # output perturbation: with a selection (classifiers), or for a regression loss,
+        # whose released target mean centres the intercept's penalty (WarmStart.releases
+        # refuses a classifier's output plan without a selection)
+        if plan.mechanism not in ("gradient", "newton", "output"):
             raise ValueError("a warm start from the prior needs a gradient or Newton plan (or "
                              "an output perturbation with a selection).")
         mechanism = WarmStart(mechanism)

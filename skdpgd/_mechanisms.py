@@ -258,7 +258,10 @@ class OutputPerturbationMechanism(Mechanism):
         sens = {r: s / (n * a) + 2.0 * g / a for r, s in setup.grad_sensitivity.items()}
         return [Release("solution", plan.noise_multipliers, sens, setup.relation)]
 
-    def run(self, rows, setup, plan, releases, gen):
+    def run(self, rows, setup, plan, releases, gen, start=None):
+        """``start`` (a released intercept, or None for 0) is the centre of the intercept's
+        penalty ``alpha/2 (b~ - b~_0)^2``: a public point, so F stays alpha-strongly convex
+        with the same sensitivity, and the contracting descent starts from it."""
         (release,) = releases
         c = setup.column
         k_out, d = setup.n_outputs, rows.n_features
@@ -276,14 +279,16 @@ class OutputPerturbationMechanism(Mechanism):
             b = theta[n_coef:] if setup.fit_intercept else np.zeros(k_out)
             return coef, np.ascontiguousarray(b)
 
+        b0 = np.zeros(k_out) if start is None else np.asarray(start, dtype=float)
+
         def fun(theta):
             coef, b = unpack(theta)
             f, gcoef, gint = rows.objective(coef, b, loss.code, loss.param, clip)
             f = f / n + 0.5 * alpha * float(np.sum(coef * coef))
             gcoef = gcoef / n + alpha * coef
             if setup.fit_intercept:
-                f += 0.5 * alpha * float(np.sum(b * b))
-                return f, np.concatenate([gcoef.ravel(), gint / n + alpha * b])
+                f += 0.5 * alpha * float(np.sum((b - b0) ** 2))
+                return f, np.concatenate([gcoef.ravel(), gint / n + alpha * (b - b0)])
             return f, gcoef.ravel()
 
         # the certificate in the coordinates (w, b~): their gradient is c times the kernel one
@@ -293,6 +298,9 @@ class OutputPerturbationMechanism(Mechanism):
             return c * float(np.linalg.norm(fun(theta)[1]))
 
         theta = np.zeros(n_coef + (k_out if setup.fit_intercept else 0))
+        if setup.fit_intercept:
+            theta[n_coef:] = b0
+        origin = theta.copy()
         certified = False
         for _ in range(2):
             res = minimize(fun, theta, jac=True, method="L-BFGS-B",
@@ -312,7 +320,7 @@ class OutputPerturbationMechanism(Mechanism):
             # objective values, and stop as soon as the certificate holds
             theta, certified = self._polish(fun, theta, setup, g, r)
         if not certified:
-            theta = self._contracting_descent(fun, theta.size, setup, g, r)
+            theta = self._contracting_descent(fun, origin, setup, g, r)
         if setup.progress is not None:
             setup.progress.released(release.multipliers, 0, 1)
         coef, b = unpack(theta)
@@ -364,18 +372,20 @@ class OutputPerturbationMechanism(Mechanism):
         return theta, False
 
     @classmethod
-    def _contracting_descent(cls, fun, size, setup, g, r=1.0):
-        """Gradient descent from 0 for the number of steps that certifies ``g / alpha``.
+    def _contracting_descent(cls, fun, origin, setup, g, r=1.0):
+        """Gradient descent from ``origin`` (0, or the centre of the intercept's penalty) for
+        the number of steps that certifies ``g / alpha``.
 
         F is alpha-strongly convex and ``M_w``-smooth (``M_w = r L + alpha``, with the
         weights summing to ``r N_pub``, ``r >= 1``), so a step ``1/M_w`` contracts the
         distance to the minimiser by ``1 - alpha / M_w``; the start is within
-        ``r G / alpha`` of it (``||grad F(0)|| <= r G``). T is chosen so that
+        ``r G / alpha`` of it (``||grad F(origin)|| <= r G``: the penalty's gradient is 0
+        there). T is chosen so that
         ``(1 - alpha/M_w)^T r G / alpha <= g / (2 alpha)``. A step 1/M in (w, b~) is a step
         c^2 / M in the kernel coordinates (w', b').
         """
         step = setup.column ** 2 / cls._smoothness(setup, r)
-        theta = np.zeros(size)
+        theta = np.array(origin, dtype=float)
         for _ in range(cls._fallback_steps(setup, g, r)):
             theta = theta - step * fun(theta)[1]
         return theta
@@ -392,7 +402,10 @@ class InterceptOnly(Mechanism):
     (the clipped target): ``2Y`` replace-one, ``Y`` add/remove-one; the intercept is the noisy
     mean ``m = S~ / N`` held in ``[-Y, Y]`` and shrunk towards 0 by ``m^2 / (m^2 + s^2)``, with
     ``s`` the known noise standard deviation of the mean (a noise-dominated mean predicts worse
-    than 0). Everything after the release is post-processing.
+    than 0). The Huber and Poisson losses make the same release (Huber: of the centred
+    targets, ``|y_i| <= Y``; Poisson: of the counts, ``0 <= y_i <= Y``, for which ``2Y`` is an
+    upper bound); Poisson's intercept is the log of the noisy mean (its log link).
+    Everything after the release is post-processing.
     """
 
     name = "prior"
@@ -409,7 +422,9 @@ class InterceptOnly(Mechanism):
         if self._n_classes(setup) == 0:
             y_bound = getattr(setup.loss, "y_bound", None)
             if y_bound is None:
-                raise ValueError("the intercept-only model of the squared loss needs y_bound.")
+                raise ValueError(f"the intercept-only model of the {setup.loss.name} loss needs "
+                                 "a public y_bound (its release is the sum of the clipped "
+                                 "targets).")
             sens = {"replace": 2.0 * y_bound, "add_remove": float(y_bound)}
             return [Release("target sum", plan.noise_multipliers, sens, setup.relation)]
         return [Release("class counts", plan.noise_multipliers, dict(CLASS_COUNT_SENSITIVITY),
@@ -430,6 +445,8 @@ class InterceptOnly(Mechanism):
             y_bound = float(setup.loss.y_bound)
             mean = (float((w * y).sum()) + std * gen.standard_normal()) / setup.n_public
             mean = min(max(mean, -y_bound), y_bound)
+            if hasattr(setup.loss, "intercept_of_mean"):  # a link other than the identity
+                return np.array([setup.loss.intercept_of_mean(mean, setup.n_public)])
             s2 = (std / setup.n_public) ** 2
             shrink = mean * mean / (mean * mean + s2) if s2 > 0 else 1.0
             return np.array([mean * shrink])
@@ -499,7 +516,9 @@ class WarmStart(Mechanism):
     sensitivity sqrt(2) replace-one, 1 add/remove-one), with ``plan.prior_share`` of the
     budget (of ``mu^2``). Its noisy log-frequencies (shrunk by their known noise level) are
     the starting intercept; the weights start at 0. The start is post-processing of a
-    release, so the inner mechanism's sensitivities hold unchanged.
+    release, so the inner mechanism's sensitivities hold unchanged. A regression loss (Huber,
+    Poisson) releases the sum of its clipped targets instead (sensitivity ``2Y`` replace-one,
+    ``Y`` add/remove-one) and starts from that intercept-only model (no switch, no selection).
 
     With ``plan.select_share = r > 0`` (the selection), once the fit is done one more
     Gaussian release with that share of the budget: the weighted number of training rows the
@@ -530,8 +549,14 @@ class WarmStart(Mechanism):
         mu_inner = compose_gdp(np.concatenate([x.multipliers for x in inner]))
         z_p = math.sqrt((1.0 - s - r) / s) / mu_inner
         (counts,) = InterceptOnly(self.schedule).releases(setup, plan)
-        out = inner + [Release("class counts (start)", np.array([z_p]), counts.sensitivity,
-                               setup.relation)]
+        regression = InterceptOnly(self.schedule)._n_classes(setup) == 0
+        if regression and (r > 0 or getattr(plan, "prior_switch", None) is not None):
+            raise ValueError("a regression loss's warm start has no selection and no switch.")
+        if not regression and self.inner.name == "output" and not r > 0:
+            raise ValueError("a warm start from the prior needs a gradient or Newton plan (or "
+                             "an output perturbation with a selection).")
+        out = inner + [Release(("target sum" if regression else "class counts") + " (start)",
+                               np.array([z_p]), counts.sensitivity, setup.relation)]
         if r > 0:
             z_sel = math.sqrt((1.0 - s - r) / r) / mu_inner
             out.append(Release("selection: fit minus prior, rows predicted right",
@@ -554,6 +579,12 @@ class WarmStart(Mechanism):
         # warm start: the two fits differ by the start and the budget share only
         side = np.random.Generator(gen.bit_generator.jumped())
         std1 = float(counts.noise_std[0])
+        if prior._n_classes(setup) == 0:  # regression: start from the noisy target mean
+            start = prior.intercept(rows, setup, std1, side)
+            if setup.progress is not None:
+                setup.progress.released(counts.multipliers, 0, plan.n_steps)
+            # gradient: the steps start there; output: the intercept's penalty is centred there
+            return self.inner.run(rows, setup, plan, inner, gen, start=start)
         noisy = prior.noisy_counts(rows, setup, std1, side)
         if setup.progress is not None:
             setup.progress.released(counts.multipliers, 0, plan.n_steps)

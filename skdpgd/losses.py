@@ -32,6 +32,7 @@ __all__ = [
     "ModifiedHuber",
     "SquaredHinge",
     "Huber",
+    "Poisson",
 ]
 
 
@@ -49,6 +50,9 @@ class Loss:
     #: h, the Frobenius norm of one example's Hessian per squared row norm (``||H_i||_F <= h
     #: ||x~||^2``; see :mod:`skdpgd._second_order`); None: no Hessian release for this loss
     hessian_frobenius = None
+    #: whether ``schedule='auto'`` may start the gradient steps from the intercept-only model
+    #: of a released target mean (regression losses with a public ``y_bound``)
+    warm_start = False
 
     @property
     def param(self):
@@ -223,13 +227,19 @@ class SquaredHinge(Loss):
 @dataclass(frozen=True)
 class Huber(Loss):
     """Huber loss of the residual with threshold ``threshold``: ``|l'| <= threshold`` so
-    G = threshold r; M = r^2; with ``|y| <= y_bound``, B = l(0) <= threshold y_bound."""
+    G = threshold r whatever the targets (the kernels' clip at G never acts); M = r^2; with
+    ``|y| <= y_bound``, B = l(0) <= threshold y_bound.
+
+    ``y_bound`` (optional): the public bound on the (centred, clipped) targets, which only the
+    intercept-only model's release of the target sum needs; the gradient does not."""
 
     threshold: float = 1.0
+    y_bound: float | None = None
 
     name = "huber"
     code = K.LOSS_HUBER
     regression = True
+    warm_start = True
 
     @property
     def param(self):
@@ -245,3 +255,53 @@ class Huber(Loss):
         if y_bound is None:
             raise ValueError("the Huber loss needs a public bound on |y| for B.")
         return float(self.threshold) * float(y_bound)
+
+
+@dataclass(frozen=True)
+class Poisson(Loss):
+    """Poisson deviance with the log link, ``exp(z) - y z`` (half the deviance up to a term in
+    y alone), for counts ``0 <= y <= y_bound``, with per-example gradients clipped to
+    ``clip_norm``.
+
+    ``l'(z) = exp(z) - y`` has no bound in z, so each example's gradient ``l'(z) x~`` is scaled
+    to norm at most ``C = clip_norm`` in closed form, as for the squared loss; clipping a
+    non-decreasing derivative to ``[-C/||x~||, C/||x~||]`` leaves it non-decreasing, so the
+    clipped loss is convex (``exp(z) - y z`` continued by its tangents where ``|l'|`` exceeds
+    the threshold) and C-Lipschitz: G = C. ``clip_norm=None`` uses ``max(1, y_bound) r``, which
+    bounds every example's gradient norm at the start (``|1 - y| <= max(1, y_bound)``).
+    Where the derivative is not clipped, ``l'' = exp(z) <= y + C / ||x~||``, so
+    M = y_bound r^2 + C r. F(0) = 1 and ``min_z l = y - y log y >= min(0, Y - Y log Y)``
+    (the clipped loss has the same minimum), so B = 1 + max(0, Y log Y - Y) with Y = y_bound.
+    """
+
+    clip_norm: float | None = None
+    y_bound: float | None = None
+
+    name = "poisson"
+    code = K.LOSS_POISSON
+    regression = True
+    warm_start = True
+
+    def _y_bound(self):
+        if self.y_bound is None:
+            raise ValueError("the Poisson loss needs a public bound y_bound on the counts.")
+        return float(self.y_bound)
+
+    def lipschitz(self, row_bound, n_outputs=1):
+        if self.clip_norm is not None:
+            return float(self.clip_norm)
+        return max(1.0, self._y_bound()) * float(row_bound)
+
+    def smoothness(self, row_bound, n_outputs=1):
+        r = float(row_bound)
+        return self._y_bound() * r * r + self.lipschitz(row_bound, n_outputs) * r
+
+    def initial_gap(self, n_outputs=1, y_bound=None):
+        y = self._y_bound() if y_bound is None else float(y_bound)
+        return 1.0 + (max(0.0, y * math.log(y) - y) if y > 0 else 0.0)
+
+    @staticmethod
+    def intercept_of_mean(mean, n_public):
+        """The intercept-only model's intercept from the noisy mean count (post-processing):
+        ``log`` of the mean, held at least ``1 / (2 N)`` (a noisy mean can be 0 or below)."""
+        return math.log(max(mean, 0.5 / n_public))

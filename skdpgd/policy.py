@@ -159,6 +159,10 @@ AUTO_SECOND_ORDER_MAX_PARAMS = 256
 #: this ratio (with :func:`output_alpha`), gradient descent below it.
 #: (see benchmarks/DECISIONS.md#auto_output_min_snr)
 AUTO_OUTPUT_MIN_SNR = 300.0
+#: Losses without a second-order mechanism (Huber, Poisson, squared hinge) use output
+#: perturbation only from this ratio, where its noise is negligible.
+#: (see benchmarks/DECISIONS.md#auto_near_exact_output_min_snr)
+AUTO_NEAR_EXACT_OUTPUT_MIN_SNR = 1e5
 #: Below ``AUTO_SECOND_ORDER_MIN_SNR`` (at most ``AUTO_SECOND_ORDER_MAX_PARAMS`` parameters),
 #: classifiers use output perturbation instead of gradient descent from this ratio (inf: never).
 #: (see benchmarks/DECISIONS.md#auto_low_output_min_snr)
@@ -255,6 +259,8 @@ def auto_mechanism(n_samples, n_params, mu, second_order, max_iter=None, signal_
             return second_order
         if second_order == "newton" and snr >= pol.AUTO_LOW_OUTPUT_MIN_SNR:
             return "output"
+        if second_order is None and snr >= pol.AUTO_NEAR_EXACT_OUTPUT_MIN_SNR:
+            return "output"
         return "gradient"
     if snr >= pol.AUTO_OUTPUT_MIN_SNR:
         return "output"
@@ -300,6 +306,12 @@ def select_rule(select):
     return s, count_share, select_share
 
 
+#: Share of ``mu^2`` spent on the clipped target sum whose intercept-only model starts the
+#: gradient steps of the Huber (with ``y_bound``) and Poisson regressors.
+#: (see benchmarks/DECISIONS.md#auto_regression_start_share)
+AUTO_REGRESSION_START_SHARE = 0.1
+
+
 def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None, select=None):
     """The warm start, selection and switch to the intercept-only model that
     ``schedule='auto'`` adds to a plan whose mechanism is ``mechanism``: a dict of
@@ -308,7 +320,18 @@ def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None
     :class:`~skdpgd.schedules.Auto` parameters (None: the constants :data:`AUTO_PRIOR_SHARE` /
     :data:`AUTO_PRIOR_SWITCH` / :data:`AUTO_SELECT`; a false value: off). Only for classifiers
     with an intercept (the logistic losses); the selection applies to gradient, Newton and
-    output plans below its signal-to-noise ratio and takes precedence over the switch."""
+    output plans below its signal-to-noise ratio and takes precedence over the switch.
+
+    A regression loss that admits it (``problem.regression_start``: Huber and Poisson with a
+    public target bound) gets, for a gradient or output plan, a warm start only: the share
+    :data:`AUTO_REGRESSION_START_SHARE` of the budget on the sum of the clipped targets, whose
+    intercept-only model starts the steps (gradient) or centres the intercept's penalty
+    (output perturbation)."""
+    if getattr(problem, "regression_start", False):
+        if (mechanism in ("gradient", "output") and problem.fit_intercept
+                and not math.isinf(mu)):
+            return {"prior_share": current().AUTO_REGRESSION_START_SHARE}
+        return {}
     pol = current()
     if not (problem.fit_intercept and problem.second_order == "newton"
             and not math.isinf(mu)):

@@ -81,6 +81,10 @@ class Problem:
         Whether the model has an intercept (the intercept-only model needs one).
     n_outputs : int
         Rows of the coefficient matrix (K for the multinomial loss, 1 otherwise).
+    regression_start : bool
+        Whether the loss admits a warm start from a released mean of its clipped targets (the
+        Huber and Poisson losses with a public target bound; see
+        :func:`skdpgd.policy.auto_prior_start`).
     """
 
     n_samples: int
@@ -96,6 +100,7 @@ class Problem:
     signal_scale: float = 1.0
     fit_intercept: bool = True
     n_outputs: int = 1
+    regression_start: bool = False
 
     @property
     def kappa(self):

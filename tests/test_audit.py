@@ -86,6 +86,21 @@ def _logistic_data(replaced):
 LOGISTIC_REPLACE = (lambda: _logistic_data(False), lambda: _logistic_data(True))
 
 
+def _poisson_data(zero_count):
+    """DPPoissonRegressor's worst case: x = 1, counts Y far above exp(theta), so every clipped
+    gradient (exp(theta) - y) x is exactly -clip_norm = -1; the canary's count is replaced by 0,
+    whose gradient exp(theta) >= 1 (theta stays at or just above 0: the steps are 1/(2M) with
+    M = Y + 1) is clipped to +1. The gradient sum moves by the sensitivity, 2."""
+    X = np.ones((N, 1))
+    y = np.full(N, Y)
+    if zero_count:
+        y[0] = 0.0
+    return X, y, None
+
+
+POISSON_REPLACE = (lambda: _poisson_data(False), lambda: _poisson_data(True))
+
+
 def _sgd_data(classifier, canary_weight):
     """Poisson-sampled SGD: every row but the canary has x = 0, so it contributes a zero
     gradient and the only randomness is the noise and whether the canary is sampled (rows
@@ -170,6 +185,37 @@ def logistic(**kw):
     return make
 
 
+def huber(schedule, **kw):
+    """DPHuberRegressor on the ridge pair: threshold 1, targets +-Y, so every per-example
+    gradient is exactly +-1 (no target range given: none is needed)."""
+    def make(seed):
+        params = dict(epsilon=EPSILON, delta=DELTA, data_norm=1.0, huber_threshold=1.0,
+                      scale=1.0, fit_intercept=False, schedule=schedule, alpha=ALPHA_AUDIT,
+                      random_state=seed)
+        params.update(kw)
+        return skdpgd.DPHuberRegressor(**params)
+    return make
+
+
+def poisson(schedule, **kw):
+    def make(seed):
+        params = dict(epsilon=EPSILON, delta=DELTA, data_norm=1.0, y_bound=Y, clip_norm=1.0,
+                      fit_intercept=False, schedule=schedule, alpha=ALPHA_AUDIT,
+                      random_state=seed)
+        params.update(kw)
+        return skdpgd.DPPoissonRegressor(**params)
+    return make
+
+
+def linear_svc(**kw):
+    def make(seed):
+        params = dict(epsilon=EPSILON, delta=DELTA, data_norm=1.0, fit_intercept=False,
+                      classes=[0, 1], random_state=seed)
+        params.update(kw)
+        return skdpgd.DPLinearSVC(**params)
+    return make
+
+
 # name: (factory, pair, released coefficient Gaussian?, smallest eps_lb the attack must reach)
 # The floors say the pair is really distinguishable (the audit is not vacuous); they sit well
 # below the measured values (1500 runs: ~1.0-1.3 for GD/output, 0.92 with the private row clip,
@@ -190,6 +236,13 @@ FULL_BATCH = {
                                  RIDGE_REPLACE, False, 0.1),
     # DPLogisticRegression with its defaults (row_clip='auto', schedule='auto', alpha='auto')
     "logistic-defaults": (logistic(), LOGISTIC_REPLACE, False, 0.05),
+    # the Huber, Poisson and squared hinge estimators: worst-case pairs (Huber, Poisson:
+    # every clipped gradient at the bound, the release Gaussian); DPLinearSVC with its
+    # defaults on the logistic pair (the canary's row clipped back from -1e6)
+    "huber-gd-uniform": (huber("uniform", max_iter=10), RIDGE_REPLACE, True, 0.5),
+    "huber-output-perturbation": (huber("output", alpha=1.0), RIDGE_REPLACE, True, 0.5),
+    "poisson-gd-uniform": (poisson("uniform", max_iter=10), POISSON_REPLACE, True, 0.5),
+    "linear-svc-defaults": (linear_svc(), LOGISTIC_REPLACE, False, 0.05),
 }
 
 

@@ -4,8 +4,8 @@ import importlib.util
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skdpgd import (DPLogisticRegression, DPMLPClassifier, DPRidge, DPSGDClassifier,
-                    DPSGDRegressor)
+from skdpgd import (DPHuberRegressor, DPLinearSVC, DPLogisticRegression, DPMLPClassifier,
+                    DPPoissonRegressor, DPRidge, DPSGDClassifier, DPSGDRegressor)
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
@@ -57,7 +57,9 @@ def expected_failed_checks(estimator):
 
 
 ESTIMATORS = [DPLogisticRegression(random_state=0), DPRidge(random_state=0),
-              DPSGDClassifier(random_state=0), DPSGDRegressor(random_state=0)]
+              DPSGDClassifier(random_state=0), DPSGDRegressor(random_state=0),
+              DPHuberRegressor(random_state=0), DPPoissonRegressor(random_state=0),
+              DPLinearSVC(random_state=0)]
 if HAS_TORCH:  # tiny network, few steps
     ESTIMATORS.append(DPMLPClassifier(hidden_layer_sizes=(8,), max_iter=20, learning_rate=0.5,
                                       random_state=0))

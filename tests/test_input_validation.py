@@ -27,6 +27,9 @@ pd = pytest.importorskip("pandas")
 _EXTRA = {
     "DPLogisticRegression": dict(),
     "DPRidge": dict(y_bound=2.0),
+    "DPHuberRegressor": dict(),
+    "DPPoissonRegressor": dict(y_bound=2.0),
+    "DPLinearSVC": dict(),
     "DPSGDClassifier": dict(),
     "DPSGDRegressor": dict(y_bound=2.0),
     "DPMLPClassifier": dict(hidden_layer_sizes=(4,), max_iter=5),

@@ -9,6 +9,10 @@ refactor that keeps every draw in its place reproduces them to rounding.
 Regenerate (only when a change of draw order is intended and explained in the commit):
 
     PYTHONPATH=. python tests/_support/golden_master.py --write
+
+Add new cases only (the stored ones untouched):
+
+    PYTHONPATH=. python tests/_support/golden_master.py --add
 """
 
 from __future__ import annotations
@@ -43,6 +47,12 @@ def _regression(n=260, d=5, seed=2):
     X = rng.normal(size=(n, d)) / np.sqrt(d)
     y = X @ rng.normal(size=d) + 0.2 * rng.normal(size=n)
     return X, np.clip(y, -2, 2)
+
+
+def _counts(n=260, d=5, seed=4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    return X, rng.poisson(np.exp(X @ rng.normal(size=d) + 1.0)).astype(float)
 
 
 def _sparse_binary():
@@ -150,6 +160,29 @@ def cases():
         budget={"epsilon": 2.0, "delta": 1e-5})
     add("sgdr-huber", lambda: DPSGDRegressor(
         loss="huber", epsilon=1.0, data_norm=1.0, y_bound=2.0, random_state=17), _regression)
+    # the Huber, Poisson and squared hinge estimators on the full-batch road
+    from skdpgd import DPHuberRegressor, DPLinearSVC, DPPoissonRegressor
+
+    for kind in ("dense", "float32", "csr", "dask"):
+        for sched in ("auto", "uniform", "output"):
+            add(f"huber-{sched}-{kind}", lambda s=sched: DPHuberRegressor(
+                epsilon=1.0, data_norm=1.0, y_bound=(-2.0, 2.0), scale=0.2, schedule=s,
+                random_state=21), _regression, kind)
+            add(f"poisson-{sched}-{kind}", lambda s=sched: DPPoissonRegressor(
+                epsilon=1.0, data_norm=1.0, y_bound=12.0, schedule=s, random_state=22),
+                _counts, kind)
+            add(f"linear-svc-{sched}-{kind}", lambda s=sched: DPLinearSVC(
+                epsilon=1.0, data_norm=1.0, schedule=s, random_state=23),
+                _sparse_binary if kind == "csr" else _binary, kind)
+    add("huber-no-range", lambda: DPHuberRegressor(epsilon=1.0, data_norm=1.0,
+                                                   random_state=24), _regression)
+    add("huber-auto-eps30", lambda: DPHuberRegressor(
+        epsilon=30.0, data_norm=1.0, y_bound=2.0, random_state=25), _regression)
+    add("poisson-add_remove", lambda: DPPoissonRegressor(
+        epsilon=1.0, data_norm=1.0, y_bound=12.0, neighbouring="add_remove", random_state=26),
+        _counts)
+    add("linear-svc-balanced", lambda: DPLinearSVC(
+        epsilon=1.0, data_norm=1.0, class_weight="balanced", random_state=27), _binary)
     return out
 
 
@@ -310,6 +343,13 @@ def all_cases(with_mlp):
 
 
 def main(argv):
+    if "--add" in argv:  # fit the cases the master lacks; keep every stored one as it is
+        master = json.loads(PATH.read_text())
+        new = {name: fit_case(factory) for name, factory in cases() if name not in master}
+        master.update(new)
+        PATH.write_text(json.dumps(master, indent=0, sort_keys=True) + "\n")
+        print(f"added {len(new)} cases to {PATH}")
+        return 0
     if "--write" not in argv:
         print(__doc__)
         return 1
