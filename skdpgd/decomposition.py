@@ -1,4 +1,4 @@
-"""Differentially private principal components: a step for :func:`skdpgd.pipeline.make_private_pipeline`.
+"""Differentially private principal components: a step for ``make_private_pipeline``.
 
 :class:`DPPCA` releases the second-moment matrix of the rows (clipped to a public L2 norm) with
 symmetric Gaussian noise, "Analyze Gauss" (Dwork, Talwar, Thakurta and Zhang, STOC 2014), and

@@ -316,7 +316,7 @@ def test_warm_start_keeps_a_noisy_fit_at_the_majority_class(use_policy):
     """Where the weights are mostly noise, the gradient-descent fit started from 0 falls below
     the trivial model on a 6%-minority set; started from the released prior it does not
     (median over 5 seeds, within 0.005)."""
-    from skdpgd import DPLogisticRegression, policy
+    from skdpgd import DPLogisticRegression
     from skdpgd.schedules import Auto
 
     use_policy(AUTO_LOW_OUTPUT_MIN_SNR=math.inf)  # gradient descent here
@@ -402,7 +402,7 @@ def test_a_switch_takes_the_prior_only_below_its_signal_to_noise_ratio(use_polic
     """Auto(prior_switch=tiers): below the first tier's ratio a binary fit takes the
     intercept-only model from two releases of the counts; above the last tier the fit is
     exactly the one without the rule (no counts released, the same noise drawn)."""
-    from skdpgd import DPLogisticRegression, policy
+    from skdpgd import DPLogisticRegression
     from skdpgd.policy import signal_to_noise
     from skdpgd.schedules import Auto
 
@@ -454,7 +454,7 @@ def test_fits_read_the_policy_and_no_module_serves_old_names(use_policy):
     import pkgutil
 
     import skdpgd
-    from skdpgd import DPLogisticRegression, policy
+    from skdpgd import DPLogisticRegression
 
     for info in pkgutil.iter_modules(skdpgd.__path__, "skdpgd."):
         try:

@@ -515,7 +515,6 @@ def test_sgd_prior_switch_keeps_the_fit_when_no_class_dominates(use_policy):
     """A balanced multiclass set below the ratio: the counts are released (charged), the fit
     runs from their prior with the rest of the budget (the RDP calibration composed with the
     counts, times the envelope's noise scale)."""
-    from skdpgd import policy
     from skdpgd.accounting import RDPAccountant
 
     rng = np.random.default_rng(1)
@@ -541,7 +540,6 @@ def test_sgd_prior_switch_keeps_the_fit_when_no_class_dominates(use_policy):
 
 
 def test_sgd_prior_switch_leaves_other_fits_bit_identical(use_policy):
-    from skdpgd import policy
 
     X, y = _imbalanced()
     cases = [dict(epsilon=5.0),                                  # above the ratio

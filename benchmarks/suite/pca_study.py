@@ -8,10 +8,10 @@ plain ``skdpgd`` method (DPLogisticRegression on the same rows). The class list 
 the labels as every suite method does (``allow_leaks=True``: the suite's convention, not a
 user's). Example::
 
+    M=benchmarks.suite.pca_study
     python -m benchmarks.suite.run --task classification --half all --protocol a,b \\
-        --sets digits,mnist5k,breast_cancer --eps 0.3,1,3,10 --seeds 3 \\
-        --methods skdpgd,benchmarks.suite.pca_study:dppca_k10,benchmarks.suite.pca_study:dppca_k20 \\
-        --out benchmarks/out/pca_study.csv
+        --sets digits,mnist5k,breast_cancer,movies --eps 0.3,1,3,10 --seeds 3 \\
+        --methods skdpgd,$M:dppca_k10,$M:dppca_k20 --out benchmarks/out/pca_study.csv
 """
 
 from __future__ import annotations
