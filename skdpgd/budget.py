@@ -10,7 +10,7 @@ Composition:
   compose **exactly** in Gaussian DP: ``mu = sqrt(sum z^-2)`` over all of them;
 * once one charge is Poisson-subsampled, or is given by its Renyi-DP curve alone
   (:meth:`PrivacyBudget.charge_rdp`, e.g. a private hyperparameter search), everything is
-  composed in Renyi DP over ``skdpgd._rdp.DEFAULT_ORDERS`` (a full-batch Gaussian step with
+  composed in Renyi DP over ``skdpgd.accounting.RDP_DEFAULT_ORDERS`` (a full-batch Gaussian step with
   multiplier z has RDP ``alpha / (2 z^2)``) and converted with the improved
   RDP -> (epsilon, delta) bound.
 
@@ -29,8 +29,9 @@ import threading
 import numpy as np
 from scipy.optimize import brentq
 
-from .accounting import (Composition, Release, _check_delta, _check_epsilon, gdp_epsilon,
-                         gdp_mu)
+from ._checks import check_delta as _check_delta
+from ._checks import check_epsilon as _check_epsilon
+from .accounting import RDP_DEFAULT_ORDERS, Composition, Release, gdp_epsilon, gdp_mu
 from .exceptions import BudgetExceededError
 
 __all__ = ["PrivacyBudget"]
@@ -276,7 +277,7 @@ class PrivacyBudget:
 
         Parameters
         ----------
-        rdp : array-like of shape (len(skdpgd._rdp.DEFAULT_ORDERS),)
+        rdp : array-like of shape (len(skdpgd.accounting.RDP_DEFAULT_ORDERS),)
             An upper bound of the release's RDP at each of ``DEFAULT_ORDERS`` (e.g. a private
             hyperparameter search, Papernot and Steinke 2022), under ``neighbouring``.
         neighbouring : str
@@ -290,8 +291,6 @@ class PrivacyBudget:
         spent : float
             The budget's epsilon after this charge.
         """
-        from ._rdp import DEFAULT_ORDERS
-
         relation = _NAME_OF.get(neighbouring, neighbouring)
         if relation != self.neighbouring:
             raise ValueError(
@@ -300,7 +299,7 @@ class PrivacyBudget:
                 f"converted between relations. Create the budget with "
                 f"neighbouring={relation!r}.")
         curve = np.array(rdp, dtype=float).ravel()
-        if curve.shape != DEFAULT_ORDERS.shape or np.any(np.isnan(curve)) or np.any(curve < 0):
+        if curve.shape != RDP_DEFAULT_ORDERS.shape or np.any(np.isnan(curve)) or np.any(curve < 0):
             raise ValueError("rdp must hold one value >= 0 per order of DEFAULT_ORDERS.")
         self._refuse_if_detached()
         curve.setflags(write=False)

@@ -252,7 +252,7 @@ class _Curve:
 def _normalise(items, relation):
     """``(rows, groups, curves)``: groups are ``(z, q)`` under ``relation``; curves are RDP
     curves at ``DEFAULT_ORDERS``."""
-    from ._rdp import DEFAULT_ORDERS
+    from .accounting import RDP_DEFAULT_ORDERS as DEFAULT_ORDERS
 
     rows, groups, curves = [], [], []
     for it in items:
@@ -278,7 +278,8 @@ def _normalise(items, relation):
 def _accountants(groups, curves):
     """``{name: epsilon(delta)}`` of every accountant that applies, tightest first after the
     caller takes the minimum."""
-    from ._rdp import DEFAULT_ORDERS, rdp_epsilon, rdp_subsampled_gaussian
+    from .accounting import RDP_DEFAULT_ORDERS as DEFAULT_ORDERS
+    from .accounting import rdp_epsilon, rdp_subsampled_gaussian
 
     full = [z for z, q in groups if q == 1.0]
     sub = [(z, q) for z, q in groups if q < 1.0]
@@ -301,7 +302,7 @@ def _accountants(groups, curves):
             import dp_accounting  # noqa: F401
         except ImportError:
             return out
-        from ._rdp import pld_profile
+        from .accounting import pld_profile
 
         steps = [GaussianSteps(z[np.isfinite(z)], q) for z, q in groups
                  if np.isfinite(z).any()]

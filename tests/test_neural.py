@@ -18,10 +18,7 @@ from skdpgd.neural import DPMLPClassifier, _glorot_init
 from skdpgd.policy import MLP_HONG_INFLUENCE
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
-try:
-    from skdpgd.accounting import RDPAccountant
-except ImportError:  # not re-exported (yet): its home module
-    from skdpgd._rdp import RDPAccountant
+from skdpgd.accounting import RDPAccountant
 
 
 @pytest.fixture

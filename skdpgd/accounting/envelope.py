@@ -62,6 +62,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
+from .rdp import DEFAULT_ORDERS, rdp_subsampled_gaussian
+
 __all__ = [
     "gaussian_profile",
     "rdp_profile",
@@ -173,7 +175,8 @@ def pld_branch_profile(noise_multipliers, sampling_rate, t_max,
     hockey-stick curve of a pair of distributions, convex in ``e^t``), beyond ``t_max`` by its
     value there (it is non-increasing). A relative 1e-9 is added for its rounding.
     """
-    from ._rdp import _Steps, pld_profile
+    from .pld import pld_profile
+    from .rdp import _Steps
 
     prof = pld_profile([_Steps(noise_multipliers, sampling_rate)], value_discretization_interval)
     deltas_at = getattr(prof, "deltas_at", None)
@@ -452,7 +455,6 @@ def branch_profile(releases, accountant="rdp", t_max=None):
     ``accountant='pld'`` also by :func:`pld_branch_profile` (read up to ``t_max``): the smaller
     of two upper bounds is an upper bound.
     """
-    from ._rdp import DEFAULT_ORDERS, rdp_subsampled_gaussian
 
     rates = {r.sampling_rate for r in releases}
     if len(rates) != 1:
