@@ -25,8 +25,8 @@ from ._data import (check_sample_weight_dp, decision_scores, is_dask, make_rows,
 from ._fit import Road, private_fit
 from ._mechanism_registry import mechanism_for
 from ._mechanisms import Setup
-from ._setup import NEIGHBOURING, release_norm_sum
-from .accounting import (COUNT_BOUND_SIGMAS, gdp_mu_of_releases, remaining_mu,
+from ._setup import release_norm_sum
+from .accounting import (COUNT_BOUND_SIGMAS, RELATIONS, gdp_mu_of_releases, remaining_mu,
                          sum_rounding_margin, with_margin)
 from .schedules import Problem, get_schedule, schedule_names
 
@@ -45,7 +45,7 @@ COMMON_CONSTRAINTS = {
     "schedule": [StrOptions(schedule_names()), HasMethods(["plan"])],
     "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
     "momentum": [Interval(numbers.Real, 0, 1, closed="left")],
-    "neighbouring": [StrOptions(set(NEIGHBOURING) | {"auto"})],
+    "neighbouring": [StrOptions(set(RELATIONS) | {"auto"})],
     "n_samples": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "random_state": ["random_state"],
     "budget": [HasMethods(["charge"]), None],

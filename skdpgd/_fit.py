@@ -20,9 +20,9 @@ import math
 
 from ._mechanisms import Progress
 from ._public import resolve_class_weight, resolve_n_samples
-from ._setup import (DEFAULT_DELTA_CAP, NEIGHBOURING, SetupCharges, budget_admits_upper_bound,
+from ._setup import (DEFAULT_DELTA_CAP, SetupCharges, budget_admits_upper_bound,
                      default_delta, generator, resolve_relation, warn_if_large_delta)
-from .accounting import (GaussianDPAccountant, calibrate_releases, gdp_mu, gdp_mu_of_releases,
+from .accounting import (GaussianDPAccountant, Relation, calibrate, gdp_mu, gdp_mu_of_releases,
                          spent_epsilon)
 
 
@@ -104,8 +104,8 @@ class Road:
     def calibrate(self, fit, shapes):
         """The main releases scaled to the budget, composed with the set-up releases, each
         sensitivity raised by the road's rounding margin."""
-        return calibrate_releases(self.accountant, shapes, fit.epsilon, fit.delta,
-                                  prior=fit.prior, margin=self.margin)
+        return calibrate(shapes, fit.epsilon, fit.delta, accountant=self.accountant,
+                         prior=fit.prior, margin=self.margin)
 
     def spent_epsilon(self, fit, made):
         """The epsilon the fit reports for everything it released (``made``): an upper
@@ -175,7 +175,7 @@ def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=Non
         "n_samples_": fit.n_public,
         "count_noise_multiplier_": fit.z_count,
         "delta_": fit.delta,
-        "neighbouring_": NEIGHBOURING[fit.relation],
+        "neighbouring_": Relation(fit.relation).words,
         "epsilon_": road.spent_epsilon(fit, made),
     })
     return out

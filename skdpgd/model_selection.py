@@ -22,22 +22,10 @@ the validation row changes). The search gives both the same ``mu``: one trial is
 ``mu``-GDP, its RDP is ``alpha mu^2 / 2`` at every order alpha, and its (e, d)-DP curve is
 ``d = delta(e; mu)`` of :func:`skdpgd.accounting.gdp_delta` (exact).
 
-The search's RDP at order ``lam > 1`` (K ~ truncated negative binomial with shape ``eta`` and
-parameter ``gamma``, mean ``E[K]``; Theorem 2, at every ``lam_hat >= 1``)::
-
-    R(lam) = lam mu^2 / 2 + log(E[K]) / (lam - 1) + (1 + eta) c,
-    c = min_{lam_hat >= 1} [ (1 - 1/lam_hat) lam_hat mu^2 / 2 + log(1/gamma) / lam_hat ],
-
-where the minimum c is ``mu sqrt(2 log(1/gamma)) - mu^2 / 2``, at
-``lam_hat = sqrt(2 log(1/gamma)) / mu`` when that is >= 1, and ``log(1/gamma)``
-(``lam_hat = 1``) otherwise. With K ~ Poisson(m)
-(Theorem 6, at ``e_hat = log(1 + 1/(lam - 1))``)::
-
-    R(lam) = lam mu^2 / 2 + m delta(e_hat; mu) + log(m) / (lam - 1).
-
-RDP grows with the order, so ``R`` is replaced by its running minimum from the largest order
-down (as dp-accounting does); the curve is taken at :data:`skdpgd.accounting.RDP_DEFAULT_ORDERS`, so a
-:class:`~skdpgd.PrivacyBudget` charged with it composes it at the same orders.
+The search's RDP (Theorems 2 and 6: K truncated negative binomial or Poisson), its conversion
+and the calibration of ``mu`` are in :mod:`skdpgd.accounting.selection`
+(:class:`~skdpgd.accounting.RepeatedSelection`, :func:`~skdpgd.accounting.calibrate_base_mu`):
+the search describes what it releases as that event and charges a budget with it.
 """
 
 from __future__ import annotations
@@ -57,18 +45,13 @@ from ._setup import default_delta, generator, warn_if_large_delta
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._public import fit_transaction
 from ._selection_guard import private_search_trials
-from .accounting import RDP_DEFAULT_ORDERS as DEFAULT_ORDERS
-from .accounting import (RepeatedSelection, calibrate_base_mu, gdp_epsilon, gdp_mu,
-                         gdp_mu_of_releases, truncated_negative_binomial_gamma)
+from .accounting import (Relation, RepeatedSelection, calibrate_base_mu, gdp_mu_of_releases,
+                         trial_epsilon, truncated_negative_binomial_gamma)
 from .exceptions import DivergenceError, PrivacyLeakWarning
 from .pipeline import audit_estimator
 
 __all__ = ["PrivateRandomSearchCV", "RepeatedSelection", "calibrate_base_mu", "draw_n_trials",
            "truncated_negative_binomial_gamma"]
-
-# The trials are calibrated to a hair below the search's mu, so that a fit's own rounding
-# (it aims 1e-12 inside its budget) can never take it above.
-_TRIAL_MARGIN = 1e-9
 
 
 def draw_n_trials(gen, distribution, mean, shape=1.0, gamma=math.nan):
@@ -295,7 +278,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         "scoring": [StrOptions({"accuracy", "neg_mean_squared_error"}), None],
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
         "epsilon_param": [str, None],
-        "budget": [HasMethods(["charge_rdp"]), None],
+        "budget": [HasMethods(["charge"]), None],
         "allow_leaks": ["boolean"],
         "random_state": ["random_state"],
     }
@@ -462,12 +445,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         spent = selection.epsilon(delta)
         if not spent <= epsilon:  # the calibration checked this very computation
             raise RuntimeError("the search's calibration overspends; nothing was released.")
-        if math.isinf(mu):
-            trial_eps = math.inf
-        else:
-            trial_eps = gdp_epsilon(delta, mu * (1.0 - _TRIAL_MARGIN))
-            if not gdp_mu(trial_eps, delta) <= mu:  # what a trial will calibrate to
-                raise RuntimeError("could not give the trials a budget within the search's mu.")
+        trial_eps = trial_epsilon(mu, delta)
 
         # --- the budget is charged before anything touches the data ---
         budget = self._resolve_budget(prefix, params)
@@ -475,8 +453,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
             if math.isinf(mu):
                 raise ValueError("a search with epsilon=inf adds no noise and cannot draw from "
                                  "a finite budget; nothing was released.")
-            budget.charge_rdp(selection.rdp(DEFAULT_ORDERS), "replace",
-                              label=type(self).__name__)
+            budget.charge(selection, label=type(self).__name__)
 
         # --- public randomness: split, K, candidates, seeds (all from random_state) ---
         gen = generator(self.random_state)
@@ -545,7 +522,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.epsilon_ = spent
         self.delta_ = delta
         self.releases_ = [selection]
-        self.neighbouring_ = "replace-one"
+        self.neighbouring_ = Relation.REPLACE.words
         self.n_samples_ = n
         self.n_train_ = n - n_val
         self.n_validation_ = n_val

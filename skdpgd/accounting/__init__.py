@@ -1,12 +1,19 @@
 """Privacy accounting: every piece of privacy arithmetic in skdpgd lives in this package.
 
-Layout: :mod:`~skdpgd.accounting.events` (what a fit released: :class:`Release`, the
-relations), :mod:`~skdpgd.accounting.gdp` (exact Gaussian DP, zCDP), :mod:`~skdpgd.accounting.rdp`
-(Renyi DP of Poisson-subsampled Gaussian steps), :mod:`~skdpgd.accounting.pld` (dp-accounting's
-privacy-loss distributions), :mod:`~skdpgd.accounting.selection` (private selection),
-:mod:`~skdpgd.accounting.envelope` (a fit that chooses its mechanism from a release) and
-:mod:`~skdpgd.accounting.compose` (a fit's and a ledger's arithmetic). This package imports
-nothing else of skdpgd but the parameter checks (``tests/test_imports.py``).
+What a fit released is described by one immutable tree of events
+(:mod:`~skdpgd.accounting.events`): :class:`Release` (Gaussian releases with a sensitivity per
+:class:`Relation` and a sampling rate), :class:`PoissonSampled`, :class:`Composed` and
+:class:`Selection` (known by its Renyi-DP curve, e.g. :class:`RepeatedSelection`). One reader,
+:func:`compose`, gives epsilon(delta) of a tree, exactly in GDP where it can and by RDP (or a
+given accountant) otherwise; one :func:`calibrate` scales a fit's releases to a budget; an
+:class:`~skdpgd.PrivacyBudget` charges events. The estimators, the search, the pipeline and the
+report call these and do no privacy arithmetic of their own.
+
+Modules: ``events``; ``gdp`` (exact Gaussian DP, zCDP); ``rdp`` (Renyi DP of
+Poisson-subsampled Gaussian steps); ``pld`` (dp-accounting's privacy-loss distributions);
+``selection`` (private selection); ``envelope`` (a fit that chooses its mechanism from a
+release); ``accountant`` (the interface and the generic calibration); ``compose``. This package
+imports nothing else of skdpgd but the parameter checks (``tests/test_imports.py``).
 
 Privacy model
 -------------
@@ -36,30 +43,45 @@ Poisson-sampled minibatches are accounted with Renyi DP of the sampled Gaussian
 No accountant here returns an estimate: every epsilon is an upper bound.
 """
 
-from .accountant import Accountant
-from .compose import Composition, calibrate_releases, remaining_mu, spent_epsilon
+from .accountant import Accountant, geometric_bisection, smallest_scale
+from .compose import (Composition, calibrate, compose, epsilon_profiles, remaining_mu,
+                      spent_epsilon, split_budget, upper_bound_release)
 from .envelope import envelope_delta, envelope_epsilon, switch_scale
-from .events import (COUNT_BOUND_SIGMAS, RELATIONS, GaussianSteps, Release, sum_rounding_margin,
+from .events import (COUNT_BOUND_SIGMAS, RELATIONS, Composed, Event, GaussianSteps,
+                     PoissonSampled, Relation, Release, Selection, flatten, sum_rounding_margin,
                      with_margin)
 from .gdp import (GaussianDPAccountant, compose_gdp, gdp_delta, gdp_delta_upper, gdp_epsilon,
                   gdp_mu, gdp_mu_of_releases, zcdp_delta, zcdp_epsilon, zcdp_rho)
 from .pld import PLDAccountant, pld_delta, pld_epsilon, pld_profile
 from .rdp import DEFAULT_ORDERS as RDP_DEFAULT_ORDERS
 from .rdp import RDPAccountant, rdp_delta, rdp_epsilon, rdp_subsampled_gaussian
-from .selection import RepeatedSelection, calibrate_base_mu, truncated_negative_binomial_gamma
+from .selection import (RDPCurve, RepeatedSelection, calibrate_base_mu, trial_epsilon,
+                        truncated_negative_binomial_gamma)
 
-# the Poisson-sampled accountants implement the same interface
-Accountant.register(RDPAccountant)
-Accountant.register(PLDAccountant)
-
-#: Every accountant class, for the contract test.
+#: Every accountant class: the contract test runs on each. A new accountant is one module
+#: here (a subclass of :class:`Accountant` with ``supports``, ``epsilon`` and ``delta``) plus
+#: its import and an entry in this tuple.
 ACCOUNTANTS = (GaussianDPAccountant, RDPAccountant, PLDAccountant)
 
 __all__ = [
     "Accountant",
     "ACCOUNTANTS",
     "COUNT_BOUND_SIGMAS",
+    "Composed",
     "Composition",
+    "Event",
+    "PoissonSampled",
+    "RDPCurve",
+    "Relation",
+    "Selection",
+    "calibrate",
+    "compose",
+    "epsilon_profiles",
+    "flatten",
+    "geometric_bisection",
+    "smallest_scale",
+    "split_budget",
+    "upper_bound_release",
     "GaussianDPAccountant",
     "GaussianSteps",
     "PLDAccountant",
@@ -69,7 +91,6 @@ __all__ = [
     "Release",
     "RepeatedSelection",
     "calibrate_base_mu",
-    "calibrate_releases",
     "compose_gdp",
     "envelope_delta",
     "envelope_epsilon",
@@ -88,6 +109,7 @@ __all__ = [
     "spent_epsilon",
     "sum_rounding_margin",
     "switch_scale",
+    "trial_epsilon",
     "truncated_negative_binomial_gamma",
     "with_margin",
     "zcdp_delta",

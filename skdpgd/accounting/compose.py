@@ -1,18 +1,103 @@
-"""The arithmetic of one fit and of a ledger: what is left after the set-up releases, the
-calibration of a fit's releases, what was spent, and the composition a budget reads."""
+"""Reading an event tree: :func:`compose` (epsilon at a delta), :func:`epsilon_profiles`
+(every accountant that applies, for a report), :func:`calibrate` (scale a fit's releases to a
+budget), and the arithmetic of one fit and of a ledger built on them."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+from scipy.optimize import brentq
 
-from .events import with_margin
-from .gdp import gdp_epsilon, gdp_mu_of_releases
+from .events import GaussianSteps, Relation, Release, flatten, with_margin
+from .gdp import GaussianDPAccountant, gdp_epsilon, gdp_mu, gdp_mu_of_releases
 from .rdp import DEFAULT_ORDERS as RDP_DEFAULT_ORDERS
-from .rdp import rdp_epsilon, rdp_subsampled_gaussian
+from .rdp import RDPAccountant, rdp_epsilon, rdp_subsampled_gaussian
 
-__all__ = ["remaining_mu", "calibrate_releases", "spent_epsilon", "Composition"]
+__all__ = ["compose", "epsilon_profiles", "calibrate", "remaining_mu", "spent_epsilon",
+           "split_budget", "upper_bound_release", "Composition"]
+
+
+def _leaves(events, relation):
+    """Releases (under ``relation`` when given, else their own) and RDP curves of ``events``."""
+    releases, selections = flatten(events)
+    if relation is not None:
+        relation = Relation.of(relation)
+        releases = [r.under(relation) for r in releases]
+        for s in selections:
+            if Relation.of(s.relation) != relation:
+                raise ValueError(
+                    f"{getattr(s, 'name', 'a selection')} is stated for "
+                    f"{Relation.of(s.relation).words} neighbours, not {relation.words}: an RDP "
+                    "curve cannot be converted between relations.")
+    curves = [np.asarray(s.rdp(RDP_DEFAULT_ORDERS), dtype=float) for s in selections]
+    return releases, curves
+
+
+def compose(events, delta, *, relation=None, accountant=None):
+    """Epsilon at ``delta`` (an upper bound) of ``events`` composed.
+
+    ``events``: an event of :mod:`skdpgd.accounting.events` or an iterable of them. Full-batch
+    Gaussian releases alone compose **exactly** in Gaussian DP (``mu = sqrt(sum z^-2)``).
+    Otherwise the Poisson-sampled releases are read by ``accountant`` (an
+    :class:`~skdpgd.accounting.Accountant`, e.g. RDP or PLD) when one is given and no selection
+    is present, else everything is composed in Renyi DP at ``RDP_DEFAULT_ORDERS`` (a selection
+    adds its curve). Each release is read under ``relation``, or under its own when None.
+    An empty composition spends 0; a release without noise spends inf.
+    """
+    releases, curves = _leaves(events, relation)
+    if (accountant is not None and not curves
+            and not all(r.sampling_rate == 1.0 for r in releases)):
+        return float(accountant.epsilon(releases, delta))
+    return Composition(releases, curves).epsilon(delta)
+
+
+def epsilon_profiles(events, relation=None):
+    """``{name: delta -> epsilon}`` of every accountant that applies to ``events`` composed
+    (each an upper bound, so the smallest is the best statement): exact Gaussian DP when all
+    are full-batch Gaussian releases; else RDP and, when the optional dp-accounting is
+    installed and no selection is present, its PLD."""
+    releases, curves = _leaves(events, relation)
+    if any(np.any(r.multipliers == 0) for r in releases):  # no finite epsilon
+        return {"none (a release without noise)": lambda d: math.inf}
+    ledger = Composition(releases, curves)
+    if ledger.rdp is None:
+        return {"Gaussian DP (exact)": ledger.epsilon}
+    out = {"RDP": ledger.epsilon}
+    if not curves:
+        try:
+            import dp_accounting  # noqa: F401
+        except ImportError:
+            return out
+        from .pld import pld_profile
+
+        steps = [GaussianSteps(r.multipliers[np.isfinite(r.multipliers)], r.sampling_rate)
+                 for r in releases if np.isfinite(r.multipliers).any()]
+        out["PLD (dp-accounting)"] = pld_profile(steps)  # composed once, read at each delta
+    return out
+
+
+def split_budget(epsilon, delta, shares, margin=0.0):
+    """The epsilons (each at ``delta``) of parts that together spend exactly (epsilon, delta)
+    when each part spends its own: part k gets ``mu_k^2 = w_k mu^2`` of the budget's GDP
+    ``mu = gdp_mu(epsilon, delta)`` (Gaussian DP composes exactly), less a relative
+    ``margin``. Returns ``(mu, [epsilon_k])``; ``epsilon = inf`` gives infs."""
+    if math.isinf(epsilon):
+        return math.inf, [math.inf] * len(shares)
+    mu = gdp_mu(epsilon, delta)
+    return mu, [gdp_epsilon(delta, math.sqrt(w) * mu * (1.0 - margin)) for w in shares]
+
+
+def upper_bound_release(name, mu, relation):
+    """One full-batch release that spends ``mu`` in GDP under ``relation`` and is an upper
+    bound under the other: a fit calibrated to ``mu`` under add/remove-one spends at most
+    ``2 mu`` replace-one (each release's sensitivity at most doubles); under replace-one it
+    says nothing about add/remove-one (a count is free under replace-one). What a budget is
+    checked with before a fit reads any row."""
+    relation = Relation.of(relation)
+    sens = ({"replace": 2.0, "add_remove": 1.0} if relation == Relation.ADD_REMOVE
+            else {"replace": 1.0, "add_remove": math.inf})
+    return Release(name, [1.0 / mu], sens, relation)
 
 
 def remaining_mu(mu_total, prior):
@@ -24,15 +109,23 @@ def remaining_mu(mu_total, prior):
     return math.inf if math.isinf(mu_total) else math.sqrt(mu_total ** 2 - mu_prior ** 2)
 
 
-def calibrate_releases(accountant, shapes, epsilon, delta, prior=(), margin=0.0):
+def calibrate(shapes, epsilon, delta, *, accountant=None, prior=(), margin=0.0):
     """Scale the relative multipliers of ``shapes`` (releases before calibration, one
-    sampling rate) with one constant, so that they and the ``prior`` releases compose to
-    exactly (epsilon, delta) by ``accountant``; each sensitivity is raised by the rounding
-    ``margin`` of its sum (:func:`sum_rounding_margin`). Returns the calibrated releases."""
+    sampling rate) with one constant, so that they and the full-batch ``prior`` releases
+    compose to exactly (epsilon, delta) by ``accountant`` (default: exact GDP for full-batch
+    shapes, RDP otherwise); each sensitivity is raised by the rounding ``margin`` of its sum
+    (:func:`sum_rounding_margin`). Returns the calibrated releases.
+
+    The one calibration of the package: the accountant scales the concatenated shape
+    (:meth:`~skdpgd.accounting.Accountant.calibrate`: a closed form for GDP, a root-finder on
+    the RDP curve, a bracketing search for any other accountant).
+    """
     rates = {r.sampling_rate for r in shapes}
     if len(rates) != 1:
         raise ValueError("one calibration covers releases of one sampling rate.")
     q = rates.pop()
+    if accountant is None:
+        accountant = GaussianDPAccountant() if q == 1.0 else RDPAccountant()
     prior_z = np.concatenate([r.multipliers for r in prior]) if prior else ()
     shape = np.concatenate([r.multipliers for r in shapes])
     if q == 1.0:
@@ -55,10 +148,7 @@ def spent_epsilon(releases, delta, epsilon, accountant=None):
     noisy was released; inf for a fit without noise."""
     if math.isinf(epsilon):
         return math.inf
-    if all(r.sampling_rate == 1.0 for r in releases):
-        mu = gdp_mu_of_releases(releases)
-        return min(epsilon, gdp_epsilon(delta, mu)) if mu > 0 else 0.0
-    return min(epsilon, float(accountant.epsilon(list(releases), delta)))
+    return min(epsilon, compose(releases, delta, accountant=accountant))
 
 
 class Composition:
@@ -104,3 +194,21 @@ class Composition:
             rdp = rdp + rdp_subsampled_gaussian(1.0, [1.0 / extra_mu], RDP_DEFAULT_ORDERS)
         return rdp_epsilon(rdp, RDP_DEFAULT_ORDERS, delta)
 
+    def remaining_epsilon(self, epsilon, delta, delta_next):
+        """The largest epsilon (at ``delta_next``) one more full-batch Gaussian release could
+        spend without taking the ledger above ``epsilon`` at ``delta`` (0 when it is spent):
+        the largest ``mu`` with :meth:`epsilon` ``(delta, mu) <= epsilon`` (a root-finder,
+        then moved down until the check holds), as an epsilon."""
+        def spent_with(mu):
+            return self.epsilon(delta, mu)
+
+        if spent_with(0.0) >= epsilon:
+            return 0.0
+        hi = gdp_mu(epsilon, delta)
+        if spent_with(hi) <= epsilon:
+            mu = hi
+        else:
+            mu = brentq(lambda m: spent_with(m) - epsilon, 0.0, hi, xtol=1e-14, rtol=1e-12)
+            while mu > 0 and spent_with(mu) > epsilon:
+                mu *= 1 - 1e-12
+        return gdp_epsilon(delta_next, mu) if mu > 0 else 0.0

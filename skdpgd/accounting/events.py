@@ -1,16 +1,67 @@
-"""What a fit released, as accountants read it: :class:`Release` (a group of Gaussian
-releases, each with its L2 sensitivity under every neighbouring relation, and a sampling
-rate), :class:`GaussianSteps` (a release known by its multipliers alone), the relations, and
-the rounding margins that keep a computed sum within its stated sensitivity."""
+"""What a fit released, as accountants read it: one immutable tree of events.
+
+* :class:`Release` (a leaf): a group of Gaussian releases, each with its L2 sensitivity under
+  every neighbouring :class:`Relation`, and the Poisson sampling rate they ran at (1: full
+  batch). :class:`GaussianSteps` is a release known by its multipliers alone.
+* :class:`PoissonSampled` ``(rate, event)``: ``event`` run on a Poisson sample of the rows.
+* :class:`Composed` ``(events)``: several events, one after the other (a list of events
+  means the same).
+* :class:`Selection` (a leaf): a release known by an upper bound of its Renyi-DP curve, such
+  as a private selection (:class:`skdpgd.accounting.RepeatedSelection`).
+
+Events describe; they hold no arithmetic beyond converting a multiplier between relations.
+:func:`skdpgd.accounting.compose` reads a tree (exact GDP where it can, RDP or PLD otherwise),
+and :meth:`skdpgd.PrivacyBudget.charge` records one. Also here: the rounding margins that keep
+a computed sum within its stated sensitivity.
+"""
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["RELATIONS", "Release", "GaussianSteps", "COUNT_BOUND_SIGMAS", "sum_rounding_margin",
+__all__ = ["Relation", "RELATIONS", "Event", "Release", "GaussianSteps", "PoissonSampled",
+           "Composed", "Selection", "flatten", "gaussian_runs", "COUNT_BOUND_SIGMAS", "sum_rounding_margin",
            "with_margin"]
+
+
+class Relation(str, enum.Enum):
+    """The neighbouring relations a guarantee can be stated for. A ``str`` enum: a member
+    equals (and hashes as) its value, so ``'replace'`` and ``Relation.REPLACE`` are
+    interchangeable as parameters and dictionary keys."""
+
+    REPLACE = "replace"
+    ADD_REMOVE = "add_remove"
+
+    def __str__(self):
+        return self.value
+
+    @property
+    def words(self):
+        """How the documentation and fitted attributes name it: 'replace-one',
+        'add/remove-one'."""
+        return "replace-one" if self is Relation.REPLACE else "add/remove-one"
+
+    @classmethod
+    def of(cls, value):
+        """The relation named by ``value``: a member, its value or its words."""
+        for r in cls:
+            if value == r.value or value == r.words:
+                return r
+        raise ValueError(f"unknown neighbouring relation {value!r}; expected one of "
+                         f"{[r.value for r in cls]}.")
+
+
+#: The neighbouring relations a guarantee can be stated for (their values).
+RELATIONS = tuple(r.value for r in Relation)
+
+
+class Event:
+    """Base class of the event tree (see the module docstring)."""
+
+    __slots__ = ()
 
 
 def _frozen_multipliers(multipliers):
@@ -22,12 +73,8 @@ def _frozen_multipliers(multipliers):
     return z
 
 
-#: The neighbouring relations a guarantee can be stated for.
-RELATIONS = ("replace", "add_remove")
-
-
 @dataclass(frozen=True, eq=False)
-class Release:
+class Release(Event):
     """A group of Gaussian releases made by one fit, as accountants and budgets see them.
 
     Each release adds ``N(0, (z_t * sensitivity[relation])^2 I)`` to a quantity whose L2
@@ -63,6 +110,7 @@ class Release:
         if self.relation not in RELATIONS or set(self.sensitivity) != set(RELATIONS):
             raise ValueError("a release needs a relation and a sensitivity for each of "
                              f"{RELATIONS}.")
+        object.__setattr__(self, "relation", Relation(self.relation))
         if any(not v >= 0 for v in self.sensitivity.values()):
             raise ValueError("sensitivities must be >= 0.")
         q = float(self.sampling_rate)
@@ -106,6 +154,18 @@ class Release:
         """Standard deviation of the noise of each release."""
         return self.multipliers * float(self.sensitivity[self.relation])
 
+    def under(self, relation, name=None):
+        """The same noise stated under ``relation`` (:meth:`multipliers_under`), named
+        ``name`` (default: its own)."""
+        relation = Relation.of(relation)
+        return Release(self.name if name is None else name, self.multipliers_under(relation),
+                       dict(self.sensitivity), relation, self.sampling_rate)
+
+    def renamed(self, name):
+        """The same release under another name."""
+        return Release(name, self.multipliers, dict(self.sensitivity), self.relation,
+                       self.sampling_rate)
+
 
 #: Sensitivities of a release described by its multipliers alone (:class:`GaussianSteps`).
 _UNIT_SENSITIVITY = {"replace": 1.0, "add_remove": 1.0}
@@ -128,6 +188,95 @@ class GaussianSteps(Release):
     def __init__(self, noise_multipliers, sampling_rate=1.0):
         super().__init__("steps", noise_multipliers, dict(_UNIT_SENSITIVITY), "add_remove",
                          sampling_rate)
+
+
+@dataclass(frozen=True, eq=False)
+class PoissonSampled(Event):
+    """``event`` run on a Poisson sample of the rows: each row is kept independently with
+    probability ``rate``. Sampling twice keeps a row with the product of the rates, so a
+    release inside reads as one at ``rate`` times its own sampling rate. Stated for
+    add/remove-one neighbours (where subsampling amplification holds); a selection inside is
+    not supported (its curve is not known under sampling)."""
+
+    rate: float
+    event: Event
+
+    def __post_init__(self):
+        q = float(self.rate)
+        if not 0.0 < q <= 1.0:
+            raise ValueError(f"a sampling rate must be in (0, 1], got {q!r}.")
+        object.__setattr__(self, "rate", q)
+        if not isinstance(self.event, Event):
+            raise TypeError(f"PoissonSampled wraps an event, got {type(self.event).__name__}.")
+
+
+@dataclass(frozen=True, eq=False)
+class Composed(Event):
+    """Several events one after the other (adaptively: each may depend on the outputs of the
+    earlier ones)."""
+
+    events: tuple
+
+    def __post_init__(self):
+        events = tuple(self.events)
+        for e in events:
+            if not isinstance(e, Event):
+                raise TypeError(f"Composed holds events, got {type(e).__name__}.")
+        object.__setattr__(self, "events", events)
+
+
+class Selection(Event):
+    """A release known by an upper bound of its Renyi-DP curve (e.g. a private selection).
+
+    Subclasses define ``name``, ``relation`` (the relation the curve is stated for: a curve
+    carries no sensitivity from which to convert it) and ``rdp(orders)``.
+    """
+
+    __slots__ = ()
+
+    def rdp(self, orders):  # pragma: no cover - the subclasses define it
+        raise NotImplementedError
+
+
+def flatten(events):
+    """``(releases, selections)``: the leaves of an event, or of an iterable of events
+    (composed), in order; a release inside :class:`PoissonSampled` carries the product of the
+    rates."""
+    releases, selections = [], []
+
+    def walk(e, rate):
+        if isinstance(e, Release):
+            releases.append(e if rate == 1.0 else Release(
+                e.name, e.multipliers, dict(e.sensitivity), e.relation, e.sampling_rate * rate))
+        elif isinstance(e, PoissonSampled):
+            walk(e.event, rate * e.rate)
+        elif isinstance(e, Composed):
+            for x in e.events:
+                walk(x, rate)
+        elif isinstance(e, Selection):
+            if rate != 1.0:
+                raise ValueError("a selection run on a Poisson sample is not supported.")
+            selections.append(e)
+        else:
+            raise TypeError(f"expected an event of skdpgd.accounting, got {type(e).__name__}.")
+
+    if isinstance(events, Event):
+        walk(events, 1.0)
+    else:
+        for e in events:
+            walk(e, 1.0)
+    return releases, selections
+
+
+def gaussian_runs(steps):
+    """The releases an accountant of Gaussian steps reads from ``steps``: one event, or an
+    iterable of events (composed). A selection (known by its RDP curve only) is refused: it
+    is composed by :func:`skdpgd.accounting.compose`."""
+    releases, selections = flatten(steps)
+    if selections:
+        raise TypeError("an accountant of Gaussian steps reads releases only; compose a "
+                        "selection with skdpgd.accounting.compose.")
+    return releases
 
 
 #: Standard deviations a Gaussian count lands below the true count with probability

@@ -12,6 +12,7 @@ from scipy.special import log_ndtr
 
 from .._checks import check_delta, check_epsilon
 from .accountant import Accountant
+from .events import gaussian_runs
 
 __all__ = ["GaussianDPAccountant", "gdp_delta", "gdp_delta_upper", "gdp_epsilon", "gdp_mu",
            "compose_gdp", "gdp_mu_of_releases", "zcdp_rho", "zcdp_epsilon", "zcdp_delta"]
@@ -248,10 +249,8 @@ class GaussianDPAccountant(Accountant):
 
     @staticmethod
     def _runs(steps):
-        """One release (or GaussianSteps), or a sequence of them (composed), as a list."""
-        if hasattr(steps, "noise_multipliers"):
-            return [steps]
-        return list(steps)
+        """One event, or a sequence of them (composed), as a list of releases."""
+        return gaussian_runs(steps)
 
     def supports(self, steps):
         return all(r.sampling_rate == 1.0 for r in self._runs(steps))

@@ -9,7 +9,8 @@ import numpy as np
 
 from .._checks import check_delta as _check_delta
 from .._checks import check_epsilon as _check_epsilon
-from .rdp import RDPAccountant, _check_q, _Steps
+from .accountant import Accountant
+from .rdp import RDPAccountant, _check_q
 
 __all__ = ["PLDAccountant", "pld_epsilon", "pld_delta", "pld_profile"]
 
@@ -78,20 +79,24 @@ def pld_delta(steps, epsilon, value_discretization_interval=1e-4):
     return profile.delta_at(epsilon)
 
 
-class PLDAccountant:
+class PLDAccountant(Accountant):
     """Privacy-loss-distribution accounting (dp-accounting's, pessimistic) for Poisson-sampled
     Gaussian steps: tighter than RDP for long runs, at the cost of a convolution per distinct
     multiplier. Needs the optional dependency dp-accounting.
 
     :meth:`calibrate` starts from the RDP calibration (an upper bound on the noise needed),
-    bisects the scale on a log scale against :func:`pld_epsilon`, and returns a scale whose
-    PLD epsilon was *evaluated* at most ``epsilon``: it never overspends.
+    bisects the scale on a log scale against :func:`pld_epsilon` (the generic search of
+    :class:`~skdpgd.accounting.Accountant`), and returns a scale whose PLD epsilon was
+    *evaluated* at most ``epsilon``: it never overspends.
     """
 
     name = "pld"
 
     #: Most distinct multipliers a calibration composes (each is a PLD convolution).
     MAX_DISTINCT = 64
+
+    #: the search starts at the RDP scale, an upper bound up to rounding: grow it by 1%
+    calibration_growth = 1.01
 
     def __init__(self, value_discretization_interval=1e-4):
         self.value_discretization_interval = value_discretization_interval
@@ -108,9 +113,16 @@ class PLDAccountant:
         """Delta of ``steps`` at ``epsilon`` (an upper bound: dp-accounting's pessimistic PLD)."""
         return pld_delta(steps, epsilon, self.value_discretization_interval)
 
+    def start_scale(self, shape, epsilon, delta, sampling_rate, prior):
+        """The RDP calibration's scale: an upper bound on the noise PLD needs."""
+        hi = RDPAccountant().calibrate(shape, epsilon, delta, sampling_rate=sampling_rate,
+                                       prior=prior)
+        return float(hi[0] / shape[0]) if shape[0] > 0 else 1.0
+
     def calibrate(self, shape, epsilon, delta, sampling_rate=1.0, prior=()):
         """Scale ``shape`` so the run (composed with the full-batch ``prior``) spends at most
-        (epsilon, delta) by PLD, within a relative 1e-3 of the smallest such scale."""
+        (epsilon, delta) by PLD, within a relative 1e-3 of the smallest such scale: the
+        generic search (:meth:`Accountant.calibrate`) from the RDP scale."""
         shape = np.asarray(shape, dtype=float).ravel()
         if math.isinf(_check_epsilon(epsilon)):
             return np.zeros_like(shape)
@@ -119,27 +131,5 @@ class PLDAccountant:
                 f"the PLD accountant composes one convolution per distinct noise multiplier; "
                 f"this schedule has {np.unique(shape).size} (> {self.MAX_DISTINCT}). Use "
                 "accountant='rdp', or a schedule with fewer distinct multipliers ('uniform').")
-        prior = np.asarray(prior, dtype=float).ravel()
-        q = _check_q(sampling_rate)
-
-        def eps_at(c):
-            runs = [_Steps(c * shape, q)]
-            if prior.size:
-                runs.append(_Steps(prior, 1.0))
-            return self.epsilon(runs, delta)
-
-        hi = RDPAccountant().calibrate(shape, epsilon, delta, sampling_rate=q, prior=prior)
-        hi = float(hi[0] / shape[0]) if shape[0] > 0 else 1.0
-        if eps_at(hi) > epsilon:  # the RDP scale is an upper bound; guard the PLD's rounding
-            while eps_at(hi) > epsilon:
-                hi *= 1.01
-        lo = hi * 0.5
-        while eps_at(lo) <= epsilon:
-            hi, lo = lo, lo * 0.5
-        while hi / lo > 1.0 + 1e-3:
-            mid = math.sqrt(hi * lo)
-            if eps_at(mid) <= epsilon:
-                hi = mid
-            else:
-                lo = mid
-        return hi * shape
+        _check_q(sampling_rate)
+        return super().calibrate(shape, epsilon, delta, sampling_rate, prior)

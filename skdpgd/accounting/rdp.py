@@ -86,6 +86,8 @@ from scipy.special import gammaln
 
 from .._checks import check_delta as _check_delta
 from .._checks import check_epsilon as _check_epsilon
+from .accountant import Accountant
+from .events import gaussian_runs
 
 __all__ = [
     "DEFAULT_ORDERS",
@@ -658,25 +660,6 @@ def rdp_delta(rdp, orders, epsilon, return_order=False):
 # ---------------------------------------------------------------------------------------
 
 
-class _Steps:
-    """A run of Gaussian steps (the duck type of skdpgd.accounting.GaussianSteps)."""
-
-    def __init__(self, noise_multipliers, sampling_rate):
-        self.noise_multipliers = np.asarray(noise_multipliers, dtype=float).ravel()
-        self.sampling_rate = float(sampling_rate)
-
-
-def _as_step_list(steps):
-    """A GaussianSteps, or an iterable of them (composed), as a list."""
-    if hasattr(steps, "noise_multipliers") and hasattr(steps, "sampling_rate"):
-        return [steps]
-    out = list(steps)
-    for s in out:
-        if not (hasattr(s, "noise_multipliers") and hasattr(s, "sampling_rate")):
-            raise TypeError("steps must be a GaussianSteps or a sequence of GaussianSteps.")
-    return out
-
-
 def _anchor_mask(orders, is_int):
     """A coarse subset of the integer orders (ratio >= 1.5 between neighbours, plus both ends)."""
     mask = np.zeros(orders.size, dtype=bool)
@@ -775,7 +758,7 @@ def _bracket(g, t, gt, step):
     raise RuntimeError("calibration could not bracket the noise scale")
 
 
-class RDPAccountant:
+class RDPAccountant(Accountant):
     """Renyi-DP accountant for (Poisson-subsampled) Gaussian steps, add/remove-one neighbours.
 
     Same interface as :class:`~skdpgd.accounting.GaussianDPAccountant`. ``steps`` may be one
@@ -801,13 +784,13 @@ class RDPAccountant:
     def supports(self, steps):
         """Any sampling rate in (0, 1]."""
         try:
-            return all(0.0 < float(s.sampling_rate) <= 1.0 for s in _as_step_list(steps))
+            return all(0.0 < float(s.sampling_rate) <= 1.0 for s in gaussian_runs(steps))
         except (TypeError, ValueError):
             return False
 
     @staticmethod
     def _groups(steps):
-        return [_Group(s.sampling_rate, s.noise_multipliers) for s in _as_step_list(steps)]
+        return [_Group(s.sampling_rate, s.noise_multipliers) for s in gaussian_runs(steps)]
 
     def rdp(self, steps):
         """Total RDP curve of ``steps`` at ``self.orders`` (upper bounds)."""

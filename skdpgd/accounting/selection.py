@@ -29,10 +29,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
-from .gdp import gdp_delta_upper, gdp_mu
+from .accountant import geometric_bisection
+from .events import Relation, Selection
+from .gdp import gdp_delta_upper, gdp_epsilon, gdp_mu
 from .rdp import DEFAULT_ORDERS, rdp_epsilon
 
-__all__ = ["RepeatedSelection", "calibrate_base_mu", "truncated_negative_binomial_gamma"]
+__all__ = ["RepeatedSelection", "RDPCurve", "calibrate_base_mu", "trial_epsilon",
+           "truncated_negative_binomial_gamma"]
 
 
 # Relative allowance added to every RDP value for floating-point rounding (the terms are a
@@ -76,8 +79,32 @@ def truncated_negative_binomial_gamma(mean, shape):
 
 
 
+@dataclass(frozen=True, eq=False)
+class RDPCurve(Selection):
+    """A release known by an upper bound of its Renyi-DP curve at ``DEFAULT_ORDERS``, stated
+    for ``relation`` (what :meth:`skdpgd.PrivacyBudget.charge_rdp` records)."""
+
+    name: str
+    curve: np.ndarray
+    relation: str
+
+    def __post_init__(self):
+        curve = np.array(self.curve, dtype=float).ravel()
+        if curve.shape != DEFAULT_ORDERS.shape or np.any(np.isnan(curve)) or np.any(curve < 0):
+            raise ValueError("rdp must hold one value >= 0 per order of DEFAULT_ORDERS.")
+        curve.setflags(write=False)
+        object.__setattr__(self, "curve", curve)
+        object.__setattr__(self, "relation", Relation.of(self.relation))
+
+    def rdp(self, orders=None):
+        if orders is not None and not np.array_equal(np.asarray(orders, dtype=float),
+                                                     DEFAULT_ORDERS):
+            raise ValueError("an RDP curve is known at DEFAULT_ORDERS only.")
+        return self.curve
+
+
 @dataclass(frozen=True)
-class RepeatedSelection:
+class RepeatedSelection(Selection):
     """What a private search released, as an accountant sees it: the best of K trials, each
     ``base_mu``-GDP, with K drawn from a public distribution (and kept secret).
 
@@ -179,11 +206,20 @@ def calibrate_base_mu(epsilon, delta, distribution, mean, shape=1.0, gamma=math.
             f"epsilon={epsilon:g} is too small for a private search with {mean:g} trials on "
             f"average at delta={delta:g}: the number of trials alone costs more. Lower n_iter "
             "or raise epsilon.")
-    while hi / lo > 1.0 + 1e-10:
-        mid = math.sqrt(lo * hi)
-        if eps_at(mid) <= epsilon:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return geometric_bisection(lambda mu: eps_at(mu) <= epsilon, lo, hi, 1e-10)
 
+
+# The trials are calibrated to a hair below the search's mu, so that a fit's own rounding
+# (it aims 1e-12 inside its budget) can never take it above.
+_TRIAL_MARGIN = 1e-9
+
+
+def trial_epsilon(mu, delta):
+    """The epsilon (at ``delta``) each trial of a search with trial parameter ``mu`` is given:
+    its own calibration turns it back into at most ``mu`` (checked). ``mu = inf`` gives inf."""
+    if math.isinf(mu):
+        return math.inf
+    eps = gdp_epsilon(delta, mu * (1.0 - _TRIAL_MARGIN))
+    if not gdp_mu(eps, delta) <= mu:  # what a trial will calibrate to
+        raise RuntimeError("could not give the trials a budget within the search's mu.")
+    return eps
