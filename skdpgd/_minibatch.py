@@ -27,7 +27,8 @@ from ._mechanisms import InterceptOnly
 from ._setup import CLASS_COUNT_SENSITIVITY, release_class_counts, require_add_remove_budget
 from .accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, PLDAccountant,
                          RDPAccountant, Release, calibrate, gdp_delta_upper,
-                         gdp_mu_of_releases, sum_rounding_margin, switch_scale, with_margin)
+                         gdp_mu_of_releases, share_multiplier, sum_rounding_margin,
+                         switch_scale, with_margin)
 from .exceptions import DivergenceError
 from .schedules import Exponential, Hong, Problem, Uniform
 
@@ -242,7 +243,7 @@ class MinibatchRoad(Road):
         both branches' noise multipliers that keeps it within delta at epsilon; both
         branches' releases are fixed here, scaled by it."""
         est = fit.est
-        z1 = 1.0 / (math.sqrt(share) * fit.mu_total)
+        z1 = share_multiplier(share, fit.mu_total)
         # sensitivity 1 (add/remove-one: one weighted count moves by w_i <= 1), raised by the
         # rounding margin of the float64 sums
         counts_sens = with_margin(CLASS_COUNT_SENSITIVITY, self.margin)

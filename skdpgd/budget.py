@@ -262,13 +262,7 @@ class PrivacyBudget:
         spent : float
             The budget's epsilon after this charge.
         """
-        relation = Relation.of(neighbouring)
-        if relation != self.neighbouring:
-            raise ValueError(
-                f"this RDP curve is stated for {relation.words} neighbours and the budget for "
-                f"{Relation(self.neighbouring).words}; an RDP curve cannot be converted "
-                f"between relations. Create the budget with neighbouring={relation.value!r}.")
-        return self.charge(RDPCurve(label, rdp, relation), label=label)
+        return self.charge(RDPCurve(label, rdp, neighbouring), label=label)
 
 
 def _detached_budget(epsilon, delta, neighbouring, charges, rdp_charges=()):

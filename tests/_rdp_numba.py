@@ -1,5 +1,5 @@
-"""Reference for tests only: the numba kernels that computed log A_alpha in skdpgd.accounting.rdp before
-it moved to vectorised numpy (so that a first DP-SGD fit does not compile them). Kept
+"""Reference for tests only: the numba kernels that computed log A_alpha in
+skdpgd.accounting.rdp before it moved to vectorised numpy (so that a first DP-SGD fit does not compile them). Kept
 verbatim, with the constants they read, so the numpy version can be checked against them."""
 
 import math

@@ -140,21 +140,37 @@ def test_the_cycle_check_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": set()}) is None
 
 
-#: What the accounting package may import from the rest of skdpgd: the parameter checks. Every
-#: other module may import accounting; accounting never imports anything above it (estimators,
-#: the fit path, the budget, the policy, the mechanisms, the rows).
-ACCOUNTING = "skdpgd.accounting"
-ACCOUNTING_MAY_IMPORT = {"skdpgd._checks"}
+#: The 'never' arrows: what each layer may import from the rest of skdpgd (every import,
+#: lazy ones included). Everything else may import them; they never import anything above.
+#: accounting: the parameter checks only (not the estimators, the fit path, the budget, the
+#: policy, the mechanisms or the rows); policy: nothing; the numba kernels: numba's caching
+#: policy and each other.
+NEVER_ABOVE = {
+    "skdpgd.accounting": {"skdpgd._checks"},
+    "skdpgd.policy": set(),
+    "skdpgd._kernels": {"skdpgd._jit"},
+    "skdpgd._kernels_second": {"skdpgd._jit", "skdpgd._kernels"},
+    "skdpgd._kernels_sgd": {"skdpgd._jit", "skdpgd._kernels"},
+}
 
 
-def test_accounting_imports_nothing_above_it():
-    """The 'never' arrow: no module of skdpgd.accounting imports (even lazily) a module of
-    skdpgd outside the accounting package, but the parameter checks."""
+@pytest.mark.parametrize("layer", sorted(NEVER_ABOVE))
+def test_lower_layers_import_nothing_above_them(layer):
     graph = _graph(lazy=True)
-    inside = {m for m in graph if m == ACCOUNTING or m.startswith(ACCOUNTING + ".")}
-    assert len(inside) > 1  # the walker found the subpackage's modules
-    outside = {(m, t) for m in inside for t in graph[m] - inside - ACCOUNTING_MAY_IMPORT}
+    inside = {m for m in graph if m == layer or m.startswith(layer + ".")}
+    assert inside, f"{layer} not found"
+    outside = {(m, t) for m in inside for t in graph[m] - inside - NEVER_ABOVE[layer]}
     assert outside == set()
+
+
+def test_the_arrow_check_finds_an_import_above():
+    """The walker sees the subpackage's modules and a made-up edge upward would be caught."""
+    graph = _graph(lazy=True)
+    inside = {m for m in graph if m.startswith("skdpgd.accounting.")}
+    assert {"skdpgd.accounting.events", "skdpgd.accounting.gdp", "skdpgd.accounting.rdp",
+            "skdpgd.accounting.pld", "skdpgd.accounting.selection"} <= inside
+    graph["skdpgd.accounting.gdp"].add("skdpgd.budget")
+    assert {t for m in inside for t in graph[m]} - inside - NEVER_ABOVE["skdpgd.accounting"]
 
 
 def test_subpackage_imports_are_resolved():

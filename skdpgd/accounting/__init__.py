@@ -51,7 +51,7 @@ from .events import (COUNT_BOUND_SIGMAS, RELATIONS, Composed, Event, GaussianSte
                      PoissonSampled, Relation, Release, Selection, flatten, sum_rounding_margin,
                      with_margin)
 from .gdp import (GaussianDPAccountant, compose_gdp, gdp_delta, gdp_delta_upper, gdp_epsilon,
-                  gdp_mu, gdp_mu_of_releases, zcdp_delta, zcdp_epsilon, zcdp_rho)
+                  gdp_mu, gdp_mu_of_releases, share_multiplier, zcdp_delta, zcdp_epsilon, zcdp_rho)
 from .pld import PLDAccountant, pld_delta, pld_epsilon, pld_profile
 from .rdp import DEFAULT_ORDERS as RDP_DEFAULT_ORDERS
 from .rdp import RDPAccountant, rdp_delta, rdp_epsilon, rdp_subsampled_gaussian
@@ -105,6 +105,7 @@ __all__ = [
     "rdp_delta",
     "rdp_epsilon",
     "rdp_subsampled_gaussian",
+    "share_multiplier",
     "remaining_mu",
     "spent_epsilon",
     "sum_rounding_margin",

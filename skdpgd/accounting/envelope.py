@@ -36,9 +36,9 @@ of ``sqrt(mu1^2 + mu_a^2)``; ``tests/test_branch_envelope.py`` checks that.
 
 **Branch profiles.** A Gaussian release (``mu``-GDP): the exact formula
 ``Phi(-t/mu + mu/2) - e^t Phi(-t/mu - mu/2)``, valid for every real t. Poisson-subsampled
-Gaussian steps: from their Renyi-DP curve ``rho`` (which :mod:`skdpgd.accounting.rdp` takes to bound the
-divergence in both directions of an add/remove pair), ``H_{e^t} <= min_alpha exp((alpha - 1)
-(rho_alpha - t + log(1 - 1/alpha)) - log alpha)`` for every real t (the bound
+Gaussian steps: from their Renyi-DP curve ``rho`` (which :mod:`skdpgd.accounting.rdp` takes to
+bound the divergence in both directions of an add/remove pair), ``H_{e^t} <= min_alpha
+exp((alpha - 1) (rho_alpha - t + log(1 - 1/alpha)) - log alpha)`` for every real t (the bound
 ``(x - g)_+ <= g^(1-alpha) (alpha-1)^(alpha-1) alpha^-alpha x^alpha`` holds for every g > 0),
 or from dp-accounting's pessimistic PLD (the larger of its add and remove directions) at
 ``t >= 0``; for ``t < 0`` also ``H_{e^t}(P||Q) = 1 - e^t + e^t H_{e^-t}(Q||P)`` with the bound at

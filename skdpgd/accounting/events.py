@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Relation", "RELATIONS", "Event", "Release", "GaussianSteps", "PoissonSampled",
-           "Composed", "Selection", "flatten", "gaussian_runs", "COUNT_BOUND_SIGMAS", "sum_rounding_margin",
+           "Composed", "Selection", "flatten", "gaussian_runs", "COUNT_BOUND_SIGMAS",
+           "sum_rounding_margin",
            "with_margin"]
 
 

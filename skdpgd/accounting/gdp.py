@@ -15,7 +15,8 @@ from .accountant import Accountant
 from .events import gaussian_runs
 
 __all__ = ["GaussianDPAccountant", "gdp_delta", "gdp_delta_upper", "gdp_epsilon", "gdp_mu",
-           "compose_gdp", "gdp_mu_of_releases", "zcdp_rho", "zcdp_epsilon", "zcdp_delta"]
+           "compose_gdp", "gdp_mu_of_releases", "share_multiplier", "zcdp_rho", "zcdp_epsilon",
+           "zcdp_delta"]
 
 
 # Relative margin by which calibration stays inside a budget (see GaussianDPAccountant.calibrate).
@@ -222,6 +223,12 @@ def zcdp_delta(rho, epsilon):
     if epsilon <= rho:
         return 1.0
     return min(1.0, math.exp(-((epsilon - rho) ** 2) / (4.0 * rho)))
+
+
+def share_multiplier(share, mu):
+    """The noise multiplier of one release that spends ``share`` of a GDP budget ``mu``
+    (of ``mu^2``: GDP composes in ``sum z^-2``): ``1 / (sqrt(share) mu)``."""
+    return 1.0 / (math.sqrt(share) * mu)
 
 
 def gdp_mu_of_releases(releases, relation=None):

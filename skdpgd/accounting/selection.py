@@ -17,8 +17,9 @@ where the minimum c is ``mu sqrt(2 log(1/gamma)) - mu^2 / 2``, at
     R(lam) = lam mu^2 / 2 + m delta(e_hat; mu) + log(m) / (lam - 1).
 
 RDP grows with the order, so ``R`` is replaced by its running minimum from the largest order
-down (as dp-accounting does); the curve is taken at :data:`skdpgd.accounting.RDP_DEFAULT_ORDERS`, so a
-:class:`~skdpgd.PrivacyBudget` charged with it composes it at the same orders.
+down (as dp-accounting does); the curve is taken at
+:data:`skdpgd.accounting.RDP_DEFAULT_ORDERS`, so a :class:`~skdpgd.PrivacyBudget` charged with
+it composes it at the same orders.
 """
 
 from __future__ import annotations
