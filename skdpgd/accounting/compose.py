@@ -10,7 +10,8 @@ import numpy as np
 from scipy.optimize import brentq
 
 from .events import GaussianSteps, Relation, Release, flatten, with_margin
-from .gdp import GaussianDPAccountant, gdp_epsilon, gdp_mu, gdp_mu_of_releases
+from .gdp import (GaussianDPAccountant, gdp_epsilon, gdp_mu, gdp_mu_of_releases,
+                  inverse_square_sum)
 from .rdp import DEFAULT_ORDERS as RDP_DEFAULT_ORDERS
 from .rdp import RDPAccountant, rdp_epsilon, rdp_subsampled_gaussian
 
@@ -168,8 +169,8 @@ class Composition:
         releases, rdp_curves = list(releases), list(rdp_curves)
         self.empty = not releases and not rdp_curves
         if not rdp_curves and all(r.sampling_rate == 1.0 for r in releases):
-            self.inv2 = sum(float(np.sum(1.0 / (r.multipliers * r.multipliers)))
-                            if np.all(r.multipliers > 0) else math.inf for r in releases)
+            self.inv2 = sum(inverse_square_sum(r.multipliers) if np.all(r.multipliers > 0)
+                            else math.inf for r in releases)
             self.rdp = None
             return
         rdp = np.zeros(len(RDP_DEFAULT_ORDERS))

@@ -15,8 +15,8 @@ from .accountant import Accountant
 from .events import gaussian_runs
 
 __all__ = ["GaussianDPAccountant", "gdp_delta", "gdp_delta_upper", "gdp_epsilon", "gdp_mu",
-           "compose_gdp", "gdp_mu_of_releases", "share_multiplier", "zcdp_rho", "zcdp_epsilon",
-           "zcdp_delta"]
+           "compose_gdp", "gdp_mu_of_releases", "inverse_square_sum", "share_multiplier",
+           "zcdp_rho", "zcdp_epsilon", "zcdp_delta"]
 
 
 # Relative margin by which calibration stays inside a budget (see GaussianDPAccountant.calibrate).
@@ -168,6 +168,12 @@ def gdp_mu(epsilon, delta):
     return _tighten(lambda m: gdp_delta_upper(epsilon, m) <= delta, mu, hi, lo)
 
 
+def inverse_square_sum(z):
+    """``sum_t z_t^-2`` of positive multipliers: the squared GDP mu of Gaussian steps (each
+    ``1/z_t``-GDP). The one place the GDP composition is written; ``inf`` entries add 0."""
+    return float(np.sum(1.0 / (z * z)))
+
+
 def compose_gdp(noise_multipliers):
     """GDP parameter of a composition of Gaussian steps: ``sqrt(sum z_t^-2)``.
 
@@ -178,7 +184,7 @@ def compose_gdp(noise_multipliers):
         raise ValueError("noise multipliers must be >= 0.")
     if np.any(z == 0):
         return math.inf
-    return float(math.sqrt(np.sum(1.0 / (z * z))))
+    return math.sqrt(inverse_square_sum(z))
 
 
 # ---------------------------------------------------------------------------------------
@@ -240,7 +246,7 @@ def gdp_mu_of_releases(releases, relation=None):
         z = r.multipliers if relation is None else r.multipliers_under(relation)
         if np.any(z == 0):
             return math.inf
-        inv2 += float(np.sum(1.0 / (z * z)))
+        inv2 += inverse_square_sum(z)
     return math.sqrt(inv2)
 
 
