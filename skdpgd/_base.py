@@ -27,7 +27,7 @@ from ._mechanism_registry import mechanism_for
 from ._mechanisms import Setup
 from ._setup import release_norm_sum
 from .accounting import (COUNT_BOUND_SIGMAS, RELATIONS, gdp_mu_of_releases, remaining_mu,
-                         sum_rounding_margin, with_margin)
+                         share_multiplier, sum_rounding_margin, with_margin)
 from .schedules import Problem, get_schedule, schedule_names
 
 
@@ -187,9 +187,9 @@ def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
     if math.isinf(mu_total):
         return data_norm, None, 1.0
     factor = policy.row_clip_factor(snr)
-    mu_q = min(math.sqrt(policy.ROW_CLIP_MAX_SHARE) * mu_total,
-               4.0 / (policy.ROW_CLIP_TARGET_RELATIVE_ERROR * n))
-    z = 1.0 / mu_q
+    # its share of the budget, and no more noise than the target relative error needs
+    z = max(share_multiplier(policy.ROW_CLIP_MAX_SHARE, mu_total),
+            1.0 / (4.0 / (policy.ROW_CLIP_TARGET_RELATIVE_ERROR * n)))
     sens = (data_norm if sensitivity is None else float(sensitivity))
     released, release = release_norm_sum(norm_sum, z, {"replace": sens, "add_remove": sens},
                                          relation, gen)

@@ -23,7 +23,7 @@ from ._public import resolve_class_weight, resolve_n_samples
 from ._setup import (DEFAULT_DELTA_CAP, SetupCharges, budget_admits_upper_bound,
                      default_delta, generator, resolve_relation, warn_if_large_delta)
 from .accounting import (GaussianDPAccountant, Relation, calibrate, gdp_mu, gdp_mu_of_releases,
-                         spent_epsilon)
+                         smallest_epsilon_with_room, spent_epsilon)
 
 
 class Fit:
@@ -195,21 +195,10 @@ def _refuse_if_setup_spent_all(fit):
     est = fit.est
     count = [r for r in fit.prior if r.name == "row count"]
     others = [r for r in fit.prior if r.name != "row count"]
-    b2 = (gdp_mu_of_releases(others) / fit.mu_total) ** 2 if others else 0.0
     delta_c = DEFAULT_DELTA_CAP if est.delta is None else float(est.delta)
-    a2 = ((gdp_mu_of_releases(count) / gdp_mu(fit.epsilon, delta_c)) ** 2 if count else 0.0)
-
-    def leaves_room(e):
-        return gdp_mu(e, fit.delta) ** 2 * (1.0 - b2) > a2 * gdp_mu(e, delta_c) ** 2
-
-    lo, hi = float(fit.epsilon), 1e4
-    if b2 < 1.0 and leaves_room(hi):
-        for _ in range(60):  # bisection on log epsilon: the smallest epsilon with room
-            mid = math.sqrt(lo * hi)
-            lo, hi = (lo, mid) if leaves_room(mid) else (mid, hi)
-        need = f"an epsilon of at least {hi:.3g} (at this delta)"
-    else:
-        need = "a larger epsilon"
+    least = smallest_epsilon_with_room(fit.epsilon, fit.delta, count, others, delta_c)
+    need = (f"an epsilon of at least {least:.3g} (at this delta)" if least is not None
+            else "a larger epsilon")
     fixes = [need]
     if fit.z_count is not None:
         fixes.append("a public n_samples (no noisy row count)")

@@ -45,7 +45,8 @@ No accountant here returns an estimate: every epsilon is an upper bound.
 
 from .accountant import Accountant, geometric_bisection, smallest_scale
 from .compose import (Composition, calibrate, compose, epsilon_profiles, remaining_mu,
-                      spent_epsilon, split_budget, upper_bound_release)
+                      smallest_epsilon_with_room, spent_epsilon, split_budget,
+                      upper_bound_release)
 from .envelope import envelope_delta, envelope_epsilon, switch_scale
 from .events import (COUNT_BOUND_SIGMAS, RELATIONS, Composed, Event, GaussianSteps,
                      PoissonSampled, Relation, Release, Selection, flatten, sum_rounding_margin,
@@ -79,6 +80,7 @@ __all__ = [
     "epsilon_profiles",
     "flatten",
     "geometric_bisection",
+    "smallest_epsilon_with_room",
     "smallest_scale",
     "split_budget",
     "upper_bound_release",

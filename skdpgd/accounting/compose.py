@@ -16,7 +16,7 @@ from .rdp import DEFAULT_ORDERS as RDP_DEFAULT_ORDERS
 from .rdp import RDPAccountant, rdp_epsilon, rdp_subsampled_gaussian
 
 __all__ = ["compose", "epsilon_profiles", "calibrate", "remaining_mu", "spent_epsilon",
-           "split_budget", "upper_bound_release", "Composition"]
+           "split_budget", "upper_bound_release", "smallest_epsilon_with_room", "Composition"]
 
 
 def _leaves(events, relation):
@@ -99,6 +99,28 @@ def upper_bound_release(name, mu, relation):
     sens = ({"replace": 2.0, "add_remove": 1.0} if relation == Relation.ADD_REMOVE
             else {"replace": 1.0, "add_remove": math.inf})
     return Release(name, [1.0 / mu], sens, relation)
+
+
+def smallest_epsilon_with_room(epsilon, delta, count, others, delta_count, hi=1e4):
+    """The smallest epsilon (to rounding, up to ``hi``; None beyond) at which set-up releases
+    that grow with the budget leave room for a fit's main releases at ``delta``: ``others``
+    spend a fixed share of ``gdp_mu(e, delta)^2`` and ``count`` a fixed share of
+    ``gdp_mu(e, delta_count)^2``, the shares they have at ``epsilon`` (for an error message:
+    public and released values only)."""
+    mu_total = gdp_mu(epsilon, delta)
+    b2 = (gdp_mu_of_releases(others) / mu_total) ** 2 if others else 0.0
+    a2 = ((gdp_mu_of_releases(count) / gdp_mu(epsilon, delta_count)) ** 2 if count else 0.0)
+
+    def leaves_room(e):
+        return gdp_mu(e, delta) ** 2 * (1.0 - b2) > a2 * gdp_mu(e, delta_count) ** 2
+
+    lo = float(epsilon)
+    if not (b2 < 1.0 and leaves_room(hi)):
+        return None
+    for _ in range(60):  # bisection on log epsilon: the smallest epsilon with room
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if leaves_room(mid) else (mid, hi)
+    return hi
 
 
 def remaining_mu(mu_total, prior):
