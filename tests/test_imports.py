@@ -177,7 +177,7 @@ def test_subpackage_imports_are_resolved():
     """Relative imports inside the subpackage resolve to its own modules (``from .gdp import``)
     and to the package above (``from .._checks import``)."""
     graph = _graph(lazy=True)
-    assert "skdpgd.accounting.gdp" in graph["skdpgd.accounting.compose"]
+    assert "skdpgd.accounting.gdp" in graph["skdpgd.accounting.composition"]
     assert "skdpgd._checks" in graph["skdpgd.accounting.gdp"]
     assert "skdpgd.accounting" in graph["skdpgd.budget"]
 

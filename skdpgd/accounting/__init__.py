@@ -12,8 +12,9 @@ report call these and do no privacy arithmetic of their own.
 Modules: ``events``; ``gdp`` (exact Gaussian DP, zCDP); ``rdp`` (Renyi DP of
 Poisson-subsampled Gaussian steps); ``pld`` (dp-accounting's privacy-loss distributions);
 ``selection`` (private selection); ``envelope`` (a fit that chooses its mechanism from a
-release); ``accountant`` (the interface and the generic calibration); ``compose``. This package
-imports nothing else of skdpgd but the parameter checks (``tests/test_imports.py``).
+release); ``accountant`` (the interface and the generic calibration); ``composition``
+(:func:`compose`, :func:`calibrate`, a ledger's :class:`Composition`). This package imports
+nothing else of skdpgd but the parameter checks (``tests/test_imports.py``).
 
 Privacy model
 -------------
@@ -44,9 +45,9 @@ No accountant here returns an estimate: every epsilon is an upper bound.
 """
 
 from .accountant import Accountant, geometric_bisection, smallest_scale
-from .compose import (Composition, calibrate, compose, epsilon_profiles, remaining_mu,
-                      smallest_epsilon_with_room, spent_epsilon, split_budget,
-                      upper_bound_release)
+from .composition import (Composition, calibrate, compose, epsilon_profiles, remaining_mu,
+                          smallest_epsilon_with_room, spent_epsilon, split_budget,
+                          upper_bound_release)
 from .envelope import envelope_delta, envelope_epsilon, switch_scale
 from .events import (COUNT_BOUND_SIGMAS, RELATIONS, Composed, Event, GaussianSteps,
                      PoissonSampled, Relation, Release, Selection, flatten, sum_rounding_margin,
