@@ -25,10 +25,9 @@ from ._importance import resolve_importance, run_linear
 from ._fit import Road, private_fit
 from ._mechanisms import InterceptOnly
 from ._setup import CLASS_COUNT_SENSITIVITY, release_class_counts, require_add_remove_budget
-from .accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, PLDAccountant,
-                         RDPAccountant, Release, calibrate, gdp_delta_upper,
-                         gdp_mu_of_releases, share_multiplier, sum_rounding_margin,
-                         switch_scale, with_margin)
+from .accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, Release, accountant_named,
+                         calibrate, gdp_delta_upper, gdp_mu_of_releases, share_multiplier,
+                         sum_rounding_margin, switch_scale, with_margin)
 from .exceptions import DivergenceError
 from .schedules import Exponential, Hong, Problem, Uniform
 
@@ -125,7 +124,7 @@ class MinibatchRoad(Road):
                  target_scale=None):
         self.X, self.y, self.loss, self.n_outputs = X, y, loss, n_outputs
         self.data_norm, self.y_bound, self.target_scale = data_norm, y_bound, target_scale
-        self.accountant = RDPAccountant() if est.accountant == "rdp" else PLDAccountant()
+        self.accountant = accountant_named(est.accountant)  # "rdp" or "pld"
         # a parameter (public): validated before anything is released
         self.mask = resolve_importance(getattr(est, "importance", None))
 

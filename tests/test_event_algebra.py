@@ -149,6 +149,7 @@ def with_zcdp(monkeypatch):
 def test_a_new_accountant_passes_the_contract_unchanged(with_zcdp):
     acc = with_zcdp
     assert ZCDPAccountant in accounting.ACCOUNTANTS
+    assert type(accounting.accountant_named("zcdp")) is ZCDPAccountant  # selectable by name
     assert contract._rates(acc) == [1.0]  # it says it reads full batch only
     contract.test_every_accountant_is_an_accountant(acc)
     for epsilon, delta in [(0.5, 1e-5), (2.0, 1e-6)]:

@@ -65,9 +65,19 @@ from .selection import (RDPCurve, RepeatedSelection, calibrate_base_mu, trial_ep
 #: its import and an entry in this tuple.
 ACCOUNTANTS = (GaussianDPAccountant, RDPAccountant, PLDAccountant)
 
+
+def accountant_named(name):
+    """A new accountant of the class in :data:`ACCOUNTANTS` whose ``name`` is ``name`` (what
+    an estimator's ``accountant='rdp' | 'pld'`` selects)."""
+    by_name = {cls.name: cls for cls in ACCOUNTANTS}
+    if name not in by_name:
+        raise ValueError(f"unknown accountant {name!r}; expected one of {sorted(by_name)}.")
+    return by_name[name]()
+
 __all__ = [
     "Accountant",
     "ACCOUNTANTS",
+    "accountant_named",
     "COUNT_BOUND_SIGMAS",
     "Composed",
     "Composition",
