@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 from skdpgd import DPSGDClassifier, policy
-from skdpgd._envelope import branch_profile, envelope_delta, envelope_epsilon
+from skdpgd.accounting.envelope import branch_profile, envelope_delta, envelope_epsilon
 from skdpgd.accounting import gdp_mu, gdp_mu_of_releases
 
 

@@ -25,9 +25,9 @@ from ._data import (check_sample_weight_dp, decision_scores, is_dask, make_rows,
 from ._fit import Road, private_fit
 from ._mechanism_registry import mechanism_for
 from ._mechanisms import Setup
-from ._setup import NEIGHBOURING, release_norm_sum
-from .accounting import (COUNT_BOUND_SIGMAS, gdp_mu_of_releases, remaining_mu,
-                         sum_rounding_margin, with_margin)
+from ._setup import release_norm_sum
+from .accounting import (COUNT_BOUND_SIGMAS, RELATIONS, gdp_mu_of_releases, remaining_mu,
+                         share_multiplier, sum_rounding_margin, with_margin)
 from .schedules import Problem, get_schedule, schedule_names
 
 
@@ -45,7 +45,7 @@ COMMON_CONSTRAINTS = {
     "schedule": [StrOptions(schedule_names()), HasMethods(["plan"])],
     "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
     "momentum": [Interval(numbers.Real, 0, 1, closed="left")],
-    "neighbouring": [StrOptions(set(NEIGHBOURING) | {"auto"})],
+    "neighbouring": [StrOptions(set(RELATIONS) | {"auto"})],
     "n_samples": [Interval(numbers.Real, 0, None, closed="neither"), None],
     "random_state": ["random_state"],
     "budget": [HasMethods(["charge"]), None],
@@ -187,9 +187,9 @@ def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
     if math.isinf(mu_total):
         return data_norm, None, 1.0
     factor = policy.row_clip_factor(snr)
-    mu_q = min(math.sqrt(policy.current().ROW_CLIP_MAX_SHARE) * mu_total,
-               4.0 / (policy.current().ROW_CLIP_TARGET_RELATIVE_ERROR * n))
-    z = 1.0 / mu_q
+    # its share of the budget, and no more noise than the target relative error needs
+    z = max(share_multiplier(policy.current().ROW_CLIP_MAX_SHARE, mu_total),
+            1.0 / (4.0 / (policy.current().ROW_CLIP_TARGET_RELATIVE_ERROR * n)))
     sens = (data_norm if sensitivity is None else float(sensitivity))
     released, release = release_norm_sum(norm_sum, z, {"replace": sens, "add_remove": sens},
                                          relation, gen)

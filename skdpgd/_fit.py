@@ -20,10 +20,10 @@ import math
 
 from ._mechanisms import Progress
 from ._public import resolve_class_weight, resolve_n_samples
-from ._setup import (DEFAULT_DELTA_CAP, NEIGHBOURING, SetupCharges, budget_admits_upper_bound,
+from ._setup import (DEFAULT_DELTA_CAP, SetupCharges, budget_admits_upper_bound,
                      default_delta, generator, resolve_relation, warn_if_large_delta)
-from .accounting import (GaussianDPAccountant, calibrate_releases, gdp_mu, gdp_mu_of_releases,
-                         spent_epsilon)
+from .accounting import (GaussianDPAccountant, Relation, calibrate, gdp_mu, gdp_mu_of_releases,
+                         smallest_epsilon_with_room, spent_epsilon)
 
 
 class Fit:
@@ -104,8 +104,8 @@ class Road:
     def calibrate(self, fit, shapes):
         """The main releases scaled to the budget, composed with the set-up releases, each
         sensitivity raised by the road's rounding margin."""
-        return calibrate_releases(self.accountant, shapes, fit.epsilon, fit.delta,
-                                  prior=fit.prior, margin=self.margin)
+        return calibrate(shapes, fit.epsilon, fit.delta, accountant=self.accountant,
+                         prior=fit.prior, margin=self.margin)
 
     def spent_epsilon(self, fit, made):
         """The epsilon the fit reports for everything it released (``made``): an upper
@@ -175,7 +175,7 @@ def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=Non
         "n_samples_": fit.n_public,
         "count_noise_multiplier_": fit.z_count,
         "delta_": fit.delta,
-        "neighbouring_": NEIGHBOURING[fit.relation],
+        "neighbouring_": Relation(fit.relation).words,
         "epsilon_": road.spent_epsilon(fit, made),
     })
     return out
@@ -195,21 +195,10 @@ def _refuse_if_setup_spent_all(fit):
     est = fit.est
     count = [r for r in fit.prior if r.name == "row count"]
     others = [r for r in fit.prior if r.name != "row count"]
-    b2 = (gdp_mu_of_releases(others) / fit.mu_total) ** 2 if others else 0.0
     delta_c = DEFAULT_DELTA_CAP if est.delta is None else float(est.delta)
-    a2 = ((gdp_mu_of_releases(count) / gdp_mu(fit.epsilon, delta_c)) ** 2 if count else 0.0)
-
-    def leaves_room(e):
-        return gdp_mu(e, fit.delta) ** 2 * (1.0 - b2) > a2 * gdp_mu(e, delta_c) ** 2
-
-    lo, hi = float(fit.epsilon), 1e4
-    if b2 < 1.0 and leaves_room(hi):
-        for _ in range(60):  # bisection on log epsilon: the smallest epsilon with room
-            mid = math.sqrt(lo * hi)
-            lo, hi = (lo, mid) if leaves_room(mid) else (mid, hi)
-        need = f"an epsilon of at least {hi:.3g} (at this delta)"
-    else:
-        need = "a larger epsilon"
+    least = smallest_epsilon_with_room(fit.epsilon, fit.delta, count, others, delta_c)
+    need = (f"an epsilon of at least {least:.3g} (at this delta)" if least is not None
+            else "a larger epsilon")
     fixes = [need]
     if fit.z_count is not None:
         fixes.append("a public n_samples (no noisy row count)")

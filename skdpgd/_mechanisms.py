@@ -30,7 +30,8 @@ from scipy.optimize import minimize
 from . import policy
 from ._kernels import _noisy_update as noisy_update
 from ._setup import CLASS_COUNT_SENSITIVITY
-from .accounting import Release, compose_gdp, gdp_epsilon, gdp_mu_of_releases
+from .accounting import (GaussianSteps, PoissonSampled, Release, compose, compose_gdp,
+                         gdp_mu_of_releases)
 from .exceptions import DivergenceError
 from .schedules import Problem
 
@@ -103,9 +104,8 @@ class Progress:
     def __init__(self, verbose, delta, done=(), stream=None):
         self.verbose = int(verbose or 0)
         self.delta = delta
-        self.done = np.concatenate([r.multipliers for r in done]) if done else np.empty(0)
-        with np.errstate(divide="ignore"):
-            self.inv2 = float(np.sum(1.0 / self.done ** 2))
+        self.done = list(done)  # the releases made before the run (full batch)
+        self.steps = []  # the run's multipliers so far (full batch)
         self.start = time.perf_counter()
         self.stream = stream
 
@@ -117,12 +117,10 @@ class Progress:
         """Record releases with multipliers ``z``; at verbose >= 2 print about 10 lines a run."""
         if not self.verbose:
             return
-        with np.errstate(divide="ignore"):  # z = 0: no noise (epsilon = inf)
-            self.inv2 += float(np.sum(1.0 / np.square(z)))
+        self.steps.append(np.asarray(z, dtype=float).ravel())
         every = max(1, n_steps // 10)
         if self.verbose >= 2 and ((step + 1) % every == 0 or step + 1 == n_steps):
-            eps = (math.inf if math.isinf(self.inv2) else
-                   gdp_epsilon(self.delta, math.sqrt(self.inv2)) if self.inv2 > 0 else 0.0)
+            eps = compose(self.done + [GaussianSteps(np.concatenate(self.steps))], self.delta)
             self.say(f"step {step + 1}/{n_steps}  epsilon spent {eps:.4g}  "
                      f"elapsed {time.perf_counter() - self.start:.2f}s")
 
@@ -131,10 +129,8 @@ class Progress:
         """DP-SGD: after ``step`` Poisson-sampled releases with multipliers ``z`` (RDP)."""
         if self.verbose < 2:
             return
-        from .accounting import GaussianSteps
-
-        runs = [GaussianSteps(z, q)] + ([GaussianSteps(self.done, 1.0)] if self.done.size else [])
-        eps = math.inf if np.any(z == 0) else accountant.epsilon(runs, delta)
+        eps = compose([PoissonSampled(q, GaussianSteps(z)), *self.done], delta,
+                      accountant=accountant)
         self.say(f"step {step}/{n_steps}  epsilon spent {eps:.4g}  "
                  f"elapsed {time.perf_counter() - self.start:.2f}s")
 

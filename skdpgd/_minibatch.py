@@ -25,9 +25,9 @@ from ._importance import resolve_importance, run_linear
 from ._fit import Road, private_fit
 from ._mechanisms import InterceptOnly
 from ._setup import CLASS_COUNT_SENSITIVITY, release_class_counts, require_add_remove_budget
-from .accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, PLDAccountant,
-                         RDPAccountant, Release, calibrate_releases, gdp_delta_upper,
-                         gdp_mu_of_releases, sum_rounding_margin, switch_scale, with_margin)
+from .accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, Release, accountant_named,
+                         calibrate, gdp_delta_upper, gdp_mu_of_releases, share_multiplier,
+                         sum_rounding_margin, switch_scale, with_margin)
 from .exceptions import DivergenceError
 from .schedules import Exponential, Hong, Problem, Uniform
 
@@ -124,7 +124,7 @@ class MinibatchRoad(Road):
                  target_scale=None):
         self.X, self.y, self.loss, self.n_outputs = X, y, loss, n_outputs
         self.data_norm, self.y_bound, self.target_scale = data_norm, y_bound, target_scale
-        self.accountant = RDPAccountant() if est.accountant == "rdp" else PLDAccountant()
+        self.accountant = accountant_named(est.accountant)  # "rdp" or "pld"
         # a parameter (public): validated before anything is released
         self.mask = resolve_importance(getattr(est, "importance", None))
 
@@ -216,7 +216,7 @@ class MinibatchRoad(Road):
 
     def _gradient_shapes(self):
         # each step's clipped sum moves by clip_norm when a row is added or removed (raised by
-        # the rounding margin when calibrated: calibrate_releases, margin=self.margin)
+        # the rounding margin when calibrated: accounting.calibrate, margin=self.margin)
         return [Release("gradient sums", self.plan.noise_multipliers,
                         {"replace": 2.0 * self.clip, "add_remove": self.clip}, "add_remove",
                         self.q)]
@@ -239,24 +239,24 @@ class MinibatchRoad(Road):
         the counts are drawn (everything below is public: N or the released count, T, q, the
         budget), :func:`skdpgd.accounting.switch_scale` bounds the whole fit by the envelope
         ``E_L[max(delta_a(eps - L), delta_b(eps - L))]`` over the counts' privacy loss L (see
-        :mod:`skdpgd._envelope`, docs/theory.md) and returns the smallest common factor on
+        :mod:`skdpgd.accounting.envelope`, docs/theory.md) and returns the smallest common factor on
         both branches' noise multipliers that keeps it within delta at epsilon; both
         branches' releases are fixed here, scaled by it."""
         est = fit.est
-        z1 = 1.0 / (math.sqrt(share) * fit.mu_total)
+        z1 = share_multiplier(share, fit.mu_total)
         # sensitivity 1 (add/remove-one: one weighted count moves by w_i <= 1), raised by the
         # rounding margin of the float64 sums
         counts_sens = with_margin(CLASS_COUNT_SENSITIVITY, self.margin)
         first = fit.prior + [Release("class counts (prior)", [z1], counts_sens, "add_remove")]
         branches = {
-            "prior": calibrate_releases(GaussianDPAccountant(), self._second_counts_shapes(),
-                                        fit.epsilon, fit.delta, prior=first,
-                                        margin=self.margin),
+            "prior": calibrate(self._second_counts_shapes(), fit.epsilon, fit.delta,
+                               accountant=GaussianDPAccountant(), prior=first,
+                               margin=self.margin),
         }
         try:
-            branches["sgd"] = calibrate_releases(self.accountant, self._gradient_shapes(),
-                                                 fit.epsilon, fit.delta, prior=first,
-                                                 margin=self.margin)
+            branches["sgd"] = calibrate(self._gradient_shapes(), fit.epsilon, fit.delta,
+                                        accountant=self.accountant, prior=first,
+                                        margin=self.margin)
         except ValueError:
             # the accountant cannot certify the steps at this budget (e.g. epsilon below what
             # RDP's orders reach at this delta): a public fact, so the intercept-only model is

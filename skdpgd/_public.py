@@ -12,6 +12,7 @@ from . import policy
 from ._data import encode_binary_or_index, resolve_classes  # noqa: F401 (moved to _data)
 from ._selection_guard import warn_if_leaky_pipeline, warn_if_model_selection
 from ._setup import release_class_counts, release_count
+from .accounting import share_multiplier
 
 #: The ``classes`` parameter of every classifier, for their docstrings.
 CLASSES_DOC = """
@@ -56,7 +57,7 @@ def resolve_n_samples(n_samples, n_rows, neighbouring, mu_total, gen):
         return float(n_samples), None
     if math.isinf(mu_total):
         return float(n_rows), None
-    return release_count(n_rows, 1.0 / (math.sqrt(policy.current().COUNT_SHARE) * mu_total),
+    return release_count(n_rows, share_multiplier(policy.current().COUNT_SHARE, mu_total),
                          neighbouring, gen)
 
 
@@ -112,7 +113,7 @@ def resolve_class_weight(class_weight, classes, y_index, mu_total, gen, relation
         release = None
         if not math.isinf(mu_total):
             counts, release = release_class_counts(
-                counts, 1.0 / (math.sqrt(policy.current().CLASS_COUNT_SHARE) * mu_total),
+                counts, share_multiplier(policy.current().CLASS_COUNT_SHARE, mu_total),
                 relation, gen)
         counts = np.maximum(counts, 1.0)
         raw = counts.sum() / (n_classes * counts)

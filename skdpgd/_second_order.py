@@ -33,7 +33,7 @@ import numpy as np
 
 from . import policy
 from ._mechanisms import Mechanism, _check_finite
-from .accounting import Release
+from .accounting import Release, compose_gdp
 
 
 
@@ -143,7 +143,7 @@ class DampedNewton(Mechanism):
             raise ValueError("a Newton plan releases a Hessian at iteration 0 and at "
                              "iterations below T only.")
         s = plan.gradient_share
-        inv2 = float(np.sum(plan.noise_multipliers ** -2.0))
+        inv2 = compose_gdp(plan.noise_multipliers) ** 2
         ratio = math.sqrt(len(steps) * s / ((1.0 - s) * inv2))
         return [Release("gradient sums", plan.noise_multipliers, setup.grad_sensitivity,
                         setup.relation),

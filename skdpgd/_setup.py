@@ -16,11 +16,8 @@ import warnings
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .accounting import Release
+from .accounting import RELATIONS, Release, upper_bound_release
 from .exceptions import BudgetExceededError, PrivacyUsageWarning
-
-#: The relations a fit runs under, and how ``neighbouring_`` names them.
-NEIGHBOURING = {"replace": "replace-one", "add_remove": "add/remove-one"}
 
 #: Default delta: far below 1/n_samples (Dwork and Roth recommend delta << 1/n).
 DEFAULT_DELTA_CAP = 1e-5
@@ -74,7 +71,7 @@ def resolve_relation(neighbouring, budget):
     """
     budget_relation = getattr(budget, "neighbouring", None) if budget is not None else None
     if neighbouring == "auto":
-        return budget_relation if budget_relation in NEIGHBOURING else "replace"
+        return budget_relation if budget_relation in RELATIONS else "replace"
     if neighbouring == "replace" and budget_relation == "add_remove":
         raise ValueError(
             "neighbouring='replace' treats the number of rows N as public, but the budget is "
@@ -118,10 +115,8 @@ def budget_admits_upper_bound(budget, epsilon, delta_max, relation, accountant, 
     if check is None or math.isinf(epsilon):
         return False
     mu_max = accountant.budget(epsilon, delta_max)
-    sens = ({"replace": 2.0, "add_remove": 1.0} if relation == "add_remove"
-            else {"replace": 1.0, "add_remove": math.inf})
     try:
-        check([Release("whole fit (upper bound)", [1.0 / mu_max], sens, relation)], label=label)
+        check([upper_bound_release("whole fit (upper bound)", mu_max, relation)], label=label)
     except BudgetExceededError:
         if exact:
             raise

@@ -1,18 +1,14 @@
 """A privacy budget that several fits draw from, composed tightly.
 
-Each fit charges the budget with the exact description of what it released (its noise
-multipliers and sampling rate) *before* it runs its kernel; a fit that would overspend is
-refused with :class:`~skdpgd.BudgetExceededError` and releases nothing.
+Each fit charges the budget with the exact description of what it released (events of
+:mod:`skdpgd.accounting.events`: its releases' noise multipliers, sensitivities and sampling
+rate) *before* it runs its kernel; a fit that would overspend is refused with
+:class:`~skdpgd.BudgetExceededError` and releases nothing.
 
-Composition:
-
-* while every charge is full batch (sampling rate 1), the releases are Gaussian mechanisms and
-  compose **exactly** in Gaussian DP: ``mu = sqrt(sum z^-2)`` over all of them;
-* once one charge is Poisson-subsampled, or is given by its Renyi-DP curve alone
-  (:meth:`PrivacyBudget.charge_rdp`, e.g. a private hyperparameter search), everything is
-  composed in Renyi DP over ``skdpgd._rdp.DEFAULT_ORDERS`` (a full-batch Gaussian step with
-  multiplier z has RDP ``alpha / (2 z^2)``) and converted with the improved
-  RDP -> (epsilon, delta) bound.
+Composition (:class:`skdpgd.accounting.Composition`, the arithmetic of
+:func:`skdpgd.accounting.compose`): exact Gaussian DP while every charge is a full-batch
+Gaussian release; Renyi DP at ``skdpgd.accounting.RDP_DEFAULT_ORDERS`` once one is
+Poisson-subsampled or is known by its Renyi-DP curve alone (a private hyperparameter search).
 
 The budget is stated for one neighbouring relation. ``'add_remove'`` (the default) accepts every
 fit: a replace-one full-batch release with multiplier z (noise ``z * 2C``) is an add/remove-one
@@ -27,16 +23,13 @@ import math
 import threading
 
 import numpy as np
-from scipy.optimize import brentq
 
-from .accounting import (Composition, Release, _check_delta, _check_epsilon, gdp_epsilon,
-                         gdp_mu)
+from ._checks import check_delta as _check_delta
+from ._checks import check_epsilon as _check_epsilon
+from .accounting import RELATIONS, Composition, RDPCurve, Relation, Release, flatten
 from .exceptions import BudgetExceededError
 
 __all__ = ["PrivacyBudget"]
-
-_RELATIONS = {"add_remove": "add/remove-one", "replace": "replace-one"}
-_NAME_OF = {v: k for k, v in _RELATIONS.items()}
 
 
 class PrivacyBudget:
@@ -88,12 +81,12 @@ class PrivacyBudget:
         _check_delta(delta)
         if math.isinf(float(epsilon)):
             raise ValueError("a shared budget needs a finite epsilon.")
-        if neighbouring not in _RELATIONS:
-            raise ValueError(f"neighbouring must be one of {sorted(_RELATIONS)}, "
+        if neighbouring not in RELATIONS:
+            raise ValueError(f"neighbouring must be one of {sorted(RELATIONS)}, "
                              f"got {neighbouring!r}.")
         self.epsilon = float(epsilon)
         self.delta = float(delta)
-        self.neighbouring = neighbouring
+        self.neighbouring = Relation(neighbouring).value
         self._charges = []  # the ledger: Releases, named by label, under the budget's relation
         self._rdp_charges = []  # (label, RDP curve at DEFAULT_ORDERS, under the budget's relation)
         self._lock = threading.Lock()
@@ -137,8 +130,7 @@ class PrivacyBudget:
                 "are accounted under add/remove-one; create the budget with "
                 "neighbouring='add_remove' to share it with DP-SGD fits."
             )
-        return Release(label, release.multipliers_under(self.neighbouring),
-                       dict(release.sensitivity), self.neighbouring, release.sampling_rate)
+        return release.under(self.neighbouring, name=label)
 
     @property
     def rdp_charges(self):
@@ -161,41 +153,7 @@ class PrivacyBudget:
         estimators do); the answer is checked by composing that ``mu`` with the ledger.
         """
         delta = self.delta if delta is None else float(delta)
-        total = gdp_mu(self.epsilon, self.delta)
-
-        # the ledger is summarised once; the search only adds the next fit's release to it
-        ledger = self._composition()
-
-        def spent_with(mu):
-            return ledger.epsilon(self.delta, mu)
-
-        if spent_with(0.0) >= self.epsilon:
-            return 0.0
-        hi = total
-        if spent_with(hi) <= self.epsilon:
-            mu = hi
-        else:
-            mu = brentq(lambda m: spent_with(m) - self.epsilon, 0.0, hi, xtol=1e-14,
-                        rtol=1e-12)
-            while mu > 0 and spent_with(mu) > self.epsilon:
-                mu *= 1 - 1e-12
-        return gdp_epsilon(delta, mu) if mu > 0 else 0.0
-
-    @staticmethod
-    def _releases(multipliers, sampling_rate, neighbouring, extra):
-        """The :class:`Release` list that :meth:`charge` takes (plain multipliers wrapped)."""
-        if len(multipliers) and all(isinstance(r, Release) for r in multipliers):
-            releases = list(multipliers)
-        else:
-            relation = _NAME_OF.get(neighbouring, neighbouring)
-            if relation not in _RELATIONS:
-                raise ValueError(f"unknown neighbouring relation {neighbouring!r}.")
-            releases = [Release("steps", multipliers, {"replace": 2.0, "add_remove": 1.0},
-                                relation, float(sampling_rate))]
-            if len(extra):
-                releases.append(Release("setup", extra, {"replace": 1.0, "add_remove": 1.0},
-                                        relation))
-        return releases
+        return self._composition().remaining_epsilon(self.epsilon, self.delta, delta)
 
     def _refuse_if_detached(self):
         if self._detached:
@@ -207,78 +165,92 @@ class PrivacyBudget:
                 "with set_params(budget=...)."
             )
 
-    def _parts(self, releases, label):
-        return [self._convert(r, f"{label} ({r.name})" if len(releases) > 1 else label)
-                for r in releases]
+    def _parts(self, events, label):
+        """``(releases, curves)`` of ``events`` as the ledger holds them: each release under the
+        budget's relation and named after ``label`` (and its own name when there are several),
+        each selection's RDP curve (stated for the budget's relation)."""
+        releases, selections = flatten(events)
+        parts = [self._convert(r, f"{label} ({r.name})" if len(releases) > 1 else label)
+                 for r in releases]
+        curves = []
+        for sel in selections:
+            relation = Relation.of(sel.relation)
+            if relation != self.neighbouring:
+                raise ValueError(
+                    f"this RDP curve is stated for {relation.words} neighbours and the budget "
+                    f"for {Relation(self.neighbouring).words}; an RDP curve cannot be "
+                    f"converted between relations. Create the budget with "
+                    f"neighbouring={relation.value!r}.")
+            curve = np.array(RDPCurve(label, sel.rdp(), relation).curve)
+            curve.setflags(write=False)
+            curves.append((label, curve))
+        return parts, curves
 
-    def _refusal(self, after):
+    def _refusal(self, after, label):
         before = self.spent_epsilon()
         return BudgetExceededError(
-            f"this fit would take the shared budget to epsilon={after:.6g} at "
+            f"this {label} would take the shared budget to epsilon={after:.6g} at "
             f"delta={self.delta:g}, above its total {self.epsilon:g} (spent so far: "
             f"{before:.6g}; a full-batch fit may still use epsilon="
             f"{self.remaining_epsilon():.6g}). Nothing was released."
         )
 
-    def check(self, releases, label="fit"):
-        """Raise :class:`~skdpgd.BudgetExceededError` if charging ``releases`` (a list of
-        :class:`skdpgd.accounting.Release`) would overspend; record nothing.
+    def check(self, events, label="fit"):
+        """Raise :class:`~skdpgd.BudgetExceededError` if charging ``events`` would overspend;
+        record nothing.
 
         Estimators call it with a public upper bound on what a fit can spend, before their
         first draw, so that a refusal never depends on a released value.
         """
         self._refuse_if_detached()
-        return self._admit(self._parts(list(releases), label), record=False)
+        return self._admit(*self._parts(events, label), label, record=False)
 
-    def _admit(self, parts, record):
-        """Compose ``parts`` with the ledger; refuse past the total, else record them."""
+    def _admit(self, parts, curves, label, record):
+        """Compose ``parts`` and ``curves`` with the ledger; refuse past the total, else
+        record them."""
         with self._lock:
-            after = self._composition(extra=parts).epsilon(self.delta)
+            after = self._composition(extra=parts,
+                                      rdp_extra=[c for _, c in curves]).epsilon(self.delta)
             if after > self.epsilon:
-                raise self._refusal(after)
+                raise self._refusal(after, label if curves and not parts else "fit")
             if record:
                 self._charges.extend(parts)
+                self._rdp_charges.extend(curves)
         return after
 
-    def charge(self, multipliers, sampling_rate=1.0, neighbouring="add_remove", label="fit",
-               extra=()):
-        """Record a fit's releases, or raise :class:`~skdpgd.BudgetExceededError`.
+    def charge(self, events, label="fit"):
+        """Record what a fit released, or raise :class:`~skdpgd.BudgetExceededError` (and
+        record nothing).
 
         Parameters
         ----------
-        multipliers : list of Release, or array-like
-            The fit's releases (:class:`skdpgd.accounting.Release`, each with its own
-            sensitivity per relation), or the noise multipliers of clipped-gradient sums (a
-            sensitivity of 2C replace-one and C add/remove-one).
-        sampling_rate : float, default=1.0
-            Poisson sampling rate of those steps (with plain multipliers).
-        neighbouring : str
-            The relation the fit calibrated its noise for ('replace'/'replace-one' or
-            'add_remove'/'add/remove-one'; with plain multipliers).
+        events : event or list of events
+            What was released, as events of :mod:`skdpgd.accounting.events`: Gaussian
+            releases (:class:`~skdpgd.accounting.Release`, each with its sensitivity per
+            relation, converted to the budget's relation), Poisson-sampled or composed
+            events, or selections known by their Renyi-DP curve (such as a private search,
+            :class:`~skdpgd.accounting.RepeatedSelection`, stated for the budget's relation).
         label : str
-            Name shown in :attr:`charges`.
-        extra : sequence of float
-            With plain multipliers: multipliers of further full-batch releases of the same fit
-            whose sensitivity is the same under both relations (e.g. a clipped norm sum).
+            Name shown in :attr:`charges` (and :attr:`rdp_charges`).
 
         Returns
         -------
         spent : float
             The budget's epsilon after this charge.
         """
-        releases = self._releases(multipliers, sampling_rate, neighbouring, extra)
         self._refuse_if_detached()
-        return self._admit(self._parts(releases, label), record=True)
+        return self._admit(*self._parts(events, label), label, record=True)
 
     def charge_rdp(self, rdp, neighbouring, label="selection"):
         """Record a release known by its Renyi-DP curve, or raise
-        :class:`~skdpgd.BudgetExceededError` (before anything is released).
+        :class:`~skdpgd.BudgetExceededError` (before anything is released): ``charge`` of an
+        :class:`~skdpgd.accounting.RDPCurve`.
 
         Parameters
         ----------
-        rdp : array-like of shape (len(skdpgd._rdp.DEFAULT_ORDERS),)
-            An upper bound of the release's RDP at each of ``DEFAULT_ORDERS`` (e.g. a private
-            hyperparameter search, Papernot and Steinke 2022), under ``neighbouring``.
+        rdp : array-like of shape (len(skdpgd.accounting.RDP_DEFAULT_ORDERS),)
+            An upper bound of the release's RDP at each of ``RDP_DEFAULT_ORDERS`` (e.g. a
+            private hyperparameter search, Papernot and Steinke 2022), under ``neighbouring``.
         neighbouring : str
             The relation the curve is stated for; it must be the budget's own (an RDP curve
             carries no sensitivity from which to convert it).
@@ -290,30 +262,7 @@ class PrivacyBudget:
         spent : float
             The budget's epsilon after this charge.
         """
-        from ._rdp import DEFAULT_ORDERS
-
-        relation = _NAME_OF.get(neighbouring, neighbouring)
-        if relation != self.neighbouring:
-            raise ValueError(
-                f"this RDP curve is stated for {_RELATIONS.get(relation, relation)} neighbours "
-                f"and the budget for {_RELATIONS[self.neighbouring]}; an RDP curve cannot be "
-                f"converted between relations. Create the budget with "
-                f"neighbouring={relation!r}.")
-        curve = np.array(rdp, dtype=float).ravel()
-        if curve.shape != DEFAULT_ORDERS.shape or np.any(np.isnan(curve)) or np.any(curve < 0):
-            raise ValueError("rdp must hold one value >= 0 per order of DEFAULT_ORDERS.")
-        self._refuse_if_detached()
-        curve.setflags(write=False)
-        with self._lock:
-            after = self._composition(rdp_extra=[curve]).epsilon(self.delta)
-            if after > self.epsilon:
-                before = self.spent_epsilon()
-                raise BudgetExceededError(
-                    f"this {label} would take the shared budget to epsilon={after:.6g} at "
-                    f"delta={self.delta:g}, above its total {self.epsilon:g} (spent so far: "
-                    f"{before:.6g}). Nothing was released.")
-            self._rdp_charges.append((label, curve))
-        return after
+        return self.charge(RDPCurve(label, rdp, neighbouring), label=label)
 
 
 def _detached_budget(epsilon, delta, neighbouring, charges, rdp_charges=()):

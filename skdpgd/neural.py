@@ -21,8 +21,8 @@ from . import policy
 from ._data import classification_data
 from ._fit import Road, mu_of, private_fit
 from ._public import CLASSES_DOC, fit_transaction
-from ._setup import NEIGHBOURING, require_add_remove_budget, resolve_relation
-from .accounting import GaussianDPAccountant, RDPAccountant, Release, remaining_mu
+from ._setup import require_add_remove_budget, resolve_relation
+from .accounting import RELATIONS, GaussianDPAccountant, RDPAccountant, Release, remaining_mu
 from .schedules import PUR, Exponential, Problem, Uniform, get_schedule, hong_shape
 
 __all__ = ["DPMLPClassifier"]
@@ -370,7 +370,7 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         "schedule": [StrOptions(_SCHEDULE_NAMES), HasMethods(["plan"])],
         "decay": [Interval(numbers.Real, 0, 1, closed="right"), None],
         "momentum": [Interval(numbers.Real, 0, 1, closed="left")],
-        "neighbouring": [StrOptions({"auto", *NEIGHBOURING})],
+        "neighbouring": [StrOptions({"auto", *RELATIONS})],
         "random_state": ["random_state"],
         "classes": ["array-like", None],
         "class_weight": [dict, StrOptions({"balanced"}), None],

@@ -14,7 +14,8 @@ rows, or a boolean mask is refused. A step is trusted for what its own class dec
 may override ``fit`` or ``transform``, is refused unless it declares a capability itself.
 
 **Budget split (public rule).** The pipeline's ``(epsilon, delta)`` is turned into one Gaussian-DP
-parameter ``mu = gdp_mu(epsilon, delta)``; every spending step ``k`` gets ``mu_k^2 = w_k mu^2``
+parameter ``mu = gdp_mu(epsilon, delta)`` (:func:`skdpgd.accounting.split_budget`); every spending
+step ``k`` gets ``mu_k^2 = w_k mu^2``
 (``sum_k w_k = 1``) and is run at ``(gdp_epsilon(delta, mu_k), delta)``, which its own calibration
 turns back into ``mu_k``. Gaussian DP composes exactly (``mu^2 = sum_k mu_k^2``), so the whole
 pipeline spends at most ``(epsilon, delta)``. Default weights: each DP transformer
@@ -45,7 +46,8 @@ from ._audit import (_audit_steps, _bound_problem, _final_step_problems, _is_dp_
 from ._capability import DP_MINIBATCH_ESTIMATOR, DP_TRANSFORMER, declared_privacy
 from ._selection_guard import warn_if_model_selection
 from ._setup import DEFAULT_DELTA_CAP, default_delta
-from .accounting import Release, gdp_epsilon, gdp_mu
+from .accounting import (RELATIONS, Relation, flatten, gdp_mu_of_releases, split_budget,
+                         upper_bound_release)
 from .budget import PrivacyBudget
 from .exceptions import BudgetExceededError, PrivacyLeakWarning
 from .preprocessing import output_bound
@@ -148,16 +150,14 @@ class _Ledger:
             self.outer.check(releases, label=label)
         return self.inner.check(releases, label=label)
 
-    def charge(self, multipliers, sampling_rate=1.0, neighbouring="add_remove", label="fit",
-               extra=()):
-        releases = PrivacyBudget._releases(multipliers, sampling_rate, neighbouring, extra)
+    def charge(self, events, label="fit"):
         if self.outer is not None:
-            self.outer.check(releases, label=label)
-        spent = self.inner.charge(releases, label=label)
+            self.outer.check(events, label=label)
+        spent = self.inner.charge(events, label=label)
         if self.outer is not None:
-            self.outer.charge(releases, label=label)
-        self.releases.extend(Release(f"{label}: {r.name}", r.multipliers, dict(r.sensitivity),
-                                     r.relation, r.sampling_rate) for r in releases)
+            self.outer.charge(events, label=label)
+        releases, _ = flatten(events)
+        self.releases.extend(r.renamed(f"{label}: {r.name}") for r in releases)
         return spent
 
     def for_step(self, path):
@@ -183,10 +183,8 @@ class _StepLedger:
     def check(self, releases, label="fit"):
         return self.ledger.check(releases, label=self.path)
 
-    def charge(self, multipliers, sampling_rate=1.0, neighbouring="add_remove", label="fit",
-               extra=()):
-        return self.ledger.charge(multipliers, sampling_rate, neighbouring, label=self.path,
-                                  extra=extra)
+    def charge(self, events, label="fit"):
+        return self.ledger.charge(events, label=self.path)
 
 
 def _walk_fitted(est, path):
@@ -281,12 +279,12 @@ class PrivatePipeline(Pipeline):
                                  "under add/remove-one neighbours; use neighbouring='auto' or "
                                  "'add_remove' (and an add/remove-one budget).")
             return "add_remove"
-        if self.neighbouring not in ("auto", "replace", "add_remove"):
+        if self.neighbouring not in ("auto", *RELATIONS):
             raise ValueError("neighbouring must be 'auto', 'replace' or 'add_remove', got "
                              f"{self.neighbouring!r}.")
         b = getattr(self.budget, "neighbouring", None) if self.budget is not None else None
         if self.neighbouring == "auto":
-            return b if b in ("replace", "add_remove") else "replace"
+            return b if b in RELATIONS else "replace"
         if b is not None and b != self.neighbouring:
             raise ValueError(f"neighbouring={self.neighbouring!r} differs from the budget's "
                              f"relation {b!r}.")
@@ -381,12 +379,8 @@ class PrivatePipeline(Pipeline):
         # --- the split: mu_k^2 = w_k mu^2 (a public rule on public values) ---
         weights = self._weights(spenders)
         infinite = math.isinf(epsilon)
-        mu = math.inf if infinite else gdp_mu(epsilon, delta)
-        if minibatch or infinite:
-            step_eps = [epsilon]
-        else:
-            step_eps = [gdp_epsilon(delta, math.sqrt(w) * mu * (1.0 - _SPLIT_MARGIN))
-                        for w in weights]
+        mu, split = split_budget(epsilon, delta, weights, _SPLIT_MARGIN)
+        step_eps = [epsilon] if minibatch or infinite else split
 
         # --- the user's budget admits the whole pipeline? (public upper bound, nothing read) ---
         outer = self.budget
@@ -394,9 +388,7 @@ class PrivatePipeline(Pipeline):
             if infinite:
                 raise BudgetExceededError("epsilon=inf spends an unbounded budget; nothing was "
                                           "released.")
-            sens = {"replace": 2.0, "add_remove": 1.0} if relation == "add_remove" else \
-                {"replace": 1.0, "add_remove": math.inf}
-            outer.check([Release("whole pipeline (upper bound)", [1.0 / mu], sens, relation)],
+            outer.check([upper_bound_release("whole pipeline (upper bound)", mu, relation)],
                         label="PrivatePipeline")
         ledger = None
         if not infinite:
@@ -477,8 +469,7 @@ class PrivatePipeline(Pipeline):
         else:
             releases = list(ledger.releases)
             spent = ledger.inner.spent_epsilon()
-            inv2 = sum(float(np.sum(1.0 / (r.multipliers * r.multipliers))) for r in releases)
-            mu_ = math.sqrt(inv2)
+            mu_ = gdp_mu_of_releases(releases)
         self.steps = steps
         self.epsilon_ = spent
         self.delta_ = float(final_copy.delta_) if minibatch else delta
@@ -486,7 +477,7 @@ class PrivatePipeline(Pipeline):
         self.releases_ = releases
         self.step_epsilons_ = step_epsilons
         self.data_norm_ = data_norm
-        self.neighbouring_ = {"replace": "replace-one", "add_remove": "add/remove-one"}[relation]
+        self.neighbouring_ = Relation(relation).words
         return self
 
     def _get(self, path):
@@ -520,7 +511,7 @@ class _Passthrough:
     def check(self, releases, label="fit"):
         return 0.0
 
-    def charge(self, releases, label="fit"):
+    def charge(self, events, label="fit"):
         return 0.0
 
 

@@ -39,7 +39,7 @@ from ._capability import DP_TRANSFORMER, PUBLIC_TRANSFORMER, declared_privacy
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._fit import Road, mu_of, private_fit
 from ._public import fit_transaction
-from .accounting import COUNT_BOUND_SIGMAS, Release, sum_rounding_margin
+from .accounting import COUNT_BOUND_SIGMAS, RELATIONS, Release, sum_rounding_margin
 
 __all__ = ["BoundedScaler", "DPStandardScaler", "Categorical", "DomainCounts", "Numeric",
            "categorical", "numeric", "out_of_domain_counts", "schema_transformer",
@@ -319,7 +319,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         "bounds": ["array-like", dict, tuple, None],
         "delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],
         "budget": [HasMethods(["charge"]), None],
-        "neighbouring": [StrOptions({"auto", "replace", "add_remove"})],
+        "neighbouring": [StrOptions({"auto", *RELATIONS})],
         "n_samples": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "clip_std": [Interval(numbers.Real, 0, None, closed="neither")],
         "missing_value": [Interval(numbers.Real, -1, 1, closed="both"), None],
@@ -962,9 +962,9 @@ def out_of_domain_counts(X, schema, *, epsilon, delta=None, budget=None, neighbo
     (['age', 'sex'], 1000.0)
     """
     from ._setup import DEFAULT_DELTA_CAP, default_delta, generator
-    from .accounting import gdp_epsilon, gdp_mu
+    from .accounting import Relation, calibrate, compose
 
-    if neighbouring not in ("replace", "add_remove"):
+    if neighbouring not in RELATIONS:
         raise ValueError(f"neighbouring must be 'replace' or 'add_remove', got {neighbouring!r}.")
     if isinstance(epsilon, bool) or not (isinstance(epsilon, numbers.Real)
                                          and 0 < epsilon < math.inf):
@@ -982,12 +982,12 @@ def out_of_domain_counts(X, schema, *, epsilon, delta=None, budget=None, neighbo
         raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
     columns = list(numeric_part) + list(categorical_part)
     k = len(columns)
-    # a hair inside the budget, as every calibration here (the round trip through mu rounds)
-    z = 1.0 / (gdp_mu(float(epsilon), delta) * (1.0 - 1e-12))  # the vector's noise: z sqrt(k)
-    # the counts are exact integers (sums of booleans); sqrt(k) is rounded up
+    # the counts are exact integers (sums of booleans); sqrt(k) is rounded up. One Gaussian
+    # release of the vector, calibrated to (epsilon, delta): noise std z sqrt(k)
     sens = math.sqrt(k) * (1.0 + 4.0 * np.finfo(float).eps)
-    release = Release("rows outside the codebook, per column", np.array([z]),
-                      {"replace": sens, "add_remove": sens}, neighbouring)
+    (release,) = calibrate([Release("rows outside the codebook, per column", [1.0],
+                                    {"replace": sens, "add_remove": sens}, neighbouring)],
+                           float(epsilon), delta)
     def table(cols, rows=slice(None)):
         if hasattr(X, "iloc"):
             return X[cols].iloc[rows]
@@ -1019,7 +1019,5 @@ def out_of_domain_counts(X, schema, *, epsilon, delta=None, budget=None, neighbo
     std = float(release.noise_std[0])
     noisy = counts + std * generator(random_state).standard_normal(k)
     return DomainCounts(counts=dict(zip(columns, (float(v) for v in noisy))), noise_std=std,
-                        epsilon_=float(gdp_epsilon(delta, 1.0 / z)), delta_=delta,
-                        releases_=[release],
-                        neighbouring_={"replace": "replace-one",
-                                       "add_remove": "add/remove-one"}[neighbouring])
+                        epsilon_=compose([release], delta), delta_=delta, releases_=[release],
+                        neighbouring_=Relation(neighbouring).words)

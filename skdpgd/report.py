@@ -3,7 +3,8 @@
 The report reads only what the object recorded about its releases (noise multipliers,
 sampling rates, sensitivities, the relation); it touches no data and releases nothing.
 
-Epsilon at each delta comes from the tightest accountant the package has for the releases:
+Epsilon at each delta comes from the tightest accountant the package has for the releases
+(:func:`skdpgd.accounting.epsilon_profiles`):
 
 * full-batch Gaussian releases only (DPLogisticRegression, DPRidge, full-batch
   DPMLPClassifier, a replace-one budget): Gaussian DP, exact (``mu = sqrt(sum z^-2)``);
@@ -21,13 +22,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .accounting import RELATIONS, GaussianSteps, Release, gdp_epsilon
+from .accounting import RELATIONS, RDPCurve, Relation, Release, epsilon_profiles
 
 __all__ = ["PrivacyReport", "privacy_report"]
 
 #: Deltas the table shows besides the object's own.
 DEFAULT_DELTAS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-10)
-_RELATION_WORDS = {"replace": "replace-one", "add_remove": "add/remove-one"}
 
 
 @dataclass
@@ -95,7 +95,7 @@ class PrivacyReport:
 
     def __str__(self):
         out = [f"Privacy report: {self.title}",
-               f"neighbouring datasets: {_RELATION_WORDS.get(self.relation, self.relation)}"]
+               f"neighbouring datasets: {Relation.of(self.relation).words}"]
         if self.stated is not None:
             out.append(f"stated guarantee: epsilon = {self.stated[0]:.4g} at delta = "
                        f"{self.stated[1]:.3g}")
@@ -123,7 +123,7 @@ class PrivacyReport:
     def _repr_html_(self):
         import html
 
-        rel = _RELATION_WORDS.get(self.relation, self.relation)
+        rel = Relation.of(self.relation).words
         parts = [f"<h4>Privacy report: {html.escape(self.title)}</h4>",
                  f"<p>neighbouring datasets: {html.escape(rel)}"]
         if self.stated is not None:
@@ -182,7 +182,8 @@ def _collect(obj):
 
     title = type(obj).__name__
     if isinstance(obj, PrivacyBudget):
-        items = list(obj.charges) + [_Curve(label, rdp) for label, rdp in obj.rdp_charges]
+        items = list(obj.charges) + [RDPCurve(label, rdp, obj.neighbouring)
+                                     for label, rdp in obj.rdp_charges]
         notes = [f"budget: epsilon = {obj.epsilon:.4g} at delta = {obj.delta:.3g}; spent so far "
                  f"by the budget's own accountant: {obj.spent_epsilon():.4g}"]
         return title, obj.neighbouring, items, None, notes
@@ -240,73 +241,30 @@ def _nested_releases(obj, seen):
     return out
 
 
-@dataclass
-class _Curve:
-    name: str
-    curve: np.ndarray
-
-    def rdp(self, orders=None):
-        return self.curve
-
-
 def _normalise(items, relation):
-    """``(rows, groups, curves)``: groups are ``(z, q)`` under ``relation``; curves are RDP
-    curves at ``DEFAULT_ORDERS``."""
-    from ._rdp import DEFAULT_ORDERS
-
-    rows, groups, curves = [], [], []
+    """``(rows, events)``: a row per item, and the events to compose, every release under
+    ``relation`` (``(label, z, q)`` triples from a budget's ledger already are)."""
+    rows, events = [], []
     for it in items:
         if isinstance(it, Release):
-            z, q, name = it.multipliers_under(relation), it.sampling_rate, it.name
+            r = it.under(relation)
             sens = float(it.sensitivity[relation])
         elif isinstance(it, tuple):
             name, z, q = it
+            r = Release(name, z, {"replace": 1.0, "add_remove": 1.0}, relation, q)
             sens = math.nan
         else:  # a release known by its RDP curve (a private search)
-            curves.append(np.asarray(it.rdp(DEFAULT_ORDERS), dtype=float))
+            events.append(it)
             rows.append(_Row(getattr(it, "name", type(it).__name__), 0, math.nan, math.nan,
                              math.nan, math.nan, math.nan))
             continue
-        z = np.asarray(z, dtype=float)
-        groups.append((z, float(q)))
-        rows.append(_Row(name, int(z.size), float(q), float(np.min(z)) if z.size else math.nan,
+        events.append(r)
+        z = r.multipliers
+        rows.append(_Row(r.name, int(z.size), r.sampling_rate,
+                         float(np.min(z)) if z.size else math.nan,
                          float(np.median(z)) if z.size else math.nan,
                          float(np.max(z)) if z.size else math.nan, sens))
-    return rows, groups, curves
-
-
-def _accountants(groups, curves):
-    """``{name: epsilon(delta)}`` of every accountant that applies, tightest first after the
-    caller takes the minimum."""
-    from ._rdp import DEFAULT_ORDERS, rdp_epsilon, rdp_subsampled_gaussian
-
-    full = [z for z, q in groups if q == 1.0]
-    sub = [(z, q) for z, q in groups if q < 1.0]
-    if any(np.any(z == 0) for z, _ in groups):  # a noiseless release: no finite epsilon
-        return {"none (a release without noise)": lambda d: math.inf}
-    inv2 = sum(float(np.sum(1.0 / (z[np.isfinite(z)] ** 2))) for z in full)
-    if not sub and not curves:
-        mu = math.sqrt(inv2)
-        return {"Gaussian DP (exact)": lambda d: gdp_epsilon(d, mu) if mu > 0 else 0.0}
-    rdp = np.zeros(len(DEFAULT_ORDERS))
-    for c in curves:
-        rdp = rdp + c
-    for z, q in groups:
-        z = z[np.isfinite(z)]
-        if z.size:
-            rdp = rdp + rdp_subsampled_gaussian(q, z, DEFAULT_ORDERS)
-    out = {"RDP": lambda d: float(rdp_epsilon(rdp, DEFAULT_ORDERS, d))}
-    if not curves:
-        try:
-            import dp_accounting  # noqa: F401
-        except ImportError:
-            return out
-        from ._rdp import pld_profile
-
-        steps = [GaussianSteps(z[np.isfinite(z)], q) for z, q in groups
-                 if np.isfinite(z).any()]
-        out["PLD (dp-accounting)"] = pld_profile(steps)  # composed once, read at each delta
-    return out
+    return rows, events
 
 
 def _seed_notes(obj):
@@ -378,8 +336,8 @@ def privacy_report(obj, deltas=None, plot=False, ax=None):
     """
     title, relation, items, stated, notes = _collect(obj)
     notes = list(notes) + _seed_notes(obj)
-    rows, groups, curves = _normalise(items, relation)
-    accountants = _accountants(groups, curves)
+    rows, events = _normalise(items, relation)
+    accountants = epsilon_profiles(events)
     if deltas is None:
         own = stated[1] if stated is not None else getattr(obj, "delta", None)
         ds = set(DEFAULT_DELTAS) | ({float(own)} if own is not None else set())

@@ -1,5 +1,5 @@
 """The privacy of a fit that chooses its mechanism from a Gaussian release (DP-SGD's prior
-switch): the envelope of the branches (skdpgd._envelope, docs/theory.md)."""
+switch): the envelope of the branches (skdpgd.accounting.envelope, docs/theory.md)."""
 
 import math
 import warnings
@@ -10,7 +10,7 @@ from scipy import integrate
 from scipy.special import log_ndtr
 
 from skdpgd import DPSGDClassifier, policy
-from skdpgd._envelope import (branch_profile, envelope_delta, envelope_epsilon,
+from skdpgd.accounting.envelope import (branch_profile, envelope_delta, envelope_epsilon,
                               gaussian_profile, rdp_profile)
 from skdpgd.accounting import (GaussianDPAccountant, RDP_DEFAULT_ORDERS, RDPAccountant,
                                gdp_delta, gdp_mu, gdp_mu_of_releases, rdp_subsampled_gaussian)

@@ -27,11 +27,19 @@ KNOWN_CYCLES = set()  # none: an entry here needs a reason in its comment
 
 
 def _modules():
+    """``{dotted name: path}`` of every module of the package, subpackages included."""
     names = {}
-    for path in sorted(ROOT.glob("*.py")):
-        name = PACKAGE if path.stem == "__init__" else f"{PACKAGE}.{path.stem}"
-        names[name] = path
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = [PACKAGE, *path.relative_to(ROOT).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        names[".".join(parts)] = path
     return names
+
+
+def _package_of(name, path):
+    """The package a relative import in module ``name`` starts from (level 1)."""
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
 
 
 def _edges(name, path, modules):
@@ -56,12 +64,15 @@ def _edges(name, path, modules):
                 if not (base == PACKAGE or base.startswith(PACKAGE + ".")):
                     continue
             else:
-                assert node.level == 1, f"{name}: no subpackages expected"
-                base = PACKAGE + ("." + node.module if node.module else "")
-            if base == PACKAGE:  # from . import x: a module, or a name of the package
+                pkg = _package_of(name, path)
+                for _ in range(node.level - 1):
+                    pkg = pkg.rpartition(".")[0]
+                base = pkg + ("." + node.module if node.module else "")
+            if not node.module or base in modules and modules[base].name == "__init__.py":
+                # from <package> import x: a module, or a name of the package
                 for alias in node.names:
-                    sub = f"{PACKAGE}.{alias.name}"
-                    add(sub if sub in modules else PACKAGE, node)
+                    sub = f"{base}.{alias.name}"
+                    add(sub if sub in modules else base, node)
             else:
                 add(base, node)
     return out
@@ -127,6 +138,48 @@ def test_the_cycle_check_finds_a_cycle():
     assert _cycle(graph) is not None
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+#: The 'never' arrows: what each layer may import from the rest of skdpgd (every import,
+#: lazy ones included). Everything else may import them; they never import anything above.
+#: accounting: the parameter checks only (not the estimators, the fit path, the budget, the
+#: policy, the mechanisms or the rows); policy: nothing; the numba kernels: numba's caching
+#: policy and each other.
+NEVER_ABOVE = {
+    "skdpgd.accounting": {"skdpgd._checks"},
+    "skdpgd.policy": set(),
+    "skdpgd._kernels": {"skdpgd._jit"},
+    "skdpgd._kernels_second": {"skdpgd._jit", "skdpgd._kernels"},
+    "skdpgd._kernels_sgd": {"skdpgd._jit", "skdpgd._kernels"},
+}
+
+
+@pytest.mark.parametrize("layer", sorted(NEVER_ABOVE))
+def test_lower_layers_import_nothing_above_them(layer):
+    graph = _graph(lazy=True)
+    inside = {m for m in graph if m == layer or m.startswith(layer + ".")}
+    assert inside, f"{layer} not found"
+    outside = {(m, t) for m in inside for t in graph[m] - inside - NEVER_ABOVE[layer]}
+    assert outside == set()
+
+
+def test_the_arrow_check_finds_an_import_above():
+    """The walker sees the subpackage's modules and a made-up edge upward would be caught."""
+    graph = _graph(lazy=True)
+    inside = {m for m in graph if m.startswith("skdpgd.accounting.")}
+    assert {"skdpgd.accounting.events", "skdpgd.accounting.gdp", "skdpgd.accounting.rdp",
+            "skdpgd.accounting.pld", "skdpgd.accounting.selection"} <= inside
+    graph["skdpgd.accounting.gdp"].add("skdpgd.budget")
+    assert {t for m in inside for t in graph[m]} - inside - NEVER_ABOVE["skdpgd.accounting"]
+
+
+def test_subpackage_imports_are_resolved():
+    """Relative imports inside the subpackage resolve to its own modules (``from .gdp import``)
+    and to the package above (``from .._checks import``)."""
+    graph = _graph(lazy=True)
+    assert "skdpgd.accounting.gdp" in graph["skdpgd.accounting.composition"]
+    assert "skdpgd._checks" in graph["skdpgd.accounting.gdp"]
+    assert "skdpgd.accounting" in graph["skdpgd.budget"]
 
 
 def test_the_kind_of_input_is_tested_in_one_place():

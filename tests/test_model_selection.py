@@ -16,7 +16,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdpgd import (BudgetExceededError, DPLogisticRegression, DPRidge, DPSGDClassifier,
                     PrivacyBudget, PrivacyLeakWarning)
-from skdpgd._rdp import DEFAULT_ORDERS
+from skdpgd.accounting import RDP_DEFAULT_ORDERS as DEFAULT_ORDERS
 from skdpgd.model_selection import (PrivateRandomSearchCV, RepeatedSelection, draw_n_trials,
                                     truncated_negative_binomial_gamma)
 from skdpgd.pipeline import make_private_pipeline

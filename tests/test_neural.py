@@ -13,15 +13,11 @@ import numpy as np
 import pytest
 
 from skdpgd._setup import generator as _generator
-from skdpgd.accounting import GaussianDPAccountant, GaussianSteps, compose_gdp
+from skdpgd.accounting import GaussianDPAccountant, GaussianSteps, RDPAccountant, compose_gdp
 from skdpgd.neural import DPMLPClassifier, _glorot_init
 from skdpgd.policy import MLP_HONG_INFLUENCE
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
-try:
-    from skdpgd.accounting import RDPAccountant
-except ImportError:  # not re-exported (yet): its home module
-    from skdpgd._rdp import RDPAccountant
 
 
 @pytest.fixture

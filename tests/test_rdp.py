@@ -523,7 +523,7 @@ def test_pld_epsilon():
 def _log_a_both(q, sigma, orders):
     from _support import rdp_numba  # the numba kernels the numpy code replaced
 
-    from skdpgd import _rdp
+    from skdpgd.accounting import rdp as _rdp
 
     o, is_int, off, lgc = _rdp._order_tables(tuple(float(a) for a in orders))
     v = np.array([1.0 / sigma**2])

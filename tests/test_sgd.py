@@ -257,7 +257,7 @@ def test_float32_input_keeps_float32_weights(sparse_input):
 
 def test_pld_accountant_cuts_the_noise_and_never_overspends():
     pytest.importorskip("dp_accounting")
-    from skdpgd._rdp import pld_epsilon
+    from skdpgd.accounting import pld_epsilon
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20000, 3)) / 3

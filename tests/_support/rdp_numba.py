@@ -1,13 +1,14 @@
-"""Reference for tests only: the numba kernels that computed log A_alpha in skdpgd._rdp before
-it moved to vectorised numpy (so that a first DP-SGD fit does not compile them). Kept
-verbatim, with the constants they read, so the numpy version can be checked against them."""
+"""Reference for tests only: the numba kernels that computed log A_alpha in
+skdpgd.accounting.rdp before it moved to vectorised numpy (so that a first DP-SGD fit does not
+compile them). Kept verbatim, with the constants they read, so the numpy version can be
+checked against them."""
 
 import math
 
 import numba
 import numpy as np
 
-from skdpgd._rdp import _EPS, _LOG_2PI_HALF, _LOG_CUTOFF, _RESYNC, _ROUNDING_RTOL
+from skdpgd.accounting.rdp import _EPS, _LOG_2PI_HALF, _LOG_CUTOFF, _RESYNC, _ROUNDING_RTOL
 
 njit = numba.njit
 

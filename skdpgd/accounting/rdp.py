@@ -84,8 +84,10 @@ import numpy as np
 from scipy.special import erfc as _erfc
 from scipy.special import gammaln
 
-from ._checks import check_delta as _check_delta
-from ._checks import check_epsilon as _check_epsilon
+from .._checks import check_delta as _check_delta
+from .._checks import check_epsilon as _check_epsilon
+from .accountant import Accountant
+from .events import gaussian_runs
 
 __all__ = [
     "DEFAULT_ORDERS",
@@ -93,7 +95,6 @@ __all__ = [
     "rdp_subsampled_gaussian",
     "rdp_epsilon",
     "rdp_delta",
-    "pld_epsilon",
 ]
 
 def _default_orders():
@@ -659,25 +660,6 @@ def rdp_delta(rdp, orders, epsilon, return_order=False):
 # ---------------------------------------------------------------------------------------
 
 
-class _Steps:
-    """A run of Gaussian steps (the duck type of skdpgd.accounting.GaussianSteps)."""
-
-    def __init__(self, noise_multipliers, sampling_rate):
-        self.noise_multipliers = np.asarray(noise_multipliers, dtype=float).ravel()
-        self.sampling_rate = float(sampling_rate)
-
-
-def _as_step_list(steps):
-    """A GaussianSteps, or an iterable of them (composed), as a list."""
-    if hasattr(steps, "noise_multipliers") and hasattr(steps, "sampling_rate"):
-        return [steps]
-    out = list(steps)
-    for s in out:
-        if not (hasattr(s, "noise_multipliers") and hasattr(s, "sampling_rate")):
-            raise TypeError("steps must be a GaussianSteps or a sequence of GaussianSteps.")
-    return out
-
-
 def _anchor_mask(orders, is_int):
     """A coarse subset of the integer orders (ratio >= 1.5 between neighbours, plus both ends)."""
     mask = np.zeros(orders.size, dtype=bool)
@@ -776,7 +758,7 @@ def _bracket(g, t, gt, step):
     raise RuntimeError("calibration could not bracket the noise scale")
 
 
-class RDPAccountant:
+class RDPAccountant(Accountant):
     """Renyi-DP accountant for (Poisson-subsampled) Gaussian steps, add/remove-one neighbours.
 
     Same interface as :class:`~skdpgd.accounting.GaussianDPAccountant`. ``steps`` may be one
@@ -802,13 +784,13 @@ class RDPAccountant:
     def supports(self, steps):
         """Any sampling rate in (0, 1]."""
         try:
-            return all(0.0 < float(s.sampling_rate) <= 1.0 for s in _as_step_list(steps))
+            return all(0.0 < float(s.sampling_rate) <= 1.0 for s in gaussian_runs(steps))
         except (TypeError, ValueError):
             return False
 
     @staticmethod
     def _groups(steps):
-        return [_Group(s.sampling_rate, s.noise_multipliers) for s in _as_step_list(steps)]
+        return [_Group(s.sampling_rate, s.noise_multipliers) for s in gaussian_runs(steps)]
 
     def rdp(self, steps):
         """Total RDP curve of ``steps`` at ``self.orders`` (upper bounds)."""
@@ -1026,138 +1008,3 @@ class RDPAccountant:
             step *= 2.0
             eps_c = total_eps(c)[0]
         return c * shape
-
-
-# ---------------------------------------------------------------------------------------
-# Optional: privacy-loss-distribution accounting through dp-accounting
-# ---------------------------------------------------------------------------------------
-
-
-def pld_epsilon(steps, delta, value_discretization_interval=1e-4):
-    """Epsilon of ``steps`` by dp-accounting's PLD accountant (pessimistic, add/remove-one).
-
-    Usually tighter than RDP for long compositions; needs the optional dependency
-    (``pip install "skdpgd[accounting]"``). Equal multipliers are grouped (self-composition)
-    and full-batch steps are merged into one Gaussian (exact), so its cost grows with the
-    number of distinct subsampled multipliers (each is a PLD convolution).
-    """
-    delta = _check_delta(delta)
-    return pld_profile(steps, value_discretization_interval)(delta)
-
-
-def pld_profile(steps, value_discretization_interval=1e-4):
-    """``delta -> epsilon`` of ``steps`` by dp-accounting's PLD accountant (see
-    :func:`pld_epsilon`): the PLD is composed once and then read at any delta."""
-    try:
-        import dp_accounting
-        from dp_accounting.pld import pld_privacy_accountant
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            'pld_epsilon needs dp-accounting: pip install "skdpgd[accounting]"'
-        ) from exc
-    events = []
-    inv_var = 0.0
-    for g in RDPAccountant._groups(steps):
-        if g.infinite:
-            return lambda delta: math.inf
-        if g.sigmas.size == 0:
-            continue
-        if g.q == 1.0:
-            inv_var += float(np.sum(g.counts / (g.sigmas * g.sigmas)))
-            continue
-        for sig, n in zip(g.sigmas, g.counts):
-            ev = dp_accounting.PoissonSampledDpEvent(g.q, dp_accounting.GaussianDpEvent(float(sig)))
-            events.append(dp_accounting.SelfComposedDpEvent(ev, int(n)) if n > 1 else ev)
-    if inv_var > 0:
-        events.append(dp_accounting.GaussianDpEvent(1.0 / math.sqrt(inv_var)))
-    if not events:
-        return lambda delta: 0.0
-    acc = pld_privacy_accountant.PLDAccountant(
-        value_discretization_interval=value_discretization_interval)
-    for ev in events:
-        acc.compose(ev)
-    profile = lambda delta: float(acc.get_epsilon(_check_delta(delta)))  # noqa: E731
-    profile.delta_at = lambda epsilon: float(acc.get_delta(_check_epsilon(epsilon)))
-    # delta at several epsilons (ascending, each >= 0) from the one composed PLD
-    profile.deltas_at = lambda epsilons: np.asarray(
-        acc.get_delta(np.asarray(epsilons, dtype=float)), dtype=float)
-    return profile
-
-
-def pld_delta(steps, epsilon, value_discretization_interval=1e-4):
-    """Delta of ``steps`` at ``epsilon`` by dp-accounting's PLD accountant (pessimistic, an
-    upper bound; see :func:`pld_epsilon`)."""
-    epsilon = _check_epsilon(epsilon)
-    profile = pld_profile(steps, value_discretization_interval)
-    if math.isinf(epsilon):
-        return 0.0
-    if not hasattr(profile, "delta_at"):  # nothing released (0) or a noiseless step (1)
-        return 1.0 if math.isinf(profile(0.5)) else 0.0
-    return profile.delta_at(epsilon)
-
-
-class PLDAccountant:
-    """Privacy-loss-distribution accounting (dp-accounting's, pessimistic) for Poisson-sampled
-    Gaussian steps: tighter than RDP for long runs, at the cost of a convolution per distinct
-    multiplier. Needs the optional dependency dp-accounting.
-
-    :meth:`calibrate` starts from the RDP calibration (an upper bound on the noise needed),
-    bisects the scale on a log scale against :func:`pld_epsilon`, and returns a scale whose
-    PLD epsilon was *evaluated* at most ``epsilon``: it never overspends.
-    """
-
-    name = "pld"
-
-    #: Most distinct multipliers a calibration composes (each is a PLD convolution).
-    MAX_DISTINCT = 64
-
-    def __init__(self, value_discretization_interval=1e-4):
-        self.value_discretization_interval = value_discretization_interval
-
-    def supports(self, steps):
-        """Any sampling rate in (0, 1] (full-batch steps are merged into one Gaussian)."""
-        return RDPAccountant().supports(steps)
-
-    def epsilon(self, steps, delta):
-        """Epsilon of ``steps`` (an upper bound: dp-accounting's pessimistic PLD)."""
-        return pld_epsilon(steps, delta, self.value_discretization_interval)
-
-    def delta(self, steps, epsilon):
-        """Delta of ``steps`` at ``epsilon`` (an upper bound: dp-accounting's pessimistic PLD)."""
-        return pld_delta(steps, epsilon, self.value_discretization_interval)
-
-    def calibrate(self, shape, epsilon, delta, sampling_rate=1.0, prior=()):
-        """Scale ``shape`` so the run (composed with the full-batch ``prior``) spends at most
-        (epsilon, delta) by PLD, within a relative 1e-3 of the smallest such scale."""
-        shape = np.asarray(shape, dtype=float).ravel()
-        if math.isinf(_check_epsilon(epsilon)):
-            return np.zeros_like(shape)
-        if np.unique(shape).size > self.MAX_DISTINCT:
-            raise ValueError(
-                f"the PLD accountant composes one convolution per distinct noise multiplier; "
-                f"this schedule has {np.unique(shape).size} (> {self.MAX_DISTINCT}). Use "
-                "accountant='rdp', or a schedule with fewer distinct multipliers ('uniform').")
-        prior = np.asarray(prior, dtype=float).ravel()
-        q = _check_q(sampling_rate)
-
-        def eps_at(c):
-            runs = [_Steps(c * shape, q)]
-            if prior.size:
-                runs.append(_Steps(prior, 1.0))
-            return self.epsilon(runs, delta)
-
-        hi = RDPAccountant().calibrate(shape, epsilon, delta, sampling_rate=q, prior=prior)
-        hi = float(hi[0] / shape[0]) if shape[0] > 0 else 1.0
-        if eps_at(hi) > epsilon:  # the RDP scale is an upper bound; guard the PLD's rounding
-            while eps_at(hi) > epsilon:
-                hi *= 1.01
-        lo = hi * 0.5
-        while eps_at(lo) <= epsilon:
-            hi, lo = lo, lo * 0.5
-        while hi / lo > 1.0 + 1e-3:
-            mid = math.sqrt(hi * lo)
-            if eps_at(mid) <= epsilon:
-                hi = mid
-            else:
-                lo = mid
-        return hi * shape

@@ -36,9 +36,9 @@ of ``sqrt(mu1^2 + mu_a^2)``; ``tests/test_branch_envelope.py`` checks that.
 
 **Branch profiles.** A Gaussian release (``mu``-GDP): the exact formula
 ``Phi(-t/mu + mu/2) - e^t Phi(-t/mu - mu/2)``, valid for every real t. Poisson-subsampled
-Gaussian steps: from their Renyi-DP curve ``rho`` (which :mod:`skdpgd._rdp` takes to bound the
-divergence in both directions of an add/remove pair), ``H_{e^t} <= min_alpha exp((alpha - 1)
-(rho_alpha - t + log(1 - 1/alpha)) - log alpha)`` for every real t (the bound
+Gaussian steps: from their Renyi-DP curve ``rho`` (which :mod:`skdpgd.accounting.rdp` takes to
+bound the divergence in both directions of an add/remove pair), ``H_{e^t} <= min_alpha
+exp((alpha - 1) (rho_alpha - t + log(1 - 1/alpha)) - log alpha)`` for every real t (the bound
 ``(x - g)_+ <= g^(1-alpha) (alpha-1)^(alpha-1) alpha^-alpha x^alpha`` holds for every g > 0),
 or from dp-accounting's pessimistic PLD (the larger of its add and remove directions) at
 ``t >= 0``; for ``t < 0`` also ``H_{e^t}(P||Q) = 1 - e^t + e^t H_{e^-t}(Q||P)`` with the bound at
@@ -61,6 +61,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import log_ndtr, ndtr
+
+from .events import GaussianSteps
+from .gdp import compose_gdp, gdp_mu_of_releases
+from .pld import pld_profile
+from .rdp import DEFAULT_ORDERS, rdp_subsampled_gaussian
 
 __all__ = [
     "gaussian_profile",
@@ -126,7 +131,7 @@ def rdp_profile(t, rdp, orders):
     """Upper bound on the privacy profile at every real ``t`` of a mechanism whose Renyi
     divergences (both directions) are at most ``rdp`` at ``orders``:
     ``min_alpha exp((alpha - 1)(rho_alpha - t + log(1 - 1/alpha)) - log alpha)`` (the conversion
-    of :func:`skdpgd._rdp.rdp_delta`, valid for every real t), and for t < 0 also
+    of :func:`skdpgd.accounting.rdp.rdp_delta`, valid for every real t), and for t < 0 also
     ``1 - e^t + e^t`` times that bound at ``-t``; at most 1."""
     t = np.asarray(t, dtype=float)
     rdp = np.asarray(rdp, dtype=float).ravel()
@@ -165,7 +170,7 @@ def pld_branch_profile(noise_multipliers, sampling_rate, t_max,
                        value_discretization_interval=1e-4, n_table=20001):
     """``t -> `` an upper bound on the privacy profile at every real t of Poisson-subsampled
     Gaussian steps, from dp-accounting's pessimistic PLD (the larger of its add and remove
-    directions; :func:`skdpgd._rdp.pld_profile`) at ``|t|``: at t >= 0 directly, at t < 0
+    directions; :func:`skdpgd.accounting.pld.pld_profile`) at ``|t|``: at t >= 0 directly, at t < 0
     through ``1 - e^t + e^t H_{e^-t}``.
 
     The PLD's delta is read once, at ``n_table`` points evenly spread over ``[0, t_max]``;
@@ -173,9 +178,9 @@ def pld_branch_profile(noise_multipliers, sampling_rate, t_max,
     hockey-stick curve of a pair of distributions, convex in ``e^t``), beyond ``t_max`` by its
     value there (it is non-increasing). A relative 1e-9 is added for its rounding.
     """
-    from ._rdp import _Steps, pld_profile
 
-    prof = pld_profile([_Steps(noise_multipliers, sampling_rate)], value_discretization_interval)
+    prof = pld_profile([GaussianSteps(noise_multipliers, sampling_rate)],
+                       value_discretization_interval)
     deltas_at = getattr(prof, "deltas_at", None)
     if deltas_at is None:  # nothing released (0) or a step without noise (1)
         none = 1.0 if math.isinf(prof(0.5)) else 0.0
@@ -452,7 +457,6 @@ def branch_profile(releases, accountant="rdp", t_max=None):
     ``accountant='pld'`` also by :func:`pld_branch_profile` (read up to ``t_max``): the smaller
     of two upper bounds is an upper bound.
     """
-    from ._rdp import DEFAULT_ORDERS, rdp_subsampled_gaussian
 
     rates = {r.sampling_rate for r in releases}
     if len(rates) != 1:
@@ -460,10 +464,10 @@ def branch_profile(releases, accountant="rdp", t_max=None):
     q = rates.pop()
     z = np.concatenate([np.asarray(r.multipliers, dtype=float) for r in releases])
     if q == 1.0:
-        inv2 = float(np.sum(1.0 / (z * z))) if np.all(z > 0) else math.inf
+        mu_one = compose_gdp(z)
 
         def make(s):
-            mu = math.sqrt(inv2) / s
+            mu = mu_one / s
             return lambda t: gaussian_profile(t, mu)
 
         return make
@@ -484,10 +488,7 @@ def switch_scale(epsilon, delta, first, branches, accountant="rdp", rtol=1e-5,
     releases, each composed with ``first`` within (epsilon, delta)) after the full-batch
     releases ``first`` within (epsilon, delta) as a whole: :func:`envelope_scale` of their
     profiles (:func:`branch_profile`), ``(s, upper)``. Public values only; cached."""
-    # GDP mu of the full-batch releases ``first`` (their own relation): sqrt(sum z^-2)
-    # (written here: skdpgd.accounting imports this module)
-    mu_first = math.sqrt(sum(float(np.sum(np.asarray(r.multipliers, dtype=float) ** -2.0))
-                             for r in first))
+    mu_first = gdp_mu_of_releases(first)  # the full-batch releases ``first``, own relation
     t_max = abs(float(epsilon)) + 0.5 * mu_first * mu_first + 40.0 * mu_first + 1.0
     key = (float(epsilon), float(delta), float(mu_first), accountant, float(rtol),
            float(scale_rtol),

@@ -1,0 +1,329 @@
+"""Gaussian differential privacy (Dong, Roth and Su, 2022): the exact accounting of
+full-batch Gaussian releases, its zCDP view, and the accountant that calibrates a full-batch
+schedule in closed form."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import log_ndtr
+
+from .._checks import check_delta, check_epsilon
+from .accountant import Accountant
+from .events import gaussian_runs
+
+__all__ = ["GaussianDPAccountant", "gdp_delta", "gdp_delta_upper", "gdp_epsilon", "gdp_mu",
+           "compose_gdp", "gdp_mu_of_releases", "inverse_square_sum", "share_multiplier",
+           "zcdp_rho", "zcdp_epsilon", "zcdp_delta"]
+
+
+# Relative margin by which calibration stays inside a budget (see GaussianDPAccountant.calibrate).
+_CALIBRATION_MARGIN = 1e-12
+
+
+_check_epsilon = check_epsilon
+_check_delta = check_delta
+
+
+def _tighten(ok, x, bad_side, good_side):
+    """Return the value closest to the boundary of ``ok`` on its good side, near ``x``.
+
+    ``ok`` is monotone along the segment from ``bad_side`` (False) to ``good_side`` (True).
+    Root-finders return a point within rounding of the boundary but on either side; this
+    bisects between the last failing and the last passing point until they are within a
+    few ulps, and returns the passing one, so a budget is met exactly and never exceeded.
+    """
+    span = abs(good_side - bad_side) * 1e-9 + 1e-300
+    bad = x - span if good_side > bad_side else x + span
+    good = x + span if good_side > bad_side else x - span
+    if ok(x):
+        good = x
+    if ok(bad):  # the root-finder was further off than expected: use the full segment
+        bad = bad_side
+    if not ok(good):
+        good = good_side
+    for _ in range(200):
+        mid = 0.5 * (good + bad)
+        if mid in (good, bad) or abs(good - bad) <= 4 * np.finfo(float).eps * abs(good):
+            break
+        if ok(mid):
+            good = mid
+        else:
+            bad = mid
+    return float(good)
+
+
+def _gdp_delta_terms(epsilon, mu):
+    """``(a, b)`` with ``delta = e^a - e^b``: ``a = log Phi(-eps/mu + mu/2)``,
+    ``b = eps + log Phi(-eps/mu - mu/2)``, and a bound on the absolute rounding error of
+    ``e^a - e^b`` computed from them."""
+    x1 = -epsilon / mu + mu / 2.0
+    x2 = -epsilon / mu - mu / 2.0
+    a = float(log_ndtr(x1))
+    b = epsilon + float(log_ndtr(x2))
+    # Error model (u = 2^-53): log_ndtr is accurate to a few ulp of its value; the arguments
+    # carry a relative rounding error of about 2u, which moves log Phi(x) by about
+    # |x| max(|x|, 1) 2u; adding epsilon rounds b by u |b|. The exponentials then have
+    # relative errors of those sizes, and their difference an absolute error of at most the
+    # sum. A factor 16 covers the constants of each step.
+    u = 16.0 * np.finfo(float).eps
+    ea = math.exp(a)
+    eb = math.exp(b) if b < 709.0 else math.inf
+    err = u * (ea * (1.0 + abs(a) + abs(x1) * max(abs(x1), 1.0))
+               + eb * (1.0 + abs(b) + abs(x2) * max(abs(x2), 1.0)))
+    return a, b, err
+
+
+def _gdp_delta_checked(epsilon, mu):
+    """``(delta, upper)``: delta(epsilon; mu) as computed and a rigorous-in-practice upper
+    bound on the exact value (the computed value plus its rounding error bound)."""
+    epsilon = float(epsilon)
+    mu = float(mu)
+    if mu < 0 or math.isnan(mu) or math.isnan(epsilon):
+        raise ValueError(f"need mu >= 0 and real epsilon, got mu={mu!r}, epsilon={epsilon!r}.")
+    if mu == 0.0:
+        v = 0.0 if epsilon >= 0 else 1.0 - math.exp(epsilon)
+        return v, v
+    if math.isinf(mu):
+        return 1.0, 1.0
+    if math.isinf(epsilon):
+        v = 0.0 if epsilon > 0 else 1.0
+        return v, v
+    a, b, err = _gdp_delta_terms(epsilon, mu)
+    # delta = e^a - e^b = e^a (1 - e^(b - a)); b <= a always, up to rounding.
+    diff = b - a
+    value = 0.0 if diff >= 0.0 else float(-math.exp(a) * math.expm1(diff))
+    return value, min(1.0, value + err)
+
+
+def gdp_delta(epsilon, mu):
+    """Exact delta(epsilon) of a mu-GDP mechanism (Dong, Roth and Su, Corollary 2.13).
+
+    Computed in log space with ``log_ndtr`` so that it neither overflows at large epsilon
+    (``exp(epsilon)`` alone overflows near 710) nor loses digits for delta down to 1e-300.
+    At tiny epsilon and mu both terms are near 1/2 and their difference cancels; the
+    calibration therefore works with :func:`gdp_delta_upper`, this value plus a bound on its
+    rounding error.
+    """
+    return _gdp_delta_checked(epsilon, mu)[0]
+
+
+def gdp_delta_upper(epsilon, mu):
+    """An upper bound on the exact delta(epsilon; mu): :func:`gdp_delta` plus its rounding
+    error bound. Every budget check in skdpgd compares this, never the bare value, with the
+    target delta, so that cancellation at tiny (epsilon, mu) cannot report too small an
+    epsilon."""
+    return _gdp_delta_checked(epsilon, mu)[1]
+
+
+def gdp_epsilon(delta, mu):
+    """Smallest epsilon >= 0 with ``gdp_delta_upper(epsilon, mu) <= delta`` (an upper bound).
+
+    Root-finding on the monotone map epsilon -> delta(epsilon; mu); the returned value is
+    checked and, if rounding put it on the wrong side, moved up until the check holds.
+    """
+    delta = _check_delta(delta)
+    mu = float(mu)
+    if mu == 0.0:
+        return 0.0
+    if math.isinf(mu):
+        return math.inf
+    if gdp_delta_upper(0.0, mu) <= delta:
+        return 0.0
+    lo, hi = 0.0, max(1.0, mu * mu / 2 + mu * math.sqrt(2 * math.log(1 / delta)))
+    while gdp_delta_upper(hi, mu) > delta:
+        lo, hi = hi, 2 * hi
+
+    def f(e):
+        return math.log(max(gdp_delta_upper(e, mu), 1e-320)) - math.log(delta)
+
+    eps = brentq(f, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
+    return _tighten(lambda e: gdp_delta_upper(e, mu) <= delta, eps, lo, hi)
+
+
+def gdp_mu(epsilon, delta):
+    """Largest mu such that mu-GDP is (epsilon, delta)-DP: the full-batch budget.
+
+    ``epsilon = inf`` gives ``mu = inf`` (no noise). The result satisfies
+    ``gdp_delta_upper(epsilon, mu) <= delta`` exactly in floating point.
+    """
+    epsilon = _check_epsilon(epsilon)
+    delta = _check_delta(delta)
+    if math.isinf(epsilon):
+        return math.inf
+    # mu-GDP implies (mu^2/2)-zCDP, so the zCDP budget gives a valid lower bracket.
+    lo = math.sqrt(2.0 * zcdp_rho(epsilon, delta))
+    if gdp_delta_upper(epsilon, lo) > delta:  # cannot happen mathematically; guard rounding
+        lo *= 0.5
+    hi = 2.0 * lo
+    while gdp_delta_upper(epsilon, hi) <= delta:
+        lo, hi = hi, 2.0 * hi
+
+    def f(m):
+        return math.log(max(gdp_delta_upper(epsilon, m), 1e-320)) - math.log(delta)
+
+    mu = brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
+    return _tighten(lambda m: gdp_delta_upper(epsilon, m) <= delta, mu, hi, lo)
+
+
+def inverse_square_sum(z):
+    """``sum_t z_t^-2`` of positive multipliers: the squared GDP mu of Gaussian steps (each
+    ``1/z_t``-GDP). The one place the GDP composition is written; ``inf`` entries add 0."""
+    return float(np.sum(1.0 / (z * z)))
+
+
+def compose_gdp(noise_multipliers):
+    """GDP parameter of a composition of Gaussian steps: ``sqrt(sum z_t^-2)``.
+
+    A multiplier of 0 (no noise) gives ``inf``; an empty composition gives 0.
+    """
+    z = np.asarray(noise_multipliers, dtype=float).ravel()
+    if np.any(z < 0) or np.any(np.isnan(z)):
+        raise ValueError("noise multipliers must be >= 0.")
+    if np.any(z == 0):
+        return math.inf
+    return math.sqrt(inverse_square_sum(z))
+
+
+# ---------------------------------------------------------------------------------------
+# zCDP view (Bun and Steinke, 2016). mu-GDP implies (mu^2/2)-zCDP; Hong et al.'s "R" is 2 rho.
+# ---------------------------------------------------------------------------------------
+
+
+def zcdp_rho(epsilon, delta):
+    """Largest rho such that rho-zCDP implies (epsilon, delta)-DP by the standard conversion.
+
+    Inverts ``epsilon = rho + 2 sqrt(rho log(1/delta))``:
+    ``rho = (sqrt(epsilon + log(1/delta)) - sqrt(log(1/delta)))^2``.
+    (Seed 000, section 4.1.3, prints a formula with the wrong sign, about 100x too large.)
+    """
+    epsilon = _check_epsilon(epsilon)
+    delta = _check_delta(delta)
+    if math.isinf(epsilon):
+        return math.inf
+    L = math.log(1.0 / delta)
+    # (sqrt(e + L) - sqrt(L))^2 written without cancellation: e^2 / (sqrt(e + L) + sqrt(L))^2
+    return epsilon * epsilon / (math.sqrt(epsilon + L) + math.sqrt(L)) ** 2
+
+
+def zcdp_epsilon(rho, delta):
+    """epsilon such that rho-zCDP implies (epsilon, delta)-DP:
+    ``rho + 2 sqrt(rho log(1/delta))``."""
+    delta = _check_delta(delta)
+    rho = float(rho)
+    if rho < 0:
+        raise ValueError(f"rho must be >= 0, got {rho!r}.")
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+def zcdp_delta(rho, epsilon):
+    """delta such that rho-zCDP implies (epsilon, delta)-DP by the standard conversion.
+
+    ``delta = exp(-(epsilon - rho)^2 / (4 rho))`` for ``epsilon >= rho`` (capped at 1).
+    """
+    rho = float(rho)
+    epsilon = float(epsilon)
+    if rho == 0:
+        return 0.0
+    if epsilon <= rho:
+        return 1.0
+    return min(1.0, math.exp(-((epsilon - rho) ** 2) / (4.0 * rho)))
+
+
+def share_multiplier(share, mu):
+    """The noise multiplier of one release that spends ``share`` of a GDP budget ``mu``
+    (of ``mu^2``: GDP composes in ``sum z^-2``): ``1 / (sqrt(share) mu)``."""
+    return 1.0 / (math.sqrt(share) * mu)
+
+
+def gdp_mu_of_releases(releases, relation=None):
+    """GDP mu of full-batch releases composed, under ``relation`` (default: each one's own)."""
+    inv2 = 0.0
+    for r in releases:
+        if r.sampling_rate != 1.0:
+            raise ValueError("GDP composition covers full-batch releases only.")
+        z = r.multipliers if relation is None else r.multipliers_under(relation)
+        if np.any(z == 0):
+            return math.inf
+        inv2 += inverse_square_sum(z)
+    return math.sqrt(inv2)
+
+
+class GaussianDPAccountant(Accountant):
+    """Exact accountant for full-batch Gaussian steps (sampling rate 1), via Gaussian DP.
+
+    ``epsilon``/``delta`` interpret a :class:`GaussianSteps`; ``budget`` turns (epsilon, delta)
+    into the GDP parameter mu a fit may spend; ``calibrate`` scales a schedule's shape so
+    that ``sum_t z_t^-2 = mu^2`` exactly, and checks it never overspends.
+    """
+
+    name = "gdp"
+
+    @staticmethod
+    def _runs(steps):
+        """One event, or a sequence of them (composed), as a list of releases."""
+        return gaussian_runs(steps)
+
+    def supports(self, steps):
+        return all(r.sampling_rate == 1.0 for r in self._runs(steps))
+
+    def _check(self, steps):
+        if not self.supports(steps):
+            raise ValueError(
+                "GaussianDPAccountant accounts full-batch steps only (sampling_rate=1); "
+                "use an RDP accountant for Poisson-sampled steps."
+            )
+
+    def mu(self, steps):
+        self._check(steps)
+        runs = self._runs(steps)
+        if len(runs) == 1:
+            return compose_gdp(runs[0].noise_multipliers)
+        return compose_gdp(np.concatenate([r.noise_multipliers for r in runs]))
+
+    def epsilon(self, steps, delta):
+        """Smallest epsilon (an upper bound) for which ``steps`` is (epsilon, delta)-DP."""
+        return gdp_epsilon(delta, self.mu(steps))
+
+    def delta(self, steps, epsilon):
+        return gdp_delta(epsilon, self.mu(steps))
+
+    def budget(self, epsilon, delta):
+        """GDP parameter mu that spends exactly (epsilon, delta): ``sum_t z_t^-2 <= mu^2``."""
+        return gdp_mu(epsilon, delta)
+
+    def calibrate(self, shape, epsilon, delta, sampling_rate=1.0, prior=()):
+        """Scale ``shape`` (relative multipliers) so the run spends exactly (epsilon, delta).
+
+        ``prior`` lists the multipliers of Gaussian releases this fit has already made (e.g. a
+        private statistic used to set the schedule); they are composed with the new steps.
+        Returns the noise multipliers ``z = c * shape``; with ``epsilon = inf``, zeros.
+        Closed form: ``c = sqrt(sum shape^-2 / (mu^2 - sum prior^-2))``; then the composed delta
+        is recomputed and ``c`` nudged up until ``delta(epsilon) <= delta`` holds in floating
+        point.
+        """
+        if sampling_rate != 1.0:
+            raise ValueError("GaussianDPAccountant calibrates full-batch schedules only.")
+        shape = np.asarray(shape, dtype=float).ravel()
+        if shape.size == 0 or np.any(~np.isfinite(shape)) or np.any(shape <= 0):
+            raise ValueError("a schedule shape must be a non-empty array of positive finite "
+                             "values.")
+        prior = np.asarray(prior, dtype=float).ravel()
+        mu = self.budget(epsilon, delta)
+        if math.isinf(mu):
+            return np.zeros_like(shape)
+        # Aim a hair (1e-12 relative) inside the budget: the computed delta(epsilon; mu) has
+        # rounding noise near 1e-14, and the reported epsilon must never exceed the target.
+        mu *= 1.0 - _CALIBRATION_MARGIN
+        left = mu * mu - (compose_gdp(prior) ** 2 if prior.size else 0.0)
+        if not left > 0:
+            raise ValueError("the prior releases already spend the whole budget.")
+        c = math.sqrt(np.sum(1.0 / (shape * shape)) / left)
+        z = c * shape
+        while gdp_delta_upper(epsilon, compose_gdp(np.concatenate([prior, z]))) > delta:
+            c *= 1 + 1e-14
+            z = c * shape
+        return z
+
