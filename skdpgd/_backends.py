@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from . import _kernels, _kernels_second
+from . import _kernels, _kernels_second, _small_problems
 from ._kernels_sgd import csr_row_norms
 
 #: Rows whose norm is above this (or overflows) are divided, in a copy, by a power of two at
@@ -267,6 +267,8 @@ class DenseRows(Rows):
         dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
         self.X = np.ascontiguousarray(X, dtype=dtype)
         self.n_samples, self.n_features = self.X.shape
+        # a small X is reduced in numpy: no numba kernel to compile (skdpgd._small_problems)
+        self.small = _small_problems.is_small(self.n_samples, self.n_features)
         super().__init__(y, sample_weight, fit_intercept)
 
     def _row_norms(self, idx=None):
@@ -283,6 +285,15 @@ class DenseRows(Rows):
 
     def hessian_sum(self, coef, intercept, loss_code, sample=None):
         """See :meth:`Rows.hessian_sum` (upper triangles, four rows at a time, mirrored)."""
+        if self.small:
+            if sample is None:
+                return _small_problems.hessian_sum(
+                    self.X, self.row_scale, self.sample_weight, self.fit_intercept,
+                    int(loss_code), coef, intercept)
+            return _gathered_hessian(self, coef, intercept, loss_code, sample, lambda idx: (
+                _small_problems.hessian_sum(
+                    self.X[idx], self.row_scale[idx], self.sample_weight[idx],
+                    self.fit_intercept, int(loss_code), coef, intercept)))
         if sample is None:
             return _kernels_second.hessian_sum(
                 self.X, self.row_scale, self.sample_weight, self.fit_intercept, int(loss_code),
@@ -302,12 +313,19 @@ class DenseRows(Rows):
 
     def _fused_grad_hessian(self, coef, intercept, loss_code, clip_norm):
         """One pass: :func:`_kernels_second.grad_hessian_sum`."""
+        if self.small:
+            return _small_problems.grad_hessian_sum(
+                self.X, self.y, self.sample_weight, self.row_scale, self.row_norm_aug,
+                self.fit_intercept, loss_code, clip_norm, coef, intercept)
         return _kernels_second.grad_hessian_sum(
             self.X, self.y, self.sample_weight, self.row_scale, self.row_norm_aug,
             self.fit_intercept, loss_code, clip_norm, coef, intercept, parallel=self.parallel)
 
     def suff_stats(self):
         """See :meth:`Rows.suff_stats`."""
+        if self.small:
+            return _small_problems.suff_stats(self.X, self.row_scale, self.sample_weight,
+                                              self.fit_intercept, self.y)
         return _kernels_second.suff_stats(self.X, self.row_scale, self.sample_weight,
                                           self.fit_intercept, self.y, parallel=self.parallel)
 
@@ -321,6 +339,10 @@ class DenseRows(Rows):
         the shape of X (threads sum disjoint blocks when X is large), then the blocks are
         added in order: the same numbers on any number of threads.
         """
+        if self.small:
+            return _small_problems.grad_sum(self.X, self.y, self.sample_weight, self.row_scale,
+                                            self.row_norm_aug, loss_code, param, clip_norm,
+                                            coef, intercept)
         return _kernels.dense_grad_sum(self.X, self.y, self.sample_weight, self.row_scale,
                                        self.row_norm_aug, loss_code, param, clip_norm, coef,
                                        intercept, parallel=self.parallel)

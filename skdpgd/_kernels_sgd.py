@@ -29,6 +29,8 @@ The sampling uses the same generator as the noise, so one seed reproduces the ru
 import math
 
 import numpy as np
+
+from . import _small_problems
 from ._jit import njit
 
 from ._kernels import (_intercept_step, _noisy_sum, _noisy_update, _sum_rows_csr,
@@ -108,6 +110,11 @@ def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_no
     a fit compiles only the row kernel it uses (:func:`skdpgd._kernels._sum_rows_single` or
     ``_sum_rows_multi``); the work arrays are made here, not in compiled code.
     """
+    if _small_problems.is_small(*X.shape):  # the same run in numpy: nothing to compile
+        return _small_problems.sgd_dense(
+            X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, fit_intercept,
+            alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm, state, t0, t1,
+            average_start, gen)
     run = _sgd_dense_single if state[0].shape[0] == 1 else _sgd_dense_multi
     return run(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
                fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm, state,

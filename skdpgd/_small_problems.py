@@ -1,0 +1,250 @@
+"""The reductions of dense X, and the DP-SGD loop, in plain numpy for small problems.
+
+A fresh install compiles each numba kernel on its first call (1-5 s of CPU for a first fit,
+:mod:`skdpgd._jit`); on a small problem that compilation costs far more than the fit. So X
+with at most :data:`SMALL_PROBLEM_ENTRIES` entries (rows x features, a public fact about the
+shape) is reduced here, with numpy array expressions, and calls no numba kernel; larger X goes
+to the kernels of :mod:`skdpgd._kernels`, :mod:`skdpgd._kernels_second` and
+:mod:`skdpgd._kernels_sgd`, unchanged.
+
+Every function computes the same per-example terms as its kernel, clipped by the same closed
+form (``w_i min(1, C / ||g_i||)``, :func:`skdpgd._kernels.clip_factor`), so each term obeys
+the same bound and the releases keep their sensitivities (written next to each function);
+a term that is not finite contributes 0 and is counted, as in the kernels. Only the order of
+the floating-point additions differs (the numbers agree to rounding). DP-SGD
+(:func:`sgd_dense`) draws the same random numbers from the same generator in the same order as
+:func:`skdpgd._kernels_sgd.sgd_dense`: the same batches and the same noise.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._kernels import (LOSS_HINGE, LOSS_HUBER, LOSS_LOGISTIC, LOSS_MODIFIED_HUBER,
+                       LOSS_MULTINOMIAL, LOSS_SQUARED, LOSS_SQUARED_HINGE)
+from ._kernels_second import _assemble, _check_loss, _symmetric
+
+#: Dense X with at most this many entries (n_samples x n_features) is reduced in numpy (this
+#: module) instead of by the numba kernels. At this size a numpy reduction takes well under a
+#: millisecond, a DP-SGD step about 30 microseconds, while compiling the kernels a fit needs
+#: takes 1-5 s of CPU once per install (benchmarks/bench_startup.py).
+SMALL_PROBLEM_ENTRIES = 50_000
+
+
+def is_small(n_samples, n_features):
+    """Whether dense X of this shape is reduced in numpy (a function of the shape only)."""
+    return n_samples * max(int(n_features), 1) <= SMALL_PROBLEM_ENTRIES
+
+
+def _as64(X):
+    return np.asarray(X, dtype=np.float64)
+
+
+def margins(X, row_scale, coef, intercept):
+    """``z_ik = s_i x_i . coef_k + b_k``, shape (n, K) (float64 whatever the dtype of X)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return (_as64(X) @ np.asarray(coef, dtype=np.float64).T) * row_scale[:, None] \
+            + np.asarray(intercept, dtype=np.float64)
+
+
+def dloss(loss, z, y, param):
+    """``dl/dz`` of a one-output loss, elementwise (:func:`skdpgd._kernels.dloss`)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if loss == LOSS_LOGISTIC:
+            return -y / (1.0 + np.exp(y * z))  # an overflowing exponential gives -0
+        if loss == LOSS_SQUARED:
+            return z - y
+        t = y * z
+        if loss == LOSS_HINGE:
+            return np.where(t < 1.0, -y, 0.0)
+        if loss == LOSS_MODIFIED_HUBER:
+            return np.where(t >= 1.0, 0.0, np.where(t >= -1.0, -2.0 * y * (1.0 - t), -4.0 * y))
+        if loss == LOSS_SQUARED_HINGE:
+            return np.where(t < 1.0, -2.0 * y * (1.0 - t), 0.0)
+        if loss == LOSS_HUBER:
+            return np.clip(z - y, -param, param)
+    return np.full(np.shape(z), np.nan)
+
+
+def _clipped_factors(loss, param, clip_norm, Z, y, w, aug):
+    """``(F, bad)``: row i's clipped factor ``F_i = w_i min(1, C / ||g_i||) l'(z_i)`` (shape
+    (n, K)), with ``||g_i|| = ||l'(z_i)|| ||x~_i||``, so ``||F_i x~_i|| <= w_i C``; rows whose
+    gradient is not finite get 0 and are counted in ``bad``."""
+    n, k_out = Z.shape
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if k_out == 1:
+            D = dloss(loss, Z[:, 0], y, param)[:, None]
+        elif loss == LOSS_MULTINOMIAL:
+            E = np.exp(Z - np.max(Z, axis=1, keepdims=True))
+            D = E / np.sum(E, axis=1, keepdims=True)
+            D[np.arange(n), y.astype(np.int64)] -= 1.0
+        else:  # several outputs, another loss: no derivative (every row counts as not finite)
+            D = np.full((n, k_out), np.nan)
+        g = np.sqrt(np.sum(D * D, axis=1)) * aug
+        F = (w * np.minimum(1.0, clip_norm / g))[:, None] * D
+    ok = np.isfinite(g) & np.all(np.isfinite(F), axis=1)
+    F[~ok] = 0.0
+    return F, int(n - np.count_nonzero(ok))
+
+
+def grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef,
+             intercept):
+    """``(sum_i w_i clip(g_i) for the weights, ... for the intercepts, n_bad)`` over dense X
+    (:func:`skdpgd._kernels.dense_grad_sum`): each term has norm ``<= clip_norm``, so the sum
+    moves by at most ``clip_norm`` when a row is added or removed; rows whose gradient is not
+    finite contribute 0 and are counted."""
+    Z = margins(X, row_scale, coef, intercept)
+    F, bad = _clipped_factors(int(loss), float(param), float(clip_norm), Z, y, sample_weight,
+                              row_norm_aug)
+    return (F * row_scale[:, None]).T @ _as64(X), np.sum(F, axis=0), bad
+
+
+def _augmented(X, row_scale, extra):
+    """The rows ``x'_i = (s_i x_i, E_i)`` (a small float64 copy)."""
+    return np.column_stack([_as64(X) * row_scale[:, None]] + extra)
+
+
+def _weighted_outer(A, W):
+    """The upper triangle of ``sum_i W_i a_i a_i^T`` (zeros below), as the kernels'
+    :func:`skdpgd._kernels_second._outer_dense` leaves it (mirrored by the caller)."""
+    return np.triu((A * W[:, None]).T @ A)
+
+
+def hessian_weights(loss, Z, w):
+    """``(W, bad)``: the Hessian weights of each row (shape (n, n_pair), the pairs of classes
+    ``a <= b`` in order for the multinomial loss, :func:`skdpgd._kernels_second._row_weights`);
+    a row whose weights are not finite gets 0 and is counted."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if loss == LOSS_LOGISTIC:
+            e = np.exp(-np.abs(Z[:, 0]))
+            W = (w * e / ((1.0 + e) * (1.0 + e)))[:, None]
+        elif loss == LOSS_MULTINOMIAL:
+            E = np.exp(Z - np.max(Z, axis=1, keepdims=True))
+            p = E / np.sum(E, axis=1, keepdims=True)
+            k_out = Z.shape[1]
+            W = np.stack([w * p[:, a] * ((1.0 if a == b else 0.0) - p[:, b])
+                          for a in range(k_out) for b in range(a, k_out)], axis=1)
+        else:  # squared loss
+            W = w[:, None].astype(np.float64)
+    ok = np.all(np.isfinite(W), axis=1)
+    W = np.where(ok[:, None], W, 0.0)
+    return W, int(W.shape[0] - np.count_nonzero(ok))
+
+
+def hessian_sum(X, row_scale, sample_weight, fit_intercept, loss, coef, intercept):
+    """``sum_i w_i H_i`` (:func:`skdpgd._kernels_second.hessian_sum`): each term PSD with
+    Frobenius norm ``<= h ||x'_i||^2``; shape ``(K P, K P)``, parameters class-major."""
+    _check_loss(loss)
+    coef = np.asarray(coef, dtype=np.float64)
+    k_out = coef.shape[0]
+    n = X.shape[0]
+    intercept = (np.asarray(intercept, dtype=np.float64) if fit_intercept
+                 else np.zeros(k_out))
+    A = _augmented(X, row_scale, [np.ones((n, 1))] if fit_intercept else [])
+    if loss == LOSS_SQUARED:
+        W = sample_weight[:, None]
+    else:
+        W, _ = hessian_weights(loss, margins(X, row_scale, coef, intercept), sample_weight)
+    H = np.stack([_weighted_outer(A, W[:, m]) for m in range(W.shape[1])])
+    return _assemble(H, loss, k_out)
+
+
+def grad_hessian_sum(X, y, sample_weight, row_scale, row_norm_aug, fit_intercept, loss,
+                     clip_norm, coef, intercept):
+    """``(gcoef, gint, n_bad, H)``: :func:`grad_sum` and :func:`hessian_sum` at the same
+    point (:func:`skdpgd._kernels_second.grad_hessian_sum`; the same terms and bounds)."""
+    if not fit_intercept:  # not a parameter: taken as 0 by both sums, as in the kernel
+        intercept = np.zeros(np.shape(coef)[0])
+    gcoef, gint, bad = grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, 0.0,
+                                clip_norm, coef, intercept)
+    H = hessian_sum(X, row_scale, sample_weight, fit_intercept, loss, coef, intercept)
+    return gcoef, gint, bad, H
+
+
+def suff_stats(X, row_scale, sample_weight, fit_intercept, y):
+    """``(sum_i w_i x'_i x'_i^T, sum_i w_i y_i x'_i)`` (:func:`skdpgd._kernels_second.
+    suff_stats`)."""
+    n = X.shape[0]
+    extra = ([np.ones((n, 1))] if fit_intercept else []) + [np.asarray(y, np.float64)[:, None]]
+    S = _symmetric(_weighted_outer(_augmented(X, row_scale, extra), sample_weight))
+    return S[:-1, :-1].copy(), S[:-1, -1].copy()
+
+
+# ---------------------------------------------------------------------------------------------
+# DP-SGD
+# ---------------------------------------------------------------------------------------------
+
+
+def poisson_sample(n, q, gen, log1mq):
+    """:func:`skdpgd._kernels_sgd.poisson_sample` in numpy: the same rows from the same
+    uniforms, and exactly as many uniforms taken from ``gen`` (one per selected row, plus the
+    one that ends the sample), so the draws after it are the kernel's too."""
+    if q >= 1.0:
+        return np.arange(n)
+    bits = gen.bit_generator
+    parts = []
+    i = -1
+    block = int(q * n + 4.0 * math.sqrt(q * n) + 8)
+    while True:
+        state = bits.state
+        v = 1.0 - gen.random(block)  # in (0, 1]
+        with np.errstate(divide="ignore"):
+            pos = i + np.cumsum(np.floor(np.log(v) / log1mq) + 1.0)
+        stop = int(np.searchsorted(pos >= n, True))  # pos is increasing
+        if stop < block:  # the uniform at `stop` ends the sample: give back the ones after it
+            bits.state = state
+            gen.random(stop + 1)
+            parts.append(pos[:stop])
+            break
+        parts.append(pos)
+        i = int(pos[-1])
+    return np.concatenate(parts).astype(np.int64)
+
+
+def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
+              fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm, state,
+              t0, t1, average_start, gen):
+    """:func:`skdpgd._kernels_sgd.sgd_dense` in numpy, step by step: the same Poisson batches,
+    the same release per step (the batch's clipped sum, each term of norm ``<= clip_norm``,
+    so sensitivity ``clip_norm`` under add/remove-one, plus ``N(0, noise_std[t]^2)`` on each
+    coordinate, drawn in the kernel's order: output k's weights, then its intercept), and the
+    same post-processing. Returns the first step whose iterate broke ``max_norm`` (-1: none);
+    that test reads released values only."""
+    n = X.shape[0]
+    coef, intercept, vcoef, vint, acoef, aint, beta = state
+    k_out, d = coef.shape
+    log1mq = math.log1p(-q) if q < 1.0 else 0.0
+    X = _as64(X)
+    for t in range(t0, t1):
+        rows = poisson_sample(n, q, gen, log1mq)
+        Xb = X[rows]
+        sb = row_scale[rows]
+        with np.errstate(over="ignore", invalid="ignore"):
+            Z = (Xb @ coef.T) * sb[:, None] + intercept
+        F, _ = _clipped_factors(loss, param, clip_norm, Z, y[rows], sample_weight[rows],
+                                row_norm_aug[rows])  # the count of bad rows is private: unused
+        gcoef = (F * sb[:, None]).T @ Xb
+        gint = np.sum(F, axis=0)
+        beta[0] *= momentum
+        corr = 1.0 - beta[0]
+        std = noise_std[t]
+        eta = step_sizes[t]
+        if std > 0.0:
+            z = gen.standard_normal((k_out, d + int(bool(fit_intercept))))
+            gcoef = gcoef + std * z[:, :d]
+            gint = gint + std * z[:, d] if fit_intercept else gint
+        g = gcoef / n_norm + alpha * coef
+        vcoef[:] = momentum * vcoef + (1.0 - momentum) * g
+        coef -= eta * vcoef / corr
+        if fit_intercept:
+            vint[:] = momentum * vint + (1.0 - momentum) * (gint / n_norm)
+            intercept -= eta * vint / corr
+        norm = math.sqrt(float(np.sum(coef * coef) + np.sum(intercept * intercept)))
+        if not norm <= max_norm:
+            return t  # decided on released values only
+        if t >= average_start:
+            acoef += coef
+            aint += intercept
+    return -1
