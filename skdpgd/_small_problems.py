@@ -70,23 +70,28 @@ def dloss(loss, z, y, param):
 
 def _clipped_factors(loss, param, clip_norm, Z, y, w, aug):
     """``(F, bad)``: row i's clipped factor ``F_i = w_i min(1, C / ||g_i||) l'(z_i)`` (shape
-    (n, K)), with ``||g_i|| = ||l'(z_i)|| ||x~_i||``, so ``||F_i x~_i|| <= w_i C``; rows whose
-    gradient is not finite get 0 and are counted in ``bad``."""
+    (n, K)), with ``||g_i|| = ||l'(z_i)|| ||x~_i||``, so ``||F_i x~_i|| <= w_i C``. A row whose
+    factor is not a number (one output; a NaN ratio leaves ``min`` at 1, as in the kernel) or
+    whose gradient norm is not finite (several outputs) gets 0 and is counted in ``bad``: the
+    kernels' rules (:func:`skdpgd._kernels._sum_rows_single`, ``_sum_rows_multi``)."""
     n, k_out = Z.shape
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         if k_out == 1:
-            D = dloss(loss, Z[:, 0], y, param)[:, None]
-        elif loss == LOSS_MULTINOMIAL:
-            E = np.exp(Z - np.max(Z, axis=1, keepdims=True))
-            D = E / np.sum(E, axis=1, keepdims=True)
-            D[np.arange(n), y.astype(np.int64)] -= 1.0
-        else:  # several outputs, another loss: no derivative (every row counts as not finite)
-            D = np.full((n, k_out), np.nan)
-        g = np.sqrt(np.sum(D * D, axis=1)) * aug
-        F = (w * np.minimum(1.0, clip_norm / g))[:, None] * D
-    ok = np.isfinite(g) & np.all(np.isfinite(F), axis=1)
-    F[~ok] = 0.0
-    return F, int(n - np.count_nonzero(ok))
+            D = dloss(loss, Z[:, 0], y, param)
+            F = (w * np.fmin(1.0, clip_norm / (np.abs(D) * aug)) * D)[:, None]
+            bad = np.isnan(F[:, 0])
+        else:
+            if loss == LOSS_MULTINOMIAL:
+                E = np.exp(Z - np.max(Z, axis=1, keepdims=True))
+                D = E / np.sum(E, axis=1, keepdims=True)
+                D[np.arange(n), y.astype(np.int64)] -= 1.0
+            else:  # several outputs, another loss: no derivative (every row is counted)
+                D = np.full((n, k_out), np.nan)
+            g = np.sqrt(np.sum(D * D, axis=1)) * aug
+            bad = ~np.isfinite(g)
+            F = (w * np.fmin(1.0, clip_norm / g))[:, None] * D
+    F[bad] = 0.0
+    return F, int(np.count_nonzero(bad))
 
 
 def grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef,
@@ -213,38 +218,47 @@ def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_no
     same post-processing. Returns the first step whose iterate broke ``max_norm`` (-1: none);
     that test reads released values only."""
     n = X.shape[0]
-    coef, intercept, vcoef, vint, acoef, aint, beta = state
-    k_out, d = coef.shape
     log1mq = math.log1p(-q) if q < 1.0 else 0.0
     X = _as64(X)
-    for t in range(t0, t1):
-        rows = poisson_sample(n, q, gen, log1mq)
-        Xb = X[rows]
-        sb = row_scale[rows]
-        with np.errstate(over="ignore", invalid="ignore"):
-            Z = (Xb @ coef.T) * sb[:, None] + intercept
-        F, _ = _clipped_factors(loss, param, clip_norm, Z, y[rows], sample_weight[rows],
-                                row_norm_aug[rows])  # the count of bad rows is private: unused
-        gcoef = (F * sb[:, None]).T @ Xb
-        gint = np.sum(F, axis=0)
-        beta[0] *= momentum
-        corr = 1.0 - beta[0]
-        std = noise_std[t]
-        eta = step_sizes[t]
-        if std > 0.0:
-            z = gen.standard_normal((k_out, d + int(bool(fit_intercept))))
-            gcoef = gcoef + std * z[:, :d]
-            gint = gint + std * z[:, d] if fit_intercept else gint
-        g = gcoef / n_norm + alpha * coef
-        vcoef[:] = momentum * vcoef + (1.0 - momentum) * g
-        coef -= eta * vcoef / corr
-        if fit_intercept:
-            vint[:] = momentum * vint + (1.0 - momentum) * (gint / n_norm)
-            intercept -= eta * vint / corr
-        norm = math.sqrt(float(np.sum(coef * coef) + np.sum(intercept * intercept)))
-        if not norm <= max_norm:
-            return t  # decided on released values only
-        if t >= average_start:
-            acoef += coef
-            aint += intercept
+    with np.errstate(over="ignore", invalid="ignore"):  # as the kernel: no warnings
+        for t in range(t0, t1):
+            rows = poisson_sample(n, q, gen, log1mq)
+            if _sgd_step(X[rows], y[rows], sample_weight[rows], row_scale[rows],
+                         row_norm_aug[rows], loss, param, clip_norm, fit_intercept, alpha,
+                         n_norm, step_sizes[t], noise_std[t], momentum, max_norm, state,
+                         t >= average_start, gen):
+                return t  # decided on released values only
     return -1
+
+
+def _sgd_step(Xb, yb, wb, sb, ab, loss, param, clip_norm, fit_intercept, alpha, n_norm, eta,
+              std, momentum, max_norm, state, average, gen):
+    """One step of :func:`sgd_dense` on the batch's rows: True if the iterate then broke
+    ``max_norm`` (or is not finite), else False after adding it to the averages if
+    ``average`` (:func:`skdpgd._kernels_sgd._after_step`)."""
+    coef, intercept, vcoef, vint, acoef, aint, beta = state
+    k_out, d = coef.shape
+    Z = (Xb @ coef.T) * sb[:, None] + intercept
+    # the count of rows whose gradient was not finite is private: unused
+    F, _ = _clipped_factors(loss, param, clip_norm, Z, yb, wb, ab)
+    gcoef = (F * sb[:, None]).T @ Xb
+    gint = np.sum(F, axis=0)
+    beta[0] *= momentum
+    corr = 1.0 - beta[0]
+    if std > 0.0:  # the kernel's order: output k's weights, then its intercept
+        z = gen.standard_normal((k_out, d + int(bool(fit_intercept))))
+        gcoef = gcoef + std * z[:, :d]
+        if fit_intercept:
+            gint = gint + std * z[:, d]
+    g = gcoef / n_norm + alpha * coef
+    vcoef[:] = momentum * vcoef + (1.0 - momentum) * g
+    coef -= eta * vcoef / corr
+    if fit_intercept:
+        vint[:] = momentum * vint + (1.0 - momentum) * (gint / n_norm)
+        intercept -= eta * vint / corr
+    if not math.sqrt(float(np.sum(coef * coef) + np.sum(intercept * intercept))) <= max_norm:
+        return True
+    if average:
+        acoef += coef
+        aint += intercept
+    return False
