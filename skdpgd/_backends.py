@@ -29,7 +29,9 @@ the same problem in the coordinates ``w' = c w`` on rows ``x / c``; see
 :func:`skdpgd._data.make_rows` picks the backend from the type of X: a dense array or a CSR
 matrix (never densified, not even by blocks of rows). Every reduction is a numba kernel
 (:mod:`skdpgd._kernels`, :mod:`skdpgd._kernels_second`), threaded for large X with a split
-fixed by the shape of X, so the numbers do not depend on the thread count. A distributed
+fixed by the shape of X, so the numbers do not depend on the thread count; but a dense X of at
+most :data:`skdpgd._small_problems.SMALL_PROBLEM_ENTRIES` entries is reduced in numpy (the
+same terms and bounds; nothing to compile on a first fit). A distributed
 backend (:mod:`skdpgd._dask_backend`, which builds on this module; this one never imports
 it) supplies the same methods over chunks.
 """

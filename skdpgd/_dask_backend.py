@@ -1,8 +1,8 @@
 """Dask backend: the full-batch reductions over the row chunks of a dask array.
 
 Each reduction (:mod:`skdpgd._backends`) is a sum over rows, so it is computed per row chunk
-by the same numba kernels as in memory (a :class:`~skdpgd._backends.DenseRows` built on the
-chunk, inside the task) and the partial sums are added on the driver in chunk order. The
+by the same code as in memory (a :class:`~skdpgd._backends.DenseRows` built on the chunk,
+inside the task: numba kernels, or numpy for a chunk small enough, as for X in memory) and the partial sums are added on the driver in chunk order. The
 driver holds d- or d^2-sized partial sums only, never a row of X, and draws all the noise (the
 mechanisms do that, from the estimator's one generator), so a fit on a dask array is the
 in-memory fit up to the summation order. Every release reads X once (persist X, or let dask

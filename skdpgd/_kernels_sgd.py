@@ -108,7 +108,9 @@ def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_no
 
     Runs the compiled loop for one output or the one for several (the multinomial loss), so
     a fit compiles only the row kernel it uses (:func:`skdpgd._kernels._sum_rows_single` or
-    ``_sum_rows_multi``); the work arrays are made here, not in compiled code.
+    ``_sum_rows_multi``); the work arrays are made here, not in compiled code. A small X
+    (:func:`skdpgd._small_problems.is_small`) runs the same steps in numpy instead, from the
+    same draws (:func:`skdpgd._small_problems.sgd_dense`): nothing is compiled.
     """
     if _small_problems.is_small(*X.shape):  # the same run in numpy: nothing to compile
         return _small_problems.sgd_dense(

@@ -50,21 +50,21 @@ def margins(X, row_scale, coef, intercept):
 
 
 def dloss(loss, z, y, param):
-    """``dl/dz`` of a one-output loss, elementwise (:func:`skdpgd._kernels.dloss`)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        if loss == LOSS_LOGISTIC:
-            return -y / (1.0 + np.exp(y * z))  # an overflowing exponential gives -0
-        if loss == LOSS_SQUARED:
-            return z - y
-        t = y * z
-        if loss == LOSS_HINGE:
-            return np.where(t < 1.0, -y, 0.0)
-        if loss == LOSS_MODIFIED_HUBER:
-            return np.where(t >= 1.0, 0.0, np.where(t >= -1.0, -2.0 * y * (1.0 - t), -4.0 * y))
-        if loss == LOSS_SQUARED_HINGE:
-            return np.where(t < 1.0, -2.0 * y * (1.0 - t), 0.0)
-        if loss == LOSS_HUBER:
-            return np.clip(z - y, -param, param)
+    """``dl/dz`` of a one-output loss, elementwise (:func:`skdpgd._kernels.dloss`; call it
+    with numpy's overflow and invalid warnings off, as the kernels raise none)."""
+    if loss == LOSS_LOGISTIC:
+        return -y / (1.0 + np.exp(y * z))  # an overflowing exponential gives -0
+    if loss == LOSS_SQUARED:
+        return z - y
+    t = y * z
+    if loss == LOSS_HINGE:
+        return np.where(t < 1.0, -y, 0.0)
+    if loss == LOSS_MODIFIED_HUBER:
+        return np.where(t >= 1.0, 0.0, np.where(t >= -1.0, -2.0 * y * (1.0 - t), -4.0 * y))
+    if loss == LOSS_SQUARED_HINGE:
+        return np.where(t < 1.0, -2.0 * y * (1.0 - t), 0.0)
+    if loss == LOSS_HUBER:
+        return np.clip(z - y, -param, param)
     return np.full(np.shape(z), np.nan)
 
 
@@ -194,18 +194,17 @@ def poisson_sample(n, q, gen, log1mq):
     block = int(q * n + 4.0 * math.sqrt(q * n) + 8)
     while True:
         state = bits.state
-        v = 1.0 - gen.random(block)  # in (0, 1]
-        with np.errstate(divide="ignore"):
-            pos = i + np.cumsum(np.floor(np.log(v) / log1mq) + 1.0)
-        stop = int(np.searchsorted(pos >= n, True))  # pos is increasing
-        if stop < block:  # the uniform at `stop` ends the sample: give back the ones after it
+        # row positions after each uniform V in (0, 1]: skips floor(log(V) / log(1 - q)) + 1
+        pos = np.cumsum(np.floor(np.log(1.0 - gen.random(block)) / log1mq) + 1.0) + i
+        stop = int(np.searchsorted(pos, n))  # the first position >= n ends the sample
+        if stop < block:  # give back the uniforms after the one that ended it
             bits.state = state
             gen.random(stop + 1)
             parts.append(pos[:stop])
             break
         parts.append(pos)
         i = int(pos[-1])
-    return np.concatenate(parts).astype(np.int64)
+    return (parts[0] if len(parts) == 1 else np.concatenate(parts)).astype(np.int64)
 
 
 def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
@@ -220,7 +219,7 @@ def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_no
     n = X.shape[0]
     log1mq = math.log1p(-q) if q < 1.0 else 0.0
     X = _as64(X)
-    with np.errstate(over="ignore", invalid="ignore"):  # as the kernel: no warnings
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # as the kernel
         for t in range(t0, t1):
             rows = poisson_sample(n, q, gen, log1mq)
             if _sgd_step(X[rows], y[rows], sample_weight[rows], row_scale[rows],
@@ -235,28 +234,40 @@ def _sgd_step(Xb, yb, wb, sb, ab, loss, param, clip_norm, fit_intercept, alpha, 
               std, momentum, max_norm, state, average, gen):
     """One step of :func:`sgd_dense` on the batch's rows: True if the iterate then broke
     ``max_norm`` (or is not finite), else False after adding it to the averages if
-    ``average`` (:func:`skdpgd._kernels_sgd._after_step`)."""
+    ``average`` (:func:`skdpgd._kernels_sgd._after_step`). Few array operations: a step
+    costs tens of microseconds."""
     coef, intercept, vcoef, vint, acoef, aint, beta = state
     k_out, d = coef.shape
-    Z = (Xb @ coef.T) * sb[:, None] + intercept
-    # the count of rows whose gradient was not finite is private: unused
-    F, _ = _clipped_factors(loss, param, clip_norm, Z, yb, wb, ab)
-    gcoef = (F * sb[:, None]).T @ Xb
-    gint = np.sum(F, axis=0)
+    if k_out == 1 and loss != LOSS_MULTINOMIAL:
+        c = coef[0]
+        D = dloss(loss, (Xb @ c) * sb + intercept[0], yb, param)
+        F = wb * np.fmin(1.0, clip_norm / (np.abs(D) * ab)) * D  # norm of F_i x~_i <= w_i C
+        bad = np.isnan(F)  # the count of such rows is private: unused
+        if bad.any():
+            F[bad] = 0.0
+        gcoef = ((F * sb) @ Xb)[None, :]
+        gint = F.sum(keepdims=True)
+    else:
+        Z = (Xb @ coef.T) * sb[:, None] + intercept
+        F, _ = _clipped_factors(loss, param, clip_norm, Z, yb, wb, ab)
+        gcoef = (F * sb[:, None]).T @ Xb
+        gint = np.sum(F, axis=0)
     beta[0] *= momentum
     corr = 1.0 - beta[0]
     if std > 0.0:  # the kernel's order: output k's weights, then its intercept
-        z = gen.standard_normal((k_out, d + int(bool(fit_intercept))))
-        gcoef = gcoef + std * z[:, :d]
+        z = gen.standard_normal((k_out, d + 1 if fit_intercept else d))
+        gcoef += std * z[:, :d]
         if fit_intercept:
-            gint = gint + std * z[:, d]
+            gint += std * z[:, d]
     g = gcoef / n_norm + alpha * coef
-    vcoef[:] = momentum * vcoef + (1.0 - momentum) * g
+    vcoef *= momentum
+    vcoef += (1.0 - momentum) * g
     coef -= eta * vcoef / corr
     if fit_intercept:
-        vint[:] = momentum * vint + (1.0 - momentum) * (gint / n_norm)
+        vint *= momentum
+        vint += (1.0 - momentum) * (gint / n_norm)
         intercept -= eta * vint / corr
-    if not math.sqrt(float(np.sum(coef * coef) + np.sum(intercept * intercept))) <= max_norm:
+    if not math.sqrt(float(np.vdot(coef, coef) + np.vdot(intercept, intercept))) <= max_norm:
         return True
     if average:
         acoef += coef
