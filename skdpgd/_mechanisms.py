@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-from . import policy
+from . import _small_problems, policy
 from ._kernels import _noisy_update as noisy_update
 from ._setup import CLASS_COUNT_SENSITIVITY
 from .accounting import (GaussianSteps, PoissonSampled, Release, compose, compose_gdp,
@@ -192,6 +192,9 @@ class GradientDescent(Mechanism):
         beta_pow = 1.0
         loss = setup.loss
         n_norm = float(setup.n_public)
+        # the same update in numpy where the rows are (nothing to compile on a first fit)
+        update = (_small_problems.noisy_update if getattr(rows, "small", False)
+                  else noisy_update)
         for t in range(plan.n_steps):
             # a non-finite per-example gradient contributes 0 and decides nothing (stopping on
             # its count would reveal whether one extreme row is present); the fit stops only
@@ -202,9 +205,8 @@ class GradientDescent(Mechanism):
             beta_pow *= beta
             # adds N(0, std_t^2) to each coordinate of the sum (weights, then intercepts, in
             # order, from gen), then post-processing: the (momentum) step, in place
-            noisy_update(gcoef[None], gint[None], float(std[t]), n_norm, alpha,
-                         float(steps[t]), beta, beta_pow, setup.fit_intercept, coef, intercept,
-                         vcoef, vint, gen)
+            update(gcoef[None], gint[None], float(std[t]), n_norm, alpha, float(steps[t]), beta,
+                   beta_pow, setup.fit_intercept, coef, intercept, vcoef, vint, gen)
         if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(intercept))):
             _check_finite(-1, plan.n_steps - 1)
         return coef / c, intercept

@@ -177,6 +177,32 @@ def suff_stats(X, row_scale, sample_weight, fit_intercept, y):
     return S[:-1, :-1].copy(), S[:-1, -1].copy()
 
 
+def noisy_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_intercept, coef,
+                 intercept, vcoef, vint, gen):
+    """:func:`skdpgd._kernels._noisy_update` in numpy (same arguments: blocks of sums of shapes
+    (B, K, d) and (B, K), added in order): adds ``N(0, std^2)`` to each coordinate (drawn in the
+    kernel's order: output k's weights, then its intercept; none when ``std`` is 0), then takes
+    the (momentum) step in place: post-processing of the noisy sum."""
+    k_out, d = coef.shape
+    gcoef = np.add.reduce(np.asarray(gcoef, dtype=np.float64), axis=0)
+    gint = np.add.reduce(np.asarray(gint, dtype=np.float64), axis=0)
+    if std > 0.0:
+        z = gen.standard_normal((k_out, d + 1 if fit_intercept else d))
+        gcoef += std * z[:, :d]
+        if fit_intercept:
+            gint += std * z[:, d]
+    corr = 1.0 - beta_pow
+    with np.errstate(over="ignore", invalid="ignore"):
+        g = gcoef / n_norm + alpha * coef
+        vcoef *= momentum
+        vcoef += (1.0 - momentum) * g
+        coef -= eta * vcoef / corr
+        if fit_intercept:
+            vint *= momentum
+            vint += (1.0 - momentum) * (gint / n_norm)
+            intercept -= eta * vint / corr
+
+
 # ---------------------------------------------------------------------------------------------
 # DP-SGD
 # ---------------------------------------------------------------------------------------------

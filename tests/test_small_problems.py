@@ -184,3 +184,24 @@ def test_sgd_divergence_is_found_at_the_same_step(monkeypatch):
             np.full(40, 1.0), np.full(40, 200.0), 0.0, 50.0, state, 0, 40, 20,
             np.random.default_rng(0)))
     assert steps[0] == steps[1] >= 0
+
+
+@pytest.mark.parametrize("fit_intercept,momentum,std", [(True, 0.0, 0.7), (False, 0.9, 0.7),
+                                                        (True, 0.5, 0.0)])
+def test_noisy_update_matches_the_kernel_from_the_same_draws(fit_intercept, momentum, std):
+    rng = np.random.default_rng(5)
+    blocks, blocks_int = rng.standard_normal((3, 2, 4)), rng.standard_normal((3, 2))
+    start = [rng.standard_normal((2, 4)), rng.standard_normal(2), np.zeros((2, 4)), np.zeros(2)]
+    out = []
+    for update in (_small_problems.noisy_update, _kernels._noisy_update):
+        gen = np.random.default_rng(11)
+        state = [a.copy() for a in start]  # coef, intercept, vcoef, vint: updated in place
+        for t in range(3):
+            update(blocks, blocks_int, std, 40.0, 0.01, 0.3, momentum, momentum ** (t + 1),
+                   fit_intercept, *state, gen)
+        out.append((gen.bit_generator.state, state))
+    (g1, s1), (g2, s2) = out
+    assert g1 == g2  # as many draws
+    assert not np.array_equal(s1[0], start[0])
+    for a, b in zip(s1, s2):
+        _close(a, b, 1e-14)
