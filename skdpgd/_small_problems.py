@@ -27,9 +27,10 @@ from ._kernels import (LOSS_HINGE, LOSS_HUBER, LOSS_LOGISTIC, LOSS_MODIFIED_HUBE
 from ._kernels_second import _assemble, _check_loss, _symmetric
 
 #: Dense X with at most this many entries (n_samples x n_features) is reduced in numpy (this
-#: module) instead of by the numba kernels. At this size a numpy reduction takes well under a
-#: millisecond, a DP-SGD step about 30 microseconds, while compiling the kernels a fit needs
-#: takes 1-5 s of CPU once per install (benchmarks/bench_startup.py).
+#: module) instead of by the numba kernels. At this size a numpy reduction takes about a
+#: millisecond or less and a DP-SGD step tens of microseconds (a few in the kernel), while
+#: compiling the kernels a fit needs takes 1-5 s of CPU once per install
+#: (benchmarks/bench_startup.py; docs/benchmarks_lab_notes.md, "Small problems in numpy").
 SMALL_PROBLEM_ENTRIES = 50_000
 
 
@@ -73,24 +74,25 @@ def _clipped_factors(loss, param, clip_norm, Z, y, w, aug):
     (n, K)), with ``||g_i|| = ||l'(z_i)|| ||x~_i||``, so ``||F_i x~_i|| <= w_i C``. A row whose
     factor is not a number (one output; a NaN ratio leaves ``min`` at 1, as in the kernel) or
     whose gradient norm is not finite (several outputs) gets 0 and is counted in ``bad``: the
-    kernels' rules (:func:`skdpgd._kernels._sum_rows_single`, ``_sum_rows_multi``)."""
+    kernels' rules (:func:`skdpgd._kernels._sum_rows_single`, ``_sum_rows_multi``). Call it
+    with numpy's overflow, invalid and divide warnings off."""
     n, k_out = Z.shape
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        if k_out == 1:
-            D = dloss(loss, Z[:, 0], y, param)
-            F = (w * np.fmin(1.0, clip_norm / (np.abs(D) * aug)) * D)[:, None]
-            bad = np.isnan(F[:, 0])
-        else:
-            if loss == LOSS_MULTINOMIAL:
-                E = np.exp(Z - np.max(Z, axis=1, keepdims=True))
-                D = E / np.sum(E, axis=1, keepdims=True)
-                D[np.arange(n), y.astype(np.int64)] -= 1.0
-            else:  # several outputs, another loss: no derivative (every row is counted)
-                D = np.full((n, k_out), np.nan)
-            g = np.sqrt(np.sum(D * D, axis=1)) * aug
-            bad = ~np.isfinite(g)
-            F = (w * np.fmin(1.0, clip_norm / g))[:, None] * D
-    F[bad] = 0.0
+    if k_out == 1:
+        D = dloss(loss, Z[:, 0], y, param)
+        F = (w * np.fmin(1.0, clip_norm / (np.abs(D) * aug)) * D)[:, None]
+        bad = np.isnan(F[:, 0])
+    else:
+        if loss == LOSS_MULTINOMIAL:
+            E = np.exp(Z - np.max(Z, axis=1, keepdims=True))
+            D = E / np.sum(E, axis=1, keepdims=True)
+            D[np.arange(n), y.astype(np.int64)] -= 1.0
+        else:  # several outputs, another loss: no derivative (every row is counted)
+            D = np.full((n, k_out), np.nan)
+        g = np.sqrt(np.sum(D * D, axis=1)) * aug
+        bad = ~np.isfinite(g)
+        F = (w * np.fmin(1.0, clip_norm / g))[:, None] * D
+    if bad.any():
+        F[bad] = 0.0
     return F, int(np.count_nonzero(bad))
 
 
@@ -101,8 +103,9 @@ def grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_nor
     moves by at most ``clip_norm`` when a row is added or removed; rows whose gradient is not
     finite contribute 0 and are counted."""
     Z = margins(X, row_scale, coef, intercept)
-    F, bad = _clipped_factors(int(loss), float(param), float(clip_norm), Z, y, sample_weight,
-                              row_norm_aug)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        F, bad = _clipped_factors(int(loss), float(param), float(clip_norm), Z, y,
+                                  sample_weight, row_norm_aug)
     return (F * row_scale[:, None]).T @ _as64(X), np.sum(F, axis=0), bad
 
 
@@ -180,27 +183,35 @@ def suff_stats(X, row_scale, sample_weight, fit_intercept, y):
 def noisy_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_intercept, coef,
                  intercept, vcoef, vint, gen):
     """:func:`skdpgd._kernels._noisy_update` in numpy (same arguments: blocks of sums of shapes
-    (B, K, d) and (B, K), added in order): adds ``N(0, std^2)`` to each coordinate (drawn in the
-    kernel's order: output k's weights, then its intercept; none when ``std`` is 0), then takes
-    the (momentum) step in place: post-processing of the noisy sum."""
+    (B, K, d) and (B, K), added in order): adds ``N(0, std^2)`` to each coordinate, then takes
+    the (momentum) step in place (:func:`_update`)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        _update(np.add.reduce(np.asarray(gcoef, dtype=np.float64), axis=0),
+                np.add.reduce(np.asarray(gint, dtype=np.float64), axis=0), std, n_norm, alpha,
+                eta, momentum, 1.0 - beta_pow, fit_intercept, coef, intercept, vcoef, vint, gen)
+
+
+def _update(gcoef, gint, std, n_norm, alpha, eta, momentum, corr, fit_intercept, coef,
+            intercept, vcoef, vint, gen):
+    """The release and its post-processing, as in the kernel: ``S + N(0, std^2)`` on each
+    coordinate of the sums ``(gcoef, gint)`` (modified; drawn in the kernel's order: output k's
+    weights, then its intercept; no draw when ``std`` is 0), then ``g = (S + noise) / n_norm +
+    alpha w``, ``v = beta v + (1 - beta) g``, ``theta -= eta v / corr`` in place, with the
+    kernel's arithmetic (``corr = 1 - beta^t``; the intercepts are not penalised)."""
     k_out, d = coef.shape
-    gcoef = np.add.reduce(np.asarray(gcoef, dtype=np.float64), axis=0)
-    gint = np.add.reduce(np.asarray(gint, dtype=np.float64), axis=0)
     if std > 0.0:
         z = gen.standard_normal((k_out, d + 1 if fit_intercept else d))
         gcoef += std * z[:, :d]
         if fit_intercept:
             gint += std * z[:, d]
-    corr = 1.0 - beta_pow
-    with np.errstate(over="ignore", invalid="ignore"):
-        g = gcoef / n_norm + alpha * coef
-        vcoef *= momentum
-        vcoef += (1.0 - momentum) * g
-        coef -= eta * vcoef / corr
-        if fit_intercept:
-            vint *= momentum
-            vint += (1.0 - momentum) * (gint / n_norm)
-            intercept -= eta * vint / corr
+    g = gcoef / n_norm + alpha * coef
+    vcoef *= momentum
+    vcoef += (1.0 - momentum) * g
+    coef -= eta * vcoef / corr
+    if fit_intercept:
+        vint *= momentum
+        vint += (1.0 - momentum) * (gint / n_norm)
+        intercept -= eta * vint / corr
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,39 +271,14 @@ def _sgd_step(Xb, yb, wb, sb, ab, loss, param, clip_norm, fit_intercept, alpha, 
               std, momentum, max_norm, state, average, gen):
     """One step of :func:`sgd_dense` on the batch's rows: True if the iterate then broke
     ``max_norm`` (or is not finite), else False after adding it to the averages if
-    ``average`` (:func:`skdpgd._kernels_sgd._after_step`). Few array operations: a step
-    costs tens of microseconds."""
+    ``average`` (:func:`skdpgd._kernels_sgd._after_step`)."""
     coef, intercept, vcoef, vint, acoef, aint, beta = state
-    k_out, d = coef.shape
-    if k_out == 1 and loss != LOSS_MULTINOMIAL:
-        c = coef[0]
-        D = dloss(loss, (Xb @ c) * sb + intercept[0], yb, param)
-        F = wb * np.fmin(1.0, clip_norm / (np.abs(D) * ab)) * D  # norm of F_i x~_i <= w_i C
-        bad = np.isnan(F)  # the count of such rows is private: unused
-        if bad.any():
-            F[bad] = 0.0
-        gcoef = ((F * sb) @ Xb)[None, :]
-        gint = F.sum(keepdims=True)
-    else:
-        Z = (Xb @ coef.T) * sb[:, None] + intercept
-        F, _ = _clipped_factors(loss, param, clip_norm, Z, yb, wb, ab)
-        gcoef = (F * sb[:, None]).T @ Xb
-        gint = np.sum(F, axis=0)
+    # the count of rows whose gradient was not finite (they contribute 0) is private: unused
+    F, _ = _clipped_factors(loss, param, clip_norm, (Xb @ coef.T) * sb[:, None] + intercept,
+                            yb, wb, ab)
     beta[0] *= momentum
-    corr = 1.0 - beta[0]
-    if std > 0.0:  # the kernel's order: output k's weights, then its intercept
-        z = gen.standard_normal((k_out, d + 1 if fit_intercept else d))
-        gcoef += std * z[:, :d]
-        if fit_intercept:
-            gint += std * z[:, d]
-    g = gcoef / n_norm + alpha * coef
-    vcoef *= momentum
-    vcoef += (1.0 - momentum) * g
-    coef -= eta * vcoef / corr
-    if fit_intercept:
-        vint *= momentum
-        vint += (1.0 - momentum) * (gint / n_norm)
-        intercept -= eta * vint / corr
+    _update((F * sb[:, None]).T @ Xb, np.sum(F, axis=0), std, n_norm, alpha, eta, momentum,
+            1.0 - beta[0], fit_intercept, coef, intercept, vcoef, vint, gen)
     if not math.sqrt(float(np.vdot(coef, coef) + np.vdot(intercept, intercept))) <= max_norm:
         return True
     if average:
