@@ -32,7 +32,6 @@ import numpy as np
 
 from . import _small_problems
 from ._jit import njit
-
 from ._kernels import (_intercept_step, _noisy_sum, _noisy_update, _sum_rows_csr,
                        _sum_rows_multi, _sum_rows_single)
 

@@ -9,6 +9,7 @@ from skdpgd import _backends, _kernels, _kernels_sgd, _small_problems
 from skdpgd._kernels import (LOSS_HINGE, LOSS_HUBER, LOSS_LOGISTIC, LOSS_MODIFIED_HUBER,
                              LOSS_MULTINOMIAL, LOSS_SQUARED, LOSS_SQUARED_HINGE)
 
+
 def test_the_path_is_chosen_by_the_shape_only():
     limit = _small_problems.SMALL_PROBLEM_ENTRIES
     assert _small_problems.is_small(limit // 10, 10)
