@@ -246,6 +246,10 @@ class Rows:
         clipped loss (its gradient is the sum of the clipped per-example gradients), no
         noise, no penalty, no normaliser, for exact solvers (the same contract for dense and
         CSR rows: :func:`skdpgd._kernels.objective_sum`)."""
+        if getattr(self, "small", False):
+            return _small_problems.objective(self.X, self.y, self.sample_weight,
+                                             self.row_scale, self.row_norm_aug, loss_code,
+                                             param, clip_norm, coef, intercept)
         gcoef = np.zeros(coef.shape)
         gint = np.zeros(coef.shape[0])
         kernel, x = self._objective_x()

@@ -11,7 +11,8 @@ Every function computes the same per-example terms as its kernel, clipped by the
 form (``w_i min(1, C / ||g_i||)``, :func:`skdpgd._kernels.clip_factor`), so each term obeys
 the same bound and the releases keep their sensitivities (written next to each function);
 a term that is not finite contributes 0 and is counted, as in the kernels. Only the order of
-the floating-point additions differs (the numbers agree to rounding). DP-SGD
+the floating-point additions differs (the numbers agree to rounding; the exact objective,
+whose solver's stop is sensitive to rounding, adds in the kernel's order). DP-SGD
 (:func:`sgd_dense`) draws the same random numbers from the same generator in the same order as
 :func:`skdpgd._kernels_sgd.sgd_dense`: the same batches and the same noise.
 """
@@ -178,6 +179,55 @@ def suff_stats(X, row_scale, sample_weight, fit_intercept, y):
     extra = ([np.ones((n, 1))] if fit_intercept else []) + [np.asarray(y, np.float64)[:, None]]
     S = _symmetric(_weighted_outer(_augmented(X, row_scale, extra), sample_weight))
     return S[:-1, :-1].copy(), S[:-1, -1].copy()
+
+
+def _in_order(A, axis):
+    """Sums along ``axis`` added one term after another, as a kernel's loop adds them (numpy's
+    own sums add in pairs: other roundings)."""
+    return np.take(np.cumsum(A, axis=axis), -1, axis=axis)
+
+
+def objective(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef,
+              intercept):
+    """``(sum_i w_i l_clip_i, its gradient for the weights, for the intercepts)``: the exact
+    clipped objective of :func:`skdpgd._kernels.objective_sum` (no noise, no penalty), for
+    the exact solvers, each sum added in the kernel's order (the solver's stopping point
+    is sensitive to rounding); each row's gradient is ``w_i min(1, C / ||g_i||) l'(z_i)
+    x~_i``, and for the squared loss the value is the Huber loss of threshold
+    ``C / ||x~_i||`` whose gradient that is."""
+    X = _as64(X)
+    coef = np.asarray(coef, dtype=np.float64)
+    n, k_out = X.shape[0], coef.shape[0]
+    if n == 0:
+        return 0.0, np.zeros(coef.shape), np.zeros(k_out)
+    loss, clip_norm = int(loss), float(clip_norm)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        Z = row_scale[:, None] * _in_order(X[:, None, :] * coef[None, :, :], 2) \
+            + np.asarray(intercept, dtype=np.float64)
+        if k_out > 1 and loss == LOSS_MULTINOMIAL:
+            m = np.max(Z, axis=1)
+            E = np.exp(Z - m[:, None])
+            tot = _in_order(E, 1)
+            D = E / tot[:, None]
+            label = y.astype(np.int64)
+            D[np.arange(n), label] -= 1.0
+            value = m + np.log(tot) - Z[np.arange(n), label]
+        else:
+            D = (dloss(loss, Z[:, 0], y, param) if k_out == 1
+                 else np.full((n, k_out), np.nan)).reshape(n, k_out)
+            t = y * Z[:, 0]
+            r = np.abs(Z[:, 0] - y)
+            thr = np.where(row_norm_aug > 0.0, clip_norm / row_norm_aug, np.inf)
+            value = (np.where(t > 0.0, np.log1p(np.exp(-t)), -t + np.log1p(np.exp(t)))
+                     if loss == LOSS_LOGISTIC else
+                     np.where(r <= thr, 0.5 * r * r, thr * r - 0.5 * thr * thr)
+                     if loss == LOSS_SQUARED else np.full(n, np.nan))
+        g = np.sqrt(_in_order(D * D, 1)) * row_norm_aug
+        c = np.where(g > clip_norm, sample_weight * np.fmin(1.0, clip_norm / g), sample_weight)
+        F = c[:, None] * D
+        total = float(_in_order(sample_weight * value, 0))
+        gcoef = _in_order((F * row_scale[:, None])[:, :, None] * X[:, None, :], 0)
+    return total, gcoef, _in_order(F, 0)
 
 
 def noisy_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_intercept, coef,

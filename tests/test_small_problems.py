@@ -206,3 +206,22 @@ def test_noisy_update_matches_the_kernel_from_the_same_draws(fit_intercept, mome
     assert not np.array_equal(s1[0], start[0])
     for a, b in zip(s1, s2):
         _close(a, b, 1e-14)
+
+
+@pytest.mark.parametrize("loss,k", [(LOSS_LOGISTIC, 1), (LOSS_SQUARED, 1), (LOSS_MULTINOMIAL, 3),
+                                    (LOSS_HINGE, 1), (LOSS_SQUARED, 2)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_objective_matches_the_kernel(loss, k, dtype, monkeypatch):
+    X, y, w, coef, b = _problem(k=k, dtype=dtype)
+    small, big = _both(X, y, w, True, monkeypatch)
+    for clip in (0.05, 0.5, 50.0):
+        (fs, gs, gis), (fb, gb, gib) = (rows.objective(coef, b, loss, 0.3, clip)
+                                        for rows in (small, big))
+        # value and gradient summed in the kernel's order (L-BFGS's stop is sensitive to it)
+        assert np.isnan(fs) == np.isnan(fb)
+        if not np.isnan(fb):
+            assert abs(fs - fb) <= 1e-13 * max(1.0, abs(fb))
+        _close(gs, gb, 1e-13)
+        _close(gis, gib, 1e-13)
+    assert np.isnan(fb) == (loss == LOSS_HINGE)
+    assert np.all(np.isnan(gb)) == (k == 2)  # no derivative of a one-output loss for 2 outputs
