@@ -23,6 +23,7 @@ X = rng.standard_normal((1000, 20))
 X /= np.linalg.norm(X, axis=1).max()
 y = (X[:, 0] > 0).astype(int)
 yr = np.clip(X @ rng.standard_normal(20), -1.0, 1.0)
+y3 = np.digitize(X[:, 1], [-0.05, 0.05])
 fits = {
     "DPLogisticRegression": lambda: DPLogisticRegression(
         epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=0).fit(X, y),
@@ -32,13 +33,25 @@ fits = {
         epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=0).fit(X, y),
     "DPSGDRegressor": lambda: DPSGDRegressor(epsilon=1.0, data_norm=1.0, y_bound=1.0,
                                              random_state=0).fit(X, yr),
+    # the other roads a default fit takes on other budgets and label sets
+    "DPLogisticRegression eps=0.2": lambda: DPLogisticRegression(
+        epsilon=0.2, data_norm=1.0, classes=[0, 1], random_state=0).fit(X, y),
+    "DPLogisticRegression eps=0.05": lambda: DPLogisticRegression(
+        epsilon=0.05, data_norm=1.0, classes=[0, 1], random_state=0).fit(X, y),
+    "DPLogisticRegression 3 classes": lambda: DPLogisticRegression(
+        epsilon=1.0, data_norm=1.0, classes=[0, 1, 2], random_state=0).fit(X, y3),
+    "DPSGDClassifier 3 classes": lambda: DPSGDClassifier(
+        epsilon=1.0, data_norm=1.0, classes=[0, 1, 2], random_state=0).fit(X, y3),
 }
+roads = {}
 out = {"file": skdpgd.__file__}
 for name, fit in fits.items():
     with event.install_recorder("numba:compile") as rec:
-        fit()
+        est = fit()
+    roads[name] = est.schedule_
     out[name] = sorted({str(ev.data["dispatcher"].py_func.__qualname__)
                         for _, ev in rec.buffer if ev.is_start})
+out["roads"] = roads
 print(json.dumps(out))
 """
 
@@ -53,5 +66,8 @@ def test_first_small_default_fits_compile_no_numba_kernel(tmp_path):
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert pathlib.Path(out.pop("file")).resolve() == pathlib.Path(skdpgd.__file__).resolve()
+    roads = out.pop("roads")
     assert out == {name: [] for name in out}, out
-    assert len(out) == 4
+    assert len(out) == 8
+    # every full-batch road of a default fit was taken
+    assert {"newton", "output", "uniform", "ssp"} <= set(roads.values()), roads
