@@ -12,9 +12,10 @@ Usage (from the repository root; a few minutes on a 2-core machine)::
    skdpgd is installed into it (seconds, no network); ``--isolated`` makes a venv with its
    own pip and installs every dependency from the package index instead.
 2. **First fit of each estimator** (DPLogisticRegression, DPRidge, DPSGDClassifier,
-   DPSGDRegressor, each with its defaults on small generated data, ``--n`` x ``--d``, rows of
-   norm <= 1; a dense X of at most 50,000 entries is reduced in numpy, a larger one by the
-   numba kernels, so ``--n 30000 --d 100`` times their compilation): for each,
+   DPSGDRegressor, DPHuberRegressor, DPPoissonRegressor, DPLinearSVC, each with its defaults
+   on small generated data, ``--n`` x ``--d``, rows of norm <= 1; a dense X of at most 50,000
+   entries is reduced in numpy, a larger one by the numba kernels, so ``--n 30000 --d 100``
+   times their compilation): for each,
    ``--repeats`` new processes, each with ``NUMBA_CACHE_DIR`` pointed at a new empty
    directory, import skdpgd and fit twice. The first fit compiles every kernel it uses; the
    second is the same fit with the kernels in memory; their difference is the compilation.
@@ -54,6 +55,12 @@ ESTIMATORS = {
                        "random_state=0).fit(X, y)",
     "DPSGDRegressor": "DPSGDRegressor(epsilon=1.0, data_norm=1.0, y_bound=1.0, "
                       "random_state=0).fit(X, yr)",
+    "DPHuberRegressor": "DPHuberRegressor(epsilon=1.0, data_norm=1.0, y_bound=1.0, "
+                        "random_state=0).fit(X, yr)",
+    "DPPoissonRegressor": "DPPoissonRegressor(epsilon=1.0, data_norm=1.0, y_bound=10.0, "
+                          "random_state=0).fit(X, counts)",
+    "DPLinearSVC": "DPLinearSVC(epsilon=1.0, data_norm=1.0, classes=[0, 1], "
+                   "random_state=0).fit(X, y)",
 }
 
 _FIT_CHILD = r"""
@@ -66,8 +73,10 @@ X = rng.standard_normal((n, d))
 X /= np.linalg.norm(X, axis=1).max()
 y = (X[:, 0] > 0).astype(int)
 yr = np.clip(X @ rng.standard_normal(d), -1.0, 1.0)
+counts = rng.poisson(np.exp(X @ rng.standard_normal(d)))
 t0, c0 = time.perf_counter(), time.process_time()
-from skdpgd import DPLogisticRegression, DPRidge, DPSGDClassifier, DPSGDRegressor
+from skdpgd import (DPHuberRegressor, DPLinearSVC, DPLogisticRegression, DPPoissonRegressor,
+                    DPRidge, DPSGDClassifier, DPSGDRegressor)
 t1, c1 = time.perf_counter(), time.process_time()
 exec(stmt)
 t2, c2 = time.perf_counter(), time.process_time()

@@ -29,9 +29,8 @@ The sampling uses the same generator as the noise, so one seed reproduces the ru
 import math
 
 import numpy as np
-
-from . import _small_problems
 from ._jit import njit
+
 from ._kernels import (_intercept_step, _noisy_sum, _noisy_update, _sum_rows_csr,
                        _sum_rows_multi, _sum_rows_single)
 
@@ -107,15 +106,8 @@ def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_no
 
     Runs the compiled loop for one output or the one for several (the multinomial loss), so
     a fit compiles only the row kernel it uses (:func:`skdpgd._kernels._sum_rows_single` or
-    ``_sum_rows_multi``); the work arrays are made here, not in compiled code. A small X
-    (:func:`skdpgd._small_problems.is_small`) runs the same steps in numpy instead, from the
-    same draws (:func:`skdpgd._small_problems.sgd_dense`): nothing is compiled.
+    ``_sum_rows_multi``); the work arrays are made here, not in compiled code.
     """
-    if _small_problems.is_small(*X.shape):  # the same run in numpy: nothing to compile
-        return _small_problems.sgd_dense(
-            X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, fit_intercept,
-            alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm, state, t0, t1,
-            average_start, gen)
     run = _sgd_dense_single if state[0].shape[0] == 1 else _sgd_dense_multi
     return run(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
                fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm, state,

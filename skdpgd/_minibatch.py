@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from . import _kernels, _kernels_sgd, policy
+from . import _kernels, _kernels_sgd, _small_problems, policy
 from ._base import COMMON_CONSTRAINTS
 from ._compat import HasMethods, Interval, StrOptions
 from ._data import canonical_csr  # noqa: F401 (the one canonical_csr; kept importable here)
@@ -388,8 +388,10 @@ class MinibatchRoad(Road):
                 X.indices.astype(np.int64, copy=False), X.indptr.astype(np.int64, copy=False),
                 d, yc, sample_weight, row_scale, row_norm_aug, *common)
         else:
-            run = functools.partial(_kernels_sgd.sgd_dense, X, yc, sample_weight, row_scale,
-                                    row_norm_aug, *common)
+            # a small X steps in numpy, from the same draws: nothing to compile
+            sgd = (_small_problems.sgd_dense if _small_problems.is_small(*X.shape)
+                   else _kernels_sgd.sgd_dense)
+            run = functools.partial(sgd, X, yc, sample_weight, row_scale, row_norm_aug, *common)
         state = _kernels_sgd.sgd_state(self.n_outputs, d)
         if self.start is not None:  # the prior's intercept (unchanged in kernel coordinates)
             state[1][:] = self.start

@@ -24,7 +24,8 @@ import math
 import numpy as np
 
 from ._kernels import (LOSS_HINGE, LOSS_HUBER, LOSS_LOGISTIC, LOSS_MODIFIED_HUBER,
-                       LOSS_MULTINOMIAL, LOSS_SQUARED, LOSS_SQUARED_HINGE)
+                       LOSS_MULTINOMIAL, LOSS_POISSON, LOSS_SQUARED, LOSS_SQUARED_HINGE,
+                       POISSON_MAX_MARGIN)
 from ._kernels_second import _assemble, _check_loss, _symmetric
 
 #: Dense X with at most this many entries (n_samples x n_features) is reduced in numpy (this
@@ -51,11 +52,12 @@ def margins(X, row_scale, coef, intercept):
             + np.asarray(intercept, dtype=np.float64)
 
 
-def dloss(loss, z, y, param):
+def dloss(loss, z, y, param, exp=np.exp):
     """``dl/dz`` of a one-output loss, elementwise (:func:`skdpgd._kernels.dloss`; call it
-    with numpy's overflow and invalid warnings off, as the kernels raise none)."""
+    with numpy's overflow and invalid warnings off, as the kernels raise none). ``exp``:
+    numpy's, or :func:`_libm_exp` for the kernel's very roundings."""
     if loss == LOSS_LOGISTIC:
-        return -y / (1.0 + np.exp(y * z))  # an overflowing exponential gives -0
+        return -y / (1.0 + exp(y * z))  # an overflowing exponential gives -0
     if loss == LOSS_SQUARED:
         return z - y
     t = y * z
@@ -67,6 +69,8 @@ def dloss(loss, z, y, param):
         return np.where(t < 1.0, -2.0 * y * (1.0 - t), 0.0)
     if loss == LOSS_HUBER:
         return np.clip(z - y, -param, param)
+    if loss == LOSS_POISSON:
+        return exp(np.minimum(z, POISSON_MAX_MARGIN)) - y
     return np.full(np.shape(z), np.nan)
 
 
@@ -181,51 +185,103 @@ def suff_stats(X, row_scale, sample_weight, fit_intercept, y):
     return S[:-1, :-1].copy(), S[:-1, -1].copy()
 
 
+_PY_EXP, _PY_LOG, _PY_LOG1P = (np.frompyfunc(f, 1, 1) for f in (math.exp, math.log, math.log1p))
+
+
+def _libm(numpy_f, python_f, a, ok):
+    """``numpy_f(a)`` with the entries where ``ok`` recomputed by the C library's function
+    (through Python's math module), as the kernels compute them: numpy's vectorised exp and
+    logs differ from it in the last bit for a few percent of arguments. ``ok`` keeps the
+    arguments where the math module would raise (overflow, domain) with numpy's answer."""
+    out = numpy_f(a)
+    if np.any(ok):
+        out[ok] = python_f(a[ok]).astype(np.float64)
+    return out
+
+
+def _libm_exp(a):
+    a = np.asarray(a, dtype=np.float64)
+    return _libm(np.exp, _PY_EXP, a, a <= 709.0)
+
+
+def _libm_log(a):
+    return _libm(np.log, _PY_LOG, a, a > 0.0)
+
+
+def _libm_log1p(a):
+    return _libm(np.log1p, _PY_LOG1P, a, a > -1.0)
+
+
 def _in_order(A, axis):
     """Sums along ``axis`` added one term after another, as a kernel's loop adds them (numpy's
     own sums add in pairs: other roundings)."""
     return np.take(np.cumsum(A, axis=axis), -1, axis=axis)
 
 
+def _loss_values(loss, Z, y, param, thr):
+    """Each row's clipped loss (:func:`skdpgd._kernels.loss_value`, the same formulas): the
+    loss whose derivative is the clipped one at the threshold ``thr = C / ||x~_i||`` (Huber for
+    the squared loss, tangents past it for the squared hinge and Poisson losses); NaN for a
+    code with no value. The exponentials and logarithms are the C library's, as in the
+    kernel. Call it with numpy's warnings off."""
+    n = Z.shape[0]
+    if loss == LOSS_MULTINOMIAL:
+        m = np.max(Z, axis=1)
+        return m + _libm_log(_in_order(_libm_exp(Z - m[:, None]), 1)) \
+            - Z[np.arange(n), y.astype(np.int64)]
+    z = Z[:, 0]
+    if loss == LOSS_LOGISTIC:
+        t = y * z
+        e = _libm_exp(-np.abs(t))  # the kernel's exp(-t) for t > 0, exp(t) otherwise
+        return np.where(t > 0.0, 0.0, -t) + _libm_log1p(e)
+    if loss in (LOSS_SQUARED, LOSS_HUBER):  # the clip can only lower Huber's threshold
+        t = thr if loss == LOSS_SQUARED else np.minimum(param, thr)
+        r = np.abs(z - y)
+        return np.where(r <= t, 0.5 * r * r, t * r - 0.5 * t * t)
+    if loss == LOSS_SQUARED_HINGE:
+        u = y * z
+        u0 = 1.0 - 0.5 * thr
+        return np.where(u >= 1.0, 0.0, np.where(
+            u >= u0, (1.0 - u) * (1.0 - u), 0.25 * thr * thr + thr * (u0 - u)))
+    if loss == LOSS_POISSON:
+        z_hi, z_lo = _libm_log(y + thr), _libm_log(y - thr)
+        inside = _libm_exp(np.where(np.isinf(thr), np.minimum(z, POISSON_MAX_MARGIN), z)) - y * z
+        return np.where(np.isinf(thr), inside, np.where(
+            z > z_hi, (y + thr) - y * z_hi + thr * (z - z_hi), np.where(
+                (y > thr) & (z < z_lo), (y - thr) - y * z_lo - thr * (z - z_lo), inside)))
+    return np.full(n, np.nan)
+
+
 def objective(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef,
               intercept):
     """``(sum_i w_i l_clip_i, its gradient for the weights, for the intercepts)``: the exact
     clipped objective of :func:`skdpgd._kernels.objective_sum` (no noise, no penalty), for
-    the exact solvers, each sum added in the kernel's order (the solver's stopping point
-    is sensitive to rounding); each row's gradient is ``w_i min(1, C / ||g_i||) l'(z_i)
-    x~_i``, and for the squared loss the value is the Huber loss of threshold
-    ``C / ||x~_i||`` whose gradient that is."""
+    the exact solvers, with the kernel's very roundings (sums added in its order, the C
+    library's exp and logs: the solver's stopping point is sensitive to rounding, so a
+    different rounding moves the fit by up to 1e-8); each row's gradient is ``w_i min(1, C / ||g_i||) l'(z_i)
+    x~_i``, and its value that of the loss whose gradient that is (:func:`_loss_values`)."""
     X = _as64(X)
     coef = np.asarray(coef, dtype=np.float64)
     n, k_out = X.shape[0], coef.shape[0]
     if n == 0:
         return 0.0, np.zeros(coef.shape), np.zeros(k_out)
-    loss, clip_norm = int(loss), float(clip_norm)
+    loss, param, clip_norm = int(loss), float(param), float(clip_norm)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         Z = row_scale[:, None] * _in_order(X[:, None, :] * coef[None, :, :], 2) \
             + np.asarray(intercept, dtype=np.float64)
-        if k_out > 1 and loss == LOSS_MULTINOMIAL:
-            m = np.max(Z, axis=1)
-            E = np.exp(Z - m[:, None])
-            tot = _in_order(E, 1)
-            D = E / tot[:, None]
-            label = y.astype(np.int64)
-            D[np.arange(n), label] -= 1.0
-            value = m + np.log(tot) - Z[np.arange(n), label]
-        else:
-            D = (dloss(loss, Z[:, 0], y, param) if k_out == 1
-                 else np.full((n, k_out), np.nan)).reshape(n, k_out)
-            t = y * Z[:, 0]
-            r = np.abs(Z[:, 0] - y)
-            thr = np.where(row_norm_aug > 0.0, clip_norm / row_norm_aug, np.inf)
-            value = (np.where(t > 0.0, np.log1p(np.exp(-t)), -t + np.log1p(np.exp(t)))
-                     if loss == LOSS_LOGISTIC else
-                     np.where(r <= thr, 0.5 * r * r, thr * r - 0.5 * thr * thr)
-                     if loss == LOSS_SQUARED else np.full(n, np.nan))
+        if loss == LOSS_MULTINOMIAL:  # l' = softmax - e_y (skdpgd._kernels.loss_derivative)
+            E = _libm_exp(Z - np.max(Z, axis=1, keepdims=True))
+            D = E / _in_order(E, 1)[:, None]
+            D[np.arange(n), y.astype(np.int64)] -= 1.0
+        elif k_out == 1:
+            D = dloss(loss, Z[:, 0], y, param, exp=_libm_exp)[:, None]
+        else:  # several outputs, a one-output loss: no derivative
+            D = np.full((n, k_out), np.nan)
         g = np.sqrt(_in_order(D * D, 1)) * row_norm_aug
         c = np.where(g > clip_norm, sample_weight * np.fmin(1.0, clip_norm / g), sample_weight)
+        thr = np.where(row_norm_aug > 0.0, clip_norm / row_norm_aug, np.inf)
+        total = float(_in_order(sample_weight * _loss_values(loss, Z, y, param, thr), 0))
         F = c[:, None] * D
-        total = float(_in_order(sample_weight * value, 0))
         gcoef = _in_order((F * row_scale[:, None])[:, :, None] * X[:, None, :], 0)
     return total, gcoef, _in_order(F, 0)
 
@@ -282,7 +338,9 @@ def poisson_sample(n, q, gen, log1mq):
     while True:
         state = bits.state
         # row positions after each uniform V in (0, 1]: skips floor(log(V) / log(1 - q)) + 1
-        pos = np.cumsum(np.floor(np.log(1.0 - gen.random(block)) / log1mq) + 1.0) + i
+        # (the C library's log, as in the kernel: numpy's may differ in the last bit, which
+        # could move a skip across an integer)
+        pos = np.cumsum(np.floor(_libm_log(1.0 - gen.random(block)) / log1mq) + 1.0) + i
         stop = int(np.searchsorted(pos, n))  # the first position >= n ends the sample
         if stop < block:  # give back the uniforms after the one that ended it
             bits.state = state

@@ -16,7 +16,8 @@ import numpy as np
 from numba.core import event
 warnings.simplefilter("ignore")
 import skdpgd
-from skdpgd import DPLogisticRegression, DPRidge, DPSGDClassifier, DPSGDRegressor
+from skdpgd import (DPHuberRegressor, DPLinearSVC, DPLogisticRegression, DPPoissonRegressor,
+                    DPRidge, DPSGDClassifier, DPSGDRegressor)
 
 rng = np.random.default_rng(0)
 X = rng.standard_normal((1000, 20))
@@ -24,6 +25,7 @@ X /= np.linalg.norm(X, axis=1).max()
 y = (X[:, 0] > 0).astype(int)
 yr = np.clip(X @ rng.standard_normal(20), -1.0, 1.0)
 y3 = np.digitize(X[:, 1], [-0.05, 0.05])
+counts = rng.poisson(np.exp(X @ rng.standard_normal(20)))
 fits = {
     "DPLogisticRegression": lambda: DPLogisticRegression(
         epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=0).fit(X, y),
@@ -33,6 +35,12 @@ fits = {
         epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=0).fit(X, y),
     "DPSGDRegressor": lambda: DPSGDRegressor(epsilon=1.0, data_norm=1.0, y_bound=1.0,
                                              random_state=0).fit(X, yr),
+    "DPHuberRegressor": lambda: DPHuberRegressor(epsilon=1.0, data_norm=1.0, y_bound=1.0,
+                                                 random_state=0).fit(X, yr),
+    "DPPoissonRegressor": lambda: DPPoissonRegressor(epsilon=1.0, data_norm=1.0, y_bound=10.0,
+                                                     random_state=0).fit(X, counts),
+    "DPLinearSVC": lambda: DPLinearSVC(epsilon=1.0, data_norm=1.0, classes=[0, 1],
+                                       random_state=0).fit(X, y),
     # the other roads a default fit takes on other budgets and label sets
     "DPLogisticRegression eps=0.2": lambda: DPLogisticRegression(
         epsilon=0.2, data_norm=1.0, classes=[0, 1], random_state=0).fit(X, y),
@@ -68,6 +76,6 @@ def test_first_small_default_fits_compile_no_numba_kernel(tmp_path):
     assert pathlib.Path(out.pop("file")).resolve() == pathlib.Path(skdpgd.__file__).resolve()
     roads = out.pop("roads")
     assert out == {name: [] for name in out}, out
-    assert len(out) == 8
+    assert len(out) == 11
     # every full-batch road of a default fit was taken
     assert {"newton", "output", "uniform", "ssp"} <= set(roads.values()), roads

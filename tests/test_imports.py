@@ -144,13 +144,15 @@ def test_the_cycle_check_finds_a_cycle():
 #: lazy ones included). Everything else may import them; they never import anything above.
 #: accounting: the parameter checks only (not the estimators, the fit path, the budget, the
 #: policy, the mechanisms or the rows); policy: nothing; the numba kernels: numba's caching
-#: policy and each other.
+#: policy and each other; their numpy twins for small problems: the kernels.
 NEVER_ABOVE = {
     "skdpgd.accounting": {"skdpgd._checks"},
     "skdpgd.policy": set(),
     "skdpgd._kernels": {"skdpgd._jit"},
     "skdpgd._kernels_second": {"skdpgd._jit", "skdpgd._kernels"},
     "skdpgd._kernels_sgd": {"skdpgd._jit", "skdpgd._kernels"},
+    # the numpy twins of the kernels for small problems: the kernels' constants and helpers
+    "skdpgd._small_problems": {"skdpgd._jit", "skdpgd._kernels", "skdpgd._kernels_second"},
 }
 
 

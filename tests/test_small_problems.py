@@ -7,7 +7,7 @@ import pytest
 
 from skdpgd import _backends, _kernels, _kernels_sgd, _small_problems
 from skdpgd._kernels import (LOSS_HINGE, LOSS_HUBER, LOSS_LOGISTIC, LOSS_MODIFIED_HUBER,
-                             LOSS_MULTINOMIAL, LOSS_SQUARED, LOSS_SQUARED_HINGE)
+                             LOSS_MULTINOMIAL, LOSS_POISSON, LOSS_SQUARED, LOSS_SQUARED_HINGE)
 
 
 def test_the_path_is_chosen_by_the_shape_only():
@@ -55,7 +55,7 @@ def _close(a, b, tol=1e-12):
 
 
 @pytest.mark.parametrize("loss", [LOSS_LOGISTIC, LOSS_SQUARED, LOSS_HINGE, LOSS_MODIFIED_HUBER,
-                                  LOSS_SQUARED_HINGE, LOSS_HUBER])
+                                  LOSS_SQUARED_HINGE, LOSS_HUBER, LOSS_POISSON])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_grad_sum_matches_the_kernel(loss, dtype, monkeypatch):
     X, y, w, coef, b = _problem(dtype=dtype)
@@ -138,32 +138,36 @@ def test_poisson_sample_takes_the_kernels_rows_and_draws(n, q):
         assert g1.bit_generator.state == g2.bit_generator.state
 
 
-def _sgd(X, y, w, k, loss, fit_intercept, momentum, std, q, gen, small, monkeypatch):
-    monkeypatch.setattr(_small_problems, "SMALL_PROBLEM_ENTRIES", 10**12 if small else 0)
+def _sgd(sgd_dense, X, y, w, k, loss, fit_intercept, momentum, std, q, gen):
     n, d = X.shape
     scale, aug = _kernels.row_clip_factors(X, 1.0, fit_intercept)
     T = 60
     state = _kernels_sgd.sgd_state(k, d)
     common = (loss, 0.4, 0.7, fit_intercept, 1e-3, q, q * n, np.full(T, 0.5),
               np.linspace(std, std / 3, T), momentum, 1e6)
-    bad = _kernels_sgd.sgd_dense(X, y, w, scale, aug, *common, state, 0, 25, 30, gen)
-    bad2 = _kernels_sgd.sgd_dense(X, y, w, scale, aug, *common, state, 25, T, 30, gen)
+    bad = sgd_dense(X, y, w, scale, aug, *common, state, 0, 25, 30, gen)
+    bad2 = sgd_dense(X, y, w, scale, aug, *common, state, 25, T, 30, gen)
     return bad, bad2, state
 
 
+_BOTH_SGD = (_small_problems.sgd_dense, _kernels_sgd.sgd_dense)
+
+
 @pytest.mark.parametrize("loss,k", [(LOSS_LOGISTIC, 1), (LOSS_HUBER, 1), (LOSS_HINGE, 1),
-                                    (LOSS_MULTINOMIAL, 3)])
+                                    (LOSS_POISSON, 1), (LOSS_MULTINOMIAL, 3)])
 @pytest.mark.parametrize("fit_intercept,momentum,std,q", [(True, 0.0, 0.5, 0.1),
                                                           (False, 0.9, 0.5, 0.3),
                                                           (True, 0.5, 0.0, 1.0)])
 def test_sgd_run_matches_the_kernel_from_the_same_draws(loss, k, fit_intercept, momentum, std,
-                                                        q, monkeypatch):
+                                                        q):
     X, y, w, _, _ = _problem(n=150, d=6, k=k, dtype=np.float32)
+    if loss == LOSS_POISSON:
+        y = np.abs(y) * 2.0
     runs = []
-    for small in (True, False):
+    for sgd_dense in _BOTH_SGD:
         gen = np.random.default_rng(3)
-        runs.append(_sgd(X, y, w, k, loss, fit_intercept, momentum, std, q, gen, small,
-                         monkeypatch) + (gen.bit_generator.state,))
+        runs.append(_sgd(sgd_dense, X, y, w, k, loss, fit_intercept, momentum, std, q, gen)
+                    + (gen.bit_generator.state,))
     (a1, a2, sa, ga), (b1, b2, sb, gb) = runs
     assert (a1, a2) == (b1, b2) == (-1, -1)
     assert ga == gb  # the same number of draws: later releases draw the same noise
@@ -173,14 +177,13 @@ def test_sgd_run_matches_the_kernel_from_the_same_draws(loss, k, fit_intercept, 
         assert np.any(sa[0] != 0)
 
 
-def test_sgd_divergence_is_found_at_the_same_step(monkeypatch):
+def test_sgd_divergence_is_found_at_the_same_step():
     X, y, w, _, _ = _problem(n=120, d=5)
     steps = []
-    for small in (True, False):
-        monkeypatch.setattr(_small_problems, "SMALL_PROBLEM_ENTRIES", 10**12 if small else 0)
+    for sgd_dense in _BOTH_SGD:
         scale, aug = _kernels.row_clip_factors(X, 1.0, True)
         state = _kernels_sgd.sgd_state(1, 5)
-        steps.append(_kernels_sgd.sgd_dense(
+        steps.append(sgd_dense(
             X, y, w, scale, aug, LOSS_LOGISTIC, 0.0, 1.0, True, 0.0, 0.5, 60.0,
             np.full(40, 1.0), np.full(40, 200.0), 0.0, 50.0, state, 0, 40, 20,
             np.random.default_rng(0)))
@@ -209,10 +212,14 @@ def test_noisy_update_matches_the_kernel_from_the_same_draws(fit_intercept, mome
 
 
 @pytest.mark.parametrize("loss,k", [(LOSS_LOGISTIC, 1), (LOSS_SQUARED, 1), (LOSS_MULTINOMIAL, 3),
-                                    (LOSS_HINGE, 1), (LOSS_SQUARED, 2)])
+                                    (LOSS_HINGE, 1), (LOSS_SQUARED, 2), (LOSS_HUBER, 1),
+                                    (LOSS_SQUARED_HINGE, 1), (LOSS_POISSON, 1)])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_objective_matches_the_kernel(loss, k, dtype, monkeypatch):
     X, y, w, coef, b = _problem(k=k, dtype=dtype)
+    if loss == LOSS_POISSON:  # counts, and margins on both sides of both tangents
+        y = np.floor(np.abs(y) * np.arange(len(y)) % 7)
+        coef = coef * 2.0
     small, big = _both(X, y, w, True, monkeypatch)
     for clip in (0.05, 0.5, 50.0):
         (fs, gs, gis), (fb, gb, gib) = (rows.objective(coef, b, loss, 0.3, clip)
