@@ -157,7 +157,7 @@ def leaking_scores(X, y, task, classes):
     """Within the block, the package's mask is chosen from the *unnoised* full-batch mean
     gradient at the pre-trained iterate: a function of the private data without noise. NOT
     private; for this benchmark only."""
-    import skdpgd._importance as imp
+    import skdpgd._minibatch.importance as imp
 
     def grad_magnitude(coef, intercept):
         Z = np.asarray(X @ coef.T) + intercept
@@ -193,8 +193,8 @@ def leaking_scores_mlp(X, y, n_outputs, layer_sizes, activation):
     import torch
     from torch.func import functional_call, grad
 
-    import skdpgd._importance as imp
-    from skdpgd import _torch_backend as tb
+    import skdpgd._minibatch.importance as imp
+    from skdpgd._network import torch_backend as tb
 
     cache = {}
     Xt = torch.tensor(np.asarray(X), dtype=torch.float32)

@@ -70,7 +70,7 @@ def auto_passes(sizes, d=50, epsilon=1.0):
     (N, d, epsilon, delta = default_delta(N), the share of the budget the row-norm estimate
     spends; not on the row bound, which ``alpha='auto'`` cancels). The problem is captured from
     a small in-memory fit and only N, delta and the budget left are changed, with the formulas
-    of ``skdpgd._base.fit_full_batch``; check it against ``n_iter_theory_`` of a real fit
+    of ``skdpgd._full_batch.road.fit_full_batch``; check it against ``n_iter_theory_`` of a real fit
     (``--plan-auto``), as the docs do."""
     import dataclasses
     import math
@@ -141,7 +141,8 @@ def main():
     import dask.array as da
     from distributed import Client, LocalCluster
 
-    from skdpgd import DPLogisticRegression, _dask_backend
+    from skdpgd import DPLogisticRegression
+    from skdpgd._compute import dask_backend as _dask_backend
 
     path = args.dir or tempfile.mkdtemp(prefix="skdpgd-ooc-")
     os.makedirs(path, exist_ok=True)

@@ -3,7 +3,7 @@
 What is measured (rows clipped to a norm bound, an intercept column, unit weights):
 
 * **skdpgd**: ``DenseRows.hessian_sum`` (binary logistic) and ``DenseRows.suff_stats``
-  (numba kernels of :mod:`skdpgd._kernels_second`: upper triangles only, four rows at a
+  (numba kernels of :mod:`skdpgd._compute.kernels_second`: upper triangles only, four rows at a
   time), on one thread and on all threads (``parallel=`` forced); and the same on CSR rows
   (``CSRRows``), which are never densified.
 * **one pass**: ``X @ v`` (one BLAS read of X), the memory floor of any reduction over X.
@@ -35,9 +35,9 @@ import scipy.sparse as sp
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from skdpgd import _kernels as K  # noqa: E402
-from skdpgd import _kernels_second as K2  # noqa: E402
-from skdpgd._backends import CSRRows, DenseRows  # noqa: E402
+from skdpgd._compute import kernels as K  # noqa: E402
+from skdpgd._compute import kernels_second as K2  # noqa: E402
+from skdpgd._compute.backends import CSRRows, DenseRows  # noqa: E402
 
 DENSE = [(10_000, 50), (100_000, 50), (1_000_000, 50), (100_000, 200)]
 SPARSE = [(100_000, 1_000, 0.01), (1_000_000, 100, 0.05)]

@@ -28,7 +28,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from skdpgd import DPSGDClassifier, _kernels, _kernels_sgd  # noqa: E402
+from skdpgd import DPSGDClassifier
+from skdpgd._compute import kernels as _kernels
+from skdpgd._compute import kernels_sgd as _kernels_sgd
 
 
 def make_data(n, d, seed=0):

@@ -51,8 +51,8 @@ from numba import njit, prange
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from skdpgd import _kernels as K  # noqa: E402
-from skdpgd._backends import DenseRows  # noqa: E402
+from skdpgd._compute import kernels as K  # noqa: E402
+from skdpgd._compute.backends import DenseRows  # noqa: E402
 
 SIZES = [(1_000, 20), (1_000, 100), (10_000, 20), (10_000, 100), (100_000, 20), (100_000, 100),
          (1_000_000, 20), (1_000_000, 50), (1_000_000, 100)]

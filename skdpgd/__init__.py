@@ -6,7 +6,7 @@ the schedules.
 """
 
 from .exceptions import BudgetExceededError, PrivacyLeakWarning, PrivacyUsageWarning
-from ._importance import ImportanceMask
+from ._minibatch.importance import ImportanceMask
 from .budget import PrivacyBudget
 from .linear_model import (DPHuberRegressor, DPLogisticRegression, DPPoissonRegressor,
                            DPRidge)

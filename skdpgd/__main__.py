@@ -19,7 +19,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
-from . import DPLogisticRegression, __version__
+from . import DPLogisticRegression
+from . import __version__
 from .pipeline import make_private_pipeline
 from .preprocessing import BoundedScaler, DPStandardScaler
 

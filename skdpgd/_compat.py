@@ -10,7 +10,7 @@ keeps importing and validating. Setting ``SKDPGD_SKLEARN_PRIVATE=0`` forces the 
 
 Everything else skdpgd needs from scikit-learn is public (``validate_data``,
 ``check_is_fitted``, ``available_if``, the mixins); the linear-classifier mixin is our own
-(:class:`skdpgd._base.LinearClassifierMixin`).
+(:class:`skdpgd._estimators.LinearClassifierMixin`).
 """
 
 from __future__ import annotations

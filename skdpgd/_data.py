@@ -4,7 +4,7 @@ Every estimator's ``fit`` calls one function here whatever the kind of X
 (:func:`classification_data`, :func:`regression_data`), and a full-batch fit builds its
 backend with :func:`make_rows`. This module holds the package's only test of whether an
 object is a dask collection (:func:`is_dask`, which never imports dask); the dask branches
-import dask (and :mod:`skdpgd._dask_backend`) lazily, so ``import skdpgd`` does not.
+import dask (and :mod:`skdpgd._compute.dask_backend`) lazily, so ``import skdpgd`` does not.
 
 In memory, X goes through scikit-learn's ``validate_data`` (dense, or CSR never densified);
 on dask, X stays a lazy array: one pass checks that it is finite and that the weights lie in
@@ -27,8 +27,8 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ._backends import CSRRows, DenseRows, canonical_csr
-from ._kernels_sgd import csr_row_norms
+from ._compute.backends import CSRRows, DenseRows, canonical_csr
+from ._compute.kernels_sgd import csr_row_norms
 from .exceptions import PrivacyLeakWarning
 
 __all__ = ["FitData", "canonical_csr", "check_sample_weight_dp", "classification_data",
@@ -175,7 +175,7 @@ def _dask_fit_input(est, X, y, sample_weight, *, classification):
     import dask
     import dask.array as da
 
-    from ._dask_backend import as_dask_array
+    from ._compute.dask_backend import as_dask_array
 
     X = as_dask_array(X)
     if X.ndim != 2 or X.shape[0] == 0:
@@ -262,10 +262,10 @@ def regression_data(est, X, y, sample_weight, *, dtype=FLOAT_DTYPES, accept_spar
 
 
 def make_rows(X, y, sample_weight, fit_intercept):
-    """The backend for X: :class:`~skdpgd._backends.DenseRows`, :class:`CSRRows` (scipy
-    sparse, never densified) or :class:`skdpgd._dask_backend.DaskRows` (imports dask)."""
+    """The backend for X: :class:`~skdpgd._compute.backends.DenseRows`, :class:`CSRRows` (scipy
+    sparse, never densified) or :class:`skdpgd._compute.dask_backend.DaskRows` (imports dask)."""
     if is_dask(X):
-        from ._dask_backend import DaskRows
+        from ._compute.dask_backend import DaskRows
 
         return DaskRows(X, y, sample_weight, fit_intercept)
     if sp.issparse(X):
@@ -357,7 +357,7 @@ def centred_targets(y, centre, half):
 
 def decision_scores(est, X, coef, intercept):
     """``X @ coef.T + intercept`` as a lazy dask array (one column per output)."""
-    from ._dask_backend import as_dask_array
+    from ._compute.dask_backend import as_dask_array
 
     X = as_dask_array(X)
     if X.shape[1] != est.n_features_in_:

@@ -6,8 +6,8 @@
     what was spent (accounting)
 
 A :class:`Road` supplies what differs between the ways a fit computes: the full-batch
-mechanisms (:class:`skdpgd._base.FullBatchRoad`), Poisson-sampled DP-SGD
-(:class:`skdpgd._minibatch.MinibatchRoad`), the torch network
+mechanisms (:class:`skdpgd._full_batch.road.FullBatchRoad`), Poisson-sampled DP-SGD
+(:class:`skdpgd._minibatch.road.MinibatchRoad`), the torch network
 (:class:`skdpgd.neural.TorchRoad`) and the private scaler's two sums
 (:class:`skdpgd.preprocessing.DPStandardScaler`). :func:`private_fit` does the rest once:
 every epsilon, mu and delta it needs comes from :mod:`skdpgd.accounting`, every set-up
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import math
 
-from ._mechanisms import Progress
-from ._public import resolve_class_weight, resolve_n_samples
+from ._progress import Progress
+from ._setup import resolve_class_weight, resolve_n_samples
 from ._setup import (DEFAULT_DELTA_CAP, SetupCharges, budget_admits_upper_bound,
                      default_delta, generator, resolve_relation, warn_if_large_delta)
 from .accounting import (GaussianDPAccountant, Relation, calibrate, gdp_mu, gdp_mu_of_releases,

@@ -5,7 +5,8 @@ Each set-up release is one function here that draws its noise and returns the re
 with a :class:`~skdpgd.accounting.Release`; the L2 sensitivity of the released quantity under
 both neighbouring relations is written next to the draw. The rules that decide *how much* of
 the budget a set-up release spends, or what is done with the released value, are policy
-(:mod:`skdpgd._public`, :mod:`skdpgd._base`); this module only releases.
+(:func:`resolve_n_samples` and :func:`resolve_class_weight` below, and
+:mod:`skdpgd._full_batch.road`); the rest of this module only releases.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import warnings
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .accounting import RELATIONS, Release, upper_bound_release
+from . import policy
+from .accounting import RELATIONS, Release, share_multiplier, upper_bound_release
 from .exceptions import BudgetExceededError, PrivacyUsageWarning
 
 #: Default delta: far below 1/n_samples (Dwork and Roth recommend delta << 1/n).
@@ -209,3 +211,70 @@ def release_norm_sum(norm_sum, z, sensitivity, relation, gen):
         raise ValueError("the norm sum has the same sensitivity under both relations.")
     noisy = norm_sum + z * sensitivity[relation] * gen.standard_normal()
     return noisy, Release("row norm sum", [z], dict(sensitivity), relation)
+
+
+# --- how much the set-up releases of the fit itself spend ---------------------------------
+
+def resolve_n_samples(n_samples, n_rows, neighbouring, mu_total, gen):
+    """``(n_public, release)``: the public N a mechanism may use, and the noisy count released
+    to get it (a :class:`~skdpgd.accounting.Release`, or None when none was).
+
+    Under replace-one N is public. Under add/remove-one it is private: a public ``n_samples``
+    is used as given (its value only changes the normaliser and the step count; privacy holds
+    whatever it is), else ``N~ = N + z_c N(0, 1)`` is released
+    (:func:`skdpgd._setup.release_count`, sensitivity 1), ``1/z_c``-GDP with
+    ``z_c = 1 / (sqrt(COUNT_SHARE) mu_total)``.
+    """
+    if neighbouring == "replace":
+        return float(n_rows), None
+    if n_samples is not None:
+        return float(n_samples), None
+    if math.isinf(mu_total):
+        return float(n_rows), None
+    return release_count(n_rows, share_multiplier(policy.current().COUNT_SHARE, mu_total),
+                         neighbouring, gen)
+
+
+def resolve_class_weight(class_weight, classes, y_index, mu_total, gen, relation):
+    """Per-class weights in [0, 1] and what they cost: ``(weights, scale, release)``.
+
+    ``weights[k]`` multiplies the sample weight of every example of class k; ``scale`` is
+    the factor the requested weights were divided by so that the largest is 1 (a weight above
+    1 would multiply an example's contribution past the clip norm); the caller divides alpha
+    by it so that the regularised objective keeps its minimiser. ``release`` is the
+    :class:`~skdpgd.accounting.Release` of the class counts released for ``'balanced'`` (None
+    otherwise), made by :func:`skdpgd._setup.release_class_counts` under ``relation`` (the
+    fit's): noise standard deviation ``z * CLASS_COUNT_SENSITIVITY[relation]``.
+
+    ``'balanced'`` weights ``n / (K n_k)`` need the class counts, which are private: they are
+    released as a histogram plus Gaussian noise. Relabelling one example moves two counts by
+    1 (L2 sensitivity sqrt(2), replace-one); adding or removing one moves one count by 1
+    (sensitivity 1). The release spends ``CLASS_COUNT_SHARE`` of the budget's mu^2 under the
+    fit's relation: ``z = 1 / (sqrt(CLASS_COUNT_SHARE) mu_total)``, and the noise is scaled by
+    that relation's sensitivity, so the release is ``1/z``-GDP under it. A dict gives public
+    weights (labels absent from it weigh 1).
+    """
+    n_classes = classes.shape[0]
+    if class_weight is None:
+        return np.ones(n_classes), 1.0, None
+    if isinstance(class_weight, dict):
+        unknown = [k for k in class_weight if k not in set(classes.tolist())]
+        if unknown:
+            raise ValueError(f"class_weight has labels that are not classes: {unknown!r}.")
+        raw = np.array([float(class_weight.get(c, 1.0)) for c in classes.tolist()])
+        release = None
+    elif class_weight == "balanced":
+        counts = np.bincount(y_index, minlength=n_classes).astype(float)
+        release = None
+        if not math.isinf(mu_total):
+            counts, release = release_class_counts(
+                counts, share_multiplier(policy.current().CLASS_COUNT_SHARE, mu_total),
+                relation, gen)
+        counts = np.maximum(counts, 1.0)
+        raw = counts.sum() / (n_classes * counts)
+    else:
+        raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {class_weight!r}.")
+    if not np.all(np.isfinite(raw)) or np.any(raw < 0) or not np.any(raw > 0):
+        raise ValueError("class weights must be finite, >= 0 and not all 0.")
+    scale = float(raw.max())
+    return raw / scale, scale, release

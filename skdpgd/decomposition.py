@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._capability import DP_TRANSFORMER
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._fit import Road, mu_of, private_fit
-from ._public import fit_transaction
+from ._transaction import fit_transaction
 from .accounting import COUNT_BOUND_SIGMAS, Release, sum_rounding_margin
 
 __all__ = ["DPPCA"]

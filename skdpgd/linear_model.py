@@ -8,16 +8,17 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import (COMMON_CONSTRAINTS, LinearClassifierMixin, ProbaFromScoresMixin,
-                    _DPLinearBase, _FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _ROW_CLIP_DOC,
-                    _SCHEDULE_PARAMS_DOC)
+from ._estimators import (COMMON_CONSTRAINTS, LinearClassifierMixin, ProbaFromScoresMixin,
+                          _DPLinearBase)
+from ._docstrings import (_FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _ROW_CLIP_DOC,
+                          _SCHEDULE_PARAMS_DOC)
 from ._capability import DP_ESTIMATOR
 from ._compat import Interval, StrOptions, fit_context
 from ._data import (classification_data, decision_scores, is_dask, regression_data,
                     resolve_y_bound, centred_targets, target_range)
-from ._public import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
-from ._public import CLASSES_DOC as _CLASSES_DOC
-from ._public import fit_transaction
+from ._docstrings import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
+from ._docstrings import CLASSES_DOC as _CLASSES_DOC
+from ._transaction import fit_transaction
 from ._huber import DPHuberRegressor
 from ._poisson import DPPoissonRegressor
 from .losses import BinaryLogistic, MultinomialLogistic, SquaredError

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import _kernels as K
+from ._compute import kernels as K
 
 __all__ = [
     "Loss",
@@ -48,7 +48,8 @@ class Loss:
     #: then releases the sum of the clipped targets instead of the class counts
     regression = False
     #: h, the Frobenius norm of one example's Hessian per squared row norm (``||H_i||_F <= h
-    #: ||x~||^2``; see :mod:`skdpgd._second_order`); None: no Hessian release for this loss
+    #: ||x~||^2``; see :mod:`skdpgd._full_batch.second_order`); None: no Hessian release for this
+    #: loss
     hessian_frobenius = None
     #: whether ``schedule='auto'`` may start the gradient steps from the intercept-only model
     #: of a released target mean (regression losses with a public ``y_bound``)

@@ -43,7 +43,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d
 from ._data import target_range
 from ._setup import default_delta, generator, warn_if_large_delta
 from ._compat import HasMethods, Interval, StrOptions, fit_context
-from ._public import fit_transaction
+from ._transaction import fit_transaction
 from ._selection_guard import private_search_trials
 from .accounting import (Relation, RepeatedSelection, calibrate_base_mu, gdp_mu_of_releases,
                          trial_epsilon, truncated_negative_binomial_gamma)

@@ -1,6 +1,7 @@
 """Differentially private multi-layer perceptron (optional PyTorch backend).
 
-``import skdpgd.neural`` does not import torch: the backend (:mod:`skdpgd._torch_backend`) is
+``import skdpgd.neural`` does not import torch: the backend (:mod:`skdpgd._network.torch_backend`)
+is
 imported inside ``fit``, and prediction runs in numpy.
 """
 
@@ -14,13 +15,14 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import ProbaFromScoresMixin
+from ._estimators import ProbaFromScoresMixin
 from ._capability import DP_MINIBATCH_ESTIMATOR
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from . import policy
 from ._data import classification_data
 from ._fit import Road, mu_of, private_fit
-from ._public import CLASSES_DOC, fit_transaction
+from ._docstrings import CLASSES_DOC
+from ._transaction import fit_transaction
 from ._setup import require_add_remove_budget, resolve_relation
 from .accounting import RELATIONS, GaussianDPAccountant, RDPAccountant, Release, remaining_mu
 from .schedules import PUR, Exponential, Problem, Uniform, get_schedule, hong_shape
@@ -520,14 +522,14 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
 
 
 class TorchRoad(Road):
-    """The network's noisy gradient steps (:mod:`skdpgd._torch_backend`) as a road of
+    """The network's noisy gradient steps (:mod:`skdpgd._network.torch_backend`) as a road of
     :func:`skdpgd._fit.private_fit`: full batch (exact GDP, either relation) or Poisson
     minibatches (``batch_size`` set: RDP, add/remove-one)."""
 
     def __init__(self, est, X, y_index, n_classes):
         hidden = est._hidden_sizes()
-        from . import _torch_backend  # raises a clear ImportError without torch
-        from ._importance import resolve_importance
+        from ._network import torch_backend as _torch_backend
+        from ._minibatch.importance import resolve_importance
 
         self.backend = _torch_backend
         self.torch = _torch_backend.import_torch()

@@ -149,7 +149,7 @@ AUTO_SECOND_ORDER_MIN_SNR = 20.0
 #: gets the rest). (see benchmarks/DECISIONS.md#auto_ssp_share)
 AUTO_SSP_SHARE = 0.6
 #: Eigenvalue floor of the noisy ``X'X``, in units of its noise's operator-norm scale (see
-#: :class:`skdpgd._second_order.SufficientStatisticsMechanism`).
+#: :class:`skdpgd._full_batch.second_order.SufficientStatisticsMechanism`).
 #: (see benchmarks/DECISIONS.md#ssp_floor)
 SSP_FLOOR = 0.75
 #: Above this many parameters a second-order iteration costs more than the first-order work it
@@ -183,8 +183,8 @@ AUTO_PRIOR_MAX_SNR = 0.0
 AUTO_PRIOR_MAX_SNR_BINARY = 2.0
 
 #: Share of ``mu^2`` that ``schedule='auto'`` spends on the class counts to start its iterations
-#: from their shrunk intercept-only model (:class:`skdpgd._mechanisms.WarmStart`); 0: off.
-#: (see benchmarks/DECISIONS.md#auto_prior_share)
+#: from their shrunk intercept-only model (:class:`skdpgd._full_batch.mechanisms.WarmStart`); 0:
+#: off. (see benchmarks/DECISIONS.md#auto_prior_share)
 AUTO_PRIOR_SHARE = 0.0
 
 #: Share of ``mu^2`` the first release of the class counts takes below a prior-switch tier's
@@ -221,7 +221,7 @@ def prior_switch_tiers(switch):
 
 
 #: ``(s, count_share, select_share)``: below the ratio ``s``, an accounted choice between the fit
-#: and the intercept-only model (:class:`skdpgd._mechanisms.WarmStart`); None: off.
+#: and the intercept-only model (:class:`skdpgd._full_batch.mechanisms.WarmStart`); None: off.
 #: (see benchmarks/DECISIONS.md#auto_select)
 AUTO_SELECT = (300.0, 0.05, 0.05)
 #: The selection keeps the fit unless its noisy difference of rows predicted right (fit minus
@@ -664,7 +664,7 @@ def sgd_defaults(n_public, n_params, mu, clip, row_bound, smoothness, alpha="aut
 AUTO_IMPORTANCE = False
 
 #: Linear models: masked weights keep their value (True) or are set to 0 (False, the paper's
-#: pruned forward pass); see ``skdpgd._importance.FROZEN_COLUMN_SCALE``.
+#: pruned forward pass); see ``skdpgd._minibatch.importance.FROZEN_COLUMN_SCALE``.
 #: (see benchmarks/DECISIONS.md#importance_linear_freeze)
 IMPORTANCE_LINEAR_FREEZE = True
 

@@ -38,7 +38,7 @@ from . import policy
 from ._capability import DP_TRANSFORMER, PUBLIC_TRANSFORMER, declared_privacy
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._fit import Road, mu_of, private_fit
-from ._public import fit_transaction
+from ._transaction import fit_transaction
 from .accounting import COUNT_BOUND_SIGMAS, RELATIONS, Release, sum_rounding_margin
 
 __all__ = ["BoundedScaler", "DPStandardScaler", "Categorical", "DomainCounts", "Numeric",

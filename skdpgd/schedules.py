@@ -167,7 +167,7 @@ class NoisePlan:
         With ``prior_share > 0``: the share of the budget (of ``mu^2``) spent, once the fit is
         done, on a noisy comparison of the training accuracy of the fit and of the
         intercept-only model of the released counts; the better of the two is returned (0: the
-        fit, always). See :class:`skdpgd._mechanisms.WarmStart`.
+        fit, always). See :class:`skdpgd._full_batch.mechanisms.WarmStart`.
     """
 
     noise_multipliers: np.ndarray
@@ -198,8 +198,10 @@ class NoisePlan:
         object.__setattr__(self, "noise_multipliers", z)
         steps = np.broadcast_to(np.asarray(self.step_sizes, dtype=float), z.shape).copy()
         object.__setattr__(self, "step_sizes", steps)
-        if self.mechanism not in ("gradient", "output", "newton", "ssp", "prior"):
-            raise ValueError(f"unknown mechanism {self.mechanism!r}.")
+        if not (isinstance(self.mechanism, str) and self.mechanism):
+            # the names are the full-batch registry's (skdpgd._full_batch.registry), which
+            # refuses an unknown one before anything is released
+            raise ValueError(f"a plan's mechanism is a name, got {self.mechanism!r}.")
 
     @property
     def n_steps(self):
@@ -598,7 +600,8 @@ def hessian_steps(n_iter, n_hessians):
 @dataclass(frozen=True)
 class Newton(Schedule):
     """DP damped Newton (logistic losses): ``n_iter`` iterations, each a gradient release, and
-    Hessian releases at ``n_hessians`` of them (:class:`skdpgd._second_order.DampedNewton`).
+    Hessian releases at ``n_hessians`` of them
+    (:class:`skdpgd._full_batch.second_order.DampedNewton`).
 
     Parameters
     ----------
@@ -643,7 +646,7 @@ class Newton(Schedule):
 @dataclass(frozen=True)
 class SufficientStatistics(Schedule):
     """Ridge regression from noisy ``X'X`` and ``X'y`` (AdaSSP, Wang 2018; squared loss only;
-    :class:`skdpgd._second_order.SufficientStatisticsMechanism`).
+    :class:`skdpgd._full_batch.second_order.SufficientStatisticsMechanism`).
 
     Parameters
     ----------

@@ -9,15 +9,15 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import LinearClassifierMixin, log_proba_from_scores, proba_from_scores
+from ._estimators import LinearClassifierMixin, log_proba_from_scores, proba_from_scores
 from ._capability import DP_MINIBATCH_ESTIMATOR
 from ._compat import Interval, StrOptions, fit_context
 from ._data import (centred_targets, classification_data, regression_data, resolve_data_norm,
                     resolve_y_bound, target_range)
-from ._minibatch import SGD_CONSTRAINTS, fit_minibatch
-from ._public import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
-from ._public import CLASSES_DOC as _CLASSES_DOC
-from ._public import fit_transaction
+from ._minibatch.road import SGD_CONSTRAINTS, fit_minibatch
+from ._docstrings import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
+from ._docstrings import CLASSES_DOC as _CLASSES_DOC
+from ._transaction import fit_transaction
 from .losses import (BinaryLogistic, Hinge, Huber, ModifiedHuber, MultinomialLogistic,
                      SquaredError, SquaredHinge)
 

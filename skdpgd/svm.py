@@ -3,14 +3,15 @@ descent on the squared hinge loss)."""
 
 from __future__ import annotations
 
-from ._base import (COMMON_CONSTRAINTS, LinearClassifierMixin, _DPLinearBase,
-                    _FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _ROW_CLIP_DOC, _SCHEDULE_PARAMS_DOC)
+from ._estimators import COMMON_CONSTRAINTS, LinearClassifierMixin, _DPLinearBase
+from ._docstrings import (_FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _ROW_CLIP_DOC,
+                          _SCHEDULE_PARAMS_DOC)
 from ._capability import DP_ESTIMATOR
 from ._compat import StrOptions, fit_context
 from ._data import classification_data
-from ._public import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
-from ._public import CLASSES_DOC as _CLASSES_DOC
-from ._public import fit_transaction
+from ._docstrings import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
+from ._docstrings import CLASSES_DOC as _CLASSES_DOC
+from ._transaction import fit_transaction
 from .losses import SquaredHinge
 
 __all__ = ["DPLinearSVC"]

@@ -360,7 +360,7 @@ def _switch_off_clipping(monkeypatch):
     """Pass a clip norm 1e9 times too large to the backend's gradient sum and to the exact
     objective of output perturbation (argument 5 of both, after self); the noise stays
     calibrated to the true bound."""
-    from skdpgd._backends import DenseRows
+    from skdpgd._compute.backends import DenseRows
 
     def unclipped(fn):
         def wrapper(*args, **kwargs):

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skdpgd import _kernels as K
-from skdpgd import _kernels_second as K2
-from skdpgd._backends import CSRRows, DenseRows
+from skdpgd._compute import kernels as K
+from skdpgd._compute import kernels_second as K2
+from skdpgd._compute.backends import CSRRows, DenseRows
 from skdpgd._data import make_rows
 
 from _support import reference as ref

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from skdpgd import DPLogisticRegression, DPRidge
-from skdpgd._backends import DenseRows
+from skdpgd._compute.backends import DenseRows
 from skdpgd.accounting import (GaussianDPAccountant, compose_gdp, gdp_delta, gdp_mu,
                                sum_rounding_margin)
 

@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 import skdpgd
-from skdpgd import _kernels
+from skdpgd._compute import kernels as _kernels
 
 R = 1.0
 N, D = 300, 4
@@ -116,7 +116,7 @@ def test_torch_gradient_norms_do_not_overflow_in_float32():
     computed in float64: such an example is clipped, not dropped."""
     import torch
 
-    from skdpgd._torch_backend import clip_factors
+    from skdpgd._network.torch_backend import clip_factors
 
     g = torch.tensor([[3e30, 4e30], [3.0, 4.0]], dtype=torch.float32)
     factors, norms = clip_factors({"w": g}, 1.0)

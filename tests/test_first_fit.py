@@ -1,6 +1,7 @@
 """A fresh install's first default fit of each estimator on a small problem compiles no numba
-kernel (small dense problems are reduced in numpy, skdpgd._small_problems): scikit-learn users
-expect a first fit to be instant. benchmarks/bench_startup.py measures the time."""
+kernel (small dense problems are reduced in numpy, skdpgd._compute.small_problems):
+scikit-learn users expect a first fit to be instant. benchmarks/bench_startup.py measures the
+time."""
 
 import json
 import os

@@ -80,7 +80,7 @@ def test_kernel_gives_zero_contribution_for_non_finite_gradients():
 def test_output_perturbation_certifies_without_the_solver(data, monkeypatch):
     """If L-BFGS misses its certificate, a public number of plain gradient steps from 0 still
     lands within g / alpha of the minimiser: the fit succeeds with the same sensitivity."""
-    import skdpgd._mechanisms as mech
+    import skdpgd._full_batch.mechanisms as mech
 
     X, y = data
     kw = dict(epsilon=np.inf, data_norm=1.0, classes=[0, 1], schedule="output", alpha=0.5,
@@ -112,7 +112,7 @@ def test_output_fallback_certifies_whatever_the_weights_sum_to(ratio, monkeypatc
     """With L-BFGS and the Nesterov polish forced to fail, the last-resort descent must still
     land within g / alpha of the minimiser, also when the weights sum to more than the public
     n_samples (before: 6.6e5 g / alpha away at n_samples = N / 3 here)."""
-    import skdpgd._mechanisms as mech
+    import skdpgd._full_batch.mechanisms as mech
 
     # identical rows of the bound's norm, residuals inside the clip: the squared loss's
     # curvature is its bound everywhere (the worst case for a step from public constants)

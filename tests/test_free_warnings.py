@@ -113,7 +113,7 @@ def test_no_note_when_data_norm_was_inferred():
 
 
 def test_row_norm_note_reads_only_the_release():
-    from skdpgd import _base
+    from skdpgd._full_batch import road as _base
 
     assert "nearly every row" in _base.row_norm_note(0.97, 0.05, 1.0)
     assert _base.row_norm_note(0.97, 0.2, 1.0) is None  # too noisy to tell

@@ -99,8 +99,8 @@ _KERNEL_CASES = [(n, f) for n, f in gm.cases() if "-csr" not in n]
 @pytest.mark.parametrize("name,factory", _KERNEL_CASES, ids=[n for n, _ in _KERNEL_CASES])
 def test_fit_on_the_numba_kernels_matches_master(name, factory, monkeypatch):
     # the master's problems are small, so the fits above reduce dense X in numpy
-    # (skdpgd._small_problems); the numba kernels of larger X must give the same fits
-    from skdpgd import _small_problems
+    # (skdpgd._compute.small_problems); the numba kernels of larger X must give the same fits
+    from skdpgd._compute import small_problems as _small_problems
 
     monkeypatch.setattr(_small_problems, "SMALL_PROBLEM_ENTRIES", 0)
     _check(name, factory)

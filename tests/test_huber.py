@@ -86,8 +86,8 @@ def test_no_target_range_is_needed_and_none_is_read():
 def test_one_example_gradient_is_bounded_whatever_its_target():
     """The kernels' gradient of one example under the Huber loss has norm at most G for any
     target and any iterate: it is that example's contribution to every gradient release."""
-    from skdpgd import _kernels as K
-    from skdpgd._backends import DenseRows
+    from skdpgd._compute import kernels as K
+    from skdpgd._compute.backends import DenseRows
 
     rng = np.random.default_rng(1)
     t, c = 0.7, 0.5

@@ -8,10 +8,10 @@ import pytest
 import scipy.sparse as sp
 
 from skdpgd import DPSGDClassifier, DPSGDRegressor, ImportanceMask
-from skdpgd._importance import (_stage_data, coordinate_scale, kept_coordinates,
+from skdpgd._minibatch.importance import (_stage_data, coordinate_scale, kept_coordinates,
                                 resolve_importance, run_linear)
-from skdpgd._kernels import LOSS_LOGISTIC, LOSS_MULTINOMIAL
-from skdpgd._kernels_sgd import sgd_dense, sgd_masked, sgd_state
+from skdpgd._compute.kernels import LOSS_LOGISTIC, LOSS_MULTINOMIAL
+from skdpgd._compute.kernels_sgd import sgd_dense, sgd_masked, sgd_state
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
@@ -252,7 +252,7 @@ def test_mlp_coordinate_weights_clip_the_transformed_gradient_exactly():
     of the per-example gradients from torch.func multiplied by the weights; so does the sum."""
     import torch
 
-    from skdpgd import _torch_backend as tb
+    from skdpgd._network import torch_backend as tb
 
     rng = np.random.default_rng(0)
     sizes = [6, 5, 3]
@@ -280,7 +280,7 @@ def test_mlp_coordinate_weights_clip_the_transformed_gradient_exactly():
 def test_mlp_adversarial_neighbour_moves_the_masked_scaled_sum_by_at_most_clip(clip):
     import torch
 
-    from skdpgd import _torch_backend as tb
+    from skdpgd._network import torch_backend as tb
 
     rng = np.random.default_rng(1)
     sizes = [5, 4, 1]
@@ -470,8 +470,8 @@ def test_frozen_margin_columns_stay_inside_the_clip(sparse_input, n_out):
     """The frozen part of the margins rides along as extra columns (divided by 1e6); an
     adversary with huge values in the masked (frozen) features makes those columns huge: the
     row kernel's clipped sum (what step t releases before the noise) still moves by <= C."""
-    from skdpgd._importance import FROZEN_COLUMN_SCALE
-    from skdpgd._kernels import _sum_rows_csr, _sum_rows_multi, _sum_rows_single
+    from skdpgd._minibatch.importance import FROZEN_COLUMN_SCALE
+    from skdpgd._compute.kernels import _sum_rows_csr, _sum_rows_multi, _sum_rows_single
 
     rng = np.random.default_rng(7)
     n, d, clip = 30, 8, 0.5

@@ -21,7 +21,7 @@ PACKAGE = "skdpgd"
 ROOT = Path(__file__).resolve().parents[1] / PACKAGE
 
 #: Modules that import an optional dependency; others import them only inside functions.
-OPTIONAL = {"skdpgd._torch_backend", "skdpgd._dask_backend"}
+OPTIONAL = {"skdpgd._network.torch_backend", "skdpgd._compute.dask_backend"}
 
 KNOWN_CYCLES = set()  # none: an entry here needs a reason in its comment
 
@@ -143,16 +143,20 @@ def test_the_cycle_check_finds_a_cycle():
 #: The 'never' arrows: what each layer may import from the rest of skdpgd (every import,
 #: lazy ones included). Everything else may import them; they never import anything above.
 #: accounting: the parameter checks only (not the estimators, the fit path, the budget, the
-#: policy, the mechanisms or the rows); policy: nothing; the numba kernels: numba's caching
-#: policy and each other; their numpy twins for small problems: the kernels.
+#: policy, the mechanisms or the rows); policy: nothing; the compute layer (kernels and
+#: backends): nothing of the package outside it; the numba kernels: numba's caching policy and
+#: each other; their numpy twins for small problems: the kernels.
 NEVER_ABOVE = {
     "skdpgd.accounting": {"skdpgd._checks"},
+    # the kernels and the backends that call them: numpy, numba, dask, nothing of the roads
+    "skdpgd._compute": set(),
     "skdpgd.policy": set(),
-    "skdpgd._kernels": {"skdpgd._jit"},
-    "skdpgd._kernels_second": {"skdpgd._jit", "skdpgd._kernels"},
-    "skdpgd._kernels_sgd": {"skdpgd._jit", "skdpgd._kernels"},
+    "skdpgd._compute.kernels": {"skdpgd._compute.jit"},
+    "skdpgd._compute.kernels_second": {"skdpgd._compute.jit", "skdpgd._compute.kernels"},
+    "skdpgd._compute.kernels_sgd": {"skdpgd._compute.jit", "skdpgd._compute.kernels"},
     # the numpy twins of the kernels for small problems: the kernels' constants and helpers
-    "skdpgd._small_problems": {"skdpgd._jit", "skdpgd._kernels", "skdpgd._kernels_second"},
+    "skdpgd._compute.small_problems": {"skdpgd._compute.kernels",
+                                       "skdpgd._compute.kernels_second"},
 }
 
 
@@ -200,3 +204,22 @@ def test_the_kind_of_input_is_tested_in_one_place():
                     found.append((name, line.strip()))
     assert ("skdpgd._data", "is_dask") in found
     assert [f for f in found if f[0] != "skdpgd._data"] == []
+
+
+#: The road families (one folder each); the generic road (skdpgd._fit) imports none of them.
+ROAD_FAMILIES = ("skdpgd._full_batch", "skdpgd._minibatch", "skdpgd._network")
+
+
+def test_the_generic_road_imports_no_road_family():
+    graph = _graph(lazy=True)
+    for layer in ("skdpgd._fit", "skdpgd._setup", "skdpgd._progress", "skdpgd._compute"):
+        inside = {m for m in graph if m == layer or m.startswith(layer + ".")}
+        reached = {t for m in inside for t in graph[m]}
+        assert not {t for t in reached if t.startswith(ROAD_FAMILIES)}, layer
+
+
+def test_subpackages_are_one_level_deep():
+    """skdpgd/<wing>/<module>.py at most: a wing holds modules, not further folders."""
+    for path in ROOT.rglob("*.py"):
+        assert len(path.relative_to(ROOT).parts) <= 2, path
+

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skdpgd import _kernels as K
-from skdpgd._backends import CSRRows, DenseRows
+from skdpgd._compute import kernels as K
+from skdpgd._compute.backends import CSRRows, DenseRows
 
 from _support.reference import augmented_rows, clipped_gradient_sum, clipped_sum, gd_full_batch
 

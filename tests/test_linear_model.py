@@ -305,7 +305,7 @@ def test_one_step_moves_by_at_most_the_sensitivity(Est, data_norm, intercept_sca
 def test_private_row_clip_statistic_sensitivity_and_noise():
     """The released statistic sum_i w_i min(||x_i||, R) moves by at most R between
     neighbours, and the noise added to it has standard deviation z R."""
-    from skdpgd._base import private_row_clip
+    from skdpgd._full_batch.road import private_row_clip
     from skdpgd.policy import ROW_CLIP_FACTOR, ROW_CLIP_POWER, ROW_CLIP_SNR, row_clip_factor
 
     R, n = 2.0, 50

@@ -64,8 +64,8 @@ def test_near_linearsvc_without_noise_breast_cancer(cancer):
 def test_one_example_gradient_is_bounded():
     """The clipped squared hinge: one example's gradient has norm at most G = 2 ||(x, c)||
     at any iterate (the sensitivity of every release), reached for a misclassified row."""
-    from skdpgd import _kernels as K
-    from skdpgd._backends import DenseRows
+    from skdpgd._compute import kernels as K
+    from skdpgd._compute.backends import DenseRows
 
     rng = np.random.default_rng(3)
     c = 0.5

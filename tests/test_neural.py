@@ -87,7 +87,7 @@ def test_validation_errors_before_torch():
 
 def _loop_grads(torch, layer_sizes, activation, coefs, intercepts, X, y, n_outputs):
     """Per-example gradients the slow way: one autograd backward per example."""
-    from skdpgd import _torch_backend as tb
+    from skdpgd._network import torch_backend as tb
 
     model = tb.build_mlp(layer_sizes, activation)
     init = tb.params_to_torch(coefs, intercepts)
@@ -111,7 +111,7 @@ def _loop_grads(torch, layer_sizes, activation, coefs, intercepts, X, y, n_outpu
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("activation", ["relu", "tanh", "logistic"])
 def test_per_example_grads_match_loop(torch, n_classes, activation):
-    from skdpgd import _torch_backend as tb
+    from skdpgd._network import torch_backend as tb
 
     X, y = _data(n=9, d=3, n_classes=n_classes, seed=1)
     n_outputs = 1 if n_classes == 2 else n_classes
@@ -128,7 +128,7 @@ def test_per_example_grads_match_loop(torch, n_classes, activation):
 
 
 def test_clipped_contributions_within_clip_norm(torch):
-    from skdpgd import _torch_backend as tb
+    from skdpgd._network import torch_backend as tb
 
     X, y = _data(n=40, d=3, seed=2)
     X[0] *= 1e3  # a far-out row: large gradient
@@ -160,7 +160,7 @@ def test_clipped_contributions_within_clip_norm(torch):
 @pytest.mark.parametrize("activation", ["relu", "tanh", "logistic"])
 def test_outer_method_matches_vmap(torch, hidden, n_classes, activation):
     """The fast outer-product clipped sum equals the torch.func (vmap) one."""
-    from skdpgd import _torch_backend as tb
+    from skdpgd._network import torch_backend as tb
 
     X, y = _data(n=30, d=3, n_classes=n_classes, seed=9)
     X[:3] *= 30.0  # some rows clipped, some not
@@ -178,7 +178,7 @@ def test_outer_method_matches_vmap(torch, hidden, n_classes, activation):
 
 
 def test_estimator_same_with_either_method(torch, monkeypatch):
-    from skdpgd import _torch_backend as tb
+    from skdpgd._network import torch_backend as tb
 
     X, y = _data(n=40, n_classes=3, seed=10)
     params = dict(hidden_layer_sizes=(5,), epsilon=2.0, clip_norm=0.3, max_iter=8,
@@ -192,7 +192,7 @@ def test_estimator_same_with_either_method(torch, monkeypatch):
 
 @pytest.mark.parametrize("method", ["outer", "vmap"])
 def test_non_finite_gradients_are_zeroed(torch, method):
-    from skdpgd import _torch_backend as tb
+    from skdpgd._network import torch_backend as tb
 
     layer_sizes = [2, 3, 1]
     coefs, intercepts = _glorot_init(layer_sizes, "relu", np.random.default_rng(0))
@@ -402,7 +402,7 @@ def test_leave_one_out_sensitivity_at_200k(torch):
     the totals round by ~1e-2 C at this size, and on this data removing the first row moved the
     sum by 1.0052 C (the old code); summed in float64 it moves by exactly that row's clipped
     gradient."""
-    from skdpgd import _torch_backend as tb
+    from skdpgd._network import torch_backend as tb
 
     n, C = 200_000, 1.0
     rng = np.random.default_rng(4)
@@ -457,7 +457,7 @@ def test_mlp_classes_public_n_sample_weight_and_divergence(torch):
 
 
 def test_mlp_n_jobs_sets_and_restores_torch_threads(torch, monkeypatch):
-    from skdpgd import _torch_backend as tb
+    from skdpgd._network import torch_backend as tb
 
     seen = []
     real = tb.run_noisy_gd

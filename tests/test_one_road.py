@@ -48,7 +48,7 @@ def test_each_fit_goes_down_the_one_road(monkeypatch, est):
 
     monkeypatch.setattr(_fit.Fit, "__init__", spy_init)
     monkeypatch.setattr(_setup, "release_count", spy_count)
-    monkeypatch.setattr("skdpgd._public.release_count", spy_count)
+    monkeypatch.setattr("skdpgd._setup.release_count", spy_count)
     X, y = _data()
     target = y if not isinstance(est, (DPRidge, DPSGDRegressor)) else X[:, 0].clip(-1, 1)
     est.fit(X, target) if not isinstance(est, DPStandardScaler) else est.fit(X)

@@ -70,8 +70,8 @@ def test_near_poissonregressor_without_noise_diabetes(diabetes):
 def test_the_clip_bounds_one_example_gradient():
     """Per-example gradients of the Poisson loss are clipped to clip_norm by the kernels,
     for huge counts and huge margins alike (the sensitivity of every gradient release)."""
-    from skdpgd import _kernels as K
-    from skdpgd._backends import DenseRows
+    from skdpgd._compute import kernels as K
+    from skdpgd._compute.backends import DenseRows
 
     rng = np.random.default_rng(2)
     c, C = 0.5, 3.0
@@ -191,7 +191,7 @@ def test_clipped_loss_value_has_the_clipped_derivative(code, param, labels):
     """The exact solver (output perturbation) minimises the value the kernels compute; its
     derivative must be the clipped derivative the gradient kernels sum (central differences
     over margins on both sides of every clip), and the value convex."""
-    from skdpgd import _kernels as K
+    from skdpgd._compute import kernels as K
 
     loss = getattr(K, code)
     h = 1e-6

@@ -1,4 +1,4 @@
-"""What shapes a mechanism must be public (skdpgd._public): releases made to set a fit up carry
+"""What shapes a mechanism must be public (skdpgd._setup): releases made to set a fit up carry
 the noise their Release says they carry."""
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from skdpgd import policy
-from skdpgd._public import resolve_class_weight
+from skdpgd._setup import resolve_class_weight
 
 #: L2 sensitivity of a class histogram: relabelling one example moves two counts by 1, adding or
 #: removing one moves one count by 1 (written here independently of the code under test).
@@ -128,7 +128,7 @@ def test_mlp_class_count_release_matches_its_noise(monkeypatch, relation):
 
 
 def test_classes_must_be_one_dimensional_and_errors_name_plain_labels():
-    from skdpgd._public import resolve_classes
+    from skdpgd._data import resolve_classes
 
     y = np.array(["a", "b", "a"])
     with pytest.raises(ValueError, match="1-D"):  # was read as 4 classes

@@ -9,7 +9,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 
 from skdpgd import DPLogisticRegression, DPRidge, PrivacyBudget
 from skdpgd._data import make_rows
-from skdpgd._second_order import symmetric_noise
+from skdpgd._full_batch.second_order import symmetric_noise
 from skdpgd.accounting import compose_gdp, gdp_epsilon
 from skdpgd.losses import BinaryLogistic, MultinomialLogistic
 
@@ -179,7 +179,7 @@ def test_ssp_eigenvalue_floor_is_the_public_constant():
 
 # --- fused pass, subsampled Hessian releases, fewer Hessian releases ----------------------
 
-from skdpgd._backends import poisson_subsample  # noqa: E402
+from skdpgd._compute.backends import poisson_subsample  # noqa: E402
 from skdpgd.policy import hessian_rate  # noqa: E402
 from skdpgd.schedules import Newton, hessian_steps  # noqa: E402
 

@@ -13,8 +13,8 @@ import pytest
 import scipy.sparse as sp
 
 from skdpgd import DPLogisticRegression, PrivacyBudget
-from skdpgd._backends import CSRRows, DenseRows
-from skdpgd._mechanisms import SELECTION_SENSITIVITY
+from skdpgd._compute.backends import CSRRows, DenseRows
+from skdpgd._full_batch.mechanisms import SELECTION_SENSITIVITY
 from skdpgd.accounting import gdp_mu
 from skdpgd.schedules import Auto
 
@@ -42,7 +42,7 @@ def test_correct_counts_match_a_numpy_reference(k, kind):
     models = [(rng.normal(size=(k, 4)), rng.normal(size=k)), (np.zeros((k, 4)), rng.normal(size=k))]
     if kind == "dask":
         da = pytest.importorskip("dask.array")
-        from skdpgd._dask_backend import DaskRows
+        from skdpgd._compute.dask_backend import DaskRows
 
         rows = DaskRows(da.from_array(X, chunks=(128, 4)), y, w, True)
     else:

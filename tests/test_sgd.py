@@ -10,8 +10,8 @@ from sklearn.datasets import load_iris
 from sklearn.exceptions import NotFittedError
 
 from skdpgd import DPLogisticRegression, DPSGDClassifier, DPSGDRegressor, PrivacyLeakWarning
-from skdpgd._kernels import LOSS_LOGISTIC
-from skdpgd._kernels_sgd import poisson_sample, sgd_dense, sgd_state
+from skdpgd._compute.kernels import LOSS_LOGISTIC
+from skdpgd._compute.kernels_sgd import poisson_sample, sgd_dense, sgd_state
 
 from skdpgd.accounting import GaussianSteps, RDPAccountant
 from skdpgd.exceptions import DivergenceError
@@ -565,7 +565,7 @@ def test_sgd_release_sensitivities_carry_the_rounding_margin(n_samples, monkeypa
     sums: each sensitivity is raised by sum_rounding_margin of a public bound on the rows
     summed (the public n_samples, or the noisy count plus 40 of its noise), the recorded noise
     is the multiplier times that raised sensitivity, and the kernel draws that noise."""
-    from skdpgd import _minibatch
+    from skdpgd._minibatch import road as _minibatch
     from skdpgd.accounting import COUNT_BOUND_SIGMAS, sum_rounding_margin
 
     X, y = _imbalanced()

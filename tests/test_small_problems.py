@@ -1,12 +1,15 @@
-"""Small dense problems are reduced in numpy (skdpgd._small_problems): the numpy path gives
-the kernels' numbers (to rounding) from the same random draws. (That a first small fit
+"""Small dense problems are reduced in numpy (skdpgd._compute.small_problems): the numpy path
+gives the kernels' numbers (to rounding) from the same random draws. (That a first small fit
 compiles nothing is tested in test_first_fit.py.)"""
 
 import numpy as np
 import pytest
 
-from skdpgd import _backends, _kernels, _kernels_sgd, _small_problems
-from skdpgd._kernels import (LOSS_HINGE, LOSS_HUBER, LOSS_LOGISTIC, LOSS_MODIFIED_HUBER,
+from skdpgd._compute import backends as _backends
+from skdpgd._compute import kernels as _kernels
+from skdpgd._compute import kernels_sgd as _kernels_sgd
+from skdpgd._compute import small_problems as _small_problems
+from skdpgd._compute.kernels import (LOSS_HINGE, LOSS_HUBER, LOSS_LOGISTIC, LOSS_MODIFIED_HUBER,
                              LOSS_MULTINOMIAL, LOSS_POISSON, LOSS_SQUARED, LOSS_SQUARED_HINGE)
 
 

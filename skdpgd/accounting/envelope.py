@@ -1,6 +1,6 @@
 """Privacy of a fit that chooses its mechanism from a Gaussian release: the branch envelope.
 
-The setting (DP-SGD's prior switch, :class:`skdpgd._minibatch.MinibatchRoad`): a fit first
+The setting (DP-SGD's prior switch, :class:`skdpgd._minibatch.road.MinibatchRoad`): a fit first
 makes Gaussian releases ``Y1`` (``mu1``-GDP together), then, as a function of ``Y1`` only,
 runs one of several mechanisms ("branches"), each calibrated so that *it* composed with the
 first releases spends (epsilon, delta). That is not a proof for the fit: the branches have

@@ -5,7 +5,7 @@ no code with the kernels."""
 import numpy as np
 from scipy.special import expit, softmax
 
-from skdpgd import _kernels as K
+from skdpgd._compute import kernels as K
 
 
 def augmented_rows(X, row_scale, fit_intercept):
@@ -108,9 +108,10 @@ def gd_full_batch(X, y, sample_weight, row_scale, row_norm_aug, loss, param, cli
                   fit_intercept, alpha, step_sizes, noise_std, momentum, coef0, intercept0,
                   gen):
     """Full-batch DP gradient descent: T = len(step_sizes) steps of the package's kernels
-    :func:`skdpgd._kernels.dense_grad_sum` (the clipped sum) and ``_noisy_update`` (noise and
+    :func:`skdpgd._compute.kernels.dense_grad_sum` (the clipped sum) and ``_noisy_update`` (noise
+    and
     momentum step). A test driver (the estimators run the same two kernels through
-    :mod:`skdpgd._mechanisms`); it was ``skdpgd._kernels.run_gd_full_batch``.
+    :mod:`skdpgd._full_batch.mechanisms`); it was ``skdpgd._compute.kernels.run_gd_full_batch``.
 
     Step t releases ``S_t = sum_i w_i clip(grad_i(theta_t)) + N(0, noise_std[t]^2 I)``:
     each term has norm <= clip_norm, so the sum has sensitivity 2 clip_norm (replace-one)

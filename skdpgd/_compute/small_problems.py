@@ -1,20 +1,21 @@
 """The reductions of dense X, and the DP-SGD loop, in plain numpy for small problems.
 
 A fresh install compiles each numba kernel on its first call (1-5 s of CPU for a first fit,
-:mod:`skdpgd._jit`); on a small problem that compilation costs far more than the fit. So X
-with at most :data:`SMALL_PROBLEM_ENTRIES` entries (rows x features, a public fact about the
+:mod:`skdpgd._compute.jit`); on a small problem that compilation costs far more than the fit.
+So X with at most :data:`SMALL_PROBLEM_ENTRIES` entries (rows x features, a public fact about the
 shape) is reduced here, with numpy array expressions, and calls no numba kernel; larger X goes
-to the kernels of :mod:`skdpgd._kernels`, :mod:`skdpgd._kernels_second` and
-:mod:`skdpgd._kernels_sgd`, unchanged.
+to the kernels of :mod:`skdpgd._compute.kernels`, :mod:`skdpgd._compute.kernels_second` and
+:mod:`skdpgd._compute.kernels_sgd`, unchanged.
 
 Every function computes the same per-example terms as its kernel, clipped by the same closed
-form (``w_i min(1, C / ||g_i||)``, :func:`skdpgd._kernels.clip_factor`), so each term obeys
-the same bound and the releases keep their sensitivities (written next to each function);
-a term that is not finite contributes 0 and is counted, as in the kernels. Only the order of
-the floating-point additions differs (the numbers agree to rounding; the exact objective,
-whose solver's stop is sensitive to rounding, adds in the kernel's order). DP-SGD
+form (``w_i min(1, C / ||g_i||)``, :func:`skdpgd._compute.kernels.clip_factor`), so each term
+obeys the same bound and the releases keep their sensitivities (written next to each
+function); a term that is not finite contributes 0 and is counted, as in the kernels. Only the
+order of the floating-point additions differs (the numbers agree to rounding; the exact
+objective, whose solver's stop is sensitive to rounding, keeps the kernel's order and its C
+library exp and logs). DP-SGD
 (:func:`sgd_dense`) draws the same random numbers from the same generator in the same order as
-:func:`skdpgd._kernels_sgd.sgd_dense`: the same batches and the same noise.
+:func:`skdpgd._compute.kernels_sgd.sgd_dense`: the same batches and the same noise.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ import math
 
 import numpy as np
 
-from ._kernels import (LOSS_HINGE, LOSS_HUBER, LOSS_LOGISTIC, LOSS_MODIFIED_HUBER,
+from .kernels import (LOSS_HINGE, LOSS_HUBER, LOSS_LOGISTIC, LOSS_MODIFIED_HUBER,
                        LOSS_MULTINOMIAL, LOSS_POISSON, LOSS_SQUARED, LOSS_SQUARED_HINGE,
                        POISSON_MAX_MARGIN)
-from ._kernels_second import _assemble, _check_loss, _symmetric
+from .kernels_second import _assemble, _check_loss, _symmetric
 
 #: Dense X with at most this many entries (n_samples x n_features) is reduced in numpy (this
 #: module) instead of by the numba kernels. At this size a numpy reduction takes about a
@@ -53,7 +54,7 @@ def margins(X, row_scale, coef, intercept):
 
 
 def dloss(loss, z, y, param, exp=np.exp):
-    """``dl/dz`` of a one-output loss, elementwise (:func:`skdpgd._kernels.dloss`; call it
+    """``dl/dz`` of a one-output loss, elementwise (:func:`skdpgd._compute.kernels.dloss`; call it
     with numpy's overflow and invalid warnings off, as the kernels raise none). ``exp``:
     numpy's, or :func:`_libm_exp` for the kernel's very roundings."""
     if loss == LOSS_LOGISTIC:
@@ -79,7 +80,7 @@ def _clipped_factors(loss, param, clip_norm, Z, y, w, aug):
     (n, K)), with ``||g_i|| = ||l'(z_i)|| ||x~_i||``, so ``||F_i x~_i|| <= w_i C``. A row whose
     factor is not a number (one output; a NaN ratio leaves ``min`` at 1, as in the kernel) or
     whose gradient norm is not finite (several outputs) gets 0 and is counted in ``bad``: the
-    kernels' rules (:func:`skdpgd._kernels._sum_rows_single`, ``_sum_rows_multi``). Call it
+    kernels' rules (:func:`skdpgd._compute.kernels._sum_rows_single`, ``_sum_rows_multi``). Call it
     with numpy's overflow, invalid and divide warnings off."""
     n, k_out = Z.shape
     if k_out == 1:
@@ -104,9 +105,9 @@ def _clipped_factors(loss, param, clip_norm, Z, y, w, aug):
 def grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef,
              intercept):
     """``(sum_i w_i clip(g_i) for the weights, ... for the intercepts, n_bad)`` over dense X
-    (:func:`skdpgd._kernels.dense_grad_sum`): each term has norm ``<= clip_norm``, so the sum
-    moves by at most ``clip_norm`` when a row is added or removed; rows whose gradient is not
-    finite contribute 0 and are counted."""
+    (:func:`skdpgd._compute.kernels.dense_grad_sum`): each term has norm ``<= clip_norm``, so
+    the sum moves by at most ``clip_norm`` when a row is added or removed; rows whose gradient
+    is not finite contribute 0 and are counted."""
     Z = margins(X, row_scale, coef, intercept)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         F, bad = _clipped_factors(int(loss), float(param), float(clip_norm), Z, y,
@@ -121,14 +122,15 @@ def _augmented(X, row_scale, extra):
 
 def _weighted_outer(A, W):
     """The upper triangle of ``sum_i W_i a_i a_i^T`` (zeros below), as the kernels'
-    :func:`skdpgd._kernels_second._outer_dense` leaves it (mirrored by the caller)."""
+    :func:`skdpgd._compute.kernels_second._outer_dense` leaves it (mirrored by the caller)."""
     return np.triu((A * W[:, None]).T @ A)
 
 
 def hessian_weights(loss, Z, w):
     """``(W, bad)``: the Hessian weights of each row (shape (n, n_pair), the pairs of classes
-    ``a <= b`` in order for the multinomial loss, :func:`skdpgd._kernels_second._row_weights`);
-    a row whose weights are not finite gets 0 and is counted."""
+    ``a <= b`` in order for the multinomial loss,
+    :func:`skdpgd._compute.kernels_second._row_weights`); a row whose weights are not finite
+    gets 0 and is counted."""
     with np.errstate(over="ignore", invalid="ignore"):
         if loss == LOSS_LOGISTIC:
             e = np.exp(-np.abs(Z[:, 0]))
@@ -147,7 +149,7 @@ def hessian_weights(loss, Z, w):
 
 
 def hessian_sum(X, row_scale, sample_weight, fit_intercept, loss, coef, intercept):
-    """``sum_i w_i H_i`` (:func:`skdpgd._kernels_second.hessian_sum`): each term PSD with
+    """``sum_i w_i H_i`` (:func:`skdpgd._compute.kernels_second.hessian_sum`): each term PSD with
     Frobenius norm ``<= h ||x'_i||^2``; shape ``(K P, K P)``, parameters class-major."""
     _check_loss(loss)
     coef = np.asarray(coef, dtype=np.float64)
@@ -167,7 +169,7 @@ def hessian_sum(X, row_scale, sample_weight, fit_intercept, loss, coef, intercep
 def grad_hessian_sum(X, y, sample_weight, row_scale, row_norm_aug, fit_intercept, loss,
                      clip_norm, coef, intercept):
     """``(gcoef, gint, n_bad, H)``: :func:`grad_sum` and :func:`hessian_sum` at the same
-    point (:func:`skdpgd._kernels_second.grad_hessian_sum`; the same terms and bounds)."""
+    point (:func:`skdpgd._compute.kernels_second.grad_hessian_sum`; the same terms and bounds)."""
     if not fit_intercept:  # not a parameter: taken as 0 by both sums, as in the kernel
         intercept = np.zeros(np.shape(coef)[0])
     gcoef, gint, bad = grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, 0.0,
@@ -177,7 +179,7 @@ def grad_hessian_sum(X, y, sample_weight, row_scale, row_norm_aug, fit_intercept
 
 
 def suff_stats(X, row_scale, sample_weight, fit_intercept, y):
-    """``(sum_i w_i x'_i x'_i^T, sum_i w_i y_i x'_i)`` (:func:`skdpgd._kernels_second.
+    """``(sum_i w_i x'_i x'_i^T, sum_i w_i y_i x'_i)`` (:func:`skdpgd._compute.kernels_second.
     suff_stats`)."""
     n = X.shape[0]
     extra = ([np.ones((n, 1))] if fit_intercept else []) + [np.asarray(y, np.float64)[:, None]]
@@ -219,7 +221,7 @@ def _in_order(A, axis):
 
 
 def _loss_values(loss, Z, y, param, thr):
-    """Each row's clipped loss (:func:`skdpgd._kernels.loss_value`, the same formulas): the
+    """Each row's clipped loss (:func:`skdpgd._compute.kernels.loss_value`, the same formulas): the
     loss whose derivative is the clipped one at the threshold ``thr = C / ||x~_i||`` (Huber for
     the squared loss, tangents past it for the squared hinge and Poisson losses); NaN for a
     code with no value. The exponentials and logarithms are the C library's, as in the
@@ -255,11 +257,12 @@ def _loss_values(loss, Z, y, param, thr):
 def objective(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef,
               intercept):
     """``(sum_i w_i l_clip_i, its gradient for the weights, for the intercepts)``: the exact
-    clipped objective of :func:`skdpgd._kernels.objective_sum` (no noise, no penalty), for
-    the exact solvers, with the kernel's very roundings (sums added in its order, the C
-    library's exp and logs: the solver's stopping point is sensitive to rounding, so a
-    different rounding moves the fit by up to 1e-8); each row's gradient is ``w_i min(1, C / ||g_i||) l'(z_i)
-    x~_i``, and its value that of the loss whose gradient that is (:func:`_loss_values`)."""
+    clipped objective of :func:`skdpgd._compute.kernels.objective_sum` (no noise, no
+    penalty), for the exact solvers, with the kernel's very roundings (sums added in its order,
+    the C library's exp and logs: the solver's stopping point is sensitive to rounding, so a
+    different rounding moves the fit by up to 1e-8); each row's gradient is
+    ``w_i min(1, C / ||g_i||) l'(z_i) x~_i``, and its value that of the loss whose gradient
+    that is (:func:`_loss_values`)."""
     X = _as64(X)
     coef = np.asarray(coef, dtype=np.float64)
     n, k_out = X.shape[0], coef.shape[0]
@@ -269,7 +272,7 @@ def objective(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_no
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         Z = row_scale[:, None] * _in_order(X[:, None, :] * coef[None, :, :], 2) \
             + np.asarray(intercept, dtype=np.float64)
-        if loss == LOSS_MULTINOMIAL:  # l' = softmax - e_y (skdpgd._kernels.loss_derivative)
+        if loss == LOSS_MULTINOMIAL:  # l' = softmax - e_y (kernels.loss_derivative)
             E = _libm_exp(Z - np.max(Z, axis=1, keepdims=True))
             D = E / _in_order(E, 1)[:, None]
             D[np.arange(n), y.astype(np.int64)] -= 1.0
@@ -288,9 +291,9 @@ def objective(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_no
 
 def noisy_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_intercept, coef,
                  intercept, vcoef, vint, gen):
-    """:func:`skdpgd._kernels._noisy_update` in numpy (same arguments: blocks of sums of shapes
-    (B, K, d) and (B, K), added in order): adds ``N(0, std^2)`` to each coordinate, then takes
-    the (momentum) step in place (:func:`_update`)."""
+    """:func:`skdpgd._compute.kernels._noisy_update` in numpy (same arguments: blocks of sums
+    of shapes (B, K, d) and (B, K), added in order): adds ``N(0, std^2)`` to each coordinate,
+    then takes the (momentum) step in place (:func:`_update`)."""
     with np.errstate(over="ignore", invalid="ignore"):
         _update(np.add.reduce(np.asarray(gcoef, dtype=np.float64), axis=0),
                 np.add.reduce(np.asarray(gint, dtype=np.float64), axis=0), std, n_norm, alpha,
@@ -326,7 +329,7 @@ def _update(gcoef, gint, std, n_norm, alpha, eta, momentum, corr, fit_intercept,
 
 
 def poisson_sample(n, q, gen, log1mq):
-    """:func:`skdpgd._kernels_sgd.poisson_sample` in numpy: the same rows from the same
+    """:func:`skdpgd._compute.kernels_sgd.poisson_sample` in numpy: the same rows from the same
     uniforms, and exactly as many uniforms taken from ``gen`` (one per selected row, plus the
     one that ends the sample), so the draws after it are the kernel's too."""
     if q >= 1.0:
@@ -355,12 +358,12 @@ def poisson_sample(n, q, gen, log1mq):
 def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
               fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm, state,
               t0, t1, average_start, gen):
-    """:func:`skdpgd._kernels_sgd.sgd_dense` in numpy, step by step: the same Poisson batches,
-    the same release per step (the batch's clipped sum, each term of norm ``<= clip_norm``,
-    so sensitivity ``clip_norm`` under add/remove-one, plus ``N(0, noise_std[t]^2)`` on each
-    coordinate, drawn in the kernel's order: output k's weights, then its intercept), and the
-    same post-processing. Returns the first step whose iterate broke ``max_norm`` (-1: none);
-    that test reads released values only."""
+    """:func:`skdpgd._compute.kernels_sgd.sgd_dense` in numpy, step by step: the same Poisson
+    batches, the same release per step (the batch's clipped sum, each term of norm
+    ``<= clip_norm``, so sensitivity ``clip_norm`` under add/remove-one, plus
+    ``N(0, noise_std[t]^2)`` on each coordinate, drawn in the kernel's order: output k's
+    weights, then its intercept), and the same post-processing. Returns the first step whose
+    iterate broke ``max_norm`` (-1: none); that test reads released values only."""
     n = X.shape[0]
     log1mq = math.log1p(-q) if q < 1.0 else 0.0
     X = _as64(X)
@@ -379,7 +382,7 @@ def _sgd_step(Xb, yb, wb, sb, ab, loss, param, clip_norm, fit_intercept, alpha, 
               std, momentum, max_norm, state, average, gen):
     """One step of :func:`sgd_dense` on the batch's rows: True if the iterate then broke
     ``max_norm`` (or is not finite), else False after adding it to the averages if
-    ``average`` (:func:`skdpgd._kernels_sgd._after_step`)."""
+    ``average`` (:func:`skdpgd._compute.kernels_sgd._after_step`)."""
     coef, intercept, vcoef, vint, acoef, aint, beta = state
     # the count of rows whose gradient was not finite (they contribute 0) is private: unused
     F, _ = _clipped_factors(loss, param, clip_norm, (Xb @ coef.T) * sb[:, None] + intercept,

@@ -7,10 +7,10 @@ A mechanism does two things and keeps them apart:
   both neighbouring relations. The accountant scales the shapes to the budget, the budget
   charges each release by its own rule; nothing has touched the data yet.
 * ``run(rows, setup, plan, releases, gen)`` computes: it asks the backend ``rows`` for sums
-  over the training rows (:mod:`skdpgd._backends`), adds the noise of each release from the
+  over the training rows (:mod:`skdpgd._compute.backends`), adds the noise of each release from the
   one generator ``gen``, and post-processes.
 
-Everything runs in the *kernel coordinates* of :mod:`skdpgd._backends`: rows divided by the
+Everything runs in the *kernel coordinates* of :mod:`skdpgd._compute.backends`: rows divided by the
 intercept column c, so that the column is 1. A problem with column c is the same problem in
 the coordinates ``w' = c w`` on rows ``x / c``: losses and clipping match, a gradient bound G
 becomes ``G / c``, the penalty ``alpha / c^2``, a step ``1 / M`` becomes ``c^2 / M``, and
@@ -20,20 +20,20 @@ becomes ``G / c``, the penalty ``alpha / c^2``, a step ``1 / M`` becomes ``c^2 /
 from __future__ import annotations
 
 import math
-import sys
-import time
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
 
-from . import _small_problems, policy
-from ._kernels import _noisy_update as noisy_update
-from ._setup import CLASS_COUNT_SENSITIVITY
-from .accounting import (GaussianSteps, PoissonSampled, Release, compose, compose_gdp,
+from .. import policy
+from .._compute import small_problems as _small_problems
+from .._compute.kernels import _noisy_update as noisy_update
+from .._setup import CLASS_COUNT_SENSITIVITY
+from .._progress import Progress
+from ..accounting import (Release, compose_gdp,
                          gdp_mu_of_releases)
-from .exceptions import DivergenceError
-from .schedules import Problem
+from ..exceptions import DivergenceError
+from ..schedules import Problem
 
 #: L2 sensitivity of the selection's release, ``sum_i w_i ([model A right on i] - [model B
 #: right on i])`` for two released models: each term lies in [-1, 1] (weights in [0, 1]), so
@@ -91,48 +91,6 @@ class Setup:
     def grad_sensitivity(self):
         """L2 sensitivity of a clipped gradient sum: 2G replace-one, G add/remove-one."""
         return {"replace": 2.0 * self.lipschitz, "add_remove": self.lipschitz}
-
-
-class Progress:
-    """``verbose`` output of a fit: only public or already released values.
-
-    It prints the step, the epsilon spent by the releases made so far (computed from their
-    noise multipliers, which are public, at the fit's delta) and the elapsed time, never a
-    value computed from the private data (the training loss is not printed).
-    """
-
-    def __init__(self, verbose, delta, done=(), stream=None):
-        self.verbose = int(verbose or 0)
-        self.delta = delta
-        self.done = list(done)  # the releases made before the run (full batch)
-        self.steps = []  # the run's multipliers so far (full batch)
-        self.start = time.perf_counter()
-        self.stream = stream
-
-    def say(self, text):
-        if self.verbose:
-            print(f"[skdpgd] {text}", file=self.stream or sys.stdout, flush=True)
-
-    def released(self, z, step, n_steps):
-        """Record releases with multipliers ``z``; at verbose >= 2 print about 10 lines a run."""
-        if not self.verbose:
-            return
-        self.steps.append(np.asarray(z, dtype=float).ravel())
-        every = max(1, n_steps // 10)
-        if self.verbose >= 2 and ((step + 1) % every == 0 or step + 1 == n_steps):
-            eps = compose(self.done + [GaussianSteps(np.concatenate(self.steps))], self.delta)
-            self.say(f"step {step + 1}/{n_steps}  epsilon spent {eps:.4g}  "
-                     f"elapsed {time.perf_counter() - self.start:.2f}s")
-
-
-    def released_steps(self, accountant, z, q, delta, step, n_steps):
-        """DP-SGD: after ``step`` Poisson-sampled releases with multipliers ``z`` (RDP)."""
-        if self.verbose < 2:
-            return
-        eps = compose([PoissonSampled(q, GaussianSteps(z)), *self.done], delta,
-                      accountant=accountant)
-        self.say(f"step {step}/{n_steps}  epsilon spent {eps:.4g}  "
-                 f"elapsed {time.perf_counter() - self.start:.2f}s")
 
 
 class Mechanism:
@@ -624,7 +582,7 @@ class WarmStart(Mechanism):
         counts' sensitivity ratio, sqrt(2), is at most the fit's releases' (2 for gradient sums,
         sqrt(2) for Hessian sums): a budget charged for the fit's releases is an upper bound.)
         The two noisy count vectors are combined by their inverse variances."""
-        from .accounting import Release
+        from ..accounting import Release
 
         z2 = 1.0 / gdp_mu_of_releases(inner)
         second = Release("class counts", np.array([z2]), counts.sensitivity, counts.relation)

@@ -1,8 +1,9 @@
 """Dask backend: the full-batch reductions over the row chunks of a dask array.
 
-Each reduction (:mod:`skdpgd._backends`) is a sum over rows, so it is computed per row chunk
-by the same code as in memory (a :class:`~skdpgd._backends.DenseRows` built on the chunk,
-inside the task: numba kernels, or numpy for a chunk small enough, as for X in memory) and the partial sums are added on the driver in chunk order. The
+Each reduction (:mod:`skdpgd._compute.backends`) is a sum over rows, so it is computed per row chunk
+by the same code as in memory (a :class:`~skdpgd._compute.backends.DenseRows` built on the
+chunk, inside the task: numba kernels, or numpy for a small chunk, as in memory) and the
+partial sums are added on the driver in chunk order. The
 driver holds d- or d^2-sized partial sums only, never a row of X, and draws all the noise (the
 mechanisms do that, from the estimator's one generator), so a fit on a dask array is the
 in-memory fit up to the summation order. Every release reads X once (persist X, or let dask
@@ -10,15 +11,15 @@ stream it from storage).
 
 Imported only when X is a dask collection (by :mod:`skdpgd._data`, which also holds the
 estimator-side checks of dask input): ``import skdpgd`` does not import dask. This module
-imports :mod:`skdpgd._backends`, never the reverse.
+imports :mod:`skdpgd._compute.backends`, never the reverse.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._backends import DenseRows, poisson_subsample
-from ._kernels import row_norms
+from .backends import DenseRows, poisson_subsample
+from .kernels import row_norms
 
 
 def as_dask_array(X):
@@ -56,7 +57,7 @@ def _hess(Xb, yb, wb, fi, bound, column, coef, intercept, loss, sample=None, sta
     if sample is None:
         return rows.hessian_sum(coef, intercept, loss)
     # the chunk's rows start..start+n of the Poisson subsample: the rows the in-memory fit
-    # selects (skdpgd._backends.poisson_subsample depends on the seed and the row position)
+    # selects (skdpgd._compute.backends.poisson_subsample depends on the seed and the row position)
     seed, rate = sample
     idx = poisson_subsample(seed, rate, start, start + rows.n_samples)
     if idx.shape[0] == 0:
@@ -99,7 +100,7 @@ def _norm_sum(Xb, wb, bound):
 
 
 class DaskRows:
-    """The reductions of :class:`skdpgd._backends.Rows` over a dask array's row chunks."""
+    """The reductions of :class:`skdpgd._compute.backends.Rows` over a dask array's row chunks."""
 
     def __init__(self, X, y, sample_weight, fit_intercept):
         import dask.array as da
@@ -125,7 +126,8 @@ class DaskRows:
                                   *args) for xb, yb, wb in self._blocks()]
         return dask.compute(_tree_sum(tasks))[0]
 
-    # --- the interface of skdpgd._backends.Rows ---------------------------------------------
+    # --- the interface of skdpgd._compute.backends.Rows
+    # ---------------------------------------------
     def clip_rows(self, bound, column):
         """Clip rows to norm ``bound`` and divide them by ``column`` (applied in each task)."""
         self.row_bound, self.column = float(bound), float(column)

@@ -39,7 +39,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from . import policy
+from .. import policy
 
 #: Linear models with ``skdpgd.policy.IMPORTANCE_LINEAR_FREEZE``: a frozen weight still enters
 #: every margin; the kernels see only the kept columns, so the frozen part of each margin,
@@ -206,7 +206,7 @@ def _stage_data(X, kept, s, row_scale, fit_intercept):
         Xs = X[:, kept].tocsr()
         Xs.sort_indices()
         Xs.data = Xs.data * w[Xs.indices]
-        from ._kernels_sgd import csr_row_norms
+        from .._compute.kernels_sgd import csr_row_norms
 
         norms = csr_row_norms(Xs.data, Xs.indptr)
         Xk = (Xs.data.astype(np.float64, copy=False), Xs.indices.astype(np.int64),
@@ -229,11 +229,11 @@ def run_linear(mask, X, y, sample_weight, row_scale, row_norm_aug, common, state
 
     ``common`` is the plain kernel's tuple ``(loss, param, clip, fit_intercept, alpha, q,
     n_norm, steps, noise_std, momentum, max_norm)`` in the kernel's coordinates; ``state`` is
-    :func:`skdpgd._kernels_sgd.sgd_state` in full coordinates (updated in place). Returns
+    :func:`skdpgd._compute.kernels_sgd.sgd_state` in full coordinates (updated in place). Returns
     ``(bad_step, info)``: the first step whose iterate broke the public bound (-1: none) and
     a dict of released-only diagnostics (kept counts per stage, the scores).
     """
-    from ._kernels_sgd import sgd_masked
+    from .._compute.kernels_sgd import sgd_masked
 
     k_out, d = state[0].shape
     (loss, param, clip, fit_int, alpha, q, n_norm, steps, noise_std, momentum, _) = common

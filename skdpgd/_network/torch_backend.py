@@ -35,7 +35,7 @@ import os
 
 import numpy as np
 
-from .exceptions import DivergenceError
+from ..exceptions import DivergenceError
 
 #: What the optional extra asks for (torch.func appeared in 2.0; tested with 2.13.0, CPU build).
 TORCH_REQUIREMENT = "torch>=2.0"
@@ -313,9 +313,9 @@ def _clipped_grad_sum_outer(model, params, X, y, n_outputs, clip_norm, weights=N
 def _importance_stage(importance, names, params, score, second, frac, device):
     """Kept mask (dict of 0/1 float64 tensors), scale s (dict) and the per-coordinate
     multipliers ``m / s`` for a stage with kept fraction ``frac``: from the released scores
-    and second moments only (post-processing; see :mod:`skdpgd._importance`)."""
+    and second moments only (post-processing; see :mod:`skdpgd._minibatch.importance`)."""
     torch = import_torch()
-    from ._importance import _mask_scores, coordinate_scale, kept_coordinates
+    from .._minibatch.importance import _mask_scores, coordinate_scale, kept_coordinates
 
     sizes = [params[k].numel() for k in names]
     flat_score = np.concatenate([score[k].cpu().numpy().ravel() for k in names])
@@ -369,7 +369,7 @@ def run_noisy_gd(X, y, n_outputs, layer_sizes, activation, coefs, intercepts, *,
     callback : callable or None
         Called with the 1-based step number after each step's release (progress output).
     importance : dict or None
-        Importance-masked steps (:mod:`skdpgd._importance`): ``{"stages": [(t0, t1, kept
+        Importance-masked steps (:mod:`skdpgd._minibatch.importance`): ``{"stages": [(t0, t1, kept
         fraction)], "scaling": bool, "decay": float}``. In a masked stage each example's
         gradient is masked and divided by the public scale s, then clipped to C (sensitivity
         C); noise is added to the kept coordinates; ``g^ = s (S + noise) / normaliser`` on

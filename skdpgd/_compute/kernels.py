@@ -34,7 +34,7 @@ from numba import config as _numba_config
 from numba import types
 from numba.extending import intrinsic
 
-from ._jit import njit
+from .jit import njit
 
 # Loss codes shared with skdpgd.losses (full batch: 0-2; minibatch-only losses: 3 and up).
 LOSS_LOGISTIC = 0  # binary log-loss, y in {-1, +1}
@@ -80,7 +80,7 @@ def row_clip_factors(X, data_norm, fit_intercept, chunk=8192):
     The norms come from :func:`row_norms` (no overflow): rows with entries near 1e300 are
     clipped to ``data_norm`` instead of being zeroed. A norm that itself overflows (a row of
     entries near 1.8e308) gives scale 0 here; the backends divide such rows by a power of two
-    first (:data:`skdpgd._backends.PRESCALE_NORM`).
+    first (:data:`skdpgd._compute.backends.PRESCALE_NORM`).
     """
     norms = row_norms(X, chunk)
     with np.errstate(divide="ignore"):

@@ -9,7 +9,7 @@ sensitivity rests on), and it adds the noise itself:
   norm ``<= C``; a term that is not finite contributes 0 and is counted;
 * :meth:`Rows.hessian_sum` -- ``sum_i w_i l''(theta; x'_i, y_i)``, each term PSD with
   Frobenius norm ``<= h ||x'_i||^2`` (h = 1/4 binary logistic, 1/2 multinomial, 1 squared
-  loss; proofs in :mod:`skdpgd._second_order`);
+  loss; proofs in :mod:`skdpgd._full_batch.second_order`);
 * :meth:`Rows.suff_stats` -- ``(sum_i w_i x'_i x'_i^T, sum_i w_i y_i x'_i)``;
 * :meth:`Rows.grad_hessian_sum` -- the gradient sum and the Hessian sum at the same point in
   one pass over X (the same terms, so the same bounds, as the two reductions above);
@@ -24,15 +24,15 @@ All in the *kernel coordinates*: rows are clipped to norm ``R`` (:meth:`Rows.cli
 divided by the intercept column ``c``; with an intercept a column of ones is appended, so
 ``x'_i = (s_i x_i / c, 1)`` with ``s_i = min(1, R / ||x_i||)``. (A problem with column c is
 the same problem in the coordinates ``w' = c w`` on rows ``x / c``; see
-:func:`skdpgd._base.fit_full_batch`.) Sums are accumulated in float64.
+:func:`skdpgd._full_batch.road.fit_full_batch`.) Sums are accumulated in float64.
 
 :func:`skdpgd._data.make_rows` picks the backend from the type of X: a dense array or a CSR
 matrix (never densified, not even by blocks of rows). Every reduction is a numba kernel
-(:mod:`skdpgd._kernels`, :mod:`skdpgd._kernels_second`), threaded for large X with a split
-fixed by the shape of X, so the numbers do not depend on the thread count; but a dense X of at
-most :data:`skdpgd._small_problems.SMALL_PROBLEM_ENTRIES` entries is reduced in numpy (the
-same terms and bounds; nothing to compile on a first fit). A distributed
-backend (:mod:`skdpgd._dask_backend`, which builds on this module; this one never imports
+(:mod:`skdpgd._compute.kernels`, :mod:`skdpgd._compute.kernels_second`), threaded for large X with
+a split fixed by the shape of X, so the numbers do not depend on the thread count; but a dense
+X of at most :data:`skdpgd._compute.small_problems.SMALL_PROBLEM_ENTRIES` entries is reduced in
+numpy (the same terms and bounds; nothing to compile on a first fit). A distributed
+backend (:mod:`skdpgd._compute.dask_backend`, which builds on this module; this one never imports
 it) supplies the same methods over chunks.
 """
 
@@ -41,8 +41,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from . import _kernels, _kernels_second, _small_problems
-from ._kernels_sgd import csr_row_norms
+from . import kernels as _kernels
+from . import kernels_second as _kernels_second
+from . import small_problems as _small_problems
+from .kernels_sgd import csr_row_norms
 
 #: Rows whose norm is above this (or overflows) are divided, in a copy, by a power of two at
 #: least their largest entry before any kernel reads them; their scale takes the factor back.
@@ -237,15 +239,15 @@ class Rows:
         return counts
 
     def _objective_x(self):  # pragma: no cover - interface
-        """``(kernel, X's arrays)``: :func:`skdpgd._kernels.objective_sum` and ``(X,)``, or
-        :func:`~skdpgd._kernels.objective_sum_csr` and ``(data, indices, indptr)``."""
+        """``(kernel, X's arrays)``: :func:`skdpgd._compute.kernels.objective_sum` and ``(X,)``, or
+        :func:`~skdpgd._compute.kernels.objective_sum_csr` and ``(data, indices, indptr)``."""
         raise NotImplementedError
 
     def objective(self, coef, intercept, loss_code, param, clip_norm):
         """``(sum_i w_i l_i, its gradient for the weights, for the intercepts)``: the exact
         clipped loss (its gradient is the sum of the clipped per-example gradients), no
         noise, no penalty, no normaliser, for exact solvers (the same contract for dense and
-        CSR rows: :func:`skdpgd._kernels.objective_sum`)."""
+        CSR rows: :func:`skdpgd._compute.kernels.objective_sum`)."""
         if getattr(self, "small", False):
             return _small_problems.objective(self.X, self.y, self.sample_weight,
                                              self.row_scale, self.row_norm_aug, loss_code,
@@ -273,7 +275,7 @@ class DenseRows(Rows):
         dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
         self.X = np.ascontiguousarray(X, dtype=dtype)
         self.n_samples, self.n_features = self.X.shape
-        # a small X is reduced in numpy: no numba kernel to compile (skdpgd._small_problems)
+        # a small X is reduced in numpy: no numba kernel to compile (small_problems.py)
         self.small = _small_problems.is_small(self.n_samples, self.n_features)
         super().__init__(y, sample_weight, fit_intercept)
 

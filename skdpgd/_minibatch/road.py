@@ -17,19 +17,22 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from . import _kernels, _kernels_sgd, _small_problems, policy
-from ._base import COMMON_CONSTRAINTS
-from ._compat import HasMethods, Interval, StrOptions
-from ._data import canonical_csr  # noqa: F401 (the one canonical_csr; kept importable here)
-from ._importance import resolve_importance, run_linear
-from ._fit import Road, private_fit
-from ._mechanisms import InterceptOnly
-from ._setup import CLASS_COUNT_SENSITIVITY, release_class_counts, require_add_remove_budget
-from .accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, Release, accountant_named,
+from .._compute import kernels as _kernels
+from .._compute import kernels_sgd as _kernels_sgd
+from .._compute import small_problems as _small_problems
+from .. import policy
+from .._estimators import COMMON_CONSTRAINTS
+from .._compat import HasMethods, Interval, StrOptions
+from .._data import canonical_csr  # noqa: F401 (the one canonical_csr; kept importable here)
+from .importance import resolve_importance, run_linear
+from .._fit import Road, private_fit
+from .._full_batch.mechanisms import InterceptOnly
+from .._setup import CLASS_COUNT_SENSITIVITY, release_class_counts, require_add_remove_budget
+from ..accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, Release, accountant_named,
                          calibrate, gdp_delta_upper, gdp_mu_of_releases, share_multiplier,
                          sum_rounding_margin, switch_scale, with_margin)
-from .exceptions import DivergenceError
-from .schedules import Exponential, Hong, Problem, Uniform
+from ..exceptions import DivergenceError
+from ..schedules import Exponential, Hong, Problem, Uniform
 
 
 
@@ -402,7 +405,7 @@ class MinibatchRoad(Road):
             # importance-masked steps: the same T Poisson-sampled Gaussian releases
             # (multipliers z, sensitivity clip_norm: the clip comes after the mask and the
             # scale), the mask and the scale computed from earlier releases only
-            # (skdpgd._importance)
+            # (skdpgd._minibatch.importance)
             bad_step, importance_info = run_linear(
                 self.mask, X, yc, sample_weight, row_scale, row_norm_aug, common, state,
                 n_steps, average_start, fit.gen, row_bound_kernel, SGD_MAX_MARGIN,

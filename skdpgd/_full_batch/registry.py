@@ -1,14 +1,15 @@
 """Which mechanism carries out a plan: the registry of the full-batch mechanisms.
 
-It imports the modules that implement them (:mod:`skdpgd._mechanisms`,
-:mod:`skdpgd._second_order`), which import nothing from here, so the imports point one way.
+It imports the modules that implement them (:mod:`skdpgd._full_batch.mechanisms`,
+:mod:`skdpgd._full_batch.second_order`), which import nothing from here, so the imports point one
+way.
 """
 
 from __future__ import annotations
 
-from ._mechanisms import (GradientDescent, InterceptOnly, OutputPerturbationMechanism,
+from .mechanisms import (GradientDescent, InterceptOnly, OutputPerturbationMechanism,
                           WarmStart)
-from ._second_order import DampedNewton, SufficientStatisticsMechanism
+from .second_order import DampedNewton, SufficientStatisticsMechanism
 
 #: The mechanism class of each ``NoisePlan.mechanism``.
 MECHANISMS = {"prior": InterceptOnly, "gradient": GradientDescent,
@@ -18,6 +19,8 @@ MECHANISMS = {"prior": InterceptOnly, "gradient": GradientDescent,
 
 def mechanism_for(schedule, plan):
     """The mechanism that carries out a schedule's plan."""
+    if plan.mechanism not in MECHANISMS:
+        raise ValueError(f"unknown mechanism {plan.mechanism!r}: one of {sorted(MECHANISMS)}.")
     mechanism = MECHANISMS[plan.mechanism](schedule)
     if getattr(plan, "prior_share", 0.0) > 0:
         # output perturbation: with a selection (classifiers), or for a regression loss,

@@ -12,7 +12,7 @@ is about ``sqrt(2) s sqrt(D)`` for a D x D matrix; eigenvalues of ``S~`` are flo
 public level before the matrix is inverted.
 
 **Sensitivities** (per example, in the coordinates the reductions use; see
-:mod:`skdpgd._backends`), each written next to the release that relies on it:
+:mod:`skdpgd._compute.backends`), each written next to the release that relies on it:
 
 * Hessian term of the binary log-loss: ``w s(1 - s) x x^T``, PSD with Frobenius norm
   ``<= ||x||^2 / 4``; multinomial: ``w (diag(p) - p p^T) (x) x x^T`` with
@@ -31,9 +31,9 @@ import math
 
 import numpy as np
 
-from . import policy
-from ._mechanisms import Mechanism, _check_finite
-from .accounting import Release, compose_gdp
+from .. import policy
+from .mechanisms import Mechanism, _check_finite
+from ..accounting import Release, compose_gdp
 
 
 
@@ -105,7 +105,8 @@ class DampedNewton(Mechanism):
     release's calibrated multiplier and the released signal scale), a Hessian release is
     ``H~ = sum_{i in S} w_i H_i + E`` over a Poisson subsample S: each row is in S
     independently with probability q, drawn from a seed of the fit's generator
-    (:func:`skdpgd._backends.poisson_subsample`), independently of the data. Privacy, with no
+    (:func:`skdpgd._compute.backends.poisson_subsample`), independently of the data. Privacy, with
+    no
     amplification claimed: for neighbouring datasets couple the indicators of the rows they
     share (the indicators are i.i.d., so indexing them by position or by row gives the same
     output distribution). For every realisation of the indicators, the two sums differ by at

@@ -8,7 +8,7 @@ Both reductions are ``sum_i W_im x'_i x'_i^T`` for a few weights per row (index 
 * the sufficient statistics, ``W_i = w_i`` over rows augmented by their target,
   ``(x'_i, y_i)``: the last column of that sum is ``sum_i w_i y_i x'_i``.
 
-Rows are in the kernel coordinates of :mod:`skdpgd._backends`: ``x'_i = (s_i x_i, E_i)``
+Rows are in the kernel coordinates of :mod:`skdpgd._compute.backends`: ``x'_i = (s_i x_i, E_i)``
 with ``s_i`` the row scale and ``E_i`` a few extra columns (1 for the intercept, the target).
 Each term is PSD for a nonnegative weight, and every matrix here is symmetric, so only the
 upper triangle of each is accumulated and the lower one is mirrored at the end. X is read
@@ -27,8 +27,8 @@ import math
 
 import numpy as np
 
-from . import _kernels as K
-from ._jit import njit
+from . import kernels as K
+from .jit import njit
 
 _FASTMATH = K._FASTMATH
 
@@ -350,7 +350,7 @@ def _hessian_setup(loss, coef, intercept, fit_intercept, n, d):
 
 def hessian_sum(X, row_scale, sample_weight, fit_intercept, loss, coef, intercept,
                 parallel=None):
-    """``sum_i w_i H_i`` over dense X, shape ``(K P, K P)`` (see :mod:`skdpgd._backends`).
+    """``sum_i w_i H_i`` over dense X, shape ``(K P, K P)`` (see :mod:`skdpgd._compute.backends`).
 
     X, the scales and weights: C-contiguous float64. ``parallel`` (default: by the amount of
     work) splits the result rows between threads; the numbers are the same either way.
@@ -475,7 +475,7 @@ def grad_hessian_sum(X, y, sample_weight, row_scale, row_norm_aug, fit_intercept
     """The clipped gradient sum and the Hessian sum at the same point, in one pass over dense X.
 
     Returns ``(gcoef, gint, n_bad, H)``: ``(gcoef, gint, n_bad)`` as
-    :func:`skdpgd._kernels.dense_grad_sum` (the same kernel, so the same terms: each of norm
+    :func:`skdpgd._compute.kernels.dense_grad_sum` (the same kernel, so the same terms: each of norm
     ``<= clip_norm``; rows whose gradient is not finite contribute 0 and are counted) and
     ``H`` as :func:`hessian_sum` (logistic losses). Each sub-block of rows (about
     ``FUSED_BLOCK_ENTRIES`` entries, 2 MB in float64) is read from memory once for its

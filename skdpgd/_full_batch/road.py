@@ -1,0 +1,222 @@
+"""The full-batch road: what the full-batch estimators (DPLogisticRegression, DPRidge, the
+Huber, Poisson and squared-hinge models) add to :func:`skdpgd._fit.private_fit`: the row-norm
+statistic, the public constants, the mechanism (:mod:`skdpgd._full_batch.mechanisms`,
+:mod:`skdpgd._full_batch.second_order`) and its releases. See docs/how_a_fit_works.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .. import policy
+from .._data import (make_rows)
+from .._fit import Road, private_fit
+from .registry import mechanism_for
+from .mechanisms import Setup
+from .._setup import release_norm_sum
+from ..accounting import (COUNT_BOUND_SIGMAS, gdp_mu_of_releases, remaining_mu,
+                         share_multiplier, sum_rounding_margin, with_margin)
+from ..schedules import Problem, get_schedule
+
+
+def row_norm_note(estimate, sigma, data_norm):
+    """A line for the ``verbose`` output when the released estimate of the mean clipped row
+    norm ``(sum_i w_i min(||x_i||, R) + noise) / N`` (``sigma``: its noise's standard
+    deviation) shows that nearly every row is at least ``R = data_norm`` long; else None.
+    Post-processing of the release only."""
+    if estimate >= (policy.current().ROW_NORM_NOTE_SHARE * data_norm
+                    + policy.current().ROW_NORM_NOTE_SIGMAS * sigma):
+        return (f"released mean row norm (clipped at data_norm = {data_norm:.4g}): "
+                f"{estimate:.4g} (noise std {sigma:.2g}): nearly every row is at least data_norm "
+                "long and is clipped to it. Expected if the rows are normalised to data_norm; "
+                "otherwise data_norm is below the rows' norms (scale the rows, or raise it).")
+    return None
+
+
+def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
+                     sensitivity=None, notes=None, relation="replace"):
+    """Choose the row-clipping bound from a Gaussian-mechanism estimate of the mean row norm.
+
+    Releases ``S + N(0, (z R)^2)`` with ``S = sum_i w_i min(||x_i||, R)`` (``norm_sum``),
+    ``R = data_norm``, ``w_i`` in [0, 1] (:func:`skdpgd._setup.release_norm_sum`: sensitivity
+    R under both relations; ``sensitivity``: R raised by the rounding margin of the sum,
+    :func:`skdpgd.accounting.sum_rounding_margin`), so the release is ``1/z``-GDP. Returns
+    ``(bound, release, share)``; ``bound = policy.row_clip_factor(snr) * m`` (at most R) where m is
+    the estimate ``S~ / N`` (N public) held inside ``[2 sigma, R]`` (``sigma = z R / N``, the
+    estimate's noise: a noise-dominated estimate keeps the bound conservative rather than
+    tiny). ``release`` is None when mu_total is infinite (no clipping below R then, and
+    nothing released). ``share`` is ``m / bound`` (at most 1; 1 without a release), the
+    typical row's share of the clipping bound: a function of the released estimate, which
+    the 'auto' rule uses to judge how much signal the budget leaves.
+    ``notes`` (a list): receives :func:`row_norm_note`'s line, if any (post-processing).
+    """
+    n = n_public
+    if math.isinf(mu_total):
+        return data_norm, None, 1.0
+    factor = policy.row_clip_factor(snr)
+    # its share of the budget, and no more noise than the target relative error needs
+    z = max(share_multiplier(policy.current().ROW_CLIP_MAX_SHARE, mu_total),
+            1.0 / (4.0 / (policy.current().ROW_CLIP_TARGET_RELATIVE_ERROR * n)))
+    sens = (data_norm if sensitivity is None else float(sensitivity))
+    released, release = release_norm_sum(norm_sum, z, {"replace": sens, "add_remove": sens},
+                                         relation, gen)
+    estimate = released / n
+    sigma = z * sens / n
+    note = row_norm_note(estimate, sigma, data_norm)  # post-processing of the release
+    if note is not None and notes is not None:
+        notes.append(note)
+    m = min(max(estimate, 2.0 * sigma), data_norm)
+    bound = min(data_norm, factor * m)
+    return bound, release, min(1.0, m / bound)
+
+
+class FullBatchRoad(Road):
+    """The full-batch road: the row-norm statistic (``row_clip='auto'``), the penalty and the
+    mechanism chosen from public constants, releases described by the mechanism
+    (:mod:`skdpgd._full_batch.mechanisms`, :mod:`skdpgd._full_batch.second_order`) and computed
+    through the rows'
+    reductions (:mod:`skdpgd._compute.backends`)."""
+
+    def __init__(self, X, y, loss, n_outputs, *, data_norm, y_bound=None):
+        self.X, self.y, self.loss, self.n_outputs = X, y, loss, n_outputs
+        self.data_norm, self.y_bound = data_norm, y_bound
+
+    def setup(self, fit):
+        est, loss, n_outputs, data_norm = fit.est, self.loss, self.n_outputs, self.data_norm
+        n_rows, d = self.X.shape
+        relation, epsilon, n_public = fit.relation, fit.epsilon, fit.n_public
+        fit_intercept = bool(est.fit_intercept)
+        # --- the rounding margin of every released sum needs a public bound on the rows
+        # summed: N (replace-one), the noisy count plus COUNT_BOUND_SIGMAS of its noise (a
+        # shortfall has probability below 1e-300), or the public n_samples, taken as a bound
+        if relation == "replace" or math.isinf(epsilon):
+            n_bound = float(n_rows)
+        elif fit.z_count is not None:
+            n_bound = n_public + COUNT_BOUND_SIGMAS * fit.z_count
+        else:
+            n_bound = float(est.n_samples)
+        self.margin = sum_rounding_margin(n_bound, n_outputs * (d + 1) + 1)
+
+        # --- the row-clipping bound: data_norm, or a private typical norm (a set-up release)
+        rows = make_rows(self.X, self.y, fit.sample_weight, fit_intercept)
+        bound, norm_share = data_norm, 1.0
+        n_params = n_outputs * (d + int(fit_intercept))
+        if est.row_clip == "auto":
+            norm_sens = with_margin({"replace": data_norm, "add_remove": data_norm},
+                                    self.margin)
+            bound, norm_release, norm_share = private_row_clip(
+                rows.norm_sum(data_norm), n_public, data_norm, fit.mu_total, fit.gen,
+                policy.signal_to_noise(n_public, n_params, fit.mu_total), norm_sens[relation],
+                notes=fit.notes if est.data_norm is not None else None, relation=relation)
+            fit.charges.add(norm_release)
+        mu_left = remaining_mu(fit.mu_total, fit.prior)
+
+        # --- public constants (theory, parameters, or released above; never the data) ---
+        # the intercept's column holds the constant c = intercept_scaling * bound
+        c = float(est.intercept_scaling) * bound if fit_intercept else 1.0
+        rows.clip_rows(bound, c)
+        row_bound = math.sqrt(bound ** 2 + c * c) if fit_intercept else bound
+        G = loss.lipschitz(row_bound, n_outputs)
+        loss_smoothness = loss.smoothness(row_bound, n_outputs)
+        schedule = get_schedule(est.schedule)
+        max_iter = None if est.max_iter == "auto" else int(est.max_iter)
+        # public: the released estimate
+        signal_scale = norm_share ** policy.current().AUTO_SIGNAL_POWER
+        if est.alpha == "auto":  # public: N, D, the loss's constants and the budget left
+            alpha = policy.auto_alpha(getattr(schedule, "alpha_rule", "consistent"), n_public,
+                                      n_params, G, row_bound, mu_left, loss.second_order,
+                                      max_iter, signal_scale, fit_intercept)
+        else:
+            alpha = float(est.alpha)
+        # class weights divided by their largest (weight_scale) shrink the loss by that
+        # factor; alpha / weight_scale keeps the minimiser of the weighted objective
+        alpha = alpha / fit.weight_scale
+        self.rows, self.bound, self.alpha, self.schedule = rows, bound, alpha, schedule
+        self.setup_ = Setup(
+            progress=None,
+            loss=loss, n_outputs=n_outputs, fit_intercept=fit_intercept, column=c,
+            n_public=n_public, relation=relation, lipschitz=G, row_bound=row_bound,
+            alpha=alpha, data_norm=float(data_norm),
+            problem=Problem(
+                n_samples=n_public,
+                n_params=n_params,
+                sensitivity=2.0 * G if relation == "replace" else G,
+                lipschitz=G,
+                smoothness=loss_smoothness + alpha,
+                strong_convexity=alpha,
+                loss_bound=loss.initial_gap(n_outputs, self.y_bound),
+                momentum=float(est.momentum),
+                second_order=loss.second_order,
+                signal_scale=signal_scale,
+                fit_intercept=fit_intercept,
+                n_outputs=n_outputs,
+                regression_start=bool(loss.warm_start and fit_intercept
+                                      and getattr(loss, "y_bound", None) is not None),
+            ))
+        self.plan = schedule.plan(self.setup_.problem, mu_left, max_iter)
+        self.mechanism = mechanism_for(schedule, self.plan)
+
+    def releases(self, fit):
+        # the Setup carries the fit's Progress from here on (it exists once setup is done)
+        self.setup_ = dataclasses.replace(self.setup_, progress=fit.progress)
+        return self.mechanism.releases(self.setup_, self.plan)
+
+    def describe(self, fit, releases):
+        plan, mechanism = self.plan, self.mechanism
+        return (f"{fit.label}: mechanism {mechanism.name} "
+                f"({plan.schedule or self.schedule.name}), {plan.n_steps} release(s) of "
+                f"{', '.join(r.name for r in releases)}, N (public) = {fit.n_public:g}, "
+                f"epsilon = {fit.epsilon:g}, delta = {fit.delta:.3g}")
+
+    def run(self, fit, releases):
+        plan, mechanism = self.plan, self.mechanism
+        coef, intercept = mechanism.run(self.rows, self.setup_, plan, releases, fit.gen)
+        # a mechanism that chose a branch after its first release (WarmStart's switch to the
+        # intercept-only model) reports what it released: the same GDP total
+        actual = getattr(mechanism, "actual_releases", None) or releases
+        made = fit.prior + list(actual)
+        mu = gdp_mu_of_releases(made)
+        return {
+            "coef": coef,
+            "intercept": intercept,
+            "actual_releases": actual,
+            "noise_multipliers_": actual[0].multipliers,
+            "row_clip_": self.bound,
+            "row_clip_noise_multiplier_": next(
+                (float(r.multipliers[0]) for r in fit.prior if r.name == "row norm sum"), None),
+            "clip_norm_": self.setup_.lipschitz,
+            # noisy iterations: gradient or Newton steps; output perturbation's one release of
+            # the minimiser; 0 for the intercept-only model and the sufficient statistics
+            "n_iter_": (plan.n_steps if mechanism.name in ("gradient", "newton", "output")
+                        else 0),
+            "n_iter_theory_": plan.n_iter_theory,
+            "step_sizes_": plan.step_sizes if mechanism.name == "gradient" else np.empty(0),
+            "mu_": mu,
+            "rho_": mu ** 2 / 2.0,
+            "schedule_": ("prior" if mechanism.name == "prior"
+                          else (plan.schedule or self.schedule.name)),
+            "data_norm_": self.data_norm,
+            "alpha_": self.alpha,
+            "mechanism_": mechanism.name,
+            # Poisson rates of the Hessian releases (DP damped Newton; public), else None
+            "hessian_rates_": getattr(mechanism, "rates_used", None),
+        }
+
+
+def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None,
+                   classes=None, y_index=None):
+    """Fit a linear model privately along :func:`skdpgd._fit.private_fit`; return the fitted
+    attributes as a dict (``coef`` (n_outputs, d), ``intercept`` (n_outputs,) and every
+    privacy attribute).
+
+    ``y`` is already encoded for the kernel (+-1 for binary logistic, class index for
+    multinomial, clipped target for squared loss); ``data_norm`` is the resolved public
+    row-norm bound (see :func:`resolve_data_norm`). Classifiers pass ``classes`` and the
+    class index of each row (``y_index``) for ``class_weight``.
+    """
+    road = FullBatchRoad(X, y, loss, n_outputs, data_norm=data_norm, y_bound=y_bound)
+    return private_fit(est, road, X.shape[0], sample_weight=sample_weight, classes=classes,
+                       y_index=y_index)
