@@ -16,6 +16,7 @@ release from :mod:`skdpgd._setup`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from ._progress import Progress
@@ -51,6 +52,16 @@ class Fit:
         return self.charges.releases
 
 
+@dataclasses.dataclass(frozen=True)
+class RoadResult:
+    """What a road's ``run`` returns: the fitted attributes it computed (``attributes``), and,
+    when a branch taken after the first release changed them, the releases actually made
+    (``releases``; None: the calibrated ones). :func:`private_fit` adds what was spent."""
+
+    attributes: dict
+    releases: list | None = None
+
+
 class Road:
     """One way of computing a fit's releases (see the module docstring).
 
@@ -60,8 +71,8 @@ class Road:
     post-processing of a released count (DP-SGD's safe side); ``setup`` makes the road's own
     set-up releases and fixes its public constants; ``releases`` describes the main releases
     (relative multipliers, sensitivities: :class:`~skdpgd.accounting.Release`);
-    ``calibrate`` scales them to the budget; ``run`` computes and returns the fitted
-    attributes; ``spent_epsilon`` is what the fit reports.
+    ``calibrate`` scales them to the budget; ``run`` computes and returns a
+    :class:`RoadResult`; ``spent_epsilon`` is what the fit reports.
     """
 
     accountant = GaussianDPAccountant()
@@ -165,11 +176,11 @@ def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=Non
     if line:
         fit.progress.say(line)
 
-    out = road.run(fit, releases)
+    result = road.run(fit, releases)
     # a road that chose a branch after its first release reports what it released (the same
     # total under the fit's relation: see WarmStart)
-    releases = out.pop("actual_releases", None) or releases
-    made = fit.prior + list(releases)
+    made = fit.prior + list(result.releases if result.releases is not None else releases)
+    out = dict(result.attributes)
     out.update({
         "releases_": made,
         "n_samples_": fit.n_public,
@@ -218,4 +229,4 @@ def mu_of(releases):
     return gdp_mu_of_releases(releases)
 
 
-__all__ = ["Fit", "Road", "private_fit", "mu_of"]
+__all__ = ["Fit", "Road", "RoadResult", "private_fit", "mu_of"]

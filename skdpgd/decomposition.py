@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._capability import DP_TRANSFORMER
 from ._compat import HasMethods, Interval, StrOptions, fit_context
-from ._fit import Road, mu_of, private_fit
+from ._fit import Road, RoadResult, mu_of, private_fit
 from ._transaction import fit_transaction
 from .accounting import COUNT_BOUND_SIGMAS, Release, sum_rounding_margin
 
@@ -249,11 +249,11 @@ class _PCARoad(Road):
         V = vectors[:, order].T
         signs = np.sign(V[np.arange(self.k), np.argmax(np.abs(V), axis=1)])
         V *= np.where(signs == 0, 1.0, signs)[:, None]
-        return {
+        return RoadResult({
             "components_": V,
             "explained_variance_": np.maximum(values[order], 0.0),
             "mean_": mean,
             "data_norm_": self.C,
             "output_bound_": (2.0 if self.center else 1.0) * self.C,
             "mu_": mu_of(fit.prior + list(releases)),
-        }
+        })

@@ -20,7 +20,7 @@ from ._capability import DP_MINIBATCH_ESTIMATOR
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from . import policy
 from ._data import classification_data
-from ._fit import Road, mu_of, private_fit
+from ._fit import Road, RoadResult, mu_of, private_fit
 from ._docstrings import CLASSES_DOC
 from ._transaction import fit_transaction
 from ._setup import require_add_remove_budget, resolve_relation
@@ -632,7 +632,7 @@ class TorchRoad(Road):
                 sample_weight=fit.sample_weight, callback=report if est.verbose else None,
                 importance=importance, device=self.device, info=run_info)
         mu = mu_of(fit.prior + list(releases))
-        return {
+        return RoadResult({
             "coefs_": coefs,
             "intercepts_": intercepts,
             "n_layers_": len(self.layer_sizes),
@@ -649,4 +649,4 @@ class TorchRoad(Road):
             "sensitivity_": self.sensitivity[fit.relation],
             "importance_kept_": (np.asarray(run_info["kept"]) if "kept" in run_info
                                  else None),
-        }
+        })

@@ -37,7 +37,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import policy
 from ._capability import DP_TRANSFORMER, PUBLIC_TRANSFORMER, declared_privacy
 from ._compat import HasMethods, Interval, StrOptions, fit_context
-from ._fit import Road, mu_of, private_fit
+from ._fit import Road, RoadResult, mu_of, private_fit
 from ._transaction import fit_transaction
 from .accounting import COUNT_BOUND_SIGMAS, RELATIONS, Release, sum_rounding_margin
 
@@ -442,7 +442,7 @@ class _ScalerRoad(Road):
         mu = mu_of(fit.prior + list(releases))
         half = 0.5 * (self.hi - self.lo)
         B = self.clip_std
-        return {
+        return RoadResult({
             "lo_": self.lo, "hi_": self.hi, "unit_mean_": m, "unit_scale_": s,
             "mean_": 0.5 * (self.lo + self.hi) + half * m,
             "scale_": half * s,
@@ -450,7 +450,7 @@ class _ScalerRoad(Road):
             "output_ranges_": np.tile([-B, B], (d, 1)),
             "output_bound_": B * math.sqrt(d),
             "mu_": mu,
-        }
+        })
 
 
 # ------------------------------------------------------------------------------------------

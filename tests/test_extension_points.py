@@ -13,7 +13,7 @@ import pytest
 
 from skdpgd import DPLogisticRegression
 from skdpgd._full_batch import registry
-from skdpgd._full_batch.mechanisms import Mechanism
+from skdpgd._full_batch.mechanisms import Mechanism, Outcome
 from skdpgd.accounting import Release, gdp_mu
 from skdpgd.schedules import NoisePlan, Schedule, Uniform
 
@@ -71,7 +71,7 @@ class OneStep(Mechanism):
         g = np.reshape(g, coef.shape) + std * gen.standard_normal(coef.shape)
         gi = np.reshape(gi, intercept.shape) + std * gen.standard_normal(intercept.shape)
         step = float(plan.step_sizes[0]) * c * c / float(setup.n_public)
-        return -step * g / c, -step * gi if setup.fit_intercept else intercept
+        return Outcome(-step * g / c, -step * gi if setup.fit_intercept else intercept)
 
 
 @dataclass(frozen=True)

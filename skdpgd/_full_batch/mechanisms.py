@@ -19,6 +19,7 @@ becomes ``G / c``, the penalty ``alpha / c^2``, a step ``1 / M`` becomes ``c^2 /
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -39,6 +40,25 @@ from ..schedules import Problem
 #: right on i])`` for two released models: each term lies in [-1, 1] (weights in [0, 1]), so
 #: replacing a row moves the sum by at most 2 and adding or removing one by at most 1.
 SELECTION_SENSITIVITY = {"replace": 2.0, "add_remove": 1.0}
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """What a mechanism's ``run`` returns: the model in the estimator's coordinates, and what a
+    branch taken after the first release changed.
+
+    ``coef`` (n_outputs, d), ``intercept`` (n_outputs,); ``model``: the model returned when it
+    is not the mechanism's own fit (``'prior'``: the intercept-only model); ``releases``: the
+    releases actually made when a branch chose them after the first (the same GDP total under
+    the fit's relation), None for the calibrated ones; ``hessian_rates``: the Poisson rates of
+    DP damped Newton's Hessian releases (public), None when no Newton step ran.
+    """
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    model: str | None = None
+    releases: tuple | None = None
+    hessian_rates: tuple | None = None
 
 
 
@@ -167,7 +187,7 @@ class GradientDescent(Mechanism):
                    beta_pow, setup.fit_intercept, coef, intercept, vcoef, vint, gen)
         if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(intercept))):
             _check_finite(-1, plan.n_steps - 1)
-        return coef / c, intercept
+        return Outcome(coef / c, intercept)
 
 
 class OutputPerturbationMechanism(Mechanism):
@@ -287,7 +307,7 @@ class OutputPerturbationMechanism(Mechanism):
             coef = coef + std * gen.standard_normal(coef.shape)
             if setup.fit_intercept:
                 b = b + c * std * gen.standard_normal(b.shape)
-        return coef, b
+        return Outcome(coef, b)
 
     @staticmethod
     def _smoothness(setup, r):
@@ -390,8 +410,8 @@ class InterceptOnly(Mechanism):
         (release,) = releases
         if setup.progress is not None:
             setup.progress.released(release.multipliers, 0, 1)
-        return (np.zeros((setup.n_outputs, rows.n_features)),
-                self.intercept(rows, setup, float(release.noise_std[0]), gen))
+        return Outcome(np.zeros((setup.n_outputs, rows.n_features)),
+                       self.intercept(rows, setup, float(release.noise_std[0]), gen))
 
     def intercept(self, rows, setup, std, gen):
         """The intercept of the noisy counts (or mean): the one Gaussian draw of the release."""
@@ -525,10 +545,6 @@ class WarmStart(Mechanism):
             *inner, counts, choice = releases
         else:
             *inner, counts = releases
-        self.actual_releases = None
-        # the Poisson rates of the inner Newton's Hessian releases (public), once it has run;
-        # None when it did not run (the switch to the intercept-only model) or is not Newton
-        self.rates_used = None
         prior = InterceptOnly(self.schedule)
         # the counts' noise comes from a jumped copy of the fit's stream (a non-overlapping
         # part of it), so the inner mechanism draws exactly the noise it would draw without the
@@ -551,26 +567,26 @@ class WarmStart(Mechanism):
                 return self._prior_branch(rows, setup, inner, counts, noisy, gen)
         start = prior.log_odds(noisy, std1, shrink_classes=True)
         if self.inner.name in ("gradient", "newton"):
-            coef, intercept = self.inner.run(rows, setup, plan, inner, gen, start=start)
+            fitted = self.inner.run(rows, setup, plan, inner, gen, start=start)
         else:  # an exact minimiser ('output') has no starting point
-            coef, intercept = self.inner.run(rows, setup, plan, inner, gen)
-        # the inner Newton's Hessian rates (public): it ran, whichever model is returned
-        self.rates_used = getattr(self.inner, "rates_used", None)
+            fitted = self.inner.run(rows, setup, plan, inner, gen)
         if not select:
-            return coef, intercept
+            return fitted
+        coef, intercept = fitted.coef, fitted.intercept
         # --- the selection: a noisy difference of training accuracies (its own stream) ---
         prior_coef, prior_intercept = np.zeros_like(coef), prior.log_odds(noisy, std1)
         right = rows.correct_counts([(coef, intercept), (prior_coef, prior_intercept)],
                                     setup.data_norm)
         std_sel = float(choice.noise_std[0])
         pick = np.random.Generator(gen.bit_generator.jumped(2))
-        self.selection = float(right[0] - right[1]) + std_sel * pick.standard_normal()
+        selection = float(right[0] - right[1]) + std_sel * pick.standard_normal()
         if setup.progress is not None:
             setup.progress.released(choice.multipliers, 0, 1)
-        if self.selection > policy.select_threshold(std_sel, setup.n_public):
-            return coef, intercept
-        self.name = "prior"
-        return prior_coef, prior_intercept
+        if selection > policy.select_threshold(std_sel, setup.n_public):
+            return fitted
+        # the inner Newton's Hessian rates (public) stay reported: it ran
+        return dataclasses.replace(fitted, coef=prior_coef, intercept=prior_intercept,
+                                   model="prior")
 
     def _prior_branch(self, rows, setup, inner, counts, noisy, gen):
         """The rest of the budget on a second release of the class counts.
@@ -590,7 +606,6 @@ class WarmStart(Mechanism):
         again = InterceptOnly(self.schedule).noisy_counts(rows, setup, std2, gen)
         if setup.progress is not None:
             setup.progress.released(second.multipliers, 1, 2)
-        self.actual_releases = [counts, second]
-        self.name = "prior"
         coef = np.zeros((setup.n_outputs, rows.n_features))
-        return coef, InterceptOnly.combined_log_odds(noisy, std1, again, std2)
+        return Outcome(coef, InterceptOnly.combined_log_odds(noisy, std1, again, std2),
+                       model="prior", releases=(counts, second))

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import policy
 from .._data import (make_rows)
-from .._fit import Road, private_fit
+from .._fit import Road, RoadResult, private_fit
 from .registry import mechanism_for
 from .mechanisms import Setup
 from .._setup import release_norm_sum
@@ -173,16 +173,16 @@ class FullBatchRoad(Road):
 
     def run(self, fit, releases):
         plan, mechanism = self.plan, self.mechanism
-        coef, intercept = mechanism.run(self.rows, self.setup_, plan, releases, fit.gen)
+        outcome = mechanism.run(self.rows, self.setup_, plan, releases, fit.gen)
         # a mechanism that chose a branch after its first release (WarmStart's switch to the
         # intercept-only model) reports what it released: the same GDP total
-        actual = getattr(mechanism, "actual_releases", None) or releases
-        made = fit.prior + list(actual)
+        actual = list(outcome.releases) if outcome.releases is not None else list(releases)
+        made = fit.prior + actual
         mu = gdp_mu_of_releases(made)
-        return {
-            "coef": coef,
-            "intercept": intercept,
-            "actual_releases": actual,
+        name = outcome.model or mechanism.name  # the model returned
+        return RoadResult({
+            "coef": outcome.coef,
+            "intercept": outcome.intercept,
             "noise_multipliers_": actual[0].multipliers,
             "row_clip_": self.bound,
             "row_clip_noise_multiplier_": next(
@@ -190,20 +190,19 @@ class FullBatchRoad(Road):
             "clip_norm_": self.setup_.lipschitz,
             # noisy iterations: gradient or Newton steps; output perturbation's one release of
             # the minimiser; 0 for the intercept-only model and the sufficient statistics
-            "n_iter_": (plan.n_steps if mechanism.name in ("gradient", "newton", "output")
-                        else 0),
+            "n_iter_": (plan.n_steps if name in ("gradient", "newton", "output") else 0),
             "n_iter_theory_": plan.n_iter_theory,
-            "step_sizes_": plan.step_sizes if mechanism.name == "gradient" else np.empty(0),
+            "step_sizes_": plan.step_sizes if name == "gradient" else np.empty(0),
             "mu_": mu,
             "rho_": mu ** 2 / 2.0,
-            "schedule_": ("prior" if mechanism.name == "prior"
+            "schedule_": ("prior" if name == "prior"
                           else (plan.schedule or self.schedule.name)),
             "data_norm_": self.data_norm,
             "alpha_": self.alpha,
-            "mechanism_": mechanism.name,
+            "mechanism_": name,
             # Poisson rates of the Hessian releases (DP damped Newton; public), else None
-            "hessian_rates_": getattr(mechanism, "rates_used", None),
-        }
+            "hessian_rates_": outcome.hessian_rates,
+        }, releases=None if outcome.releases is None else actual)
 
 
 def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None,

@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from .. import policy
-from .mechanisms import Mechanism, _check_finite
+from .mechanisms import Mechanism, Outcome, _check_finite
 from ..accounting import Release, compose_gdp
 
 
@@ -178,7 +178,6 @@ class DampedNewton(Mechanism):
         r_kernel = setup.row_bound / c  # self-concordance constant of the logistic losses
         steps = self._hessian_steps(plan)
         rates = self.hessian_rates(setup, plan, hess)
-        self.rates_used = rates
         coef = np.zeros((k_out, d))
         intercept = np.zeros(k_out) if start is None else np.array(start, dtype=float)
         H = floor = None
@@ -225,7 +224,7 @@ class DampedNewton(Mechanism):
             coef = np.ascontiguousarray(theta[:, :d])
             intercept = (np.ascontiguousarray(theta[:, d]) if setup.fit_intercept
                          else np.zeros(k_out))
-        return coef / c, intercept
+        return Outcome(coef / c, intercept, hessian_rates=rates)
 
 
 class SufficientStatisticsMechanism(Mechanism):
@@ -280,4 +279,4 @@ class SufficientStatisticsMechanism(Mechanism):
         # theta is (w, b~) on (s x, c): the intercept is c b~
         coef = theta[:d][None, :]
         intercept = np.array([theta[d] * c]) if setup.fit_intercept else np.zeros(1)
-        return coef, intercept
+        return Outcome(coef, intercept)

@@ -25,7 +25,7 @@ from .._estimators import COMMON_CONSTRAINTS
 from .._compat import HasMethods, Interval, StrOptions
 from .._data import canonical_csr  # noqa: F401 (the one canonical_csr; kept importable here)
 from .importance import resolve_importance, run_linear
-from .._fit import Road, private_fit
+from .._fit import Road, RoadResult, private_fit
 from .._full_batch.mechanisms import InterceptOnly
 from .._setup import CLASS_COUNT_SENSITIVITY, release_class_counts, require_add_remove_budget
 from ..accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, Release, accountant_named,
@@ -338,7 +338,7 @@ class MinibatchRoad(Road):
         again = counts + std2 * fit.gen.standard_normal(counts.shape[0])
         if fit.progress is not None:
             fit.progress.released(second.multipliers, 0, 1)
-        return {
+        return RoadResult({
             "coef": np.zeros((self.n_outputs, self.X.shape[1])),
             "intercept": InterceptOnly.combined_log_odds(noisy, std1, again, std2),
             "noise_multipliers_": second.multipliers,
@@ -353,7 +353,7 @@ class MinibatchRoad(Road):
             "data_norm_": self.data_norm,
             "importance_kept_": None,
             "prior_switch_": self.switch_attribute(),
-        }
+        })
 
     def run(self, fit, releases):
         if self.branch == "prior":
@@ -428,7 +428,7 @@ class MinibatchRoad(Road):
             progress.released_steps(accountant, z[:t1], q, delta, t1, n_steps)
         k_avg = n_steps - average_start
         coef, intercept = state[4] / k_avg, state[5] / k_avg
-        return {
+        return RoadResult({
             "coef": coef / c,
             "intercept": intercept,
             "noise_multipliers_": z,
@@ -445,7 +445,7 @@ class MinibatchRoad(Road):
             "importance_kept_": (None if importance_info is None
                                  else np.asarray(importance_info["kept"])),
             "prior_switch_": self.switch_attribute(),
-        }
+        })
 
 
 def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None,
