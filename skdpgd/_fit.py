@@ -20,9 +20,8 @@ import dataclasses
 import math
 
 from ._progress import Progress
-from ._setup import resolve_class_weight, resolve_n_samples
-from ._setup import (DEFAULT_DELTA_CAP, SetupCharges, budget_admits_upper_bound,
-                     default_delta, generator, resolve_relation, warn_if_large_delta)
+from ._setup import (SetupCharges, budget_admits_upper_bound, generator, resolve_class_weight,
+                     resolve_delta, resolve_n_samples, resolve_relation, warn_if_large_delta)
 from .accounting import (GaussianDPAccountant, Relation, calibrate, gdp_mu, gdp_mu_of_releases,
                          smallest_epsilon_with_room, spent_epsilon)
 
@@ -88,12 +87,8 @@ class Road:
         bound on the whole fit (:func:`~skdpgd._setup.budget_admits_upper_bound`)."""
         est, relation = fit.est, fit.relation
         n_given = getattr(est, "n_samples", None)
-        if est.delta is not None:
-            delta_max = float(est.delta)
-        elif relation == "replace":  # N is public: the default delta is known
-            delta_max = default_delta(fit.n_rows)
-        else:
-            delta_max = DEFAULT_DELTA_CAP if n_given is None else default_delta(n_given)
+        # the fit's delta, or a bound on it before a noisy count is released
+        delta_max = resolve_delta(est.delta, relation, n_rows=fit.n_rows, n_public=n_given)
         exact = ((est.delta is not None or relation == "replace" or n_given is not None)
                  and getattr(est.budget, "neighbouring", None) == relation)
         return not budget_admits_upper_bound(est.budget, fit.epsilon, delta_max, relation,
@@ -139,14 +134,15 @@ def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=Non
                                immediate=road.charge_immediately(fit))
 
     # --- N: public under replace-one; a parameter or an accounted noisy count otherwise ---
-    delta_for_count = DEFAULT_DELTA_CAP if est.delta is None else float(est.delta)
+    delta_for_count = resolve_delta(est.delta, None)  # N not known yet: the cap
     fit.n_public, count = resolve_n_samples(
         getattr(est, "n_samples", None), n_rows, fit.relation,
         gdp_mu(fit.epsilon, delta_for_count), fit.gen)
     fit.z_count = None if count is None else float(count.multipliers[0])
     if count is not None and road.count_margin:  # post-processing of the released count
         fit.n_public += road.count_margin * fit.z_count
-    fit.delta = default_delta(fit.n_public) if est.delta is None else float(est.delta)
+    fit.delta = resolve_delta(est.delta, fit.relation, n_rows=fit.n_rows,
+                              n_public=fit.n_public)
     warn_if_large_delta(fit.delta, fit.n_public, fit.label, stacklevel=5)
     fit.mu_total = gdp_mu(fit.epsilon, fit.delta)
     fit.charges.add(count)
@@ -206,7 +202,7 @@ def _refuse_if_setup_spent_all(fit):
     est = fit.est
     count = [r for r in fit.prior if r.name == "row count"]
     others = [r for r in fit.prior if r.name != "row count"]
-    delta_c = DEFAULT_DELTA_CAP if est.delta is None else float(est.delta)
+    delta_c = resolve_delta(est.delta, None)  # the delta the count was sized at
     least = smallest_epsilon_with_room(fit.epsilon, fit.delta, count, others, delta_c)
     need = (f"an epsilon of at least {least:.3g} (at this delta)" if least is not None
             else "a larger epsilon")

@@ -34,6 +34,23 @@ def default_delta(n_samples):
     return min(DEFAULT_DELTA_CAP, 1.0 / float(n_samples) ** 2)
 
 
+def resolve_delta(delta, relation, n_rows=None, n_public=None):
+    """The delta of a guarantee, decided here only: the user's ``delta``, else the default
+    ``min(1e-5, 1/N^2)`` of a public N.
+
+    Under replace-one the row count ``n_rows`` is public. Otherwise N is public only as a
+    parameter (``n_samples``) or a released count: ``n_public``. Before either is known the
+    cap ``DEFAULT_DELTA_CAP`` is returned, an upper bound on every default (``relation=None``:
+    that cap whatever N)."""
+    if delta is not None:
+        return float(delta)
+    if relation == "replace" and n_rows is not None:
+        return default_delta(n_rows)
+    if relation is not None and n_public is not None:
+        return default_delta(n_public)
+    return DEFAULT_DELTA_CAP
+
+
 def warn_if_large_delta(delta, n_public, label, stacklevel=3):
     """A :class:`PrivacyUsageWarning` when ``delta >= 1 / N``. ``n_public`` is public (the row
     count under replace-one, or the ``n_samples`` parameter) or released (a noisy count): the

@@ -41,7 +41,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._data import target_range
-from ._setup import default_delta, generator, warn_if_large_delta
+from ._setup import generator, resolve_delta, warn_if_large_delta
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._transaction import fit_transaction
 from ._selection_guard import private_search_trials
@@ -424,7 +424,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         n_val = int(math.ceil(float(self.validation_fraction) * n))
         if not 1 <= n_val < n:
             raise ValueError("validation_fraction leaves an empty training or validation split.")
-        delta = default_delta(n) if self.delta is None else float(self.delta)
+        delta = resolve_delta(self.delta, "replace", n_rows=n)  # the search is replace-one
         warn_if_large_delta(delta, n, type(self).__name__)
         epsilon = float(self.epsilon)
         mean = float(self.n_iter)

@@ -45,7 +45,7 @@ from ._audit import (_audit_steps, _bound_problem, _final_step_problems, _is_dp_
                      _not_dp_estimator)
 from ._capability import DP_MINIBATCH_ESTIMATOR, DP_TRANSFORMER, declared_privacy
 from ._selection_guard import warn_if_model_selection
-from ._setup import DEFAULT_DELTA_CAP, default_delta
+from ._setup import resolve_delta
 from .accounting import (RELATIONS, Relation, flatten, gdp_mu_of_releases, split_budget,
                          upper_bound_release)
 from .budget import PrivacyBudget
@@ -369,11 +369,9 @@ class PrivatePipeline(Pipeline):
             delta = float(self.delta)
             if not 0.0 < delta < 1.0:
                 raise ValueError(f"delta must be in (0, 1), got {self.delta!r}.")
-        elif relation == "replace":
-            delta = default_delta(_num_rows(X))  # N is public under replace-one
-        else:
-            delta = DEFAULT_DELTA_CAP
-            if self.budget is not None:
+        else:  # N is public under replace-one; otherwise the cap, within the budget's delta
+            delta = resolve_delta(None, relation, n_rows=_num_rows(X))
+            if relation != "replace" and self.budget is not None:
                 delta = min(delta, float(self.budget.delta))
 
         # --- the split: mu_k^2 = w_k mu^2 (a public rule on public values) ---

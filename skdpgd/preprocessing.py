@@ -961,7 +961,7 @@ def out_of_domain_counts(X, schema, *, epsilon, delta=None, budget=None, neighbo
     >>> sorted(check.counts), round(check.counts["sex"], -2)
     (['age', 'sex'], 1000.0)
     """
-    from ._setup import DEFAULT_DELTA_CAP, default_delta, generator
+    from ._setup import generator, resolve_delta
     from .accounting import Relation, calibrate, compose
 
     if neighbouring not in RELATIONS:
@@ -975,9 +975,7 @@ def out_of_domain_counts(X, schema, *, epsilon, delta=None, budget=None, neighbo
         "categorical", [])
     steps = dict((n, t) for n, t, _ in transformer.transformers)
     n_rows = int(X.shape[0]) if hasattr(X, "shape") else len(X)
-    if delta is None:
-        delta = default_delta(n_rows) if neighbouring == "replace" else DEFAULT_DELTA_CAP
-    delta = float(delta)
+    delta = resolve_delta(delta, neighbouring, n_rows=n_rows)
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
     columns = list(numeric_part) + list(categorical_part)
