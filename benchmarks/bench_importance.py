@@ -91,14 +91,20 @@ def text_set(seed, per_class=1500):
         docs += d
         labels += [k] * len(d)
     y = np.array(labels)
-    tr, te = train_test_split(np.arange(len(docs)), test_size=0.25, random_state=seed,
-                              stratify=y)
+    tr, te = train_test_split(np.arange(len(docs)), test_size=0.25, random_state=seed, stratify=y)
     # vocabulary from the training documents (the usual convention; it reads private data)
     vec = TfidfVectorizer(max_features=20000, sublinear_tf=True, min_df=2)
     Xtr = vec.fit_transform([docs[i] for i in tr]).tocsr()
     Xte = vec.transform([docs[i] for i in te]).tocsr()
-    return dict(name="text-tfidf", task="classification", Xtr=Xtr, ytr=y[tr], Xte=Xte,
-                yte=y[te], classes=[0, 1, 2, 3])
+    return dict(
+        name="text-tfidf",
+        task="classification",
+        Xtr=Xtr,
+        ytr=y[tr],
+        Xte=Xte,
+        yte=y[te],
+        classes=[0, 1, 2, 3],
+    )
 
 
 def sparse_set(seed, n=6000, d=20000, informative=10, nnz=30):
@@ -106,8 +112,11 @@ def sparse_set(seed, n=6000, d=20000, informative=10, nnz=30):
     rng = np.random.default_rng(1000 + seed)
     rows = np.repeat(np.arange(n), nnz)
     # informative coordinates appear often, the rest uniformly
-    cols = np.where(rng.random(n * nnz) < 0.2, rng.integers(0, informative, n * nnz),
-                    rng.integers(0, d, n * nnz))
+    cols = np.where(
+        rng.random(n * nnz) < 0.2,
+        rng.integers(0, informative, n * nnz),
+        rng.integers(0, d, n * nnz),
+    )
     vals = rng.normal(size=n * nnz)
     X = sp.csr_matrix((vals, (rows, cols)), shape=(n, d))
     X.sum_duplicates()
@@ -118,8 +127,15 @@ def sparse_set(seed, n=6000, d=20000, informative=10, nnz=30):
     y = (X @ w + 0.3 * rng.normal(size=n) > 0).astype(int)
     cut = int(0.75 * n)
     X = X.tocsr()
-    return dict(name=f"sparse-synth d={d}", task="classification", Xtr=X[:cut], ytr=y[:cut],
-                Xte=X[cut:], yte=y[cut:], classes=[0, 1])
+    return dict(
+        name=f"sparse-synth d={d}",
+        task="classification",
+        Xtr=X[:cut],
+        ytr=y[:cut],
+        Xte=X[cut:],
+        yte=y[cut:],
+        classes=[0, 1],
+    )
 
 
 def onehot_set(seed, n=20000, cols=30, levels=40):
@@ -132,11 +148,19 @@ def onehot_set(seed, n=20000, cols=30, levels=40):
     y = (logit + rng.logistic(size=n) * 0.5 > np.median(logit)).astype(int)
     rows = np.repeat(np.arange(n), cols)
     colidx = (np.arange(cols)[None, :] * levels + codes).ravel()
-    X = sp.csr_matrix((np.full(n * cols, 1 / math.sqrt(cols)), (rows, colidx)),
-                      shape=(n, cols * levels))
+    X = sp.csr_matrix(
+        (np.full(n * cols, 1 / math.sqrt(cols)), (rows, colidx)), shape=(n, cols * levels)
+    )
     cut = int(0.75 * n)
-    return dict(name="onehot-synth d=1200", task="classification", Xtr=X[:cut], ytr=y[:cut],
-                Xte=X[cut:], yte=y[cut:], classes=[0, 1])
+    return dict(
+        name="onehot-synth d=1200",
+        task="classification",
+        Xtr=X[:cut],
+        ytr=y[:cut],
+        Xte=X[cut:],
+        yte=y[cut:],
+        classes=[0, 1],
+    )
 
 
 def suite_set(name, seed):
@@ -145,8 +169,16 @@ def suite_set(name, seed):
 
     p = prepare(load(name), "a", seed, max_train=20000)
     classes = None if p.task == "regression" else sorted(np.unique(p.y_train).tolist())
-    return dict(name=name, task=p.task, Xtr=p.X_train, ytr=p.y_train, Xte=p.X_test,
-                yte=p.y_test, classes=classes, y_bound=p.y_bound)
+    return dict(
+        name=name,
+        task=p.task,
+        Xtr=p.X_train,
+        ytr=p.y_train,
+        Xte=p.X_test,
+        yte=p.y_test,
+        classes=classes,
+        y_bound=p.y_bound,
+    )
 
 
 # --- the leaking variant (NOT private) ---------------------------------------------------------
@@ -178,8 +210,10 @@ def leaking_scores(X, y, task, classes):
     def leak(released, coef, intercept):
         # the paper averages |g_t| over the pre-training trajectory; two points of it, the
         # start (theta = 0) and the end, both without noise
-        return 0.5 * (grad_magnitude(np.zeros_like(coef), np.zeros_like(intercept))
-                      + grad_magnitude(coef, intercept))
+        return 0.5 * (
+            grad_magnitude(np.zeros_like(coef), np.zeros_like(intercept))
+            + grad_magnitude(coef, intercept)
+        )
 
     with mock.patch.object(imp, "_mask_scores", leak):
         yield
@@ -238,27 +272,38 @@ def _mask_for(method):
         kw = {"scaling": False}
         for item in method[5:].split(";"):
             k, v = item.split("=")
-            kw[k] = bool(int(v)) if k == "scaling" else (int(v) if k == "unfreeze"
-                                                          else float(v))
+            kw[k] = bool(int(v)) if k == "scaling" else (int(v) if k == "unfreeze" else float(v))
         return ImportanceMask(**kw)
-    return {"plain": None, "mask": ImportanceMask(scaling=False),
-            "mask (pruned)": ImportanceMask(scaling=False),
-            "mask+scale": ImportanceMask(scaling=True),
-            "LEAK (not private)": ImportanceMask(scaling=False)}[method]
+    return {
+        "plain": None,
+        "mask": ImportanceMask(scaling=False),
+        "mask (pruned)": ImportanceMask(scaling=False),
+        "mask+scale": ImportanceMask(scaling=True),
+        "LEAK (not private)": ImportanceMask(scaling=False),
+    }[method]
 
 
 def fit_linear(data, method, epsilon, seed):
     from skdpgd import DPSGDClassifier, DPSGDRegressor
 
-    kw = dict(epsilon=epsilon, data_norm=1.0, random_state=seed,
-              n_samples=float(data["Xtr"].shape[0]), importance=_mask_for(method))
+    kw = dict(
+        epsilon=epsilon,
+        data_norm=1.0,
+        random_state=seed,
+        n_samples=float(data["Xtr"].shape[0]),
+        importance=_mask_for(method),
+    )
     if data["task"] == "regression":
         est = DPSGDRegressor(y_bound=data.get("y_bound") or 1.0, **kw)
     else:
         est = DPSGDClassifier(classes=data["classes"], **kw)
-    ctx = (leaking_scores(data["Xtr"], data["ytr"], data["task"], data["classes"])
-           if method.startswith("LEAK") else pruned_weights() if method == "mask (pruned)"
-           else contextlib.nullcontext())
+    ctx = (
+        leaking_scores(data["Xtr"], data["ytr"], data["task"], data["classes"])
+        if method.startswith("LEAK")
+        else pruned_weights()
+        if method == "mask (pruned)"
+        else contextlib.nullcontext()
+    )
     with ctx, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(data["Xtr"], data["ytr"])
@@ -268,14 +313,26 @@ def fit_linear(data, method, epsilon, seed):
 def fit_mlp(data, method, epsilon, seed, max_iter=300):
     from skdpgd import DPMLPClassifier
 
-    est = DPMLPClassifier(hidden_layer_sizes=(32,), epsilon=epsilon, clip_norm=1.0,
-                          learning_rate=2.0, max_iter=max_iter, batch_size=256,
-                          classes=data["classes"], n_samples=float(data["Xtr"].shape[0]),
-                          random_state=seed, importance=_mask_for(method))
+    est = DPMLPClassifier(
+        hidden_layer_sizes=(32,),
+        epsilon=epsilon,
+        clip_norm=1.0,
+        learning_rate=2.0,
+        max_iter=max_iter,
+        batch_size=256,
+        classes=data["classes"],
+        n_samples=float(data["Xtr"].shape[0]),
+        random_state=seed,
+        importance=_mask_for(method),
+    )
     n_out = 1 if len(data["classes"]) == 2 else len(data["classes"])
-    ctx = (leaking_scores_mlp(data["Xtr"], data["ytr"], n_out,
-                              [data["Xtr"].shape[1], 32, n_out], "relu")
-           if method.startswith("LEAK") else contextlib.nullcontext())
+    ctx = (
+        leaking_scores_mlp(
+            data["Xtr"], data["ytr"], n_out, [data["Xtr"].shape[1], 32, n_out], "relu"
+        )
+        if method.startswith("LEAK")
+        else contextlib.nullcontext()
+    )
     with ctx, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(data["Xtr"], data["ytr"])
@@ -289,8 +346,15 @@ def digits_set(seed):
     X, y = load_digits(return_X_y=True)
     X = X / 16.0
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=seed, stratify=y)
-    return dict(name="digits (MLP 64-32-10)", task="classification", Xtr=Xtr, ytr=ytr,
-                Xte=Xte, yte=yte, classes=list(range(10)))
+    return dict(
+        name="digits (MLP 64-32-10)",
+        task="classification",
+        Xtr=Xtr,
+        ytr=ytr,
+        Xte=Xte,
+        yte=yte,
+        classes=list(range(10)),
+    )
 
 
 DESIGN = ["digits", "bundesliga", "nwtco", "chile", "computers"]
@@ -302,8 +366,11 @@ def main(argv=None):
     ap.add_argument("--part", choices=("linear", "mlp"), default="linear")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--sets", default="design,report,highdim")
-    ap.add_argument("--methods", default=",".join(METHODS),
-                    help="comma-separated; variants as 'mask:keep=0.3;pretrain_fraction=0.3'")
+    ap.add_argument(
+        "--methods",
+        default=",".join(METHODS),
+        help="comma-separated; variants as 'mask:keep=0.3;pretrain_fraction=0.3'",
+    )
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     methods = args.methods.split(",")
@@ -319,24 +386,39 @@ def main(argv=None):
         if "report" in groups:
             jobs += [("report", n, (lambda s, n=n: suite_set(n, s))) for n in REPORT]
         if "highdim" in groups:
-            jobs += [("highdim", "text", text_set), ("highdim", "sparse", sparse_set),
-                     ("highdim", "onehot", onehot_set)]
+            jobs += [
+                ("highdim", "text", text_set),
+                ("highdim", "sparse", sparse_set),
+                ("highdim", "onehot", onehot_set),
+            ]
     t_start = time.time()
     for group, _name, loader in jobs:
         for seed in range(args.seeds):
             data = loader(seed)
             for eps in EPSILONS + ((math.inf,) if args.part == "mlp" else ()):
-                for m in (methods if math.isfinite(eps) else ["plain"]):
+                for m in methods if math.isfinite(eps) else ["plain"]:
                     t0 = time.time()
                     fit = fit_mlp if args.part == "mlp" else fit_linear
                     score, eps_spent = fit(data, m, eps, seed)
-                    results.append(dict(group=group, set=data["name"], seed=seed, epsilon=eps,
-                                        method=m, score=score, epsilon_=eps_spent,
-                                        seconds=time.time() - t0,
-                                        d=int(data["Xtr"].shape[1]),
-                                        n=int(data["Xtr"].shape[0])))
-            print(f"[{time.time() - t_start:6.0f}s] {group} {data['name']} seed {seed} done",
-                  file=sys.stderr, flush=True)
+                    results.append(
+                        dict(
+                            group=group,
+                            set=data["name"],
+                            seed=seed,
+                            epsilon=eps,
+                            method=m,
+                            score=score,
+                            epsilon_=eps_spent,
+                            seconds=time.time() - t0,
+                            d=int(data["Xtr"].shape[1]),
+                            n=int(data["Xtr"].shape[0]),
+                        )
+                    )
+            print(
+                f"[{time.time() - t_start:6.0f}s] {group} {data['name']} seed {seed} done",
+                file=sys.stderr,
+                flush=True,
+            )
             if args.out:
                 with open(args.out, "w") as fh:
                     json.dump(results, fh)
@@ -349,8 +431,10 @@ def main(argv=None):
 def summary(results, a="mask", b="plain"):
     """Per half and epsilon: the mean over sets of the difference of the seed medians of
     method a and method b, and on how many sets a was ahead / behind by more than 0.005."""
-    lines = [f"| half | eps | mean ({a}) - ({b}) over sets | sets ahead / behind (> 0.005) |",
-             "|---|---|---|---|"]
+    lines = [
+        f"| half | eps | mean ({a}) - ({b}) over sets | sets ahead / behind (> 0.005) |",
+        "|---|---|---|---|",
+    ]
     groups = []
     for r in results:
         if r["group"] not in groups:
@@ -366,16 +450,20 @@ def summary(results, a="mask", b="plain"):
                     diffs.append(float(np.median(va) - np.median(vb)))
             if diffs:
                 d = np.array(diffs)
-                lines.append(f"| {g} | {e:g} | {d.mean():+.3f} | {int(np.sum(d > 0.005))} / "
-                             f"{int(np.sum(d < -0.005))} of {d.size} |")
+                lines.append(
+                    f"| {g} | {e:g} | {d.mean():+.3f} | {int(np.sum(d > 0.005))} / "
+                    f"{int(np.sum(d < -0.005))} of {d.size} |"
+                )
     return "\n".join(lines)
 
 
 def table(results, methods):
     """Markdown: median score over seeds per (set, epsilon, method), and the private mask's
     gain over plain."""
-    lines = ["| half | set (n, d) | eps | " + " | ".join(methods) + " | mask - plain |",
-             "|---" * (len(methods) + 4) + "|"]
+    lines = [
+        "| half | set (n, d) | eps | " + " | ".join(methods) + " | mask - plain |",
+        "|---" * (len(methods) + 4) + "|",
+    ]
     keys = []
     for r in results:
         k = (r["group"], r["set"], r["epsilon"])
@@ -383,13 +471,18 @@ def table(results, methods):
             keys.append(k)
     for g, s, e in keys:
         rows = [r for r in results if (r["group"], r["set"], r["epsilon"]) == (g, s, e)]
-        med = {m: float(np.median([r["score"] for r in rows if r["method"] == m]))
-               for m in methods if any(r["method"] == m for r in rows)}
+        med = {
+            m: float(np.median([r["score"] for r in rows if r["method"] == m]))
+            for m in methods
+            if any(r["method"] == m for r in rows)
+        }
         nd = f"({rows[0]['n']}, {rows[0]['d']})"
         gain = med.get("mask", np.nan) - med.get("plain", np.nan)
-        lines.append(f"| {g} | {s} {nd} | {e:g} | "
-                     + " | ".join(f"{med.get(m, float('nan')):.3f}" for m in methods)
-                     + f" | {gain:+.3f} |")
+        lines.append(
+            f"| {g} | {s} {nd} | {e:g} | "
+            + " | ".join(f"{med.get(m, float('nan')):.3f}" for m in methods)
+            + f" | {gain:+.3f} |"
+        )
     return "\n".join(lines)
 
 

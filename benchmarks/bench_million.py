@@ -76,8 +76,11 @@ def _plan(name):
     keys = ("AUTO_NEWTON_SHARE", "AUTO_HESSIAN_MIN_ROWS", "AUTO_HESSIAN_MAX_WORK")
     saved = {key: getattr(S, key) for key in keys}
     if name != "today":
-        S.AUTO_NEWTON_SHARE, S.AUTO_HESSIAN_MIN_ROWS, S.AUTO_HESSIAN_MAX_WORK = \
-            0.7, float("inf"), float("inf")
+        S.AUTO_NEWTON_SHARE, S.AUTO_HESSIAN_MIN_ROWS, S.AUTO_HESSIAN_MAX_WORK = (
+            0.7,
+            float("inf"),
+            float("inf"),
+        )
     try:
         yield
     finally:
@@ -97,14 +100,19 @@ def best_time(fn, repeat):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=float, default=1e6)
-    ap.add_argument("--quick", action="store_true",
-                    help="N = 2e5 and one repeat (sanity check on a loaded machine)")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="N = 2e5 and one repeat (sanity check on a loaded machine)",
+    )
     ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--cases", default="2:50,2:200,3:200",
-                    help="classes:d pairs, comma-separated")
+    ap.add_argument("--cases", default="2:50,2:200,3:200", help="classes:d pairs, comma-separated")
     ap.add_argument("--eps", default="1,1e6")
-    ap.add_argument("--before", action="store_true",
-                    help="also fit with issue 11's Newton plan (see the module docstring)")
+    ap.add_argument(
+        "--before",
+        action="store_true",
+        help="also fit with issue 11's Newton plan (see the module docstring)",
+    )
     args = ap.parse_args(argv)
     n = int(2e5 if args.quick else args.n)
     repeat = 1 if args.quick else args.repeat
@@ -116,12 +124,17 @@ def main(argv=None):
     for k in (2, 3):  # load every compiled kernel the default may use
         Xw, yw = make(4000, 5, classes=k)
         for e in (1.0, 1e6):
-            DPLogisticRegression(epsilon=e, data_norm=1.0, classes=list(range(k)),
-                                 random_state=0).fit(Xw, yw)
-    print(f"N = {n:.0e}, best of {repeat}; ratio = skdpgd fit / sklearn "
-          "LogisticRegression().fit in this process")
-    print("| classes | d | eps | mechanism | passes over X | Hessian work (full passes) "
-          "| skdpgd (s) | sklearn (s) | ratio | acc skdpgd | acc sklearn | acc diff |")
+            DPLogisticRegression(
+                epsilon=e, data_norm=1.0, classes=list(range(k)), random_state=0
+            ).fit(Xw, yw)
+    print(
+        f"N = {n:.0e}, best of {repeat}; ratio = skdpgd fit / sklearn "
+        "LogisticRegression().fit in this process"
+    )
+    print(
+        "| classes | d | eps | mechanism | passes over X | Hessian work (full passes) "
+        "| skdpgd (s) | sklearn (s) | ratio | acc skdpgd | acc sklearn | acc diff |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for case in args.cases.split(","):
         k, d = (int(v) for v in case.split(":"))
@@ -130,18 +143,23 @@ def main(argv=None):
         t_sk, sk = best_time(lambda: LogisticRegression().fit(X, y), repeat)
         acc_sk = sk.score(Xt, yt)
         for eps in (float(v) for v in args.eps.split(",")):
-            for plan in (["today", "issue-11 plan"] if args.before else ["today"]):
+            for plan in ["today", "issue-11 plan"] if args.before else ["today"]:
                 with _plan(plan):
-                    t_dp, est = best_time(lambda: DPLogisticRegression(
-                        epsilon=eps, data_norm=1.0, classes=list(range(k)),
-                        random_state=0).fit(X, y), repeat)
+                    t_dp, est = best_time(
+                        lambda: DPLogisticRegression(
+                            epsilon=eps, data_norm=1.0, classes=list(range(k)), random_state=0
+                        ).fit(X, y),
+                        repeat,
+                    )
                 n_pass, h_work = passes(est)
                 acc = est.score(Xt, yt)
                 label = "" if plan == "today" else f", {plan}"
-                print(f"| {k} | {d} | {eps:g} | {est.mechanism_} ({est.schedule_}{label}) "
-                      f"| {n_pass:.2f} | {h_work:.2f} | {t_dp:.2f} | {t_sk:.2f} "
-                      f"| {t_dp / t_sk:.2f} | {acc:.4f} | {acc_sk:.4f} | {acc - acc_sk:+.4f} |",
-                      flush=True)
+                print(
+                    f"| {k} | {d} | {eps:g} | {est.mechanism_} ({est.schedule_}{label}) "
+                    f"| {n_pass:.2f} | {h_work:.2f} | {t_dp:.2f} | {t_sk:.2f} "
+                    f"| {t_dp / t_sk:.2f} | {acc:.4f} | {acc_sk:.4f} | {acc - acc_sk:+.4f} |",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

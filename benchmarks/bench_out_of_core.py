@@ -22,6 +22,7 @@ larger-than-memory run in ``docs/large_data.md`` (25.3 GiB on disk, 23.5 GiB of 
 ``--rows 135000000 --schedules newton --plan-auto --dir DIR`` (needs 27 GB of free disk; the
 default schedule's ~400 gradient passes were too long to run in full there).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,16 +44,17 @@ def write_store(path, rows, d, chunk, seed=0):
     rng = da.random.default_rng(seed)
     w = np.random.default_rng(seed).normal(size=d)
     X = rng.standard_normal((rows, d), chunks=(chunk, d), dtype=np.float32) / np.float32(
-        2 * np.sqrt(d))
+        2 * np.sqrt(d)
+    )
     norms = da.sqrt((X * X).sum(axis=1, keepdims=True))
     X = X / da.maximum(norms, 1.0)  # rows of norm <= 1 by construction (public bound 1)
     margin = X @ w.astype(np.float32) + 0.3 * rng.standard_normal(rows, chunks=chunk)
     y = (margin > 0).astype(np.int8)
     # uncompressed: the bytes on disk are the array's size (and no decompression per pass)
-    dask.compute(da.to_zarr(X, os.path.join(path, "X"), overwrite=True, compute=False,
-                            compressors=None),
-                 da.to_zarr(y, os.path.join(path, "y"), overwrite=True, compute=False,
-                            compressors=None))
+    dask.compute(
+        da.to_zarr(X, os.path.join(path, "X"), overwrite=True, compute=False, compressors=None),
+        da.to_zarr(y, os.path.join(path, "y"), overwrite=True, compute=False, compressors=None),
+    )
 
 
 def _count_read(block, log):
@@ -89,17 +91,20 @@ def auto_passes(sizes, d=50, epsilon=1.0):
     try:
         rng = np.random.default_rng(0)
         Xs = rng.standard_normal((20_000, d)) / (2 * np.sqrt(d))
-        small = DPLogisticRegression(epsilon=epsilon, data_norm=1.0, classes=[0, 1], max_iter=1,
-                                     random_state=0).fit(Xs, (Xs[:, 0] > 0).astype(int))
+        small = DPLogisticRegression(
+            epsilon=epsilon, data_norm=1.0, classes=[0, 1], max_iter=1, random_state=0
+        ).fit(Xs, (Xs[:, 0] > 0).astype(int))
     finally:
         schedules.Auto.plan = real
 
     def plan(n):
         mu_total = GaussianDPAccountant().budget(epsilon, _setup.default_delta(n))
-        mu_q = min(math.sqrt(policy.ROW_CLIP_MAX_SHARE) * mu_total,
-                   4.0 / (policy.ROW_CLIP_TARGET_RELATIVE_ERROR * n))
+        mu_q = min(
+            math.sqrt(policy.ROW_CLIP_MAX_SHARE) * mu_total,
+            4.0 / (policy.ROW_CLIP_TARGET_RELATIVE_ERROR * n),
+        )
         problem = dataclasses.replace(seen["problem"], n_samples=int(n))
-        return real(schedules.Auto(), problem, math.sqrt(mu_total ** 2 - mu_q ** 2))
+        return real(schedules.Auto(), problem, math.sqrt(mu_total**2 - mu_q**2))
 
     assert plan(20_000).n_iter_theory == small.n_iter_theory_  # the formulas match the fit's
     return {int(n): (plan(n).schedule, plan(n).n_iter_theory) for n in sizes}
@@ -124,17 +129,30 @@ def main():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--memory", default="4GiB")
     ap.add_argument("--sub", type=int, default=200_000)
-    ap.add_argument("--dir", default=None, help="where the Zarr store goes (default: a temp dir, "
-                    "deleted at the end; a given directory is kept)")
-    ap.add_argument("--reuse", action="store_true",
-                    help="use the store in --dir if it has the requested shape (no rewrite)")
-    ap.add_argument("--schedules", default="newton,auto",
-                    help="comma-separated schedules to fit ('auto', the default, takes one pass "
-                         "per gradient step: hundreds at large N)")
-    ap.add_argument("--plan-auto", action="store_true",
-                    help="also fit the default schedule with max_iter=1: its n_iter_theory_ is "
-                         "the number of gradient passes the default fit makes (it depends on "
-                         "public constants only), and the one step times a gradient pass")
+    ap.add_argument(
+        "--dir",
+        default=None,
+        help="where the Zarr store goes (default: a temp dir, "
+        "deleted at the end; a given directory is kept)",
+    )
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="use the store in --dir if it has the requested shape (no rewrite)",
+    )
+    ap.add_argument(
+        "--schedules",
+        default="newton,auto",
+        help="comma-separated schedules to fit ('auto', the default, takes one pass "
+        "per gradient step: hundreds at large N)",
+    )
+    ap.add_argument(
+        "--plan-auto",
+        action="store_true",
+        help="also fit the default schedule with max_iter=1: its n_iter_theory_ is "
+        "the number of gradient passes the default fit makes (it depends on "
+        "public constants only), and the one step times a gradient pass",
+    )
     args = ap.parse_args()
     warnings.simplefilter("ignore")
 
@@ -147,11 +165,18 @@ def main():
     path = args.dir or tempfile.mkdtemp(prefix="skdpgd-ooc-")
     os.makedirs(path, exist_ok=True)
     log = os.path.join(path, "chunk_reads.log")
-    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                           memory_limit=args.memory, dashboard_address=None)
+    cluster = LocalCluster(
+        n_workers=args.workers,
+        threads_per_worker=1,
+        processes=True,
+        memory_limit=args.memory,
+        dashboard_address=None,
+    )
     client = Client(cluster)
-    print(f"start: {time.strftime('%Y-%m-%d %H:%M:%S')}, {_load()}, {os.cpu_count()} cores",
-          flush=True)
+    print(
+        f"start: {time.strftime('%Y-%m-%d %H:%M:%S')}, {_load()}, {os.cpu_count()} cores",
+        flush=True,
+    )
     try:
         reused = False
         if args.reuse:
@@ -172,13 +197,19 @@ def main():
         Xtr, ytr = X[:n_train], y[:n_train]
         Xte, yte = X[n_train:].compute(), y[n_train:].compute()
         n_chunks = len(Xtr.chunks[0])
-        print(f"store: {args.rows:,} x {args.d} float32 ({X.nbytes / 2 ** 30:.2f} GiB "
-              f"uncompressed), {_du(path) / 2 ** 30:.2f} GiB on disk in {path} "
-              f"({'reused' if reused else f'written in {t_write:.0f} s'}); chunks of "
-              f"{args.chunk:,} rows ({args.chunk * args.d * 4 / 2 ** 20:.0f} MiB); training "
-              f"part {n_train:,} rows in {n_chunks} chunks, test part {n_test:,} rows", flush=True)
-        print(f"cluster: {args.workers} worker processes x 1 thread, memory limit "
-              f"{args.memory} each; {_load()}", flush=True)
+        print(
+            f"store: {args.rows:,} x {args.d} float32 ({X.nbytes / 2**30:.2f} GiB "
+            f"uncompressed), {_du(path) / 2**30:.2f} GiB on disk in {path} "
+            f"({'reused' if reused else f'written in {t_write:.0f} s'}); chunks of "
+            f"{args.chunk:,} rows ({args.chunk * args.d * 4 / 2**20:.0f} MiB); training "
+            f"part {n_train:,} rows in {n_chunks} chunks, test part {n_test:,} rows",
+            flush=True,
+        )
+        print(
+            f"cluster: {args.workers} worker processes x 1 thread, memory limit "
+            f"{args.memory} each; {_load()}",
+            flush=True,
+        )
 
         def reads():
             return os.path.getsize(log) if os.path.exists(log) else 0
@@ -187,8 +218,11 @@ def main():
             r0, t0 = reads(), time.perf_counter()
             Xtr.sum(axis=0).compute()
             dt = time.perf_counter() - t0
-            print(f"one plain dask pass, X.sum(axis=0).compute(): {dt:.2f} s "
-                  f"({(reads() - r0) / n_chunks:g} passes read; {_load()})", flush=True)
+            print(
+                f"one plain dask pass, X.sum(axis=0).compute(): {dt:.2f} s "
+                f"({(reads() - r0) / n_chunks:g} passes read; {_load()})",
+                flush=True,
+            )
             return dt
 
         t_pass = [plain_pass()]
@@ -208,8 +242,9 @@ def main():
             r0 = reads()
             try:
                 t = time.perf_counter()
-                clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1],
-                                           schedule=schedule, random_state=0).fit(Xtr, ytr)
+                clf = DPLogisticRegression(
+                    epsilon=1.0, data_norm=1.0, classes=[0, 1], schedule=schedule, random_state=0
+                ).fit(Xtr, ytr)
                 t_fit = time.perf_counter() - t
             finally:
                 _dask_backend.DaskRows._map = real_map
@@ -217,18 +252,22 @@ def main():
             n_rel = sum(n for n, _ in stats.values())
             t_rel = sum(s for _, s in stats.values())
             acc = clf.score(Xte, yte)
-            sub = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1],
-                                       schedule=schedule, random_state=0)
+            sub = DPLogisticRegression(
+                epsilon=1.0, data_norm=1.0, classes=[0, 1], schedule=schedule, random_state=0
+            )
             sub.fit(Xtr[: args.sub].compute(), ytr[: args.sub].compute())
             acc_sub = sub.score(Xte, yte)
             fits.append((schedule, clf, t_fit, x_passes, n_rel, t_rel, stats, acc, acc_sub))
             kinds = "; ".join(f"{k}: {n} x {s / n:.2f} s" for k, (n, s) in stats.items())
-            print(f"schedule={schedule!r} ({clf.schedule_}, mechanism {clf.mechanism_}, "
-                  f"n_iter_={clf.n_iter_}): fit {t_fit:.1f} s; {x_passes:g} passes over X read "
-                  f"= {n_rel} release passes ({kinds}) + {x_passes - n_rel:g} other "
-                  f"(validation, row-norm sum), {t_fit - t_rel:.1f} s outside releases; "
-                  f"epsilon_={clf.epsilon_:.4f}; accuracy {acc:.4f} vs {acc_sub:.4f} in memory "
-                  f"on {args.sub:,} rows; {_load()}", flush=True)
+            print(
+                f"schedule={schedule!r} ({clf.schedule_}, mechanism {clf.mechanism_}, "
+                f"n_iter_={clf.n_iter_}): fit {t_fit:.1f} s; {x_passes:g} passes over X read "
+                f"= {n_rel} release passes ({kinds}) + {x_passes - n_rel:g} other "
+                f"(validation, row-norm sum), {t_fit - t_rel:.1f} s outside releases; "
+                f"epsilon_={clf.epsilon_:.4f}; accuracy {acc:.4f} vs {acc_sub:.4f} in memory "
+                f"on {args.sub:,} rows; {_load()}",
+                flush=True,
+            )
         if args.plan_auto:
             stats = {}
             real_map = _dask_backend.DaskRows._map
@@ -243,26 +282,36 @@ def main():
             r0 = reads()
             try:
                 t = time.perf_counter()
-                one = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1],
-                                           max_iter=1, random_state=0).fit(Xtr, ytr)
+                one = DPLogisticRegression(
+                    epsilon=1.0, data_norm=1.0, classes=[0, 1], max_iter=1, random_state=0
+                ).fit(Xtr, ytr)
                 t_one = time.perf_counter() - t
             finally:
                 _dask_backend.DaskRows._map = real_map
-            print(f"default schedule ('auto' -> {one.schedule_}) with max_iter=1: "
-                  f"n_iter_theory_={one.n_iter_theory_:g} (the gradient passes a default fit "
-                  f"makes); this fit: {t_one:.1f} s, {(reads() - r0) / n_chunks:g} passes over X "
-                  f"read, the one gradient pass {stats.get('_grad', float('nan')):.2f} s; "
-                  f"{_load()}", flush=True)
+            print(
+                f"default schedule ('auto' -> {one.schedule_}) with max_iter=1: "
+                f"n_iter_theory_={one.n_iter_theory_:g} (the gradient passes a default fit "
+                f"makes); this fit: {t_one:.1f} s, {(reads() - r0) / n_chunks:g} passes over X "
+                f"read, the one gradient pass {stats.get('_grad', float('nan')):.2f} s; "
+                f"{_load()}",
+                flush=True,
+            )
         t_pass.append(plain_pass())
         base = sum(t_pass) / len(t_pass)
-        print(f"plain pass: {t_pass[0]:.2f} s before the fits, {t_pass[-1]:.2f} s after; "
-              f"ratios below are to their mean {base:.2f} s", flush=True)
+        print(
+            f"plain pass: {t_pass[0]:.2f} s before the fits, {t_pass[-1]:.2f} s after; "
+            f"ratios below are to their mean {base:.2f} s",
+            flush=True,
+        )
         for schedule, _clf, t_fit, x_passes, n_rel, t_rel, stats, acc, acc_sub in fits:
             kinds = ", ".join(f"{k} {s / n / base:.2f}" for k, (n, s) in stats.items())
-            print(f"  {schedule}: time per release pass / plain pass = {t_rel / n_rel / base:.2f} "
-                  f"({kinds}); fit time / plain pass = {t_fit / base:.1f} for {x_passes:g} "
-                  f"passes ({t_fit / x_passes / base:.2f} per pass); accuracy {acc:.4f} vs "
-                  f"{acc_sub:.4f}", flush=True)
+            print(
+                f"  {schedule}: time per release pass / plain pass = {t_rel / n_rel / base:.2f} "
+                f"({kinds}); fit time / plain pass = {t_fit / base:.1f} for {x_passes:g} "
+                f"passes ({t_fit / x_passes / base:.2f} per pass); accuracy {acc:.4f} vs "
+                f"{acc_sub:.4f}",
+                flush=True,
+            )
         print(f"end: {time.strftime('%Y-%m-%d %H:%M:%S')}, {_load()}", flush=True)
     finally:
         client.close()

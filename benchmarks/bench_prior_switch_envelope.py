@@ -33,19 +33,24 @@ from skdpgd.accounting import gdp_mu, gdp_mu_of_releases
 
 def below_ratio(k, d, n, eps, delta):
     n_params = (d + 1) * (1 if k == 2 else k)
-    return policy.sgd_prior_switch(n, n_params, gdp_mu(eps, delta), True, True,
-                                   True) is not None
+    return policy.sgd_prior_switch(n, n_params, gdp_mu(eps, delta), True, True, True) is not None
 
 
 def envelope(fit, scale):
     """(mu1, integrand) of the envelope, the branches' noise divided by ``scale``."""
     first = fit.releases_[:-1]
     mu1 = gdp_mu_of_releases(first)
-    branches = [[r.calibrated(r.multipliers / scale, r.sensitivity) for r in rels]
-                for rels in fit.prior_switch_["releases"].values()]
-    profiles = [make(1.0) for make in
-                (branch_profile(rels, fit.accountant, t_max=fit.epsilon + 40 * mu1 + 1)
-                 for rels in branches)]
+    branches = [
+        [r.calibrated(r.multipliers / scale, r.sensitivity) for r in rels]
+        for rels in fit.prior_switch_["releases"].values()
+    ]
+    profiles = [
+        make(1.0)
+        for make in (
+            branch_profile(rels, fit.accountant, t_max=fit.epsilon + 40 * mu1 + 1)
+            for rels in branches
+        )
+    ]
     return mu1, lambda t: np.max([p(t) for p in profiles], axis=0)
 
 
@@ -68,22 +73,32 @@ def main(argv=None):
         y = np.where(rng.random(80) < 0.8, 0, rng.integers(0, k, 80))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            fit = DPSGDClassifier(epsilon=eps, delta=delta, data_norm=1.0, n_samples=n,
-                                  classes=list(range(k)), accountant=args.accountant,
-                                  random_state=0).fit(X, y)
+            fit = DPSGDClassifier(
+                epsilon=eps,
+                delta=delta,
+                data_norm=1.0,
+                n_samples=n,
+                classes=list(range(k)),
+                accountant=args.accountant,
+                random_state=0,
+            ).fit(X, y)
         scale = fit.prior_switch_["noise_scale"]
-        before = (envelope_epsilon(delta, *envelope(fit, scale), rtol=1e-5, xtol=1e-7)
-                  - eps) / eps
+        before = (envelope_epsilon(delta, *envelope(fit, scale), rtol=1e-5, xtol=1e-7) - eps) / eps
         after = envelope_delta(eps, *envelope(fit, 1.0), rtol=1e-5).upper / delta - 1.0
         grads = fit.prior_switch_["releases"]["sgd"][0]
         before_all.append(before)
         scales.append(scale)
-        print(f"| {k} | {d} | {n:g} | {eps:g} | {delta:g} | {grads.sampling_rate:.3g} | "
-              f"{grads.n_steps} | {before:+.3%} | {scale:.5f} | {after:+.2e} |", flush=True)
+        print(
+            f"| {k} | {d} | {n:g} | {eps:g} | {delta:g} | {grads.sampling_rate:.3g} | "
+            f"{grads.n_steps} | {before:+.3%} | {scale:.5f} | {after:+.2e} |",
+            flush=True,
+        )
     b = np.array(before_all)
-    print(f"\n{b.size} configurations; before: min {b.min():+.3%}, median {np.median(b):+.3%}, "
-          f"max {b.max():+.3%}; above the budget in {int(np.sum(b > 0))}; scale up to "
-          f"{max(scales):.4f}")
+    print(
+        f"\n{b.size} configurations; before: min {b.min():+.3%}, median {np.median(b):+.3%}, "
+        f"max {b.max():+.3%}; above the budget in {int(np.sum(b > 0))}; scale up to "
+        f"{max(scales):.4f}"
+    )
 
 
 if __name__ == "__main__":

@@ -63,6 +63,7 @@ def run(sets, seeds, epsilons, n_iters):
             raise SystemExit(f"{name} is not in the report half")
         raw = load(name)
         if raw.task == REGRESSION:
+
             def make(**kw):
                 return DPRidge(data_norm=1.0, y_bound=1.0, **kw)
         else:
@@ -70,6 +71,7 @@ def run(sets, seeds, epsilons, n_iters):
 
             def make(**kw):
                 return DPLogisticRegression(data_norm=1.0, classes=classes, **kw)
+
         for eps in epsilons:
             acc = {"default": [], "oracle": {i: [] for i in range(len(_candidates()))}}
             acc.update({m: [] for m in n_iters})
@@ -82,8 +84,9 @@ def run(sets, seeds, epsilons, n_iters):
                 acc["default"].append(est.score(p.X_test, p.y_test))
                 for m in n_iters:
                     t0 = time.perf_counter()
-                    s = PrivateRandomSearchCV(make(), GRID, epsilon=eps, delta=DELTA,
-                                              n_iter=m, random_state=seed)
+                    s = PrivateRandomSearchCV(
+                        make(), GRID, epsilon=eps, delta=DELTA, n_iter=m, random_state=seed
+                    )
                     s.fit(p.X_train, p.y_train)
                     t_search += time.perf_counter() - t0
                     assert s.epsilon_ <= eps
@@ -96,19 +99,28 @@ def run(sets, seeds, epsilons, n_iters):
             ref = n_iters[len(n_iters) // 2] if 10 not in n_iters else 10
             diff = np.array(acc[ref]) - np.array(acc["default"])
             se = float(np.std(diff, ddof=1) / np.sqrt(diff.size)) if diff.size > 1 else np.nan
-            rows.append({"set": name, "n_train": p.n_train, "epsilon": eps, "se": se,
-                         "default": np.mean(acc["default"]),
-                         **{m: np.mean(acc[m]) for m in n_iters},
-                         "oracle": np.mean(acc["oracle"][best]),
-                         "oracle_params": _candidates()[best]})
+            rows.append(
+                {
+                    "set": name,
+                    "n_train": p.n_train,
+                    "epsilon": eps,
+                    "se": se,
+                    "default": np.mean(acc["default"]),
+                    **{m: np.mean(acc[m]) for m in n_iters},
+                    "oracle": np.mean(acc["oracle"][best]),
+                    "oracle_params": _candidates()[best],
+                }
+            )
             print(rows[-1], flush=True)
     return rows, t_search / max(t_default, 1e-12)
 
 
 def table(rows, n_iters):
-    head = ("| set (N train) | epsilon | default | "
-            + " | ".join(f"search, E[K]={m}" for m in n_iters)
-            + " | s.e. | best candidate, chosen after the fact |")
+    head = (
+        "| set (N train) | epsilon | default | "
+        + " | ".join(f"search, E[K]={m}" for m in n_iters)
+        + " | s.e. | best candidate, chosen after the fact |"
+    )
     lines = [head, "|" + "---|" * (5 + len(n_iters))]
     for r in rows:
         cells = [f"{r['set']} ({r['n_train']})", f"{r['epsilon']:g}", f"{r['default']:.3f}"]
@@ -120,15 +132,18 @@ def table(rows, n_iters):
     beats = []
     for r in rows:
         first = next((m for m in n_iters if r[m] > r["default"]), None)
-        beats.append(f"{r['set']} eps={r['epsilon']:g}: "
-                     + (f"E[K]={first}" if first else f"never up to E[K]={n_iters[-1]}"))
+        beats.append(
+            f"{r['set']} eps={r['epsilon']:g}: "
+            + (f"E[K]={first}" if first else f"never up to E[K]={n_iters[-1]}")
+        )
     return "\n".join(lines), beats
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sets", nargs="+", default=["breast_cancer", "hdma", "benefits", "fair",
-                                                  "slid"])
+    ap.add_argument(
+        "--sets", nargs="+", default=["breast_cancer", "hdma", "benefits", "fair", "slid"]
+    )
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2, 3, 4])
     ap.add_argument("--epsilons", nargs="+", type=float, default=[0.3, 1.0, 3.0])
     ap.add_argument("--n-iter", nargs="+", type=float, default=[2, 5, 10, 20])
@@ -144,8 +159,10 @@ def main(argv=None):
     print("First mean number of trials whose search beats the default (mean test score):")
     for b in beats:
         print("  " + b)
-    print(f"\nsearch time / default fit time (summed over all runs, same process): {ratio:.1f}; "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"\nsearch time / default fit time (summed over all runs, same process): {ratio:.1f}; "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -60,8 +60,9 @@ def ms(t):
 def problem(n, d, density=1.0, seed=0):
     rng = np.random.default_rng(seed)
     if density < 1.0:
-        X = sp.random(n, d, density=density, format="csr", random_state=seed,
-                      data_rvs=rng.standard_normal)
+        X = sp.random(
+            n, d, density=density, format="csr", random_state=seed, data_rvs=rng.standard_normal
+        )
     else:
         X = rng.standard_normal((n, d))
     y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
@@ -105,8 +106,18 @@ def bench_csr(n, d, density, reps):
     rows = CSRRows(X, y, w, True)
     rows.clip_rows(3.0, 1.0)
     b = np.zeros(1)
-    args = (rows.data, rows.indices, rows.indptr, d, rows.row_scale, w, True, K.LOSS_LOGISTIC,
-            coef, b)
+    args = (
+        rows.data,
+        rows.indices,
+        rows.indptr,
+        d,
+        rows.row_scale,
+        w,
+        True,
+        K.LOSS_LOGISTIC,
+        coef,
+        b,
+    )
     r = {"n": n, "d": d, "density": density}
     r["h1"] = best(lambda: K2.hessian_sum_csr(*args, parallel=False), reps)
     r["hp"] = best(lambda: K2.hessian_sum_csr(*args, parallel=True), reps)
@@ -129,11 +140,27 @@ def main():
     p.add_argument("--reps", type=int, default=5)
     args = p.parse_args()
     import numba
-    print(f"# numpy {np.__version__}, numba {numba.__version__}, {K.n_threads()} threads, "
-          f"{os.cpu_count()} cpus\n", flush=True)
-    head = ["N", "d", "one pass (X @ v)", "Hessian, 1 thread", "threads", "numpy (A*h).T @ A",
-            "numpy / skdpgd", "Gmadd/s (1 thread)", "suff. stats, 1 thread", "threads",
-            "numpy", "numpy / skdpgd", "rel. diff"]
+
+    print(
+        f"# numpy {np.__version__}, numba {numba.__version__}, {K.n_threads()} threads, "
+        f"{os.cpu_count()} cpus\n",
+        flush=True,
+    )
+    head = [
+        "N",
+        "d",
+        "one pass (X @ v)",
+        "Hessian, 1 thread",
+        "threads",
+        "numpy (A*h).T @ A",
+        "numpy / skdpgd",
+        "Gmadd/s (1 thread)",
+        "suff. stats, 1 thread",
+        "threads",
+        "numpy",
+        "numpy / skdpgd",
+        "rel. diff",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for n, d in DENSE:
         if args.quick and n > 100_000:
@@ -144,11 +171,21 @@ def main():
             f"| {n:,} | {d} | {ms(r['pass'])} | {ms(r['h1'])} | {ms(r['hp'])} | "
             f"{ms(r['h_np'])} | {r['h_np'] / h:.2f} | {r['madds'] / r['h1'] / 1e9:.1f} | "
             f"{ms(r['s1'])} | {ms(r['sp'])} | {ms(r['s_np'])} | {r['s_np'] / s:.2f} | "
-            f"{r['err']:.0e} |")
+            f"{r['err']:.0e} |"
+        )
         print(f"  measured dense {n:,} x {d}", file=sys.stderr, flush=True)
     print("\n".join(lines))
-    head = ["N", "d", "density", "Hessian, 1 thread", "threads", "scipy sparse product",
-            "scipy / skdpgd", "Gmadd/s (1 thread)", "rel. diff"]
+    head = [
+        "N",
+        "d",
+        "density",
+        "Hessian, 1 thread",
+        "threads",
+        "scipy sparse product",
+        "scipy / skdpgd",
+        "Gmadd/s (1 thread)",
+        "rel. diff",
+    ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for n, d, dens in SPARSE:
         if args.quick and n > 100_000:
@@ -157,12 +194,15 @@ def main():
         h = min(r["h1"], r["hp"])
         lines.append(
             f"| {n:,} | {d:,} | {dens:g} | {ms(r['h1'])} | {ms(r['hp'])} | {ms(r['h_sp'])} | "
-            f"{r['h_sp'] / h:.2f} | {r['madds'] / r['h1'] / 1e9:.2f} | {r['err']:.0e} |")
+            f"{r['h_sp'] / h:.2f} | {r['madds'] / r['h1'] / 1e9:.2f} | {r['err']:.0e} |"
+        )
         print(f"  measured CSR {n:,} x {d:,}", file=sys.stderr, flush=True)
     print()
     print("\n".join(lines))
-    print("\nnumpy / skdpgd and scipy / skdpgd compare the faster of skdpgd's two columns; "
-          "times are minima over the runs.")
+    print(
+        "\nnumpy / skdpgd and scipy / skdpgd compare the faster of skdpgd's two columns; "
+        "times are minima over the runs."
+    )
 
 
 if __name__ == "__main__":

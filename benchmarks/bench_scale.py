@@ -41,8 +41,13 @@ print(t, traced, rss, X.nbytes, m.n_iter_, m.score(X[:100000], y[:100000]))
 
 def run(est, n, d):
     env = dict(os.environ, PYTHONPATH=ROOT)
-    out = subprocess.run([sys.executable, "-c", CHILD.format(est=est, n=n, d=d)],
-                         capture_output=True, text=True, env=env, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD.format(est=est, n=n, d=d)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    ).stdout.split()
     t, traced, rss, xbytes, steps, acc = out
     return float(t), int(traced), int(rss), int(xbytes), int(steps), float(acc)
 
@@ -53,17 +58,22 @@ def main():
     ap.add_argument("--d", type=int, default=50)
     args = ap.parse_args()
     sizes = [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000]
-    mib = 2 ** 20
+    mib = 2**20
     print(f"d = {args.d}, epsilon = 1, defaults otherwise; memory in MiB\n")
-    print("| estimator | N | size(X) | steps | fit time | traced peak in fit | "
-          "traced / size(X) | process peak RSS | train acc |")
+    print(
+        "| estimator | N | size(X) | steps | fit time | traced peak in fit | "
+        "traced / size(X) | process peak RSS | train acc |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for est in ("DPLogisticRegression", "DPSGDClassifier"):
         for n in sizes:
             t, traced, rss, xbytes, steps, acc = run(est, n, args.d)
-            print(f"| {est} | {n:,} | {xbytes / mib:.1f} | {steps} | {t:.2f} s | "
-                  f"{traced / mib:.1f} | {traced / xbytes:.2f} | {rss / mib:.0f} | "
-                  f"{acc:.3f} |", flush=True)
+            print(
+                f"| {est} | {n:,} | {xbytes / mib:.1f} | {steps} | {t:.2f} s | "
+                f"{traced / mib:.1f} | {traced / xbytes:.2f} | {rss / mib:.0f} | "
+                f"{acc:.3f} |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -76,9 +76,14 @@ def opacus_rate(X, y, batch, steps):
     model = torch.nn.Linear(X.shape[1], 1)
     opt = torch.optim.SGD(model.parameters(), lr=1.0)
     engine = PrivacyEngine(accountant="rdp")
-    model, opt, loader = engine.make_private(module=model, optimizer=opt, data_loader=loader,
-                                             noise_multiplier=1.0, max_grad_norm=1.0,
-                                             poisson_sampling=True)
+    model, opt, loader = engine.make_private(
+        module=model,
+        optimizer=opt,
+        data_loader=loader,
+        noise_multiplier=1.0,
+        max_grad_norm=1.0,
+        poisson_sampling=True,
+    )
     lossf = torch.nn.BCEWithLogitsLoss()
     done = 0
     t0 = time.perf_counter()
@@ -97,9 +102,29 @@ def time_kernel(X, y, batch, steps):
     n, d = X.shape
     scale, aug = _kernels.row_clip_factors(X, 3.0, True)
     yk = np.where(y == 1, 1.0, -1.0)
-    args = (X, yk, np.ones(n), scale, aug, _kernels.LOSS_LOGISTIC, 0.0, 1.0, True, 1e-3,
-            batch / n, float(batch), np.full(steps, 0.5), np.full(steps, 1.0), 0.0, np.inf,
-            _kernels_sgd.sgd_state(1, d), 0, steps, steps // 2, np.random.default_rng(0))
+    args = (
+        X,
+        yk,
+        np.ones(n),
+        scale,
+        aug,
+        _kernels.LOSS_LOGISTIC,
+        0.0,
+        1.0,
+        True,
+        1e-3,
+        batch / n,
+        float(batch),
+        np.full(steps, 0.5),
+        np.full(steps, 1.0),
+        0.0,
+        np.inf,
+        _kernels_sgd.sgd_state(1, d),
+        0,
+        steps,
+        steps // 2,
+        np.random.default_rng(0),
+    )
     t0 = time.perf_counter()
     _kernels_sgd.sgd_dense(*args)
     return time.perf_counter() - t0
@@ -121,8 +146,9 @@ peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(base * 1024, peak * 1024, X.nbytes)
 """
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout.split()
     return [int(v) for v in out]
 
 
@@ -136,15 +162,17 @@ def main():
     batches = [256, 4096] if args.quick else [256, 1024, 4096]
     DPSGDClassifier(epsilon=1.0, data_norm=3.0, random_state=0).fit(*make_data(2000, d))  # JIT
     print(f"DP-SGD logistic regression, d = {d}: examples per second (higher is better)\n")
-    print("| N | batch | skdpgd kernel | skdpgd fit | numpy | kernel/numpy | Opacus "
-          "| kernel/Opacus |")
+    print(
+        "| N | batch | skdpgd kernel | skdpgd fit | numpy | kernel/numpy | Opacus | kernel/Opacus |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for n in sizes:
         X, y = make_data(n, d)
         for batch in batches:
             epochs = max(200 * batch / n, 0.05)  # about 200 steps
-            est = DPSGDClassifier(epsilon=1.0, data_norm=3.0, batch_size=batch, epochs=epochs,
-                                  random_state=0)
+            est = DPSGDClassifier(
+                epsilon=1.0, data_norm=3.0, batch_size=batch, epochs=epochs, random_state=0
+            )
             t0 = time.perf_counter()
             est.fit(X, y)
             t_fit = time.perf_counter() - t0
@@ -159,14 +187,19 @@ def main():
             op_rate, note = opacus_rate(X, y, batch, min(steps, 100))
             op_txt = f"{op_rate:,.0f}" if op_rate else note
             ratio = f"{kernel_rate / op_rate:.1f}x" if op_rate else "-"
-            print(f"| {n:,} | {batch} | {kernel_rate:,.0f} | {fit_rate:,.0f} | {numpy_rate:,.0f} "
-                  f"| {kernel_rate / numpy_rate:.1f}x | {op_txt} | {ratio} |", flush=True)
+            print(
+                f"| {n:,} | {batch} | {kernel_rate:,.0f} | {fit_rate:,.0f} | {numpy_rate:,.0f} "
+                f"| {kernel_rate / numpy_rate:.1f}x | {op_txt} | {ratio} |",
+                flush=True,
+            )
     if not args.quick:
         base, peak, xbytes = peak_memory(1_000_000, d)
-        print(f"\nPeak memory, N = 1e6, d = 100: X = {xbytes / 2**20:.0f} MiB; process peak "
-              f"{peak / 2**20:.0f} MiB, of which {base / 2**20:.0f} MiB before the fit (X, the "
-              f"temporaries that built it, interpreter and libraries); growth during the fit "
-              f"= {(peak - base) / xbytes:.2f} x size(X)")
+        print(
+            f"\nPeak memory, N = 1e6, d = 100: X = {xbytes / 2**20:.0f} MiB; process peak "
+            f"{peak / 2**20:.0f} MiB, of which {base / 2**20:.0f} MiB before the fit (X, the "
+            f"temporaries that built it, interpreter and libraries); growth during the fit "
+            f"= {(peak - base) / xbytes:.2f} x size(X)"
+        )
     print(json.dumps({"cpu_count": os.cpu_count()}))
 
 

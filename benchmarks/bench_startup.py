@@ -49,18 +49,18 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 ESTIMATORS = {
     "DPLogisticRegression": "DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], "
-                            "random_state=0).fit(X, y)",
+    "random_state=0).fit(X, y)",
     "DPRidge": "DPRidge(epsilon=1.0, data_norm=1.0, y_bound=1.0, random_state=0).fit(X, yr)",
     "DPSGDClassifier": "DPSGDClassifier(epsilon=1.0, data_norm=1.0, classes=[0, 1], "
-                       "random_state=0).fit(X, y)",
+    "random_state=0).fit(X, y)",
     "DPSGDRegressor": "DPSGDRegressor(epsilon=1.0, data_norm=1.0, y_bound=1.0, "
-                      "random_state=0).fit(X, yr)",
+    "random_state=0).fit(X, yr)",
     "DPHuberRegressor": "DPHuberRegressor(epsilon=1.0, data_norm=1.0, y_bound=1.0, "
-                        "random_state=0).fit(X, yr)",
+    "random_state=0).fit(X, yr)",
     "DPPoissonRegressor": "DPPoissonRegressor(epsilon=1.0, data_norm=1.0, y_bound=10.0, "
-                          "random_state=0).fit(X, counts)",
+    "random_state=0).fit(X, counts)",
     "DPLinearSVC": "DPLinearSVC(epsilon=1.0, data_norm=1.0, classes=[0, 1], "
-                   "random_state=0).fit(X, y)",
+    "random_state=0).fit(X, y)",
 }
 
 _FIT_CHILD = r"""
@@ -87,8 +87,10 @@ print(json.dumps({"import": [t1 - t0, c1 - c0], "first": [t2 - t1, c2 - c1],
                   "second": [t3 - t2, c3 - c2], "file": skdpgd.__file__}))
 """
 
-_IMPORT_CHILD = ("import time; t, c = time.perf_counter(), time.process_time(); {stmt}; "
-                 "print(time.perf_counter() - t, time.process_time() - c)")
+_IMPORT_CHILD = (
+    "import time; t, c = time.perf_counter(), time.process_time(); {stmt}; "
+    "print(time.perf_counter() - t, time.process_time() - c)"
+)
 
 IMPORTS = {"sklearn.linear_model": "import sklearn.linear_model", "skdpgd": "import skdpgd"}
 
@@ -96,8 +98,9 @@ IMPORTS = {"sklearn.linear_model": "import sklearn.linear_model", "skdpgd": "imp
 def _run(cmd, **kw):
     res = subprocess.run(cmd, text=True, capture_output=True, **kw)
     if res.returncode:
-        sys.exit(f"failed ({res.returncode}): {' '.join(map(str, cmd))}\n"
-                 f"{res.stdout}\n{res.stderr}")
+        sys.exit(
+            f"failed ({res.returncode}): {' '.join(map(str, cmd))}\n{res.stdout}\n{res.stderr}"
+        )
     return res
 
 
@@ -112,12 +115,12 @@ def make_venv(where, source, isolated):
     # dependency) are visible through a .pth file, after the venv's own site-packages.
     _run([sys.executable, "-m", "venv", "--without-pip", str(where)])
     py = str(where / "bin" / "python")
-    purelib = _run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
-                   ).stdout.strip()
+    purelib = _run(
+        [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
+    ).stdout.strip()
     parents = [p for p in site.getsitepackages() if os.path.isdir(p)]
     pathlib.Path(purelib, "_parent_env.pth").write_text("\n".join(parents) + "\n")
-    _run([py, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-          str(source)])
+    _run([py, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", str(source)])
     return py
 
 
@@ -141,13 +144,23 @@ def _load():
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--venv", type=pathlib.Path, default=None,
-                   help="where to make the new venv (must not exist; default: a temp dir, "
-                        "removed afterwards)")
-    p.add_argument("--source", type=pathlib.Path, default=ROOT,
-                   help="skdpgd source tree to install (default: this checkout)")
-    p.add_argument("--isolated", action="store_true",
-                   help="install every dependency into the new venv from the package index")
+    p.add_argument(
+        "--venv",
+        type=pathlib.Path,
+        default=None,
+        help="where to make the new venv (must not exist; default: a temp dir, removed afterwards)",
+    )
+    p.add_argument(
+        "--source",
+        type=pathlib.Path,
+        default=ROOT,
+        help="skdpgd source tree to install (default: this checkout)",
+    )
+    p.add_argument(
+        "--isolated",
+        action="store_true",
+        help="install every dependency into the new venv from the package index",
+    )
     p.add_argument("--repeats", type=int, default=3, help="cold first fits per estimator")
     p.add_argument("--imports", type=int, default=7, help="import-time rounds (median)")
     p.add_argument("--n", type=int, default=1000)
@@ -163,23 +176,39 @@ def main(argv=None):
     try:
         py = make_venv(venv, args.source.resolve(), args.isolated)
         cwd = tmp  # not the source tree, so the installed copy is the one imported
-        info = _run([py, "-c", "import numba, sklearn, sys, skdpgd; print(skdpgd.__file__); "
-                     "print(numba.__version__, sklearn.__version__, sys.version.split()[0])"],
-                    cwd=cwd).stdout.splitlines()
+        info = _run(
+            [
+                py,
+                "-c",
+                "import numba, sklearn, sys, skdpgd; print(skdpgd.__file__); "
+                "print(numba.__version__, sklearn.__version__, sys.version.split()[0])",
+            ],
+            cwd=cwd,
+        ).stdout.splitlines()
         pkg = pathlib.Path(info[0]).parent
         stale = [f for f in pkg.rglob("*") if f.suffix in (".nbi", ".nbc")]
         if stale:
             sys.exit(f"the new install already holds numba cache files: {stale[:3]}")
-        results = {"load_before": os.getloadavg(), "cpus": os.cpu_count(), "fits": {},
-                   "imports": {}}
-        print(f"# new venv {venv} ({'isolated' if args.isolated else 'dependencies seen from '}"
-              f"{'' if args.isolated else sys.prefix}); skdpgd from {args.source.resolve()}")
+        results = {
+            "load_before": os.getloadavg(),
+            "cpus": os.cpu_count(),
+            "fits": {},
+            "imports": {},
+        }
+        print(
+            f"# new venv {venv} ({'isolated' if args.isolated else 'dependencies seen from '}"
+            f"{'' if args.isolated else sys.prefix}); skdpgd from {args.source.resolve()}"
+        )
         print(f"# imported from {info[0]}; numba, scikit-learn, python: {info[1]}")
         print(f"# {os.cpu_count()} cpus; load average before: {_load()}")
-        print(f"\n## First fit, {args.n} x {args.d}, empty numba cache "
-              f"({args.repeats} new processes each; min and median)")
-        print("| estimator | compile wall (min / median) | compile CPU (min / median) "
-              "| first fit wall / CPU (min) | second fit | cached first fit |")
+        print(
+            f"\n## First fit, {args.n} x {args.d}, empty numba cache "
+            f"({args.repeats} new processes each; min and median)"
+        )
+        print(
+            "| estimator | compile wall (min / median) | compile CPU (min / median) "
+            "| first fit wall / CPU (min) | second fit | cached first fit |"
+        )
         print("|---|---|---|---|---|---|")
         for name, stmt in ESTIMATORS.items():
             if args.only and args.only not in name:
@@ -194,11 +223,13 @@ def main(argv=None):
             first = [min(x["first"][i] for x in runs) for i in (0, 1)]
             second = min(x["second"][0] for x in runs)
             results["fits"][name] = {"runs": runs, "cached": cached}
-            print(f"| {name} | {min(comp[0]):.2f} / {statistics.median(comp[0]):.2f} s "
-                  f"| {min(comp[1]):.2f} / {statistics.median(comp[1]):.2f} s "
-                  f"| {first[0]:.2f} / {first[1]:.2f} s | {second * 1e3:.0f} ms "
-                  f"| {cached['first'][0]:.2f} s wall, {cached['first'][1]:.2f} s CPU |",
-                  flush=True)
+            print(
+                f"| {name} | {min(comp[0]):.2f} / {statistics.median(comp[0]):.2f} s "
+                f"| {min(comp[1]):.2f} / {statistics.median(comp[1]):.2f} s "
+                f"| {first[0]:.2f} / {first[1]:.2f} s | {second * 1e3:.0f} ms "
+                f"| {cached['first'][0]:.2f} s wall, {cached['first'][1]:.2f} s CPU |",
+                flush=True,
+            )
         rounds = {k: [] for k in IMPORTS}
         for r in range(args.imports + 1 if args.imports > 0 else 0):
             for key, stmt in IMPORTS.items():
@@ -215,8 +246,10 @@ def main(argv=None):
         print("|---|---|---|---|---|")
         for key, stmt in IMPORTS.items():
             w, c = med[key]
-            print(f"| `{stmt}` | {w:.2f} s | {c:.2f} s | {w - base[0]:+.2f} s | "
-                  f"{c - base[1]:+.2f} s |")
+            print(
+                f"| `{stmt}` | {w:.2f} s | {c:.2f} s | {w - base[0]:+.2f} s | "
+                f"{c - base[1]:+.2f} s |"
+            )
         results["load_after"] = os.getloadavg()
         print(f"\n# load average after: {_load()}")
         if args.json:

@@ -54,8 +54,17 @@ sys.path.insert(0, ROOT)
 from skdpgd._compute import kernels as K  # noqa: E402
 from skdpgd._compute.backends import DenseRows  # noqa: E402
 
-SIZES = [(1_000, 20), (1_000, 100), (10_000, 20), (10_000, 100), (100_000, 20), (100_000, 100),
-         (1_000_000, 20), (1_000_000, 50), (1_000_000, 100)]
+SIZES = [
+    (1_000, 20),
+    (1_000, 100),
+    (10_000, 20),
+    (10_000, 100),
+    (100_000, 20),
+    (100_000, 100),
+    (1_000_000, 20),
+    (1_000_000, 50),
+    (1_000_000, 100),
+]
 TARGET = (1_000_000, 50)
 
 
@@ -155,7 +164,7 @@ def time_steps(run, min_time, reps, t_max=100_000):
 
 def copy_bandwidth(reps):
     """Bytes read + written per second by np.copyto of a 256 MiB array (best of reps)."""
-    src = np.ones(32 * 2 ** 20)
+    src = np.ones(32 * 2**20)
     dst = np.empty_like(src)
     np.copyto(dst, src)
     best = math.inf
@@ -182,8 +191,9 @@ def skdpgd_dpgd(rows, clip, alpha, eta, std, T, gen):
     n = float(rows.n_samples)
     for _ in range(T):
         gc, gb, _ = rows.grad_sum(coef, b, K.LOSS_LOGISTIC, 0.0, clip)
-        K._noisy_update(gc[None], gb[None], std, n, alpha, eta, 0.0, 0.0, True, coef, b,
-                        vcoef, vb, gen)
+        K._noisy_update(
+            gc[None], gb[None], std, n, alpha, eta, 0.0, 0.0, True, coef, b, vcoef, vb, gen
+        )
     return coef, b
 
 
@@ -198,24 +208,43 @@ def bench_size(n, d, min_time, reps, detail):
 
     row = {"n": n, "d": d, "parallel": bool(K.use_parallel(n, d)), "blocks": blocks}
     gen = np.random.default_rng(0)
-    row["kernel"] = time_steps(lambda T: skdpgd_dpgd(rows, clip, alpha, eta, std, T, gen),
-                               min_time, reps)
+    row["kernel"] = time_steps(
+        lambda T: skdpgd_dpgd(rows, clip, alpha, eta, std, T, gen), min_time, reps
+    )
     if detail:
         coef, b = np.full((1, d), 0.1), np.zeros(1)
         for key, par in (("serial", False), ("par", True)):
+
             def run(T, par=par):
                 for _ in range(T):
-                    K.dense_grad_sum(X, y, sw, s, a, K.LOSS_LOGISTIC, 0.0, clip, coef, b,
-                                     n_blocks=blocks, parallel=par)
+                    K.dense_grad_sum(
+                        X,
+                        y,
+                        sw,
+                        s,
+                        a,
+                        K.LOSS_LOGISTIC,
+                        0.0,
+                        clip,
+                        coef,
+                        b,
+                        n_blocks=blocks,
+                        parallel=par,
+                    )
+
             row[key] = time_steps(run, min_time, reps)
     w0 = np.zeros(d)
-    row["floor1"] = time_steps(lambda T: floor_serial(X, y, w0.copy(), 0.0, 0.1, T),
-                               min_time, reps)
+    row["floor1"] = time_steps(lambda T: floor_serial(X, y, w0.copy(), 0.0, 0.1, T), min_time, reps)
     nb = max(2, blocks)
-    row["floorp"] = time_steps(lambda T: floor_parallel(X, y, w0.copy(), 0.0, 0.1, T, nb),
-                               min_time, reps)
-    row["numpy"] = time_steps(lambda T: numpy_dpgd(X, y, sw, s, a, clip, alpha, eta, std, T,
-                                                   gen), min_time, reps, t_max=20_000)
+    row["floorp"] = time_steps(
+        lambda T: floor_parallel(X, y, w0.copy(), 0.0, 0.1, T, nb), min_time, reps
+    )
+    row["numpy"] = time_steps(
+        lambda T: numpy_dpgd(X, y, sw, s, a, clip, alpha, eta, std, T, gen),
+        min_time,
+        reps,
+        t_max=20_000,
+    )
     row["xbytes"] = X.nbytes
     return row
 
@@ -251,8 +280,13 @@ def first_fit(n, d, reps):
         with tempfile.TemporaryDirectory() as cache:
             env["NUMBA_CACHE_DIR"] = cache
             for kind in ("cold", "warm"):
-                r = subprocess.run([sys.executable, "-c", _FIT, str(n), str(d)], env=env,
-                                   capture_output=True, text=True, check=True)
+                r = subprocess.run(
+                    [sys.executable, "-c", _FIT, str(n), str(d)],
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
                 out[kind].append(json.loads(r.stdout.strip().splitlines()[-1]))
     return out
 
@@ -272,14 +306,19 @@ def main():
     p.add_argument("--detail", action="store_true", help="also serial/parallel forced")
     p.add_argument("--fit-reps", type=int, default=3)
     p.add_argument("--no-fit", action="store_true", help="skip the first-fit subprocesses")
-    p.add_argument("--doc", action="store_true",
-                   help="write the section of benchmarks/LAB_NOTES.md")
+    p.add_argument(
+        "--doc", action="store_true", help="write the section of benchmarks/LAB_NOTES.md"
+    )
     args = p.parse_args()
     sizes = [s for s in SIZES if not args.quick or s[0] <= 100_000]
 
     import numba
-    print(f"# numpy {np.__version__}, numba {numba.__version__}, "
-          f"{numba.config.NUMBA_NUM_THREADS} threads, {os.cpu_count()} cpus\n", flush=True)
+
+    print(
+        f"# numpy {np.__version__}, numba {numba.__version__}, "
+        f"{numba.config.NUMBA_NUM_THREADS} threads, {os.cpu_count()} cpus\n",
+        flush=True,
+    )
     bw = copy_bandwidth(args.reps)
     # warm the JIT of everything timed below (not part of the step times)
     bench_size(1000, 4, 0.0, 1, args.detail)
@@ -288,11 +327,19 @@ def main():
     for n, d in sizes:
         r = bench_size(n, d, args.min_time, args.reps, args.detail)
         rows.append(r)
-        print(f"  measured N={n:,} d={d}: {us(r['kernel'][0])}/step", file=sys.stderr,
-              flush=True)
+        print(f"  measured N={n:,} d={d}: {us(r['kernel'][0])}/step", file=sys.stderr, flush=True)
 
-    head = ["N", "d", "path", "skdpgd /step (min, med)", "floor /step", "X at copy BW",
-            "numpy /step", "skdpgd / floor", "numpy / skdpgd"]
+    head = [
+        "N",
+        "d",
+        "path",
+        "skdpgd /step (min, med)",
+        "floor /step",
+        "X at copy BW",
+        "numpy /step",
+        "skdpgd / floor",
+        "numpy / skdpgd",
+    ]
     if args.detail:
         head[4:4] = ["sum, 1 thread", "sum, threads"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -300,25 +347,40 @@ def main():
     for r in rows:
         k = r["kernel"][0]
         fl = min(r["floor1"][0], r["floorp"][0])
-        cells = [f"{r['n']:,}", str(r["d"]),
-                 ("parallel" if r["parallel"] else "serial") + f" ({r['blocks']} blk)",
-                 f"{us(k)} ({us(r['kernel'][1])})", f"{us(fl)}",
-                 us(r["xbytes"] / bw), us(r["numpy"][0]), f"{k / fl:.2f}",
-                 f"{r['numpy'][0] / k:.2f}"]
+        cells = [
+            f"{r['n']:,}",
+            str(r["d"]),
+            ("parallel" if r["parallel"] else "serial") + f" ({r['blocks']} blk)",
+            f"{us(k)} ({us(r['kernel'][1])})",
+            f"{us(fl)}",
+            us(r["xbytes"] / bw),
+            us(r["numpy"][0]),
+            f"{k / fl:.2f}",
+            f"{r['numpy'][0] / k:.2f}",
+        ]
         if args.detail:
             cells[4:4] = [us(r["serial"][0]), us(r["par"][0])]
         lines.append("| " + " | ".join(cells) + " |")
         verdicts.append(((r["n"], r["d"]), k / fl, r["numpy"][0] / k))
     table = "\n".join(lines)
     print(table)
-    print(f"\ncopy bandwidth (np.copyto, 256 MiB, read + write): {bw / 1e9:.1f} GB/s; "
-          "floor = faster of the one-pass kernel on 1 thread and on all threads; "
-          "step times are the minimum over the runs (median in brackets).")
+    print(
+        f"\ncopy bandwidth (np.copyto, 256 MiB, read + write): {bw / 1e9:.1f} GB/s; "
+        "floor = faster of the one-pass kernel on 1 thread and on all threads; "
+        "step times are the minimum over the runs (median in brackets)."
+    )
 
     fit_lines = []
     if not args.no_fit:
-        fit_head = ["first fit (fresh process)", "N x d", "import", "fit (min)",
-                    "fit (median)", "steps", "import + fit (min)"]
+        fit_head = [
+            "first fit (fresh process)",
+            "N x d",
+            "import",
+            "fit (min)",
+            "fit (median)",
+            "steps",
+            "import + fit (min)",
+        ]
         fit_lines = ["| " + " | ".join(fit_head) + " |", "|" + "---|" * len(fit_head)]
         fits = {}
         for n, d in [(1_000, 20), (100_000, 50)]:
@@ -328,38 +390,56 @@ def main():
                 imp = [x["import"] for x in res[kind]]
                 tot = [x["fit"] + x["import"] for x in res[kind]]
                 fits[(kind, n, d)] = min(f)
-                label = ("cold (compile)" if kind == "cold" else "warm (numba cache)")
+                label = "cold (compile)" if kind == "cold" else "warm (numba cache)"
                 label += ", " + ("serial" if not K.use_parallel(n, d) else "parallel")
                 fit_lines.append(
                     f"| {label} | {n:,} x {d} | {min(imp):.2f} s | {min(f):.2f} s | "
                     f"{float(np.median(f)):.2f} s | {res[kind][0]['steps']} | "
-                    f"{min(tot):.2f} s |")
+                    f"{min(tot):.2f} s |"
+                )
             fits[("refit", n, d)] = min(x["refit"] for x in res["warm"])
         print()
         print("\n".join(fit_lines))
-        print(f"\n(a refit in the same process takes {fits[('refit', 1000, 20)]:.2f} s "
-              f"at 1,000 x 20 and {fits[('refit', 100000, 50)]:.2f} s at 100,000 x 50: "
-              "the rest of the first fit is compilation or cache loading)")
+        print(
+            f"\n(a refit in the same process takes {fits[('refit', 1000, 20)]:.2f} s "
+            f"at 1,000 x 20 and {fits[('refit', 100000, 50)]:.2f} s at 100,000 x 50: "
+            "the rest of the first fit is compilation or cache loading)"
+        )
 
     print("\n## targets")
     for (n, d), ratio, _vs_np in verdicts:
         if (n, d) == TARGET:
-            print(f"per step <= 2x floor at N={n:,}, d={d}: {ratio:.2f}x -> "
-                  f"{'MET' if ratio <= 2 else 'MISSED'}")
+            print(
+                f"per step <= 2x floor at N={n:,}, d={d}: {ratio:.2f}x -> "
+                f"{'MET' if ratio <= 2 else 'MISSED'}"
+            )
     slow = [(n, d, v) for (n, d), _, v in verdicts if v <= 1.0]
-    print("faster than numpy at every size: " + ("MET" if not slow else "MISSED at " + ", ".join(
-        f"{n:,}x{d} (numpy/skdpgd {v:.2f})" for n, d, v in slow)))
+    print(
+        "faster than numpy at every size: "
+        + (
+            "MET"
+            if not slow
+            else "MISSED at " + ", ".join(f"{n:,}x{d} (numpy/skdpgd {v:.2f})" for n, d, v in slow)
+        )
+    )
     if not args.no_fit:
         cold = max(fits[("cold", 1000, 20)], fits[("cold", 100000, 50)])
-        print(f"cold first fit (compile, excluding import) < 3 s: worst {cold:.2f} s -> "
-              f"{'MET' if cold < 3 else 'MISSED'}")
+        print(
+            f"cold first fit (compile, excluding import) < 3 s: worst {cold:.2f} s -> "
+            f"{'MET' if cold < 3 else 'MISSED'}"
+        )
         warm = max(fits[("warm", 1000, 20)], fits[("warm", 100000, 50)])
         print(f"cached first fit: worst {warm:.2f} s")
 
     if args.doc:
         from benchmarks import _data as D
-        text = (f"## Time per DP-GD step ({D.today()})\n\n`python benchmarks/bench_step.py`\n\n"
-                + table + "\n\n" + "\n".join(fit_lines))
+
+        text = (
+            f"## Time per DP-GD step ({D.today()})\n\n`python benchmarks/bench_step.py`\n\n"
+            + table
+            + "\n\n"
+            + "\n".join(fit_lines)
+        )
         D.write_doc_section("bench_step", text)
 
 

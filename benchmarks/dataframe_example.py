@@ -28,18 +28,27 @@ SEEDS = range(5)
 EPS = 1.0
 
 df = data("Chile").dropna(subset=["vote"])
-X = df.drop(columns="vote").assign(population=np.log10(df.population),
-                                   income=np.log10(df.income))
-codebook = {"region": ["C", "M", "N", "S", "SA"], "sex": ["F", "M"],
-            "education": ["P", "PS", "S"], "population": (3.0, 6.5), "age": (18, 100),
-            "income": (3.0, 6.0), "statusquo": (-2.5, 2.5)}
+X = df.drop(columns="vote").assign(population=np.log10(df.population), income=np.log10(df.income))
+codebook = {
+    "region": ["C", "M", "N", "S", "SA"],
+    "sex": ["F", "M"],
+    "education": ["P", "PS", "S"],
+    "population": (3.0, 6.5),
+    "age": (18, 100),
+    "income": (3.0, 6.0),
+    "statusquo": (-2.5, 2.5),
+}
 ten, nonpriv = [], []
 for seed in SEEDS:
-    X_train, X_test, y_train, y_test = train_test_split(X, df.vote, stratify=df.vote,
-                                                        random_state=seed)
-    model = make_private_pipeline(schema_transformer(codebook),
-                                  DPLogisticRegression(classes=["A", "N", "U", "Y"]),
-                                  epsilon=EPS, random_state=seed)
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, df.vote, stratify=df.vote, random_state=seed
+    )
+    model = make_private_pipeline(
+        schema_transformer(codebook),
+        DPLogisticRegression(classes=["A", "N", "U", "Y"]),
+        epsilon=EPS,
+        random_state=seed,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no PrivacyLeakWarning
         model.fit(X_train, y_train)
@@ -52,6 +61,8 @@ suite = rows.groupby("protocol")["score"].agg(["mean", "std"])
 print(f"Chile, epsilon={EPS}, {len(SEEDS)} seeds (mean +- sd of test accuracy)")
 print(f"  ten-line docs example (N_train={len(y_train)}): {np.mean(ten):.3f} +- {np.std(ten):.3f}")
 for p, r in suite.iterrows():
-    print(f"  suite protocol {p:7s} (N_train={int(rows.n_train.iloc[0])}): "
-          f"{r['mean']:.3f} +- {r['std']:.3f}")
+    print(
+        f"  suite protocol {p:7s} (N_train={int(rows.n_train.iloc[0])}): "
+        f"{r['mean']:.3f} +- {r['std']:.3f}"
+    )
 print(f"  non-private LogisticRegression, docs features: {np.mean(nonpriv):.3f}")

@@ -33,9 +33,16 @@ extensions = [
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "auto_examples/*.ipynb",
-                    "auto_examples/*.py", "auto_examples/*.zip", "auto_examples/*.json",
-                    "auto_examples/*.md5"]
+exclude_patterns = [
+    "_build",
+    "Thumbs.db",
+    ".DS_Store",
+    "auto_examples/*.ipynb",
+    "auto_examples/*.py",
+    "auto_examples/*.zip",
+    "auto_examples/*.json",
+    "auto_examples/*.md5",
+]
 myst_heading_anchors = 3
 suppress_warnings = ["myst.header"]
 
@@ -52,8 +59,11 @@ try:
     import pydata_sphinx_theme  # noqa: F401
 
     html_theme = "pydata_sphinx_theme"
-    html_theme_options = {"navigation_with_keys": False, "show_toc_level": 2,
-                          "secondary_sidebar_items": ["page-toc"]}
+    html_theme_options = {
+        "navigation_with_keys": False,
+        "show_toc_level": 2,
+        "secondary_sidebar_items": ["page-toc"],
+    }
 except ImportError:  # pragma: no cover - depends on the environment
     html_theme = "alabaster"
     html_theme_options = {"page_width": "1200px"}
@@ -94,8 +104,7 @@ def _plain_sklearn_refs(app, what, name, obj, options, lines):
     """Inherited scikit-learn methods (``score``, ``get_params``, ...) keep their docstrings;
     their ``:ref:`` links point into scikit-learn's guide, which is not in this build: keep
     the link text only."""
-    lines[:] = [_SKLEARN_BARE_REF.sub(r"``\1``", _SKLEARN_REF.sub(r"\1", line))
-                for line in lines]
+    lines[:] = [_SKLEARN_BARE_REF.sub(r"``\1``", _SKLEARN_REF.sub(r"\1", line)) for line in lines]
 
 
 def setup(app):

@@ -29,12 +29,15 @@ print(f"non-private Ridge: test R^2 {plain.score(X_test, y_test):.3f}")
 
 budget = PrivacyBudget(epsilon=1.5, delta=1e-6, neighbouring="replace")
 for seed, eps in enumerate([1.0, 0.5, 0.5, 1.0]):
-    reg = DPRidge(epsilon=eps, delta=1e-6, data_norm=1.0, y_bound=1.0, random_state=seed,
-                  budget=budget)
+    reg = DPRidge(
+        epsilon=eps, delta=1e-6, data_norm=1.0, y_bound=1.0, random_state=seed, budget=budget
+    )
     try:
         reg.fit(X_train, y_train)
-        print(f"fit at epsilon={eps}: test R^2 {reg.score(X_test, y_test):.3f}; budget spent "
-              f"{budget.spent_epsilon():.3f} of {budget.epsilon}")
+        print(
+            f"fit at epsilon={eps}: test R^2 {reg.score(X_test, y_test):.3f}; budget spent "
+            f"{budget.spent_epsilon():.3f} of {budget.epsilon}"
+        )
     except BudgetExceededError as exc:
         print(f"refused at epsilon={eps}: {exc}")
         print("fitted after the refusal?", hasattr(reg, "coef_"))
@@ -44,10 +47,13 @@ for seed, eps in enumerate([1.0, 0.5, 0.5, 1.0]):
 # full-batch fit may be given. (Gaussian DP composes more tightly than adding epsilons:
 # 1.0 and 0.5 together cost less than 1.5.)
 left = budget.remaining_epsilon()
-reg = DPRidge(epsilon=left, delta=1e-6, data_norm=1.0, y_bound=1.0, random_state=4,
-              budget=budget).fit(X_train, y_train)
-print(f"last fit at epsilon={left:.3f}: test R^2 {reg.score(X_test, y_test):.3f}; "
-      f"spent {budget.spent_epsilon():.4f} of {budget.epsilon}")
+reg = DPRidge(
+    epsilon=left, delta=1e-6, data_norm=1.0, y_bound=1.0, random_state=4, budget=budget
+).fit(X_train, y_train)
+print(
+    f"last fit at epsilon={left:.3f}: test R^2 {reg.score(X_test, y_test):.3f}; "
+    f"spent {budget.spent_epsilon():.4f} of {budget.epsilon}"
+)
 
 # %%
 # The budget's ledger, as a table (see :func:`skdpgd.privacy_report`).

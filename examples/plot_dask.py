@@ -30,8 +30,10 @@ if da is not None:
     kw = dict(epsilon=0.5, data_norm=1.0, classes=[0, 1], random_state=0)
     chunked = DPLogisticRegression(**kw).fit(Xd, yd)
     in_memory = DPLogisticRegression(**kw).fit(X, y)
-    print("largest coefficient difference, chunked vs in memory:",
-          float(np.max(np.abs(chunked.coef_ - in_memory.coef_))))
+    print(
+        "largest coefficient difference, chunked vs in memory:",
+        float(np.max(np.abs(chunked.coef_ - in_memory.coef_))),
+    )
     print("accuracy:", in_memory.score(X, y), " epsilon spent:", chunked.epsilon_)
     # predictions on a dask array stay lazy until computed
     print("first predictions:", chunked.predict(Xd)[:5].compute())

@@ -35,11 +35,19 @@ epsilons = np.geomspace(0.01, 10, 9)
 fig, ax = plt.subplots(figsize=(6.5, 4))
 for n in [100, 1000, 10_000]:
     X, y = sample(n)
-    acc = [np.median([DPLogisticRegression(epsilon=e, data_norm=1.0, classes=[0, 1],
-                                           random_state=s).fit(X, y).score(X_test, y_test)
-                      for s in range(3)]) for e in epsilons]
+    acc = [
+        np.median(
+            [
+                DPLogisticRegression(epsilon=e, data_norm=1.0, classes=[0, 1], random_state=s)
+                .fit(X, y)
+                .score(X_test, y_test)
+                for s in range(3)
+            ]
+        )
+        for e in epsilons
+    ]
     ceiling = LogisticRegression().fit(X, y).score(X_test, y_test)
-    line, = ax.plot(epsilons, acc, "o-", label=f"N = {n}")
+    (line,) = ax.plot(epsilons, acc, "o-", label=f"N = {n}")
     ax.axhline(ceiling, color=line.get_color(), ls=":", lw=1)
     print(f"N={n:>6}: " + "  ".join(f"{a:.3f}" for a in acc) + f"   (non-private {ceiling:.3f})")
 ax.axhline(floor, color="k", ls="--", label="floor (majority class)")

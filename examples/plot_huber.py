@@ -39,10 +39,18 @@ for eps in epsilons:
     h, r = [], []
     for seed in range(3):
         X, y = sample(n, outliers=True)
-        h.append(DPHuberRegressor(epsilon=eps, data_norm=1.0, scale=0.1, y_bound=(-20, 20),
-                                  random_state=seed).fit(X, y).score(X_test, y_test))
-        r.append(DPRidge(epsilon=eps, data_norm=1.0, y_bound=(-20, 20),
-                         random_state=seed).fit(X, y).score(X_test, y_test))
+        h.append(
+            DPHuberRegressor(
+                epsilon=eps, data_norm=1.0, scale=0.1, y_bound=(-20, 20), random_state=seed
+            )
+            .fit(X, y)
+            .score(X_test, y_test)
+        )
+        r.append(
+            DPRidge(epsilon=eps, data_norm=1.0, y_bound=(-20, 20), random_state=seed)
+            .fit(X, y)
+            .score(X_test, y_test)
+        )
     huber.append(np.median(h))
     ridge.append(np.median(r))
     print(f"epsilon={eps:5}: R^2 DPHuberRegressor {huber[-1]:.3f}, DPRidge {ridge[-1]:.3f}")

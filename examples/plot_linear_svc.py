@@ -23,18 +23,22 @@ from skdpgd.preprocessing import BoundedScaler
 
 X, y = load_digits(return_X_y=True)
 keep = np.isin(y, [3, 8])
-X_train, X_test, y_train, y_test = train_test_split(X[keep], y[keep], stratify=y[keep],
-                                                    random_state=0)
+X_train, X_test, y_train, y_test = train_test_split(
+    X[keep], y[keep], stratify=y[keep], random_state=0
+)
 
 epsilons = [0.3, 1.0, 3.0, 10.0, 30.0]
 scores = []
 for eps in epsilons:
-    clf = make_private_pipeline(BoundedScaler(bounds=(0, 16)), DPLinearSVC(classes=[3, 8]),
-                                epsilon=eps, random_state=0)
+    clf = make_private_pipeline(
+        BoundedScaler(bounds=(0, 16)), DPLinearSVC(classes=[3, 8]), epsilon=eps, random_state=0
+    )
     clf.fit(X_train, y_train)
     scores.append(clf.score(X_test, y_test))
-    print(f"epsilon={eps:5}: accuracy {scores[-1]:.3f}, spent {clf.epsilon_:.3f}, "
-          f"mechanism {clf[-1].mechanism_} ({clf[-1].schedule_})")
+    print(
+        f"epsilon={eps:5}: accuracy {scores[-1]:.3f}, spent {clf.epsilon_:.3f}, "
+        f"mechanism {clf[-1].mechanism_} ({clf[-1].schedule_})"
+    )
 
 baseline = make_pipeline(BoundedScaler(bounds=(0, 16)), LinearSVC()).fit(X_train, y_train)
 majority = max(np.mean(y_test == 3), np.mean(y_test == 8))

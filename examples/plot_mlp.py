@@ -33,8 +33,18 @@ for eps in [1.0, 4.0]:
     lin.fit(X_train / 8.0, y_train)  # 64 pixels in [0, 1]: ||x / 8|| <= 1
     print(f"epsilon={eps}: linear model {lin.score(X_test / 8.0, y_test):.3f}", end="")
     if torch is not None:
-        mlp = DPMLPClassifier(epsilon=eps, classes=classes, hidden_layer_sizes=(64,),
-                              clip_norm=4.0, learning_rate=0.1, max_iter=100, random_state=0)
-        print(f", MLP {mlp.fit(X_train, y_train).score(X_test, y_test):.3f} "
-              f"({mlp.n_iter_} noisy steps)", end="")
+        mlp = DPMLPClassifier(
+            epsilon=eps,
+            classes=classes,
+            hidden_layer_sizes=(64,),
+            clip_norm=4.0,
+            learning_rate=0.1,
+            max_iter=100,
+            random_state=0,
+        )
+        print(
+            f", MLP {mlp.fit(X_train, y_train).score(X_test, y_test):.3f} "
+            f"({mlp.n_iter_} noisy steps)",
+            end="",
+        )
     print()

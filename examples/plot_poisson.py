@@ -33,8 +33,12 @@ fig, ax = plt.subplots(figsize=(5, 3.5))
 for n in sizes:
     scores = []
     for eps in epsilons:
-        s = [DPPoissonRegressor(epsilon=eps, data_norm=1.0, y_bound=30, random_state=seed)
-             .fit(*sample(n)).score(X_test, y_test) for seed in range(3)]
+        s = [
+            DPPoissonRegressor(epsilon=eps, data_norm=1.0, y_bound=30, random_state=seed)
+            .fit(*sample(n))
+            .score(X_test, y_test)
+            for seed in range(3)
+        ]
         scores.append(np.median(s))
         print(f"N={n:6}, epsilon={eps:5}: D^2 {scores[-1]:.3f}")
     ax.semilogx(epsilons, scores, "o-", label=f"DPPoissonRegressor, N={n}")

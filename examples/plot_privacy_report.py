@@ -30,8 +30,9 @@ print(full)
 # A DP-SGD fit composes thousands of Poisson-sampled releases. Its own accounting (RDP,
 # the default ``accountant='rdp'``) states epsilon = 1; the PLD accountant of dp-accounting,
 # when installed, bounds the same releases more tightly, and the report uses the smaller.
-sgd = DPSGDClassifier(epsilon=1.0, data_norm=1.0, classes=[0, 1], n_samples=len(y),
-                      random_state=0).fit(X, y)
+sgd = DPSGDClassifier(
+    epsilon=1.0, data_norm=1.0, classes=[0, 1], n_samples=len(y), random_state=0
+).fit(X, y)
 minibatch = privacy_report(sgd)
 print(minibatch)
 
@@ -42,6 +43,13 @@ fig, ax = plt.subplots(figsize=(6, 4))
 full.plot(ax=ax)
 minibatch.plot(ax=ax)
 ax.set_title("privacy profiles")
-ax.legend(["DPLogisticRegression (" + full.accountant + ")", "its stated point",
-           "DPSGDClassifier (" + minibatch.accountant + ")", "its stated point"], fontsize=8)
+ax.legend(
+    [
+        "DPLogisticRegression (" + full.accountant + ")",
+        "its stated point",
+        "DPSGDClassifier (" + minibatch.accountant + ")",
+        "its stated point",
+    ],
+    fontsize=8,
+)
 plt.tight_layout()

@@ -27,15 +27,20 @@ X_train, X_test, y_train, y_test = train_test_split(X, y, stratify=y, random_sta
 epsilons = [0.3, 1.0, 3.0, 10.0, 30.0]
 scores = []
 for eps in epsilons:
-    clf = make_private_pipeline(BoundedScaler(bounds=(0, 16)),
-                                DPLogisticRegression(classes=list(range(10))),
-                                epsilon=eps, random_state=0)
+    clf = make_private_pipeline(
+        BoundedScaler(bounds=(0, 16)),
+        DPLogisticRegression(classes=list(range(10))),
+        epsilon=eps,
+        random_state=0,
+    )
     clf.fit(X_train, y_train)
     scores.append(clf.score(X_test, y_test))
     dp = clf[-1]
-    print(f"epsilon={eps:5}: accuracy {scores[-1]:.3f}, pipeline spent epsilon_="
-          f"{clf.epsilon_:.3f}, mechanism {dp.mechanism_} ({dp.schedule_}), "
-          f"data_norm_ {dp.data_norm_:g}")
+    print(
+        f"epsilon={eps:5}: accuracy {scores[-1]:.3f}, pipeline spent epsilon_="
+        f"{clf.epsilon_:.3f}, mechanism {dp.mechanism_} ({dp.schedule_}), "
+        f"data_norm_ {dp.data_norm_:g}"
+    )
 
 baseline = make_pipeline(BoundedScaler(bounds=(0, 16)), LogisticRegression(max_iter=1000))
 baseline.fit(X_train, y_train)

@@ -38,9 +38,14 @@ fig, ax = plt.subplots(figsize=(6.5, 4))
 for name, words in schedules.items():
     acc = []
     for eps in epsilons:
-        scores = [DPLogisticRegression(epsilon=eps, data_norm=1.0, classes=[0, 1],
-                                       schedule=name, random_state=s)
-                  .fit(X_train, y_train).score(X_test, y_test) for s in range(3)]
+        scores = [
+            DPLogisticRegression(
+                epsilon=eps, data_norm=1.0, classes=[0, 1], schedule=name, random_state=s
+            )
+            .fit(X_train, y_train)
+            .score(X_test, y_test)
+            for s in range(3)
+        ]
         acc.append(np.median(scores))
     print(f"{name:>8}: " + "  ".join(f"{a:.3f}" for a in acc))
     ax.plot(epsilons, acc, "o-", label=f"{name} ({words})", lw=2.5 if name == "auto" else 1)

@@ -24,5 +24,7 @@ X = TfidfTransformer(use_idf=False).fit_transform(counts)  # row by row: nothing
 for eps in [0.3, 1.0, 3.0]:
     clf = DPLogisticRegression(epsilon=eps, data_norm=1.0, classes=[0, 1], random_state=0)
     clf.fit(X, labels)
-    print(f"epsilon={eps}: training accuracy {clf.score(X, labels):.3f} "
-          f"({X.nnz} stored entries, never densified)")
+    print(
+        f"epsilon={eps}: training accuracy {clf.score(X, labels):.3f} "
+        f"({X.nnz} stored entries, never densified)"
+    )

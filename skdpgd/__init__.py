@@ -8,8 +8,7 @@ the schedules.
 from .exceptions import BudgetExceededError, PrivacyLeakWarning, PrivacyUsageWarning
 from ._minibatch.importance import ImportanceMask
 from .budget import PrivacyBudget
-from .linear_model import (DPHuberRegressor, DPLogisticRegression, DPPoissonRegressor,
-                           DPRidge)
+from .linear_model import DPHuberRegressor, DPLogisticRegression, DPPoissonRegressor, DPRidge
 from .neural import DPMLPClassifier  # torch is imported only inside fit
 from .sgd import DPSGDClassifier, DPSGDRegressor
 from .svm import DPLinearSVC

@@ -15,63 +15,81 @@ import numbers
 import numpy as np
 from sklearn.pipeline import Pipeline
 
-from ._capability import (ATTRIBUTE, DP_TRANSFORMER, PUBLIC_TRANSFORMER, declared_privacy,
-                          is_dp_estimator, undeclared_base)
+from ._capability import (
+    ATTRIBUTE,
+    DP_TRANSFORMER,
+    PUBLIC_TRANSFORMER,
+    declared_privacy,
+    is_dp_estimator,
+    undeclared_base,
+)
 
 # transformer class name -> why it leaks, and the private alternative
 _LEAKS = {
     "StandardScaler": "DPStandardScaler(epsilon, bounds) (accounted) or BoundedScaler(bounds) "
-                      "(public ranges, free)",
+    "(public ranges, free)",
     "MinMaxScaler": "BoundedScaler(bounds) with public ranges",
     "MaxAbsScaler": "BoundedScaler(bounds) with public ranges",
     "RobustScaler": "BoundedScaler(bounds) with public ranges, or DPStandardScaler",
     "QuantileTransformer": "BoundedScaler(bounds) with public ranges",
-    "PowerTransformer": "a FunctionTransformer with a fixed (public) function, then "
-                        "BoundedScaler",
+    "PowerTransformer": "a FunctionTransformer with a fixed (public) function, then BoundedScaler",
     "PCA": "no private PCA in skdpgd yet: a FunctionTransformer with a projection learnt on "
-           "public data",
+    "public data",
     "TruncatedSVD": "a FunctionTransformer with a projection learnt on public data",
     "KernelPCA": "a FunctionTransformer with a map learnt on public data",
     "SimpleImputer": "SimpleImputer(strategy='constant', fill_value=<public>) or "
-                     "schema_transformer (missing values to a public constant)",
+    "schema_transformer (missing values to a public constant)",
     "KNNImputer": "SimpleImputer(strategy='constant') or schema_transformer",
     "IterativeImputer": "SimpleImputer(strategy='constant') or schema_transformer",
     "OneHotEncoder": "OneHotEncoder(categories=<public levels>, handle_unknown='ignore') or "
-                     "schema_transformer",
+    "schema_transformer",
     "OrdinalEncoder": "OneHotEncoder(categories=<public levels>, handle_unknown='ignore')",
     "TargetEncoder": "OneHotEncoder(categories=<public levels>, handle_unknown='ignore') (a "
-                     "target encoding publishes per-level target means)",
+    "target encoding publishes per-level target means)",
     "KBinsDiscretizer": "a FunctionTransformer with public bin edges (np.digitize), then "
-                        "OneHotEncoder with public levels",
+    "OneHotEncoder with public levels",
     "SplineTransformer": "SplineTransformer(knots=<public array>) is not checked yet; use "
-                         "BoundedScaler",
+    "BoundedScaler",
 }
 
 
 #: the condition under which a FunctionTransformer reads nothing private, which the audit
 #: cannot check: said wherever one is suggested
-_FUNCTION_CAVEAT = ("a FunctionTransformer is private only if its func acts on each row alone, "
-                    "with fixed public parameters, never a statistic of the private rows "
-                    "(skdpgd cannot check it)")
+_FUNCTION_CAVEAT = (
+    "a FunctionTransformer is private only if its func acts on each row alone, "
+    "with fixed public parameters, never a statistic of the private rows "
+    "(skdpgd cannot check it)"
+)
 
 
 def _leak(path, est, why=None, fix=None):
     name = type(est).__name__
     alt = _LEAKS.get(name)
-    what = why or (f"{name} learns from the private rows without accounting" if alt else
-                   f"{name} is not known to skdpgd, which cannot tell whether it learns from "
-                   "the private rows")
-    fix = fix or alt or ("BoundedScaler, DPStandardScaler, schema_transformer, a stateless "
-                         "Normalizer or FunctionTransformer")
+    what = why or (
+        f"{name} learns from the private rows without accounting"
+        if alt
+        else f"{name} is not known to skdpgd, which cannot tell whether it learns from "
+        "the private rows"
+    )
+    fix = (
+        fix
+        or alt
+        or (
+            "BoundedScaler, DPStandardScaler, schema_transformer, a stateless "
+            "Normalizer or FunctionTransformer"
+        )
+    )
     if "FunctionTransformer" in fix:
         fix = f"{fix}; {_FUNCTION_CAVEAT}"
     return f"step {path!r} ({name}): {what}. Private alternative: {fix}."
 
 
-_PUBLIC_COLUMNS = ("name the columns (or give their integer positions, or a slice of either), "
-                   "or use sklearn.compose.make_column_selector(pattern=..., dtype_include=..., "
-                   "dtype_exclude=...), which reads only the columns' names and dtypes (the "
-                   "public schema)")
+_PUBLIC_COLUMNS = (
+    "name the columns (or give their integer positions, or a slice of either), "
+    "or use sklearn.compose.make_column_selector(pattern=..., dtype_include=..., "
+    "dtype_exclude=...), which reads only the columns' names and dtypes (the "
+    "public schema)"
+)
 
 
 def _is_column_label(value):
@@ -98,15 +116,20 @@ def _column_spec_problem(columns):
         return None
     if callable(columns):
         name = getattr(columns, "__name__", type(columns).__name__)
-        return (f"chooses its columns with a callable ({name}), which is called on the private "
-                "rows and may read their values; the columns it picks are published in "
-                "transformers_")
+        return (
+            f"chooses its columns with a callable ({name}), which is called on the private "
+            "rows and may read their values; the columns it picks are published in "
+            "transformers_"
+        )
     if isinstance(columns, slice):
-        if all(v is None or _is_column_label(v) for v in (columns.start, columns.stop)) and \
-                (columns.step is None or _is_column_label(columns.step)):
+        if all(v is None or _is_column_label(v) for v in (columns.start, columns.stop)) and (
+            columns.step is None or _is_column_label(columns.step)
+        ):
             return None
-        return f"chooses its columns with a slice of something other than names or positions " \
-               f"({columns!r})"
+        return (
+            f"chooses its columns with a slice of something other than names or positions "
+            f"({columns!r})"
+        )
     if _is_column_label(columns):
         return None
     if isinstance(columns, (bool, np.bool_)) or getattr(columns, "dtype", None) == np.bool_:
@@ -117,8 +140,10 @@ def _column_spec_problem(columns):
         except TypeError:
             return f"chooses its columns with an object skdpgd does not know ({columns!r})"
     if any(isinstance(v, (bool, np.bool_)) for v in values):
-        return ("chooses its columns with a boolean mask, the usual result of a test on the "
-                "values (such as X.mean() > 0), which skdpgd cannot tell from a public choice")
+        return (
+            "chooses its columns with a boolean mask, the usual result of a test on the "
+            "values (such as X.mean() > 0), which skdpgd cannot tell from a public choice"
+        )
     if all(_is_column_label(v) for v in values):
         return None
     return "chooses its columns with values that are neither column names nor positions"
@@ -136,11 +161,18 @@ def _trusted_sklearn_types():
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import FeatureUnion
-    from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer,
-                                       OneHotEncoder)
+    from sklearn.preprocessing import Binarizer, FunctionTransformer, Normalizer, OneHotEncoder
 
-    return (Normalizer, Binarizer, FunctionTransformer, OneHotEncoder, SimpleImputer, Pipeline,
-            ColumnTransformer, FeatureUnion)
+    return (
+        Normalizer,
+        Binarizer,
+        FunctionTransformer,
+        OneHotEncoder,
+        SimpleImputer,
+        Pipeline,
+        ColumnTransformer,
+        FeatureUnion,
+    )
 
 
 def _subclass_note(est):
@@ -153,12 +185,16 @@ def _subclass_note(est):
             return None
         fix = f"{base.__name__} itself (the audit trusts it by exact type)"
     else:
-        fix = (f"{base.__name__} itself; or, if {type(est).__name__} keeps "
-               f"{base.__name__}'s promise (see skdpgd._capability), declare it in its own "
-               f"class body: {ATTRIBUTE} = {base.__name__}.{ATTRIBUTE}")
-    why = (f"{type(est).__name__} is a subclass of {base.__name__}, which the audit trusts "
-           "as that very class, never by inheritance: a subclass may override fit, transform "
-           "or what they call, and read the private rows")
+        fix = (
+            f"{base.__name__} itself; or, if {type(est).__name__} keeps "
+            f"{base.__name__}'s promise (see skdpgd._capability), declare it in its own "
+            f"class body: {ATTRIBUTE} = {base.__name__}.{ATTRIBUTE}"
+        )
+    why = (
+        f"{type(est).__name__} is a subclass of {base.__name__}, which the audit trusts "
+        "as that very class, never by inheritance: a subclass may override fit, transform "
+        "or what they call, and read the private rows"
+    )
     return why, fix
 
 
@@ -167,8 +203,7 @@ def _audit_transformer(est, path, problems, spenders):
     the DP transformers inside it. Reads only parameters."""
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion
-    from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer,
-                                       OneHotEncoder)
+    from sklearn.preprocessing import Binarizer, FunctionTransformer, Normalizer, OneHotEncoder
     from sklearn.impute import SimpleImputer
 
     if est is None or (isinstance(est, str) and est in ("passthrough", "drop")):
@@ -181,34 +216,63 @@ def _audit_transformer(est, path, problems, spenders):
         return
     if type(est) is FunctionTransformer:
         if est.inverse_func is not None and est.check_inverse:
-            problems.append(_leak(path, est, "with check_inverse=True its fit applies func and "
-                                  "inverse_func to private rows and warns on the result"))
+            problems.append(
+                _leak(
+                    path,
+                    est,
+                    "with check_inverse=True its fit applies func and "
+                    "inverse_func to private rows and warns on the result",
+                )
+            )
         return  # its function must act on each row alone (documented, not checkable)
     if type(est) is OneHotEncoder:
         if isinstance(est.categories, str):
-            problems.append(_leak(path, est, "categories='auto' reads the level set from the "
-                                  "private rows"))
+            problems.append(
+                _leak(path, est, "categories='auto' reads the level set from the private rows")
+            )
         elif est.handle_unknown != "ignore":
-            problems.append(_leak(path, est, "with handle_unknown other than 'ignore', a fit "
-                                  "fails (naming the value) when a private row has a level "
-                                  "outside the public list"))
+            problems.append(
+                _leak(
+                    path,
+                    est,
+                    "with handle_unknown other than 'ignore', a fit "
+                    "fails (naming the value) when a private row has a level "
+                    "outside the public list",
+                )
+            )
         elif est.min_frequency is not None or est.max_categories is not None:
-            problems.append(_leak(path, est, "min_frequency/max_categories group levels by "
-                                  "their private frequencies"))
+            problems.append(
+                _leak(
+                    path,
+                    est,
+                    "min_frequency/max_categories group levels by their private frequencies",
+                )
+            )
         return
     if type(est) is SimpleImputer:
         if est.strategy != "constant":
-            problems.append(_leak(path, est, f"strategy={est.strategy!r} computes a statistic "
-                                  "of the private rows"))
+            problems.append(
+                _leak(
+                    path, est, f"strategy={est.strategy!r} computes a statistic of the private rows"
+                )
+            )
         elif est.add_indicator:
-            problems.append(_leak(path, est, "add_indicator=True keeps the columns that had "
-                                  "missing values in the private rows"))
+            problems.append(
+                _leak(
+                    path,
+                    est,
+                    "add_indicator=True keeps the columns that had "
+                    "missing values in the private rows",
+                )
+            )
         return
     if type(est) is Pipeline:
         for name, step in est.steps:
             if _is_dp_estimator(step):
-                problems.append(f"step {path}__{name}: a DP estimator can only be the final "
-                                "step of the private pipeline.")
+                problems.append(
+                    f"step {path}__{name}: a DP estimator can only be the final "
+                    "step of the private pipeline."
+                )
             else:
                 _audit_transformer(step, f"{path}__{name}", problems, spenders)
         return
@@ -225,9 +289,15 @@ def _audit_transformer(est, path, problems, spenders):
         for name, trans, _ in parts:
             _audit_transformer(trans, f"{path}__{name}", problems, spenders)
         if est.sparse_threshold not in (0, 0.0) and _may_be_sparse(est):
-            problems.append(_leak(path, est, "sparse_threshold > 0 chooses a sparse or dense "
-                                  "output from the density of the private rows; set "
-                                  "sparse_threshold=0"))
+            problems.append(
+                _leak(
+                    path,
+                    est,
+                    "sparse_threshold > 0 chooses a sparse or dense "
+                    "output from the density of the private rows; set "
+                    "sparse_threshold=0",
+                )
+            )
         return
     if type(est) is FeatureUnion:
         for name, trans in est.transformer_list:
@@ -244,8 +314,7 @@ def _declares_bound(est, input_declared=False):
     must not promise a bound its own ``transform`` may not keep."""
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion
-    from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer,
-                                       OneHotEncoder)
+    from sklearn.preprocessing import Binarizer, FunctionTransformer, Normalizer, OneHotEncoder
 
     if est is None or (isinstance(est, str) and est == "passthrough"):
         return input_declared
@@ -276,20 +345,26 @@ def _final_step_problems(est, where):
     name = type(est).__name__
     problems = []
     if "classes" in params and params["classes"] is None:
-        problems.append(f"{where} ({name}): classes=None reads the label set from the private "
-                        "rows. Private alternative: classes=[every possible label].")
+        problems.append(
+            f"{where} ({name}): classes=None reads the label set from the private "
+            "rows. Private alternative: classes=[every possible label]."
+        )
     if "y_bound" in params and params["y_bound"] is None:
-        problems.append(f"{where} ({name}): y_bound=None reads the largest |y| from the "
-                        "private rows. Private alternative: a public y_bound (and targets "
-                        "mapped into it).")
+        problems.append(
+            f"{where} ({name}): y_bound=None reads the largest |y| from the "
+            "private rows. Private alternative: a public y_bound (and targets "
+            "mapped into it)."
+        )
     return problems
 
 
 def _not_dp_estimator(where, est, ends="a private pipeline ends"):
     note = _subclass_note(est)
-    return (f"{where} ({type(est).__name__}) is not a skdpgd DP estimator; {ends} with "
-            "DPLogisticRegression, DPRidge, DPSGDClassifier, DPSGDRegressor or DPMLPClassifier"
-            + (f" ({note[0]}). Use {note[1]}." if note else "."))
+    return (
+        f"{where} ({type(est).__name__}) is not a skdpgd DP estimator; {ends} with "
+        "DPLogisticRegression, DPRidge, DPSGDClassifier, DPSGDRegressor or DPMLPClassifier"
+        + (f" ({note[0]}). Use {note[1]}." if note else ".")
+    )
 
 
 def _audit_steps(steps, final_must_be_dp=True):
@@ -332,10 +407,12 @@ def _bound_problem(steps):
         declared = _declares_bound(est, declared)
     if declared:
         return None
-    return (f"the final step {final_name!r} has data_norm=None and the steps before it "
-            "declare no public row bound (end them with BoundedScaler, schema_transformer, "
-            "a Normalizer or DPStandardScaler), so the bound would be read from the private "
-            "rows; pass data_norm.")
+    return (
+        f"the final step {final_name!r} has data_norm=None and the steps before it "
+        "declare no public row bound (end them with BoundedScaler, schema_transformer, "
+        "a Normalizer or DPStandardScaler), so the bound would be read from the private "
+        "rows; pass data_norm."
+    )
 
 
 def _may_be_sparse(ct):
@@ -345,4 +422,5 @@ def _may_be_sparse(ct):
         if isinstance(t, Pipeline):
             return any(sparse(s) for _, s in t.steps)
         return isinstance(t, OneHotEncoder) and t.sparse_output or hasattr(t, "tocsr")
+
     return any(sparse(t) for _, t, _ in ct.transformers) or not isinstance(ct.remainder, str)

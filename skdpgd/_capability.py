@@ -41,8 +41,15 @@ trusts (``Normalizer``, ``OneHotEncoder`` with public levels, ``Pipeline``,
 
 from __future__ import annotations
 
-__all__ = ["DP_ESTIMATOR", "DP_MINIBATCH_ESTIMATOR", "DP_TRANSFORMER", "PUBLIC_TRANSFORMER",
-           "declared_privacy", "is_dp_estimator", "undeclared_base"]
+__all__ = [
+    "DP_ESTIMATOR",
+    "DP_MINIBATCH_ESTIMATOR",
+    "DP_TRANSFORMER",
+    "PUBLIC_TRANSFORMER",
+    "declared_privacy",
+    "is_dp_estimator",
+    "undeclared_base",
+]
 
 #: the class attribute a class declares its capability with
 ATTRIBUTE = "_skdpgd_privacy"
@@ -52,8 +59,9 @@ DP_TRANSFORMER = "DP transformer"
 DP_ESTIMATOR = "DP estimator"
 DP_MINIBATCH_ESTIMATOR = "DP minibatch estimator"
 
-_CAPABILITIES = frozenset({PUBLIC_TRANSFORMER, DP_TRANSFORMER, DP_ESTIMATOR,
-                           DP_MINIBATCH_ESTIMATOR})
+_CAPABILITIES = frozenset(
+    {PUBLIC_TRANSFORMER, DP_TRANSFORMER, DP_ESTIMATOR, DP_MINIBATCH_ESTIMATOR}
+)
 
 
 def declared_privacy(est):

@@ -37,10 +37,20 @@ class _Interval:
         if isinstance(val, bool) or not isinstance(val, self.type) or val != val:  # NaN
             return False
         # a missing bound is an open infinite one (as in scikit-learn): inf is outside
-        lo_ok = (val > -np.inf if self.left is None else
-                 val >= self.left if self.closed in ("left", "both") else val > self.left)
-        hi_ok = (val < np.inf if self.right is None else
-                 val <= self.right if self.closed in ("right", "both") else val < self.right)
+        lo_ok = (
+            val > -np.inf
+            if self.left is None
+            else val >= self.left
+            if self.closed in ("left", "both")
+            else val > self.left
+        )
+        hi_ok = (
+            val < np.inf
+            if self.right is None
+            else val <= self.right
+            if self.closed in ("right", "both")
+            else val < self.right
+        )
         return bool(lo_ok and hi_ok)
 
     def __str__(self):

@@ -31,10 +31,21 @@ from ._compute.backends import CSRRows, DenseRows, canonical_csr
 from ._compute.kernels_sgd import csr_row_norms
 from .exceptions import PrivacyLeakWarning
 
-__all__ = ["FitData", "canonical_csr", "check_sample_weight_dp", "classification_data",
-           "encode_binary_or_index", "is_dask", "make_rows", "regression_data",
-           "resolve_classes", "resolve_data_norm", "resolve_y_bound",
-           "centred_targets", "target_range"]
+__all__ = [
+    "FitData",
+    "canonical_csr",
+    "check_sample_weight_dp",
+    "classification_data",
+    "encode_binary_or_index",
+    "is_dask",
+    "make_rows",
+    "regression_data",
+    "resolve_classes",
+    "resolve_data_norm",
+    "resolve_y_bound",
+    "centred_targets",
+    "target_range",
+]
 
 #: The dtypes X keeps in memory (float32 stays float32 for the kernels; see DenseRows).
 FLOAT_DTYPES = [np.float64, np.float32]
@@ -148,8 +159,7 @@ def resolve_classes(classes, y, stacklevel=2):
 
     found = np.unique(da.unique(y).compute())
     classes_, _ = _check_classes(classes, found, stacklevel + 1)
-    y_index = y.map_blocks(lambda b: np.searchsorted(classes_, b).astype(np.int64),
-                           dtype=np.int64)
+    y_index = y.map_blocks(lambda b: np.searchsorted(classes_, b).astype(np.int64), dtype=np.int64)
     return classes_, y_index
 
 
@@ -183,13 +193,17 @@ def _dask_fit_input(est, X, y, sample_weight, *, classification):
     chunks = X.chunks[0]
     y = da.asarray(y.to_dask_array(lengths=True) if hasattr(y, "to_dask_array") else y)
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
-        raise ValueError(f"y must be 1-D with one entry per row of X ({X.shape[0]}), got shape "
-                         f"{y.shape}.")
+        raise ValueError(
+            f"y must be 1-D with one entry per row of X ({X.shape[0]}), got shape {y.shape}."
+        )
     y = y.rechunk((chunks,))
     if not classification:
         y = y.astype(np.float64)
-    sw = (da.ones(X.shape[0], chunks=(chunks,)) if sample_weight is None
-          else da.asarray(sample_weight).astype(np.float64).rechunk((chunks,)))
+    sw = (
+        da.ones(X.shape[0], chunks=(chunks,))
+        if sample_weight is None
+        else da.asarray(sample_weight).astype(np.float64).rechunk((chunks,))
+    )
     checks = [da.isfinite(X).all(), (sw >= 0).all() & (sw <= 1).all() & da.isfinite(sw).all()]
     if not classification:
         checks.append(da.isfinite(y).all())
@@ -197,25 +211,28 @@ def _dask_fit_input(est, X, y, sample_weight, *, classification):
     if not ok[0]:
         raise ValueError("Input X contains NaN or infinity.")
     if not ok[1]:
-        raise ValueError("sample_weight must lie in [0, 1] (finite): the privacy guarantee "
-                         "bounds each example's contribution by the clip norm.")
+        raise ValueError(
+            "sample_weight must lie in [0, 1] (finite): the privacy guarantee "
+            "bounds each example's contribution by the clip norm."
+        )
     if not classification and not ok[2]:
         raise ValueError("Input y contains NaN or infinity.")
     est.n_features_in_ = int(X.shape[1])
     return X, y, sw
 
 
-def _fit_input(est, X, y, sample_weight, *, classification, dtype, accept_sparse, dask,
-               float64):
+def _fit_input(est, X, y, sample_weight, *, classification, dtype, accept_sparse, dask, float64):
     """``(X, y, sample_weight, input dtype)`` in memory or on dask (see the callers)."""
     if isinstance(dask, BaseException) and (is_dask(X) or is_dask(y)):
         raise dask
     if dask is True and is_dask(X):
-        X, y, sample_weight = _dask_fit_input(est, X, y, sample_weight,
-                                              classification=classification)
+        X, y, sample_weight = _dask_fit_input(
+            est, X, y, sample_weight, classification=classification
+        )
         return X, y, sample_weight, X.dtype
-    X, y = validate_data(est, X, y, accept_sparse=accept_sparse, dtype=dtype,
-                         y_numeric=not classification)
+    X, y = validate_data(
+        est, X, y, accept_sparse=accept_sparse, dtype=dtype, y_numeric=not classification
+    )
     input_dtype = X.dtype
     if float64:
         X = X.astype(np.float64, copy=False)
@@ -226,8 +243,19 @@ def _fit_input(est, X, y, sample_weight, *, classification, dtype, accept_sparse
     return X, y, sample_weight, input_dtype
 
 
-def classification_data(est, X, y, sample_weight, classes, *, dtype=FLOAT_DTYPES,
-                        accept_sparse="csr", dask=True, float64=False, stacklevel=3):
+def classification_data(
+    est,
+    X,
+    y,
+    sample_weight,
+    classes,
+    *,
+    dtype=FLOAT_DTYPES,
+    accept_sparse="csr",
+    dask=True,
+    float64=False,
+    stacklevel=3,
+):
     """Validated classification input: a :class:`FitData` with ``classes``, ``y_index`` and
     the kernel labels as ``y``; sets ``n_features_in_``.
 
@@ -240,8 +268,16 @@ def classification_data(est, X, y, sample_weight, classes, *, dtype=FLOAT_DTYPES
     counts it from this function (default 3: the caller of the ``fit`` that calls this).
     """
     X, y, sample_weight, input_dtype = _fit_input(
-        est, X, y, sample_weight, classification=True, dtype=dtype,
-        accept_sparse=accept_sparse, dask=dask, float64=float64)
+        est,
+        X,
+        y,
+        sample_weight,
+        classification=True,
+        dtype=dtype,
+        accept_sparse=accept_sparse,
+        dask=dask,
+        float64=float64,
+    )
     classes_, y_index = resolve_classes(classes, y, stacklevel=stacklevel)
     y_k = encode_binary_or_index(y_index, classes_.shape[0])
     if not is_dask(X):
@@ -249,13 +285,22 @@ def classification_data(est, X, y, sample_weight, classes, *, dtype=FLOAT_DTYPES
     return FitData(X, y_k, sample_weight, input_dtype, classes_, y_index)
 
 
-def regression_data(est, X, y, sample_weight, *, dtype=FLOAT_DTYPES, accept_sparse="csr",
-                    dask=True, float64=False):
+def regression_data(
+    est, X, y, sample_weight, *, dtype=FLOAT_DTYPES, accept_sparse="csr", dask=True, float64=False
+):
     """Validated regression input (targets as float64): a :class:`FitData`; sets
     ``n_features_in_``. ``dask`` and ``float64`` as in :func:`classification_data`."""
     X, y, sample_weight, input_dtype = _fit_input(
-        est, X, y, sample_weight, classification=False, dtype=dtype,
-        accept_sparse=accept_sparse, dask=dask, float64=float64)
+        est,
+        X,
+        y,
+        sample_weight,
+        classification=False,
+        dtype=dtype,
+        accept_sparse=accept_sparse,
+        dask=dask,
+        float64=float64,
+    )
     if not is_dask(X):
         sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
     return FitData(X, y, sample_weight, input_dtype)
@@ -333,15 +378,18 @@ def target_range(y_bound, fit_intercept=True):
     try:
         lo, hi = (float(v) for v in y_bound)
     except (TypeError, ValueError):
-        raise ValueError(f"y_bound must be a positive number or a pair (lo, hi) of numbers, got "
-                         f"{y_bound!r}.") from None
+        raise ValueError(
+            f"y_bound must be a positive number or a pair (lo, hi) of numbers, got {y_bound!r}."
+        ) from None
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise ValueError(f"y_bound=(lo, hi) needs finite numbers with lo < hi, got {y_bound!r}.")
     centre, half = 0.5 * lo + 0.5 * hi, 0.5 * hi - 0.5 * lo
     if not fit_intercept and centre != 0.0:
-        raise ValueError(f"y_bound={y_bound!r} is not centred on 0 and fit_intercept=False: the "
-                         "model has no intercept to carry the centre. Use fit_intercept=True, or "
-                         "a range centred on 0.")
+        raise ValueError(
+            f"y_bound={y_bound!r} is not centred on 0 and fit_intercept=False: the "
+            "model has no intercept to carry the centre. Use fit_intercept=True, or "
+            "a range centred on 0."
+        )
     return centre, half
 
 
@@ -361,6 +409,8 @@ def decision_scores(est, X, coef, intercept):
 
     X = as_dask_array(X)
     if X.shape[1] != est.n_features_in_:
-        raise ValueError(f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "
-                         f"{est.n_features_in_} features as input.")
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "
+            f"{est.n_features_in_} features as input."
+        )
     return X @ np.asarray(coef, dtype=np.float64).T + np.asarray(intercept, dtype=np.float64)

@@ -15,9 +15,9 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._compat import HasMethods, Interval, StrOptions
-from ._data import (decision_scores, is_dask, resolve_data_norm)
+from ._data import decision_scores, is_dask, resolve_data_norm
 from ._full_batch.road import fit_full_batch
-from .accounting import (RELATIONS)
+from .accounting import RELATIONS
 from .schedules import schedule_names
 
 
@@ -76,8 +76,7 @@ class LinearClassifierMixin(ClassifierMixin):
         if is_dask(X):  # a lazy dask array
             scores = decision_scores(self, X, self.coef_, self.intercept_)
             return scores[:, 0] if scores.shape[1] == 1 else scores
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                          reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         scores = safe_sparse_dot(X, self.coef_.T, dense_output=True) + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -119,9 +118,11 @@ class ProbaFromScoresMixin:
             k = len(self.classes_)
             if scores.ndim == 1:
                 scores = scores[:, None]
-            return scores.map_blocks(lambda b: proba_from_scores(b[:, 0] if b.shape[1] == 1
-                                                                 else b),
-                                     chunks=(scores.chunks[0], (k,)), dtype=np.float64)
+            return scores.map_blocks(
+                lambda b: proba_from_scores(b[:, 0] if b.shape[1] == 1 else b),
+                chunks=(scores.chunks[0], (k,)),
+                dtype=np.float64,
+            )
         return proba_from_scores(scores)
 
     def predict_log_proba(self, X):
@@ -150,8 +151,17 @@ class _DPLinearBase(BaseEstimator):
     def _fit_private(self, X, y, sample_weight, loss, n_outputs, y_bound=None, **classes):
         """Run the private fit and set its attributes (only once it has succeeded)."""
         data_norm = resolve_data_norm(self.data_norm, X)
-        fitted = fit_full_batch(self, X, y, sample_weight, loss, n_outputs,
-                                data_norm=data_norm, y_bound=y_bound, **classes)
+        fitted = fit_full_batch(
+            self,
+            X,
+            y,
+            sample_weight,
+            loss,
+            n_outputs,
+            data_norm=data_norm,
+            y_bound=y_bound,
+            **classes,
+        )
         coef, intercept = fitted.pop("coef"), fitted.pop("intercept")
         self.__dict__.update(fitted)
         return coef, intercept

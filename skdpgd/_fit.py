@@ -20,10 +20,25 @@ import dataclasses
 import math
 
 from ._progress import Progress
-from ._setup import (SetupCharges, budget_admits_upper_bound, generator, resolve_class_weight,
-                     resolve_delta, resolve_n_samples, resolve_relation, warn_if_large_delta)
-from .accounting import (GaussianDPAccountant, Relation, calibrate, gdp_mu, gdp_mu_of_releases,
-                         smallest_epsilon_with_room, spent_epsilon)
+from ._setup import (
+    SetupCharges,
+    budget_admits_upper_bound,
+    generator,
+    resolve_class_weight,
+    resolve_delta,
+    resolve_n_samples,
+    resolve_relation,
+    warn_if_large_delta,
+)
+from .accounting import (
+    GaussianDPAccountant,
+    Relation,
+    calibrate,
+    gdp_mu,
+    gdp_mu_of_releases,
+    smallest_epsilon_with_room,
+    spent_epsilon,
+)
 
 
 class Fit:
@@ -89,10 +104,12 @@ class Road:
         n_given = getattr(est, "n_samples", None)
         # the fit's delta, or a bound on it before a noisy count is released
         delta_max = resolve_delta(est.delta, relation, n_rows=fit.n_rows, n_public=n_given)
-        exact = ((est.delta is not None or relation == "replace" or n_given is not None)
-                 and getattr(est.budget, "neighbouring", None) == relation)
-        return not budget_admits_upper_bound(est.budget, fit.epsilon, delta_max, relation,
-                                             GaussianDPAccountant(), fit.label, exact)
+        exact = (est.delta is not None or relation == "replace" or n_given is not None) and getattr(
+            est.budget, "neighbouring", None
+        ) == relation
+        return not budget_admits_upper_bound(
+            est.budget, fit.epsilon, delta_max, relation, GaussianDPAccountant(), fit.label, exact
+        )
 
     def setup(self, fit):
         """The road's own set-up releases and public constants (default: none)."""
@@ -110,8 +127,14 @@ class Road:
     def calibrate(self, fit, shapes):
         """The main releases scaled to the budget, composed with the set-up releases, each
         sensitivity raised by the road's rounding margin."""
-        return calibrate(shapes, fit.epsilon, fit.delta, accountant=self.accountant,
-                         prior=fit.prior, margin=self.margin)
+        return calibrate(
+            shapes,
+            fit.epsilon,
+            fit.delta,
+            accountant=self.accountant,
+            prior=fit.prior,
+            margin=self.margin,
+        )
 
     def spent_epsilon(self, fit, made):
         """The epsilon the fit reports for everything it released (``made``): an upper
@@ -130,19 +153,23 @@ def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=Non
     fit = Fit(est, n_rows)
     fit.relation = road.relation(est)  # may refuse, before anything is read
     fit.gen = generator(est.random_state)
-    fit.charges = SetupCharges(getattr(est, "budget", None), fit.label,
-                               immediate=road.charge_immediately(fit))
+    fit.charges = SetupCharges(
+        getattr(est, "budget", None), fit.label, immediate=road.charge_immediately(fit)
+    )
 
     # --- N: public under replace-one; a parameter or an accounted noisy count otherwise ---
     delta_for_count = resolve_delta(est.delta, None)  # N not known yet: the cap
     fit.n_public, count = resolve_n_samples(
-        getattr(est, "n_samples", None), n_rows, fit.relation,
-        gdp_mu(fit.epsilon, delta_for_count), fit.gen)
+        getattr(est, "n_samples", None),
+        n_rows,
+        fit.relation,
+        gdp_mu(fit.epsilon, delta_for_count),
+        fit.gen,
+    )
     fit.z_count = None if count is None else float(count.multipliers[0])
     if count is not None and road.count_margin:  # post-processing of the released count
         fit.n_public += road.count_margin * fit.z_count
-    fit.delta = resolve_delta(est.delta, fit.relation, n_rows=fit.n_rows,
-                              n_public=fit.n_public)
+    fit.delta = resolve_delta(est.delta, fit.relation, n_rows=fit.n_rows, n_public=fit.n_public)
     warn_if_large_delta(fit.delta, fit.n_public, fit.label, stacklevel=5)
     fit.mu_total = gdp_mu(fit.epsilon, fit.delta)
     fit.charges.add(count)
@@ -151,7 +178,8 @@ def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=Non
     fit.sample_weight, fit.weight_scale = sample_weight, 1.0
     if getattr(est, "class_weight", None) is not None:
         weights, fit.weight_scale, class_counts = resolve_class_weight(
-            est.class_weight, classes, y_index, fit.mu_total, fit.gen, fit.relation)
+            est.class_weight, classes, y_index, fit.mu_total, fit.gen, fit.relation
+        )
         fit.sample_weight = sample_weight * weights[y_index]
         fit.charges.add(class_counts)
 
@@ -177,14 +205,16 @@ def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=Non
     # total under the fit's relation: see WarmStart)
     made = fit.prior + list(result.releases if result.releases is not None else releases)
     out = dict(result.attributes)
-    out.update({
-        "releases_": made,
-        "n_samples_": fit.n_public,
-        "count_noise_multiplier_": fit.z_count,
-        "delta_": fit.delta,
-        "neighbouring_": Relation(fit.relation).words,
-        "epsilon_": road.spent_epsilon(fit, made),
-    })
+    out.update(
+        {
+            "releases_": made,
+            "n_samples_": fit.n_public,
+            "count_noise_multiplier_": fit.z_count,
+            "delta_": fit.delta,
+            "neighbouring_": Relation(fit.relation).words,
+            "epsilon_": road.spent_epsilon(fit, made),
+        }
+    )
     return out
 
 
@@ -204,18 +234,23 @@ def _refuse_if_setup_spent_all(fit):
     others = [r for r in fit.prior if r.name != "row count"]
     delta_c = resolve_delta(est.delta, None)  # the delta the count was sized at
     least = smallest_epsilon_with_room(fit.epsilon, fit.delta, count, others, delta_c)
-    need = (f"an epsilon of at least {least:.3g} (at this delta)" if least is not None
-            else "a larger epsilon")
+    need = (
+        f"an epsilon of at least {least:.3g} (at this delta)"
+        if least is not None
+        else "a larger epsilon"
+    )
     fixes = [need]
     if fit.z_count is not None:
         fixes.append("a public n_samples (no noisy row count)")
     if est.delta is None:
-        fixes.append("an explicit delta (the default, min(1e-5, 1/N^2), was set from the "
-                     "noisy row count)")
+        fixes.append(
+            "an explicit delta (the default, min(1e-5, 1/N^2), was set from the noisy row count)"
+        )
     raise ValueError(
         f"epsilon={fit.epsilon:g} is too small for {fit.label} at delta={fit.delta:.3g}: its "
         f"set-up releases ({', '.join(r.name for r in fit.prior)}) already spend all of it "
-        "there, leaving nothing for the model. Give " + ", or ".join(fixes) + ".")
+        "there, leaving nothing for the model. Give " + ", or ".join(fixes) + "."
+    )
 
 
 def mu_of(releases):

@@ -141,11 +141,28 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
     }
 
-    def __init__(self, *, epsilon=1.0, delta=None, data_norm=None, row_clip="data_norm",
-                 huber_threshold=1.35, scale=1.0, y_bound=None, alpha="auto",
-                 fit_intercept=True, intercept_scaling=0.5, schedule="auto", max_iter="auto",
-                 momentum=0.0, neighbouring="auto", n_samples=None, random_state=None,
-                 budget=None, verbose=0):
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=None,
+        data_norm=None,
+        row_clip="data_norm",
+        huber_threshold=1.35,
+        scale=1.0,
+        y_bound=None,
+        alpha="auto",
+        fit_intercept=True,
+        intercept_scaling=0.5,
+        schedule="auto",
+        max_iter="auto",
+        momentum=0.0,
+        neighbouring="auto",
+        n_samples=None,
+        random_state=None,
+        budget=None,
+        verbose=0,
+    ):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -193,10 +210,13 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         if y_shape is not None and len(y_shape) == 2 and y_shape[1] > 1:
             raise ValueError(
                 f"DPHuberRegressor fits one target, got y with {y_shape[1]} columns. Fit one "
-                "estimator per target under a shared PrivacyBudget.")
+                "estimator per target under a shared PrivacyBudget."
+            )
         if self.y_bound is None and isinstance(self.schedule, str) and self.schedule == "prior":
-            raise ValueError("schedule='prior' (the intercept-only model) releases the sum of "
-                             "the clipped targets and needs a public y_bound.")
+            raise ValueError(
+                "schedule='prior' (the intercept-only model) releases the sum of "
+                "the clipped targets and needs a public y_bound."
+            )
         with fit_transaction(self):
             X, y, sample_weight, dtype, *_ = regression_data(self, X, y, sample_weight)
             scale = float(self.scale)
@@ -211,8 +231,13 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
             # sensitivity of each gradient release: 2G (replace-one) or G (add/remove-one) with
             # G = threshold * row_bound (Huber.lipschitz), whatever the targets
             coef, intercept = self._fit_private(
-                X, y_fit, sample_weight, Huber(threshold=threshold, y_bound=half), 1,
-                y_bound=gap_bound)
+                X,
+                y_fit,
+                sample_weight,
+                Huber(threshold=threshold, y_bound=half),
+                1,
+                y_bound=gap_bound,
+            )
             self.scale_ = scale
             self.y_bound_ = half
             self.y_range_ = None if half is None else (centre - half, centre + half)
@@ -234,6 +259,5 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         check_is_fitted(self)
         if is_dask(X):  # a lazy dask array
             return decision_scores(self, X, self.coef_[None, :], [self.intercept_])[:, 0]
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                          reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         return np.asarray(X @ self.coef_).ravel() + self.intercept_

@@ -115,11 +115,27 @@ class DPPoissonRegressor(RegressorMixin, _DPLinearBase):
         "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
     }
 
-    def __init__(self, *, epsilon=1.0, delta=None, data_norm=None, row_clip="data_norm",
-                 y_bound=None, clip_norm="auto", alpha="auto", fit_intercept=True,
-                 intercept_scaling=0.5, schedule="auto", max_iter="auto", momentum=0.0,
-                 neighbouring="auto", n_samples=None, random_state=None, budget=None,
-                 verbose=0):
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=None,
+        data_norm=None,
+        row_clip="data_norm",
+        y_bound=None,
+        clip_norm="auto",
+        alpha="auto",
+        fit_intercept=True,
+        intercept_scaling=0.5,
+        schedule="auto",
+        max_iter="auto",
+        momentum=0.0,
+        neighbouring="auto",
+        n_samples=None,
+        random_state=None,
+        budget=None,
+        verbose=0,
+    ):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -167,7 +183,8 @@ class DPPoissonRegressor(RegressorMixin, _DPLinearBase):
         if y_shape is not None and len(y_shape) == 2 and y_shape[1] > 1:
             raise ValueError(
                 f"DPPoissonRegressor fits one target, got y with {y_shape[1]} columns. Fit one "
-                "estimator per target under a shared PrivacyBudget.")
+                "estimator per target under a shared PrivacyBudget."
+            )
         with fit_transaction(self):
             X, y, sample_weight, dtype, *_ = regression_data(self, X, y, sample_weight)
             y_bound = resolve_y_bound(self.y_bound, y)  # None: read from y, with a warning
@@ -175,8 +192,13 @@ class DPPoissonRegressor(RegressorMixin, _DPLinearBase):
             # counts in [0, y_bound]; the sensitivity of each gradient release is 2 clip_norm
             # (replace-one) or clip_norm (add/remove-one), G = Poisson.lipschitz
             coef, intercept = self._fit_private(
-                X, y.clip(0.0, y_bound), sample_weight,
-                Poisson(clip_norm=clip_norm, y_bound=y_bound), 1, y_bound=y_bound)
+                X,
+                y.clip(0.0, y_bound),
+                sample_weight,
+                Poisson(clip_norm=clip_norm, y_bound=y_bound),
+                1,
+                y_bound=y_bound,
+            )
             self.y_bound_ = y_bound
             self.coef_ = coef[0].astype(dtype, copy=False)
             self.intercept_ = dtype.type(intercept[0] if self.fit_intercept else 0.0)
@@ -186,8 +208,7 @@ class DPPoissonRegressor(RegressorMixin, _DPLinearBase):
         check_is_fitted(self)
         if is_dask(X):  # a lazy dask array
             return decision_scores(self, X, self.coef_[None, :], [self.intercept_])[:, 0]
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                          reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
     def predict(self, X):

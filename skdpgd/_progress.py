@@ -38,15 +38,19 @@ class Progress:
         every = max(1, n_steps // 10)
         if self.verbose >= 2 and ((step + 1) % every == 0 or step + 1 == n_steps):
             eps = compose(self.done + [GaussianSteps(np.concatenate(self.steps))], self.delta)
-            self.say(f"step {step + 1}/{n_steps}  epsilon spent {eps:.4g}  "
-                     f"elapsed {time.perf_counter() - self.start:.2f}s")
-
+            self.say(
+                f"step {step + 1}/{n_steps}  epsilon spent {eps:.4g}  "
+                f"elapsed {time.perf_counter() - self.start:.2f}s"
+            )
 
     def released_steps(self, accountant, z, q, delta, step, n_steps):
         """DP-SGD: after ``step`` Poisson-sampled releases with multipliers ``z`` (RDP)."""
         if self.verbose < 2:
             return
-        eps = compose([PoissonSampled(q, GaussianSteps(z)), *self.done], delta,
-                      accountant=accountant)
-        self.say(f"step {step}/{n_steps}  epsilon spent {eps:.4g}  "
-                 f"elapsed {time.perf_counter() - self.start:.2f}s")
+        eps = compose(
+            [PoissonSampled(q, GaussianSteps(z)), *self.done], delta, accountant=accountant
+        )
+        self.say(
+            f"step {step}/{n_steps}  epsilon spent {eps:.4g}  "
+            f"elapsed {time.perf_counter() - self.start:.2f}s"
+        )

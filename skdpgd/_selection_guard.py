@@ -102,8 +102,12 @@ def _calling_pipeline(est):
                 break
             if frame.f_globals.get("__name__", "") == "sklearn.pipeline":
                 owner = frame.f_locals.get("self")
-                if (type(owner) is Pipeline and isinstance(owner.steps, list) and owner.steps
-                        and owner.steps[-1][1] is est):
+                if (
+                    type(owner) is Pipeline
+                    and isinstance(owner.steps, list)
+                    and owner.steps
+                    and owner.steps[-1][1] is est
+                ):
                     return owner
             frame = frame.f_back
     finally:
@@ -131,7 +135,9 @@ def warn_if_leaky_pipeline(est):
             "learnt in the fitted pipeline: " + " ".join(problems) + " epsilon_ covers the "
             "model's fit only. Use skdpgd.pipeline.make_private_pipeline with the private "
             "alternatives (it refuses such steps before reading a row).",
-            PrivacyLeakWarning, stacklevel=4)
+            PrivacyLeakWarning,
+            stacklevel=4,
+        )
 
 
 def warn_if_model_selection(est):
@@ -161,7 +167,9 @@ def warn_if_model_selection(est):
             "shared PrivacyBudget accounts the fits, not the selection), and each fit's "
             "epsilon_ covers that fit alone. Use skdpgd.model_selection.PrivateRandomSearchCV, "
             "whose epsilon covers every trial and the selection.",
-            PrivacyLeakWarning, stacklevel=3)
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )
     elif getattr(est, "budget", None) is None:
         warnings.warn(
             f"{name} is being fitted inside scikit-learn's {helper}, which fits it more than "
@@ -169,7 +177,10 @@ def warn_if_model_selection(est):
             "shared PrivacyBudget: each fit's "
             "epsilon_ covers that fit alone, and the fits compose to a larger epsilon that is "
             "reported nowhere. Pass budget=PrivacyBudget(...) to "
-            + ("the pipeline " if private_pipeline else "") + "to account for every fit; to "
+            + ("the pipeline " if private_pipeline else "")
+            + "to account for every fit; to "
             "choose hyperparameters, use skdpgd.model_selection.PrivateRandomSearchCV, whose "
             "epsilon covers every trial and the selection.",
-            PrivacyLeakWarning, stacklevel=3)
+            PrivacyLeakWarning,
+            stacklevel=3,
+        )

@@ -29,8 +29,10 @@ def default_delta(n_samples):
     """``min(1e-5, 1 / n_samples^2)``: the delta used when ``delta=None``. No rows: an error
     (the row count is public whenever this is called)."""
     if not float(n_samples) >= 1:
-        raise ValueError(f"Found array with {n_samples} sample(s): a private fit needs at least "
-                         "one row. Nothing was released.")
+        raise ValueError(
+            f"Found array with {n_samples} sample(s): a private fit needs at least "
+            "one row. Nothing was released."
+        )
     return min(DEFAULT_DELTA_CAP, 1.0 / float(n_samples) ** 2)
 
 
@@ -60,7 +62,10 @@ def warn_if_large_delta(delta, n_public, label, stacklevel=3):
             f"{label}: delta = {float(delta):.3g} is at least 1/N (N = {float(n_public):.6g}, "
             "public or released). A delta that large allows a mechanism that publishes a "
             "random training row in the clear; use delta well below 1/N (the default, "
-            "delta=None, is min(1e-5, 1/N^2)).", PrivacyUsageWarning, stacklevel=stacklevel)
+            "delta=None, is min(1e-5, 1/N^2)).",
+            PrivacyUsageWarning,
+            stacklevel=stacklevel,
+        )
 
 
 def generator(random_state):
@@ -110,11 +115,11 @@ def require_add_remove_budget(budget):
         raise ValueError(
             "this budget is stated for replace-one neighbours, and Poisson-subsampled fits "
             "are accounted under add/remove-one; create the budget with "
-            "neighbouring='add_remove' to share it with DP-SGD fits. Nothing was released.")
+            "neighbouring='add_remove' to share it with DP-SGD fits. Nothing was released."
+        )
 
 
-def budget_admits_upper_bound(budget, epsilon, delta_max, relation, accountant, label,
-                              exact=False):
+def budget_admits_upper_bound(budget, epsilon, delta_max, relation, accountant, label, exact=False):
     """Whether ``budget`` admits a public upper bound on everything a full-batch fit spends.
 
     Every full-batch fit calibrates all its releases to compose to exactly
@@ -172,11 +177,11 @@ class SetupCharges:
         if self.budget is None:
             return
         try:
-            self.budget.charge(self.releases[self._charged:] + list(releases), label=self.label)
+            self.budget.charge(self.releases[self._charged :] + list(releases), label=self.label)
         except BudgetExceededError as exc:
             if not self._charged:
                 raise
-            drawn = ", ".join(r.name for r in self.releases[:self._charged])
+            drawn = ", ".join(r.name for r in self.releases[: self._charged])
             raise BudgetExceededError(
                 f"{exc} (Except the set-up release(s) drawn before this check, which it "
                 f"depends on, and charged then: {drawn}; their cost stays charged.)"
@@ -211,9 +216,11 @@ def release_class_counts(counts, z, relation, gen, name="class counts", sensitiv
     (:func:`skdpgd.accounting.with_margin` of :data:`CLASS_COUNT_SENSITIVITY`)."""
     sens = dict(CLASS_COUNT_SENSITIVITY if sensitivity is None else sensitivity)
     if set(sens) != set(CLASS_COUNT_SENSITIVITY) or any(
-            not sens[r] >= CLASS_COUNT_SENSITIVITY[r] for r in sens):
-        raise ValueError("the class counts' sensitivity is at least CLASS_COUNT_SENSITIVITY "
-                         "under each relation.")
+        not sens[r] >= CLASS_COUNT_SENSITIVITY[r] for r in sens
+    ):
+        raise ValueError(
+            "the class counts' sensitivity is at least CLASS_COUNT_SENSITIVITY under each relation."
+        )
     std = z * sens[relation]
     noisy = counts + std * gen.standard_normal(counts.shape[0])
     return noisy, Release(name, [z], sens, relation)
@@ -232,6 +239,7 @@ def release_norm_sum(norm_sum, z, sensitivity, relation, gen):
 
 # --- how much the set-up releases of the fit itself spend ---------------------------------
 
+
 def resolve_n_samples(n_samples, n_rows, neighbouring, mu_total, gen):
     """``(n_public, release)``: the public N a mechanism may use, and the noisy count released
     to get it (a :class:`~skdpgd.accounting.Release`, or None when none was).
@@ -248,8 +256,9 @@ def resolve_n_samples(n_samples, n_rows, neighbouring, mu_total, gen):
         return float(n_samples), None
     if math.isinf(mu_total):
         return float(n_rows), None
-    return release_count(n_rows, share_multiplier(policy.current().COUNT_SHARE, mu_total),
-                         neighbouring, gen)
+    return release_count(
+        n_rows, share_multiplier(policy.current().COUNT_SHARE, mu_total), neighbouring, gen
+    )
 
 
 def resolve_class_weight(class_weight, classes, y_index, mu_total, gen, relation):
@@ -285,8 +294,11 @@ def resolve_class_weight(class_weight, classes, y_index, mu_total, gen, relation
         release = None
         if not math.isinf(mu_total):
             counts, release = release_class_counts(
-                counts, share_multiplier(policy.current().CLASS_COUNT_SHARE, mu_total),
-                relation, gen)
+                counts,
+                share_multiplier(policy.current().CLASS_COUNT_SHARE, mu_total),
+                relation,
+                gen,
+            )
         counts = np.maximum(counts, 1.0)
         raw = counts.sum() / (n_classes * counts)
     else:

@@ -82,8 +82,9 @@ class PrivacyBudget:
         if math.isinf(float(epsilon)):
             raise ValueError("a shared budget needs a finite epsilon.")
         if neighbouring not in RELATIONS:
-            raise ValueError(f"neighbouring must be one of {sorted(RELATIONS)}, "
-                             f"got {neighbouring!r}.")
+            raise ValueError(
+                f"neighbouring must be one of {sorted(RELATIONS)}, got {neighbouring!r}."
+            )
         self.epsilon = float(epsilon)
         self.delta = float(delta)
         self.neighbouring = Relation(neighbouring).value
@@ -101,8 +102,10 @@ class PrivacyBudget:
 
     def __reduce__(self):
         # a detached, read-only snapshot (see the class docstring): never a second live ledger
-        return (_detached_budget, (self.epsilon, self.delta, self.neighbouring,
-                                   self.charges, list(self._rdp_charges)))
+        return (
+            _detached_budget,
+            (self.epsilon, self.delta, self.neighbouring, self.charges, list(self._rdp_charges)),
+        )
 
     @property
     def detached(self):
@@ -110,10 +113,12 @@ class PrivacyBudget:
         return self._detached
 
     def __repr__(self):
-        return (f"PrivacyBudget(epsilon={self.epsilon!r}, delta={self.delta!r}, "
-                f"neighbouring={self.neighbouring!r}; spent {self.spent_epsilon():.4g} in "
-                f"{len(self._charges) + len(self._rdp_charges)} release group(s)"
-                f"{'; detached' if self._detached else ''})")
+        return (
+            f"PrivacyBudget(epsilon={self.epsilon!r}, delta={self.delta!r}, "
+            f"neighbouring={self.neighbouring!r}; spent {self.spent_epsilon():.4g} in "
+            f"{len(self._charges) + len(self._rdp_charges)} release group(s)"
+            f"{'; detached' if self._detached else ''})"
+        )
 
     # ------------------------------------------------------------------------------------
     @property
@@ -138,8 +143,9 @@ class PrivacyBudget:
         return [(label, rdp.copy()) for label, rdp in self._rdp_charges]
 
     def _composition(self, extra=(), rdp_extra=()):
-        return Composition(self._charges + list(extra),
-                           [c for _, c in self._rdp_charges] + list(rdp_extra))
+        return Composition(
+            self._charges + list(extra), [c for _, c in self._rdp_charges] + list(rdp_extra)
+        )
 
     def spent_epsilon(self):
         """Epsilon (at the budget's delta) of all fits charged so far: an upper bound."""
@@ -170,8 +176,10 @@ class PrivacyBudget:
         budget's relation and named after ``label`` (and its own name when there are several),
         each selection's RDP curve (stated for the budget's relation)."""
         releases, selections = flatten(events)
-        parts = [self._convert(r, f"{label} ({r.name})" if len(releases) > 1 else label)
-                 for r in releases]
+        parts = [
+            self._convert(r, f"{label} ({r.name})" if len(releases) > 1 else label)
+            for r in releases
+        ]
         curves = []
         for sel in selections:
             relation = Relation.of(sel.relation)
@@ -180,7 +188,8 @@ class PrivacyBudget:
                     f"this RDP curve is stated for {relation.words} neighbours and the budget "
                     f"for {Relation(self.neighbouring).words}; an RDP curve cannot be "
                     f"converted between relations. Create the budget with "
-                    f"neighbouring={relation.value!r}.")
+                    f"neighbouring={relation.value!r}."
+                )
             curve = np.array(RDPCurve(label, sel.rdp(), relation).curve)
             curve.setflags(write=False)
             curves.append((label, curve))
@@ -209,8 +218,9 @@ class PrivacyBudget:
         """Compose ``parts`` and ``curves`` with the ledger; refuse past the total, else
         record them."""
         with self._lock:
-            after = self._composition(extra=parts,
-                                      rdp_extra=[c for _, c in curves]).epsilon(self.delta)
+            after = self._composition(extra=parts, rdp_extra=[c for _, c in curves]).epsilon(
+                self.delta
+            )
             if after > self.epsilon:
                 raise self._refusal(after, label if curves and not parts else "fit")
             if record:
@@ -269,8 +279,10 @@ def _detached_budget(epsilon, delta, neighbouring, charges, rdp_charges=()):
     """Unpickle a :class:`PrivacyBudget` as a detached snapshot of its ledger."""
     budget = PrivacyBudget(epsilon, delta, neighbouring)
     unit = {"replace": 1.0, "add_remove": 1.0}
-    budget._charges = [Release(label, np.asarray(z, dtype=float), unit, neighbouring, float(q))
-                       for label, z, q in charges]
+    budget._charges = [
+        Release(label, np.asarray(z, dtype=float), unit, neighbouring, float(q))
+        for label, z, q in charges
+    ]
     budget._rdp_charges = [(label, np.asarray(r, dtype=float)) for label, r in rdp_charges]
     budget._detached = True
     return budget

@@ -125,8 +125,19 @@ class DPPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, n_components=2, *, epsilon=1.0, data_norm=None, center=True, delta=None,
-                 budget=None, neighbouring="auto", n_samples=None, random_state=None):
+    def __init__(
+        self,
+        n_components=2,
+        *,
+        epsilon=1.0,
+        data_norm=None,
+        center=True,
+        delta=None,
+        budget=None,
+        neighbouring="auto",
+        n_samples=None,
+        random_state=None,
+    ):
         self.n_components = n_components
         self.epsilon = epsilon
         self.data_norm = data_norm
@@ -156,10 +167,13 @@ class DPPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 raise ValueError(
                     "DPPCA needs a public data_norm (an L2 bound on the rows, which are clipped "
                     "to it): reading it from the data would leak. Inside make_private_pipeline "
-                    "it is taken from the bound the earlier steps declare.")
+                    "it is taken from the bound the earlier steps declare."
+                )
             if self.n_components > X.shape[1]:
-                raise ValueError(f"n_components={self.n_components} exceeds the number of "
-                                 f"features ({X.shape[1]}).")
+                raise ValueError(
+                    f"n_components={self.n_components} exceeds the number of "
+                    f"features ({X.shape[1]})."
+                )
             C = float(self.data_norm)
             road = _PCARoad(_clip_rows(X, C), C, int(self.n_components), bool(self.center))
             self.__dict__.update(private_fit(self, road, X.shape[0]))
@@ -217,12 +231,24 @@ class _PCARoad(Road):
         # norm is at most the Frobenius norm. Add/remove-one: x x^T, norm ||x||^2 <= C^2.
         # Replace-one: ||x x^T - y y^T||_F^2 = ||x||^4 + ||y||^4 - 2 (x.y)^2 <= 2 C^4
         #   ->  sqrt(2) C^2 (replace-one), C^2 (add/remove-one)
-        out = [Release("second moments", [1.0],
-                       {"replace": math.sqrt(2.0) * C2, "add_remove": C2}, fit.relation)]
+        out = [
+            Release(
+                "second moments",
+                [1.0],
+                {"replace": math.sqrt(2.0) * C2, "add_remove": C2},
+                fit.relation,
+            )
+        ]
         if self.center:
             # S = sum_i x_i with ||x_i|| <= C  ->  2 C (replace-one), C (add/remove-one)
-            out.append(Release("column sums", [CENTER_MULTIPLIER],
-                               {"replace": 2.0 * self.C, "add_remove": self.C}, fit.relation))
+            out.append(
+                Release(
+                    "column sums",
+                    [CENTER_MULTIPLIER],
+                    {"replace": 2.0 * self.C, "add_remove": self.C},
+                    fit.relation,
+                )
+            )
         return out
 
     def run(self, fit, releases):
@@ -249,11 +275,13 @@ class _PCARoad(Road):
         V = vectors[:, order].T
         signs = np.sign(V[np.arange(self.k), np.argmax(np.abs(V), axis=1)])
         V *= np.where(signs == 0, 1.0, signs)[:, None]
-        return RoadResult({
-            "components_": V,
-            "explained_variance_": np.maximum(values[order], 0.0),
-            "mean_": mean,
-            "data_norm_": self.C,
-            "output_bound_": (2.0 if self.center else 1.0) * self.C,
-            "mu_": mu_of(fit.prior + list(releases)),
-        })
+        return RoadResult(
+            {
+                "components_": V,
+                "explained_variance_": np.maximum(values[order], 0.0),
+                "mean_": mean,
+                "data_norm_": self.C,
+                "output_bound_": (2.0 if self.center else 1.0) * self.C,
+                "mu_": mu_of(fit.prior + list(releases)),
+            }
+        )

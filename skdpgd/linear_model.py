@@ -8,14 +8,29 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._estimators import (COMMON_CONSTRAINTS, LinearClassifierMixin, ProbaFromScoresMixin,
-                          _DPLinearBase)
-from ._docstrings import (_FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _ROW_CLIP_DOC,
-                          _SCHEDULE_PARAMS_DOC)
+from ._estimators import (
+    COMMON_CONSTRAINTS,
+    LinearClassifierMixin,
+    ProbaFromScoresMixin,
+    _DPLinearBase,
+)
+from ._docstrings import (
+    _FITTED_PRIVACY_DOC,
+    _PRIVACY_PARAMS_DOC,
+    _ROW_CLIP_DOC,
+    _SCHEDULE_PARAMS_DOC,
+)
 from ._capability import DP_ESTIMATOR
 from ._compat import Interval, StrOptions, fit_context
-from ._data import (classification_data, decision_scores, is_dask, regression_data,
-                    resolve_y_bound, centred_targets, target_range)
+from ._data import (
+    classification_data,
+    decision_scores,
+    is_dask,
+    regression_data,
+    resolve_y_bound,
+    centred_targets,
+    target_range,
+)
 from ._docstrings import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
 from ._docstrings import CLASSES_DOC as _CLASSES_DOC
 from ._transaction import fit_transaction
@@ -24,6 +39,7 @@ from ._poisson import DPPoissonRegressor
 from .losses import BinaryLogistic, MultinomialLogistic, SquaredError
 
 __all__ = ["DPLogisticRegression", "DPRidge", "DPHuberRegressor", "DPPoissonRegressor"]
+
 
 class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinearBase):
     __doc__ = f"""Differentially private logistic regression (binary and multinomial).
@@ -120,10 +136,27 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
         "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
-    def __init__(self, *, epsilon=1.0, delta=None, data_norm=None, classes=None,
-                 class_weight=None, row_clip="auto", alpha="auto", fit_intercept=True,
-                 intercept_scaling=0.5, schedule="auto", max_iter="auto", momentum=0.0,
-                 neighbouring="auto", n_samples=None, random_state=None, budget=None, verbose=0):
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=None,
+        data_norm=None,
+        classes=None,
+        class_weight=None,
+        row_clip="auto",
+        alpha="auto",
+        fit_intercept=True,
+        intercept_scaling=0.5,
+        schedule="auto",
+        max_iter="auto",
+        momentum=0.0,
+        neighbouring="auto",
+        n_samples=None,
+        random_state=None,
+        budget=None,
+        verbose=0,
+    ):
         self.epsilon = epsilon
         self.verbose = verbose
         self.class_weight = class_weight
@@ -162,16 +195,32 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
             The fitted estimator.
         """
         with fit_transaction(self):
-            data = classification_data(self, X, y, sample_weight, self.classes, dask=(
-                True if self.class_weight is None
-                else ValueError("class_weight is not supported for dask input yet.")))
+            data = classification_data(
+                self,
+                X,
+                y,
+                sample_weight,
+                self.classes,
+                dask=(
+                    True
+                    if self.class_weight is None
+                    else ValueError("class_weight is not supported for dask input yet.")
+                ),
+            )
             X, classes = data.X, data.classes
             if classes.shape[0] == 2:
                 loss, n_outputs = BinaryLogistic(), 1
             else:
                 loss, n_outputs = MultinomialLogistic(), classes.shape[0]
-            coef, intercept = self._fit_private(X, data.y, data.sample_weight, loss, n_outputs,
-                                                classes=classes, y_index=data.y_index)
+            coef, intercept = self._fit_private(
+                X,
+                data.y,
+                data.sample_weight,
+                loss,
+                n_outputs,
+                classes=classes,
+                y_index=data.y_index,
+            )
             self.classes_ = classes
             # computed in float64 (sums of clipped terms must not round past their bound);
             # float32 input gets float32 coefficients, as in scikit-learn
@@ -191,7 +240,7 @@ class DPRidge(RegressorMixin, _DPLinearBase):
     Parameters
     ----------
 {_PRIVACY_PARAMS_DOC}
-    row_clip : {'data_norm', 'auto'}, default='data_norm'
+    row_clip : {"data_norm", "auto"}, default='data_norm'
         As in :class:`DPLogisticRegression`, but the default is 'data_norm': a regression's
         predictions scale with x, so training on rows clipped below their norm shrinks the
         fitted function for the rows it clipped.
@@ -278,10 +327,27 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
     }
 
-    def __init__(self, *, epsilon=1.0, delta=None, data_norm=None, row_clip="data_norm",
-                 y_bound=None, clip_norm="auto", alpha="auto", fit_intercept=True,
-                 intercept_scaling=0.5, schedule="auto", max_iter="auto", momentum=0.0,
-                 neighbouring="auto", n_samples=None, random_state=None, budget=None, verbose=0):
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=None,
+        data_norm=None,
+        row_clip="data_norm",
+        y_bound=None,
+        clip_norm="auto",
+        alpha="auto",
+        fit_intercept=True,
+        intercept_scaling=0.5,
+        schedule="auto",
+        max_iter="auto",
+        momentum=0.0,
+        neighbouring="auto",
+        n_samples=None,
+        random_state=None,
+        budget=None,
+        verbose=0,
+    ):
         self.epsilon = epsilon
         self.verbose = verbose
         self.n_samples = n_samples
@@ -343,8 +409,13 @@ class DPRidge(RegressorMixin, _DPLinearBase):
             clip_norm = None if self.clip_norm == "auto" else float(self.clip_norm)
             # the fit sees y - centre within [-y_bound, y_bound]: the sensitivities use y_bound
             coef, intercept = self._fit_private(
-                X, centred_targets(y, centre, y_bound), sample_weight,
-                SquaredError(clip_norm=clip_norm, y_bound=y_bound), 1, y_bound=y_bound)
+                X,
+                centred_targets(y, centre, y_bound),
+                sample_weight,
+                SquaredError(clip_norm=clip_norm, y_bound=y_bound),
+                1,
+                y_bound=y_bound,
+            )
             self.y_bound_ = y_bound
             self.y_range_ = (centre - y_bound, centre + y_bound)
             self.coef_ = coef[0].astype(dtype, copy=False)
@@ -365,6 +436,5 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         check_is_fitted(self)
         if is_dask(X):  # a lazy dask array
             return decision_scores(self, X, self.coef_[None, :], [self.intercept_])[:, 0]
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                          reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         return X @ self.coef_ + self.intercept_

@@ -45,13 +45,24 @@ from ._setup import generator, resolve_delta, warn_if_large_delta
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._transaction import fit_transaction
 from ._selection_guard import private_search_trials
-from .accounting import (Relation, RepeatedSelection, calibrate_base_mu, gdp_mu_of_releases,
-                         trial_epsilon, truncated_negative_binomial_gamma)
+from .accounting import (
+    Relation,
+    RepeatedSelection,
+    calibrate_base_mu,
+    gdp_mu_of_releases,
+    trial_epsilon,
+    truncated_negative_binomial_gamma,
+)
 from .exceptions import DivergenceError, PrivacyLeakWarning
 from .pipeline import audit_estimator
 
-__all__ = ["PrivateRandomSearchCV", "RepeatedSelection", "calibrate_base_mu", "draw_n_trials",
-           "truncated_negative_binomial_gamma"]
+__all__ = [
+    "PrivateRandomSearchCV",
+    "RepeatedSelection",
+    "calibrate_base_mu",
+    "draw_n_trials",
+    "truncated_negative_binomial_gamma",
+]
 
 
 def draw_n_trials(gen, distribution, mean, shape=1.0, gamma=math.nan):
@@ -283,10 +294,24 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, estimator, param_distributions, *, epsilon=1.0, delta=None, n_iter=10,
-                 distribution="negative_binomial", shape=1.0, validation_fraction=0.2,
-                 scoring=None, y_bound=None, epsilon_param=None, budget=None,
-                 allow_leaks=False, random_state=None):
+    def __init__(
+        self,
+        estimator,
+        param_distributions,
+        *,
+        epsilon=1.0,
+        delta=None,
+        n_iter=10,
+        distribution="negative_binomial",
+        shape=1.0,
+        validation_fraction=0.2,
+        scoring=None,
+        y_bound=None,
+        epsilon_param=None,
+        budget=None,
+        allow_leaks=False,
+        random_state=None,
+    ):
         self.estimator = estimator
         self.param_distributions = param_distributions
         self.epsilon = epsilon
@@ -319,18 +344,24 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
             if len(found) != 1:
                 raise ValueError(
                     "cannot tell which parameter sets a trial's epsilon: the estimator has "
-                    + (f"several ({found})" if found else "none named 'epsilon' or "
-                       "'<step>__epsilon'")
+                    + (
+                        f"several ({found})"
+                        if found
+                        else "none named 'epsilon' or '<step>__epsilon'"
+                    )
                     + ". Pass epsilon_param=..., or use a pipeline with its own epsilon "
-                    "(one that splits it over its private steps).")
+                    "(one that splits it over its private steps)."
+                )
             name = found[0]
         if not name.endswith("epsilon"):
             raise ValueError(f"epsilon_param must name an epsilon parameter, got {name!r}.")
         prefix = name[: -len("epsilon")]
         owner = self.estimator if prefix == "" else params[prefix[:-2]]
         if "delta" not in owner.get_params(deep=False):
-            raise ValueError(f"the estimator has no parameter {prefix + 'delta'!r}: a trial's "
-                             "delta must be set for its epsilon to mean a known mu.")
+            raise ValueError(
+                f"the estimator has no parameter {prefix + 'delta'!r}: a trial's "
+                "delta must be set for its epsilon to mean a known mu."
+            )
         return prefix, owner, params
 
     def _check_owner(self, owner):
@@ -344,14 +375,16 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                 f"{type(owner).__name__} with Poisson-sampled minibatches is accounted in Renyi "
                 "DP under add/remove-one neighbours; PrivateRandomSearchCV needs trials that "
                 "are Gaussian-DP under replace-one (full-batch estimators: DPLogisticRegression, "
-                "DPRidge, DPMLPClassifier with batch_size=None).")
+                "DPRidge, DPMLPClassifier with batch_size=None)."
+            )
         # 'auto' (DPMLPClassifier) is replace-one for full-batch fits, checked just above
         if own.get("neighbouring", "replace") not in ("replace", "auto"):
             raise ValueError(
                 "PrivateRandomSearchCV states its guarantee for replace-one neighbours (N "
                 "public, and a split by row position that puts a replaced row in one part "
                 f"only); the estimator has neighbouring={own['neighbouring']!r}. Use "
-                "neighbouring='replace'.")
+                "neighbouring='replace'."
+            )
 
     def _resolve_budget(self, prefix, params):
         """The search's budget, else the estimator's own (charged once for the whole search)."""
@@ -381,11 +414,14 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         the private rows outside its epsilon: the pipeline's audit, on parameters only."""
         for message in audit_estimator(self.estimator):
             if not self.allow_leaks:
-                raise ValueError(message + " The search read nothing and ran no trial "
-                                 "(allow_leaks=True turns this into a PrivacyLeakWarning, for "
-                                 "experiments).")
-            warnings.warn(message + " epsilon_ does not cover it.", PrivacyLeakWarning,
-                          stacklevel=5)
+                raise ValueError(
+                    message + " The search read nothing and ran no trial "
+                    "(allow_leaks=True turns this into a PrivacyLeakWarning, for "
+                    "experiments)."
+                )
+            warnings.warn(
+                message + " epsilon_ does not cover it.", PrivacyLeakWarning, stacklevel=5
+            )
 
     def _fit(self, X, y):
         self._audit()  # before anything reads X or y
@@ -398,8 +434,10 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         for g in grids:
             clash = sorted(set(g) & set(names.values()))
             if clash:
-                raise ValueError(f"param_distributions may not set {clash}: the search sets "
-                                 "each trial's privacy parameters itself.")
+                raise ValueError(
+                    f"param_distributions may not set {clash}: the search sets "
+                    "each trial's privacy parameters itself."
+                )
         classifier = is_classifier(self.estimator)
         scoring = self.scoring or ("accuracy" if classifier else "neg_mean_squared_error")
         y_bound = None
@@ -410,7 +448,8 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                     "the regression score needs a public range of y (targets and predictions "
                     "are clipped to it, so one row moves the squared error by at most the "
                     "squared width of the range): pass y_bound, or set the estimator's "
-                    "y_bound.")
+                    "y_bound."
+                )
             centre, half = target_range(y_bound)
             y_bound = (centre - half, centre + half)  # the range (lo, hi)
 
@@ -419,8 +458,9 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         y = column_or_1d(y, warn=True)
         n = int(X.shape[0]) if hasattr(X, "shape") else int(np.asarray(X).shape[0])
         if n < 4:
-            raise ValueError(f"need at least 4 rows to split into training and validation, "
-                             f"got n_samples={n}.")
+            raise ValueError(
+                f"need at least 4 rows to split into training and validation, got n_samples={n}."
+            )
         n_val = int(math.ceil(float(self.validation_fraction) * n))
         if not 1 <= n_val < n:
             raise ValueError("validation_fraction leaves an empty training or validation split.")
@@ -430,18 +470,24 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         mean = float(self.n_iter)
         if self.distribution == "negative_binomial":
             if not mean > 1.0:
-                raise ValueError("n_iter must be > 1 for the truncated negative binomial "
-                                 "(its mean is 1 only when it is always 1: use the estimator "
-                                 "alone).")
+                raise ValueError(
+                    "n_iter must be > 1 for the truncated negative binomial "
+                    "(its mean is 1 only when it is always 1: use the estimator "
+                    "alone)."
+                )
             gamma = truncated_negative_binomial_gamma(mean, self.shape)
         else:
             gamma = math.nan
 
         # --- calibration: the largest per-trial mu whose search spends at most epsilon ---
         mu = calibrate_base_mu(epsilon, delta, self.distribution, mean, self.shape, gamma)
-        selection = RepeatedSelection(base_mu=float(mu), distribution=self.distribution,
-                                      mean=float(mean), shape=float(self.shape),
-                                      gamma=float(gamma))
+        selection = RepeatedSelection(
+            base_mu=float(mu),
+            distribution=self.distribution,
+            mean=float(mean),
+            shape=float(self.shape),
+            gamma=float(gamma),
+        )
         spent = selection.epsilon(delta)
         if not spent <= epsilon:  # the calibration checked this very computation
             raise RuntimeError("the search's calibration overspends; nothing was released.")
@@ -451,29 +497,40 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         budget = self._resolve_budget(prefix, params)
         if budget is not None:
             if math.isinf(mu):
-                raise ValueError("a search with epsilon=inf adds no noise and cannot draw from "
-                                 "a finite budget; nothing was released.")
+                raise ValueError(
+                    "a search with epsilon=inf adds no noise and cannot draw from "
+                    "a finite budget; nothing was released."
+                )
             budget.charge(selection, label=type(self).__name__)
 
         # --- public randomness: split, K, candidates, seeds (all from random_state) ---
         gen = generator(self.random_state)
         split_seed = int(gen.integers(2**31 - 1))
-        X_tr, X_val, y_tr, y_val = train_test_split(X, y, test_size=n_val,
-                                                    random_state=split_seed, shuffle=True)
+        X_tr, X_val, y_tr, y_val = train_test_split(
+            X, y, test_size=n_val, random_state=split_seed, shuffle=True
+        )
         k = draw_n_trials(gen, self.distribution, mean, self.shape, gamma)
         if k == 0:
             raise RuntimeError(
                 f"the Poisson number of trials was 0 (probability exp(-{mean:g})): the search "
                 "releases nothing (its budget is spent). distribution='negative_binomial' "
-                "always runs at least one trial.")
+                "always runs at least one trial."
+            )
 
         y_val_arr = np.asarray(y_val)
         user = clone(self.estimator).get_params(deep=True)  # what a trial's settings replace
         best = None  # (score, params, estimator)
         with private_search_trials():
             for _ in range(k):
-                cand = next(iter(ParameterSampler(self.param_distributions, n_iter=1,
-                                                  random_state=int(gen.integers(2**31 - 1)))))
+                cand = next(
+                    iter(
+                        ParameterSampler(
+                            self.param_distributions,
+                            n_iter=1,
+                            random_state=int(gen.integers(2**31 - 1)),
+                        )
+                    )
+                )
                 settings = {names["epsilon"]: trial_eps, names["delta"]: delta}
                 if names["random_state"] in params:
                     settings[names["random_state"]] = int(gen.integers(2**31 - 1))
@@ -488,8 +545,9 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                     # iterate): the trial's outcome is "diverged", which loses to every score
                     continue
                 self._check_trial(est, prefix, mu)
-                score = self._noisy_score(est, X_val, y_val_arr, scoring, y_bound, n_val, mu,
-                                          score_noise)
+                score = self._noisy_score(
+                    est, X_val, y_val_arr, scoring, y_bound, n_val, mu, score_noise
+                )
                 if best is None or score > best[0]:
                     best = (score, cand, est)
         if best is None:
@@ -498,21 +556,32 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         score, cand, est = best
         # the selection compares the raw noisy scores (no ties); what is reported is clipped to
         # the score's range (post-processing of the released value)
-        score = float(np.clip(score, *((0.0, 1.0) if scoring == "accuracy"
-                                       else (-(y_bound[1] - y_bound[0]) ** 2, 0.0))))
+        score = float(
+            np.clip(
+                score,
+                *(
+                    (0.0, 1.0)
+                    if scoring == "accuracy"
+                    else (-((y_bound[1] - y_bound[0]) ** 2), 0.0)
+                ),
+            )
+        )
         # the published model carries the user's privacy parameters, never the trial's: its
         # seed would let anyone holding the other rows refit a neighbouring data set with the
         # same noise, and its budget is the search's business (the epsilon and delta it was
         # fitted with are public and stay)
-        est.set_params(**{names[k]: user[names[k]] for k in ("random_state", "budget")
-                          if names[k] in params})
+        est.set_params(
+            **{names[k]: user[names[k]] for k in ("random_state", "budget") if names[k] in params}
+        )
         self.best_estimator_ = est
         self.best_params_ = dict(cand)
         self.best_score_ = float(score)
         self.cv_results_ = {
             "params": [dict(cand)],
-            **{f"param_{p}": np.ma.MaskedArray(np.array([v], dtype=object)) for p, v in
-               cand.items()},
+            **{
+                f"param_{p}": np.ma.MaskedArray(np.array([v], dtype=object))
+                for p, v in cand.items()
+            },
             "mean_test_score": np.array([float(score)]),
             "rank_test_score": np.array([1], dtype=np.int32),
         }
@@ -545,15 +614,19 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise TypeError(
                 f"{type(owner).__name__} exposes no releases_ after fit: the search cannot check "
                 "what a trial spent. Use a private estimator (or pipeline) that reports its "
-                "releases.")
+                "releases."
+            )
         if math.isinf(mu):
             return
         if any(r.sampling_rate != 1.0 for r in releases):
-            raise TypeError("a trial made Poisson-subsampled releases; the search accounts "
-                            "full-batch Gaussian trials only. Nothing was released.")
+            raise TypeError(
+                "a trial made Poisson-subsampled releases; the search accounts "
+                "full-batch Gaussian trials only. Nothing was released."
+            )
         if not gdp_mu_of_releases(releases, "replace") <= mu:
-            raise RuntimeError("a trial spent more than its share of the search's budget; "
-                               "nothing was released.")
+            raise RuntimeError(
+                "a trial spent more than its share of the search's budget; nothing was released."
+            )
 
     @staticmethod
     def _noisy_score(est, X_val, y_val, scoring, y_bound, n_val, mu, noise):

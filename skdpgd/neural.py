@@ -30,8 +30,6 @@ from .schedules import PUR, Exponential, Problem, Uniform, get_schedule, hong_sh
 __all__ = ["DPMLPClassifier"]
 
 
-
-
 _SCHEDULE_NAMES = {"uniform", "hong", "pur", "exponential"}
 
 
@@ -67,12 +65,15 @@ def _resolve_device(torch, device):
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError, ValueError) as exc:
-        raise ValueError(f"device must be 'cpu', 'cuda' or a torch.device; got {device!r}."
-                         ) from exc
+        raise ValueError(
+            f"device must be 'cpu', 'cuda' or a torch.device; got {device!r}."
+        ) from exc
     if dev.type == "cuda":
         if not torch.cuda.is_available():
-            raise ValueError(f"device={device!r} asks for CUDA, but torch sees no CUDA device "
-                             "(or this torch build has no CUDA support); use device='cpu'.")
+            raise ValueError(
+                f"device={device!r} asks for CUDA, but torch sees no CUDA device "
+                "(or this torch build has no CUDA support); use device='cpu'."
+            )
     elif dev.type != "cpu":
         raise ValueError(f"device must be a CPU or CUDA device; got {device!r}.")
     return dev
@@ -94,7 +95,7 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
     hidden_layer_sizes : array-like of int, default=(100,)
         Units of each hidden layer.
 
-    activation : {'relu', 'tanh', 'logistic'}, default='relu'
+    activation : {"relu", "tanh", "logistic"}, default='relu'
         Hidden-layer activation.
 
     epsilon : float, default=1.0
@@ -134,7 +135,7 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         one), and the run is accounted with Renyi DP of the subsampled Gaussian under
         add/remove-one neighbours. ``b >= n_samples`` is full batch.
 
-    schedule : {'uniform', 'hong', 'exponential', 'pur'} or Schedule, default='uniform'
+    schedule : {"uniform", "hong", "exponential", "pur"} or Schedule, default='uniform'
         Shape of the noise over the T = ``max_iter`` steps; the accountant scales it to the
         budget. **'hong' and 'exponential' are not the linear models' schedules of the same
         name**: a network has no condition number from which Hong et al.'s theorems would
@@ -168,7 +169,7 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
     momentum : float in [0, 1), default=0.0
         Momentum (bias-corrected moving average of the noisy gradients, Hong et al., Eq. 3).
 
-    neighbouring : {'auto', 'replace', 'add_remove'}, default='auto'
+    neighbouring : {"auto", "replace", "add_remove"}, default='auto'
         Neighbouring relation of the guarantee. 'replace': datasets differ in one example
         (sensitivity of the gradient sum 2C); 'add_remove': one example added or removed
         (sensitivity C; the normaliser stays the public N). 'auto' is 'add_remove' for Poisson
@@ -384,12 +385,31 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         "budget": [HasMethods(["charge"]), None],
     }
 
-    def __init__(self, hidden_layer_sizes=(100,), activation="relu", *, epsilon=1.0, delta=None,
-                 classes=None, class_weight=None, clip_norm=1.0, learning_rate=0.1, max_iter=100,
-                 batch_size=None,
-                 schedule="uniform", decay=None, momentum=0.0, neighbouring="auto",
-                 n_samples=None, n_jobs=None, verbose=0, random_state=None, importance=None,
-                 device="cpu", budget=None):
+    def __init__(
+        self,
+        hidden_layer_sizes=(100,),
+        activation="relu",
+        *,
+        epsilon=1.0,
+        delta=None,
+        classes=None,
+        class_weight=None,
+        clip_norm=1.0,
+        learning_rate=0.1,
+        max_iter=100,
+        batch_size=None,
+        schedule="uniform",
+        decay=None,
+        momentum=0.0,
+        neighbouring="auto",
+        n_samples=None,
+        n_jobs=None,
+        verbose=0,
+        random_state=None,
+        importance=None,
+        device="cpu",
+        budget=None,
+    ):
         self.budget = budget
         self.importance = importance
         self.device = device
@@ -472,8 +492,15 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
 
     def _fit(self, X, y, sample_weight):
         X, _, sample_weight, _, classes, y_index = classification_data(
-            self, X, y, sample_weight, self.classes, dtype=np.float64, accept_sparse=False,
-            dask=False)
+            self,
+            X,
+            y,
+            sample_weight,
+            self.classes,
+            dtype=np.float64,
+            accept_sparse=False,
+            dask=False,
+        )
         if X.size and np.max(np.abs(X)) > np.finfo(np.float32).max:
             raise ValueError(
                 "X has values beyond the float32 range (|x| > 3.4e38) that the network is "
@@ -481,8 +508,9 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
                 "not their size)."
             )
         road = TorchRoad(self, X, y_index, classes.shape[0])
-        fitted = private_fit(self, road, X.shape[0], sample_weight=sample_weight,
-                             classes=classes, y_index=y_index)
+        fitted = private_fit(
+            self, road, X.shape[0], sample_weight=sample_weight, classes=classes, y_index=y_index
+        )
         self.classes_ = classes
         self.__dict__.update(fitted)
 
@@ -568,8 +596,10 @@ class TorchRoad(Road):
         T = int(est.max_iter)
         schedule, decay_used, schedule_name = est._resolve_schedule(T)
         if schedule_name == "pur" and self.minibatch:  # decided by the parameter, not by q
-            raise ValueError("schedule='pur' runs until a full-batch budget is spent; it "
-                             "supports batch_size=None only.")
+            raise ValueError(
+                "schedule='pur' runs until a full-batch budget is spent; it "
+                "supports batch_size=None only."
+            )
         n_params = sum((a + 1) * b for a, b in zip(self.layer_sizes[:-1], self.layer_sizes[1:]))
         # One example's clipped gradient has norm <= C: the sum moves by <= C when it is
         # added or removed, by <= 2C when it is replaced by another (two clipped terms differ).
@@ -587,19 +617,30 @@ class TorchRoad(Road):
         )
         plan = schedule.plan(problem, remaining_mu(fit.mu_total, fit.prior), T)
         if plan.mechanism != "gradient":
-            raise ValueError(f"schedule {schedule_name!r} is not a gradient schedule; "
-                             "DPMLPClassifier runs noisy gradient steps only.")
+            raise ValueError(
+                f"schedule {schedule_name!r} is not a gradient schedule; "
+                "DPMLPClassifier runs noisy gradient steps only."
+            )
         self.q, self.plan, self.decay, self.schedule_name = q, plan, decay_used, schedule_name
         self.clip_norm = clip_norm
 
     def releases(self, fit):
-        return [Release("gradient sums", self.plan.noise_multipliers, dict(self.sensitivity),
-                        fit.relation, self.q)]
+        return [
+            Release(
+                "gradient sums",
+                self.plan.noise_multipliers,
+                dict(self.sensitivity),
+                fit.relation,
+                self.q,
+            )
+        ]
 
     def describe(self, fit, releases):
-        return (f"DPMLPClassifier: {releases[0].n_steps} noisy steps at rate q = {self.q:.4g}, "
-                f"N (public) = {fit.n_public:g}, epsilon = {fit.epsilon:g}, "
-                f"delta = {fit.delta:.3g}")
+        return (
+            f"DPMLPClassifier: {releases[0].n_steps} noisy steps at rate q = {self.q:.4g}, "
+            f"N (public) = {fit.n_public:g}, epsilon = {fit.epsilon:g}, "
+            f"delta = {fit.delta:.3g}"
+        )
 
     def run(self, fit, releases):
         from .policy import current as _policy
@@ -611,42 +652,60 @@ class TorchRoad(Road):
 
         def report(step):  # after step `step` (1-based) has been released
             if q < 1.0:
-                progress.released_steps(self.accountant, z[:step], q, fit.delta, step,
-                                        z.shape[0])
+                progress.released_steps(self.accountant, z[:step], q, fit.delta, step, z.shape[0])
             else:
-                progress.released(z[step - 1:step], step - 1, z.shape[0])
+                progress.released(z[step - 1 : step], step - 1, z.shape[0])
 
-        importance = None if self.mask is None else {
-            "stages": self.mask.stages(z.shape[0]), "scaling": bool(self.mask.scaling),
-            "decay": _policy().IMPORTANCE_MOMENT_DECAY}
+        importance = (
+            None
+            if self.mask is None
+            else {
+                "stages": self.mask.stages(z.shape[0]),
+                "scaling": bool(self.mask.scaling),
+                "decay": _policy().IMPORTANCE_MOMENT_DECAY,
+            }
+        )
         run_info = {}
         normaliser = q * fit.n_public  # N for full batch; expected batch size for Poisson
         with self.backend.torch_threads(est.n_jobs):
             coefs, intercepts = self.backend.run_noisy_gd(
-                self.X, self.y_k, self.n_outputs, self.layer_sizes, est.activation, coefs0,
-                intercepts0, clip_norm=self.clip_norm,
+                self.X,
+                self.y_k,
+                self.n_outputs,
+                self.layer_sizes,
+                est.activation,
+                coefs0,
+                intercepts0,
+                clip_norm=self.clip_norm,
                 learning_rate=float(est.learning_rate) * fit.weight_scale,
                 momentum=float(est.momentum),
-                noise_std=z * self.sensitivity[fit.relation], sampling_rate=q,
-                normaliser=normaliser, seed=self.backend.torch_seed(fit.gen),
-                sample_weight=fit.sample_weight, callback=report if est.verbose else None,
-                importance=importance, device=self.device, info=run_info)
+                noise_std=z * self.sensitivity[fit.relation],
+                sampling_rate=q,
+                normaliser=normaliser,
+                seed=self.backend.torch_seed(fit.gen),
+                sample_weight=fit.sample_weight,
+                callback=report if est.verbose else None,
+                importance=importance,
+                device=self.device,
+                info=run_info,
+            )
         mu = mu_of(fit.prior + list(releases))
-        return RoadResult({
-            "coefs_": coefs,
-            "intercepts_": intercepts,
-            "n_layers_": len(self.layer_sizes),
-            "n_outputs_": self.n_outputs,
-            "out_activation_": "logistic" if self.n_outputs == 1 else "softmax",
-            "noise_multipliers_": z,
-            "n_iter_": int(z.shape[0]),
-            "mu_": mu,
-            "rho_": None if mu is None else mu ** 2 / 2.0,
-            "schedule_": self.schedule_name,
-            "decay_": self.decay,
-            "sampling_rate_": q,
-            "clip_norm_": self.clip_norm,
-            "sensitivity_": self.sensitivity[fit.relation],
-            "importance_kept_": (np.asarray(run_info["kept"]) if "kept" in run_info
-                                 else None),
-        })
+        return RoadResult(
+            {
+                "coefs_": coefs,
+                "intercepts_": intercepts,
+                "n_layers_": len(self.layer_sizes),
+                "n_outputs_": self.n_outputs,
+                "out_activation_": "logistic" if self.n_outputs == 1 else "softmax",
+                "noise_multipliers_": z,
+                "n_iter_": int(z.shape[0]),
+                "mu_": mu,
+                "rho_": None if mu is None else mu**2 / 2.0,
+                "schedule_": self.schedule_name,
+                "decay_": self.decay,
+                "sampling_rate_": q,
+                "clip_norm_": self.clip_norm,
+                "sensitivity_": self.sensitivity[fit.relation],
+                "importance_kept_": (np.asarray(run_info["kept"]) if "kept" in run_info else None),
+            }
+        )

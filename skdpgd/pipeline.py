@@ -41,13 +41,24 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 
 from . import policy
-from ._audit import (_audit_steps, _bound_problem, _final_step_problems, _is_dp_estimator,
-                     _not_dp_estimator)
+from ._audit import (
+    _audit_steps,
+    _bound_problem,
+    _final_step_problems,
+    _is_dp_estimator,
+    _not_dp_estimator,
+)
 from ._capability import DP_MINIBATCH_ESTIMATOR, DP_TRANSFORMER, declared_privacy
 from ._selection_guard import warn_if_model_selection
 from ._setup import resolve_delta
-from .accounting import (RELATIONS, Relation, flatten, gdp_mu_of_releases, split_budget,
-                         upper_bound_release)
+from .accounting import (
+    RELATIONS,
+    Relation,
+    flatten,
+    gdp_mu_of_releases,
+    split_budget,
+    upper_bound_release,
+)
 from .budget import PrivacyBudget
 from .exceptions import BudgetExceededError, PrivacyLeakWarning
 from .preprocessing import output_bound
@@ -55,10 +66,10 @@ from .preprocessing import output_bound
 __all__ = ["PrivatePipeline", "audit_estimator", "make_private_pipeline"]
 
 
-
 #: Relative margin by which the steps' mu are kept inside the pipeline's: a step's calibration
 #: of ``gdp_epsilon(delta, mu_k)`` may return a mu a few ulps above ``mu_k``.
 _SPLIT_MARGIN = 1e-9
+
 
 def audit_estimator(estimator):
     """Why fitting ``estimator`` privately would leak, found before any row is read.
@@ -114,18 +125,23 @@ def audit_estimator(estimator):
         where, final = f"step {estimator.steps[-1][0]!r}", estimator.steps[-1][1]
         if not _is_dp_estimator(final):
             return problems
-        fix = ("a public data_norm on the final step (a scikit-learn Pipeline does not pass on "
-               "the bound its steps declare), or make_private_pipeline, which does")
+        fix = (
+            "a public data_norm on the final step (a scikit-learn Pipeline does not pass on "
+            "the bound its steps declare), or make_private_pipeline, which does"
+        )
     else:
         where, final = "the estimator", estimator
         if not _is_dp_estimator(final):
-            return [_not_dp_estimator(where, final, "a private fit needs one, or a pipeline "
-                                      "ending")]
+            return [
+                _not_dp_estimator(where, final, "a private fit needs one, or a pipeline ending")
+            ]
         problems = _final_step_problems(final, where)
         fix = "a public data_norm (and rows scaled into it)"
     if "data_norm" in final.get_params() and final.get_params()["data_norm"] is None:
-        problems.append(f"{where} ({type(final).__name__}): data_norm=None reads the largest "
-                        f"row norm from the private rows. Private alternative: {fix}.")
+        problems.append(
+            f"{where} ({type(final).__name__}): data_norm=None reads the largest "
+            f"row norm from the private rows. Private alternative: {fix}."
+        )
     return problems
 
 
@@ -259,8 +275,18 @@ class PrivatePipeline(Pipeline):
     neighbouring_ : str
     """
 
-    def __init__(self, steps, *, epsilon=1.0, delta=None, budget=None, neighbouring="auto",
-                 shares=None, allow_leaks=False, random_state=None):
+    def __init__(
+        self,
+        steps,
+        *,
+        epsilon=1.0,
+        delta=None,
+        budget=None,
+        neighbouring="auto",
+        shares=None,
+        allow_leaks=False,
+        random_state=None,
+    ):
         super().__init__(steps)
         self.epsilon = epsilon
         self.delta = delta
@@ -273,21 +299,28 @@ class PrivatePipeline(Pipeline):
     # -- checks on parameters only ------------------------------------------------------
     def _relation(self, minibatch=False):
         if minibatch:  # DP-SGD and the MLP are accounted under add/remove-one only
-            if self.neighbouring == "replace" or getattr(self.budget, "neighbouring",
-                                                         "add_remove") != "add_remove":
-                raise ValueError("a minibatch (Poisson-sampled) final estimator is accounted "
-                                 "under add/remove-one neighbours; use neighbouring='auto' or "
-                                 "'add_remove' (and an add/remove-one budget).")
+            if (
+                self.neighbouring == "replace"
+                or getattr(self.budget, "neighbouring", "add_remove") != "add_remove"
+            ):
+                raise ValueError(
+                    "a minibatch (Poisson-sampled) final estimator is accounted "
+                    "under add/remove-one neighbours; use neighbouring='auto' or "
+                    "'add_remove' (and an add/remove-one budget)."
+                )
             return "add_remove"
         if self.neighbouring not in ("auto", *RELATIONS):
-            raise ValueError("neighbouring must be 'auto', 'replace' or 'add_remove', got "
-                             f"{self.neighbouring!r}.")
+            raise ValueError(
+                "neighbouring must be 'auto', 'replace' or 'add_remove', got "
+                f"{self.neighbouring!r}."
+            )
         b = getattr(self.budget, "neighbouring", None) if self.budget is not None else None
         if self.neighbouring == "auto":
             return b if b in RELATIONS else "replace"
         if b is not None and b != self.neighbouring:
-            raise ValueError(f"neighbouring={self.neighbouring!r} differs from the budget's "
-                             f"relation {b!r}.")
+            raise ValueError(
+                f"neighbouring={self.neighbouring!r} differs from the budget's relation {b!r}."
+            )
         return self.neighbouring
 
     def audit(self):
@@ -298,8 +331,10 @@ class PrivatePipeline(Pipeline):
     def _weights(self, spenders):
         if self.shares is not None:
             if not isinstance(self.shares, dict) or set(self.shares) != set(spenders):
-                raise ValueError(f"shares must be a dict with one weight for each spending "
-                                 f"step: {spenders}; got {self.shares!r}.")
+                raise ValueError(
+                    f"shares must be a dict with one weight for each spending "
+                    f"step: {spenders}; got {self.shares!r}."
+                )
             w = np.array([float(self.shares[p]) for p in spenders])
             if not (np.all(np.isfinite(w)) and np.all(w > 0)):
                 raise ValueError("shares must be positive finite numbers.")
@@ -329,16 +364,20 @@ class PrivatePipeline(Pipeline):
         warn_if_model_selection(self)  # k fits on overlapping rows, unaccounted?
         if not isinstance(self.allow_leaks, (bool, np.bool_)):
             raise ValueError("allow_leaks must be True or False.")
-        if isinstance(self.epsilon, bool) or not (isinstance(self.epsilon, numbers.Real)
-                                                  and self.epsilon > 0):
+        if isinstance(self.epsilon, bool) or not (
+            isinstance(self.epsilon, numbers.Real) and self.epsilon > 0
+        ):
             raise ValueError(f"epsilon must be > 0, got {self.epsilon!r}.")
         problems, spenders = self.audit()
         for message in problems:
             if not self.allow_leaks:
-                raise ValueError(message + " Nothing was read or released (allow_leaks=True "
-                                 "turns this into a PrivacyLeakWarning for experiments).")
-            warnings.warn(message + " epsilon_ does not cover this step.", PrivacyLeakWarning,
-                          stacklevel=2)
+                raise ValueError(
+                    message + " Nothing was read or released (allow_leaks=True "
+                    "turns this into a PrivacyLeakWarning for experiments)."
+                )
+            warnings.warn(
+                message + " epsilon_ does not cover this step.", PrivacyLeakWarning, stacklevel=2
+            )
         epsilon = float(self.epsilon)
         final_name, final = self.steps[-1]
         minibatch = declared_privacy(final) == DP_MINIBATCH_ESTIMATOR
@@ -349,16 +388,21 @@ class PrivatePipeline(Pipeline):
                 "(Poisson-sampled minibatches), and splitting one epsilon exactly between it "
                 "and DP transformers is not supported yet; use BoundedScaler or "
                 "schema_transformer (free), or fit the DP transformer separately under a shared "
-                "PrivacyBudget.")
+                "PrivacyBudget."
+            )
         for path in spenders:
             step = self._get(path)
             rel = step.get_params().get("neighbouring", "auto")
             if rel not in ("auto", relation):
-                raise ValueError(f"step {path!r} has neighbouring={rel!r} but the pipeline runs "
-                                 f"under {relation!r}; leave it 'auto'.")
+                raise ValueError(
+                    f"step {path!r} has neighbouring={rel!r} but the pipeline runs "
+                    f"under {relation!r}; leave it 'auto'."
+                )
             if step.get_params().get("budget") is not None:
-                raise ValueError(f"step {path!r} has its own budget; give the budget to the "
-                                 "pipeline (budget=...), which charges every step to it.")
+                raise ValueError(
+                    f"step {path!r} has its own budget; give the budget to the "
+                    "pipeline (budget=...), which charges every step to it."
+                )
 
         # --- a public row bound for the final estimator: declared by the steps, or given ---
         unbounded = _bound_problem(self.steps)
@@ -384,19 +428,25 @@ class PrivatePipeline(Pipeline):
         outer = self.budget
         if outer is not None:
             if infinite:
-                raise BudgetExceededError("epsilon=inf spends an unbounded budget; nothing was "
-                                          "released.")
-            outer.check([upper_bound_release("whole pipeline (upper bound)", mu, relation)],
-                        label="PrivatePipeline")
+                raise BudgetExceededError(
+                    "epsilon=inf spends an unbounded budget; nothing was released."
+                )
+            outer.check(
+                [upper_bound_release("whole pipeline (upper bound)", mu, relation)],
+                label="PrivatePipeline",
+            )
         ledger = None
         if not infinite:
-            inner = (PrivacyBudget(epsilon, delta, relation) if not minibatch else
-                     _Passthrough(relation))
+            inner = (
+                PrivacyBudget(epsilon, delta, relation) if not minibatch else _Passthrough(relation)
+            )
             ledger = _Ledger(inner, outer, relation)
 
         # --- copies of the steps, configured (the user's objects are never touched) ---
-        steps = [(name, clone(est) if not isinstance(est, str) and est is not None else est)
-                 for name, est in self.steps]
+        steps = [
+            (name, clone(est) if not isinstance(est, str) and est is not None else est)
+            for name, est in self.steps
+        ]
         work = Pipeline(steps)
         rs = check_random_state(self.random_state)
         if len(spenders) == 1:  # one spending step: it draws from random_state itself
@@ -410,8 +460,12 @@ class PrivatePipeline(Pipeline):
             keys = ("epsilon", "delta", "budget", "random_state")
             step = _get_from(work, path)
             originals[path] = {k: step.get_params()[k] for k in keys}
-            work.set_params(**{f"{path}__{k}": v for k, v in
-                               zip(keys, (eps_k, delta, ledger and ledger.for_step(path), seed))})
+            work.set_params(
+                **{
+                    f"{path}__{k}": v
+                    for k, v in zip(keys, (eps_k, delta, ledger and ledger.for_step(path), seed))
+                }
+            )
 
         # --- fit the transformers, then the estimator with the declared bound ---
         routed = {}
@@ -425,8 +479,11 @@ class PrivatePipeline(Pipeline):
         for name, est in steps[:-1]:
             if est is None or (isinstance(est, str) and est == "passthrough"):
                 continue
-            if (declared_privacy(est) == DP_TRANSFORMER and running is not None
-                    and est.get_params().get("data_norm", False) is None):
+            if (
+                declared_privacy(est) == DP_TRANSFORMER
+                and running is not None
+                and est.get_params().get("data_norm", False) is None
+            ):
                 # a DP transformer that clips to data_norm (DPPCA): the earlier steps' bound
                 est.set_params(data_norm=float(running) if running > 0 else 1.0)
                 bound_set.append(est)
@@ -538,8 +595,16 @@ def _num_rows(X):
     return len(X)
 
 
-def make_private_pipeline(*steps, epsilon, delta=None, budget=None, random_state=None,
-                          neighbouring="auto", shares=None, allow_leaks=False):
+def make_private_pipeline(
+    *steps,
+    epsilon,
+    delta=None,
+    budget=None,
+    random_state=None,
+    neighbouring="auto",
+    shares=None,
+    allow_leaks=False,
+):
     """A :class:`PrivatePipeline` from steps, named as ``sklearn.pipeline.make_pipeline`` does.
 
     Parameters
@@ -571,6 +636,13 @@ def make_private_pipeline(*steps, epsilon, delta=None, budget=None, random_state
     from sklearn.pipeline import make_pipeline
 
     named = make_pipeline(*steps).steps
-    return PrivatePipeline(named, epsilon=epsilon, delta=delta, budget=budget,
-                           neighbouring=neighbouring, shares=shares, allow_leaks=allow_leaks,
-                           random_state=random_state)
+    return PrivatePipeline(
+        named,
+        epsilon=epsilon,
+        delta=delta,
+        budget=budget,
+        neighbouring=neighbouring,
+        shares=shares,
+        allow_leaks=allow_leaks,
+        random_state=random_state,
+    )

@@ -116,25 +116,39 @@ def output_alpha(n_samples, n_params, lipschitz, row_bound, mu):
     ``2 / AUTO_OUTPUT_ALPHA`` of that scale. Like :func:`consistent_alpha` it tends to ``1/N``
     as mu grows.
     """
-    return _sklearn_plus_noise_penalty(n_samples, n_params, lipschitz, row_bound, mu,
-                                       current().AUTO_OUTPUT_ALPHA)
+    return _sklearn_plus_noise_penalty(
+        n_samples, n_params, lipschitz, row_bound, mu, current().AUTO_OUTPUT_ALPHA
+    )
 
 
-def auto_alpha(alpha_rule, n_samples, n_params, lipschitz, row_bound, mu, second_order,
-               max_iter=None, signal_scale=1.0, fit_intercept=True):
+def auto_alpha(
+    alpha_rule,
+    n_samples,
+    n_params,
+    lipschitz,
+    row_bound,
+    mu,
+    second_order,
+    max_iter=None,
+    signal_scale=1.0,
+    fit_intercept=True,
+):
     """``alpha='auto'`` of a full-batch fit, for a schedule whose ``alpha_rule`` is
     ``'output'`` (output perturbation: :func:`output_alpha`), ``'auto'`` (``schedule='auto'``:
     :func:`output_alpha` when :func:`auto_mechanism` picks output perturbation) or anything
     else (:func:`consistent_alpha`, with the squared loss's factor when ``second_order`` is
     ``'ssp'``). All inputs public: N, D, G, R, the budget left, the loss's second-order
     mechanism, the user's ``max_iter`` (None: 'auto') and the released signal scale."""
-    kind = (auto_mechanism(n_samples, n_params, mu, second_order, max_iter, signal_scale,
-                           fit_intercept)
-            if alpha_rule == "auto" else None)
+    kind = (
+        auto_mechanism(n_samples, n_params, mu, second_order, max_iter, signal_scale, fit_intercept)
+        if alpha_rule == "auto"
+        else None
+    )
     if kind == "output" or alpha_rule == "output":
         return output_alpha(n_samples, n_params, lipschitz, row_bound, mu)
-    return consistent_alpha(n_samples, n_params, lipschitz, row_bound, mu,
-                            squared=second_order == "ssp")
+    return consistent_alpha(
+        n_samples, n_params, lipschitz, row_bound, mu, squared=second_order == "ssp"
+    )
 
 
 # =============================================================================================
@@ -212,8 +226,10 @@ def prior_switch_tiers(switch):
         s, p = float(tier[0]), float(tier[1])
         share = float(tier[2]) if len(tier) == 3 else current().AUTO_PRIOR_SWITCH_SHARE
         if not (s >= 0 and math.isfinite(p) and 0.0 < share < 1.0):
-            raise ValueError(f"a prior-switch tier needs s >= 0, a finite p (above 1: never "
-                             f"switch) and share in (0, 1), got {tier!r}.")
+            raise ValueError(
+                f"a prior-switch tier needs s >= 0, a finite p (above 1: never "
+                f"switch) and share in (0, 1), got {tier!r}."
+            )
         tiers.append((s, p, share))
     if any(a[0] >= b[0] for a, b in zip(tiers, tiers[1:])):
         raise ValueError(f"prior-switch tiers must have increasing s, got {switch!r}.")
@@ -234,14 +250,23 @@ def select_threshold(std, n_public):
     """The selection's threshold on the noisy difference (see :data:`AUTO_SELECT_BIAS`)."""
     return -current().AUTO_SELECT_BIAS * std * std / float(n_public)
 
+
 #: ``c`` in the warm start's shrinkage of the noisy class counts towards their mean,
 #: ``max(0, 1 - c (K - 1) s^2 / ||c~ - mean(c~)||^2)`` (1: positive-part James-Stein).
 #: (see benchmarks/DECISIONS.md#warm_start_shrink)
 WARM_START_SHRINK = 4.0
 
 
-def auto_mechanism(n_samples, n_params, mu, second_order, max_iter=None, signal_scale=1.0,
-                   fit_intercept=True, binary=False):
+def auto_mechanism(
+    n_samples,
+    n_params,
+    mu,
+    second_order,
+    max_iter=None,
+    signal_scale=1.0,
+    fit_intercept=True,
+    binary=False,
+):
     """What ``schedule='auto'`` runs: 'prior', 'newton', 'ssp', 'output' or 'gradient' (see
     :class:`~skdpgd.schedules.Auto`).
 
@@ -251,8 +276,9 @@ def auto_mechanism(n_samples, n_params, mu, second_order, max_iter=None, signal_
     if max_iter is not None:
         return "gradient"
     snr = signal_to_noise(n_samples, n_params, mu) * signal_scale
-    if fit_intercept and (snr < pol.AUTO_PRIOR_MAX_SNR
-                          or (binary and snr < pol.AUTO_PRIOR_MAX_SNR_BINARY)):
+    if fit_intercept and (
+        snr < pol.AUTO_PRIOR_MAX_SNR or (binary and snr < pol.AUTO_PRIOR_MAX_SNR_BINARY)
+    ):
         return "prior"
     if n_params <= pol.AUTO_SECOND_ORDER_MAX_PARAMS:
         if second_order is not None and snr >= pol.AUTO_SECOND_ORDER_MIN_SNR:
@@ -273,12 +299,22 @@ def auto_schedule(problem, mu, max_iter=None):
     ``kappa * alpha_H < AUTO_DYNAMIC_THRESHOLD``, else the uniform one. ``problem`` is the
     fit's :class:`~skdpgd.schedules.Problem` (public constants only)."""
     pol = current()
-    kind = auto_mechanism(problem.n_samples, problem.n_params, mu, problem.second_order,
-                          max_iter, problem.signal_scale, problem.fit_intercept,
-                          binary=problem.second_order == "newton" and problem.n_outputs == 1)
+    kind = auto_mechanism(
+        problem.n_samples,
+        problem.n_params,
+        mu,
+        problem.second_order,
+        max_iter,
+        problem.signal_scale,
+        problem.fit_intercept,
+        binary=problem.second_order == "newton" and problem.n_outputs == 1,
+    )
     if kind == "newton":
-        return "newton", {"n_iter": pol.AUTO_NEWTON_ITER, "gradient_share": pol.AUTO_NEWTON_SHARE,
-                          "n_hessians": "auto"}
+        return "newton", {
+            "n_iter": pol.AUTO_NEWTON_ITER,
+            "gradient_share": pol.AUTO_NEWTON_SHARE,
+            "n_hessians": "auto",
+        }
     if kind == "ssp":
         return "ssp", {"gradient_share": pol.AUTO_SSP_SHARE}
     if kind in ("prior", "output"):
@@ -299,10 +335,12 @@ def select_rule(select):
     if len(select) != 3:
         raise ValueError(f"a selection rule is (s, count_share, select_share), got {select!r}.")
     s, count_share, select_share = (float(v) for v in select)
-    if not (s >= 0 and 0.0 < count_share and 0.0 < select_share
-            and count_share + select_share < 1.0):
-        raise ValueError(f"a selection rule needs s >= 0 and positive shares that sum below 1, "
-                         f"got {select!r}.")
+    if not (
+        s >= 0 and 0.0 < count_share and 0.0 < select_share and count_share + select_share < 1.0
+    ):
+        raise ValueError(
+            f"a selection rule needs s >= 0 and positive shares that sum below 1, got {select!r}."
+        )
     return s, count_share, select_share
 
 
@@ -328,20 +366,17 @@ def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None
     intercept-only model starts the steps (gradient) or centres the intercept's penalty
     (output perturbation)."""
     if getattr(problem, "regression_start", False):
-        if (mechanism in ("gradient", "output") and problem.fit_intercept
-                and not math.isinf(mu)):
+        if mechanism in ("gradient", "output") and problem.fit_intercept and not math.isinf(mu):
             return {"prior_share": current().AUTO_REGRESSION_START_SHARE}
         return {}
     pol = current()
-    if not (problem.fit_intercept and problem.second_order == "newton"
-            and not math.isinf(mu)):
+    if not (problem.fit_intercept and problem.second_order == "newton" and not math.isinf(mu)):
         return {}
     snr = signal_to_noise(problem.n_samples, problem.n_params, mu) * problem.signal_scale
     # an explicit switch (and no explicit selection) runs the switch instead of the default
     explicit_switch = prior_switch is not None and bool(prior_switch)
     rule = select_rule((None if explicit_switch else pol.AUTO_SELECT) if select is None else select)
-    if (rule is not None and snr < rule[0]
-            and mechanism in ("gradient", "newton", "output")):
+    if rule is not None and snr < rule[0] and mechanism in ("gradient", "newton", "output"):
         return {"prior_share": rule[1], "select_share": rule[2]}
     if mechanism not in ("gradient", "newton"):
         return {}
@@ -397,12 +432,15 @@ def auto_hessian_count(problem, mu, n_iter, gradient_share):
     else:
         z = math.sqrt(T / ((1.0 - gradient_share) * mu * mu))
     unit = _sensitivity_unit(problem)
-    q = hessian_rate(problem.n_samples, problem.n_params, z, unit, problem.signal_scale,
-                     problem.n_outputs)
-    ratio = hessian_noise_ratio(problem.n_samples, problem.n_params, z, unit,
-                                problem.signal_scale)
-    if (T * q <= pol.AUTO_HESSIAN_MAX_WORK or ratio <= pol.AUTO_HESSIAN_FREE_RATIO
-            or pol.AUTO_NEWTON_HESSIANS is None):
+    q = hessian_rate(
+        problem.n_samples, problem.n_params, z, unit, problem.signal_scale, problem.n_outputs
+    )
+    ratio = hessian_noise_ratio(problem.n_samples, problem.n_params, z, unit, problem.signal_scale)
+    if (
+        T * q <= pol.AUTO_HESSIAN_MAX_WORK
+        or ratio <= pol.AUTO_HESSIAN_FREE_RATIO
+        or pol.AUTO_NEWTON_HESSIANS is None
+    ):
         return None
     return pol.AUTO_NEWTON_HESSIANS
 
@@ -424,8 +462,13 @@ def hessian_rate(n_samples, n_params, z, sensitivity_unit, signal_scale=1.0, n_o
 def hessian_noise_ratio(n_samples, n_params, z, sensitivity_unit, signal_scale=1.0):
     """``sqrt(2) z u D^1.5 / (N s)``: the noise floor of a full Hessian release with multiplier
     z over a typical eigenvalue of the Hessian sum (see :data:`AUTO_HESSIAN_SNR`)."""
-    return (math.sqrt(2.0) * z * sensitivity_unit * float(n_params) ** 1.5
-            / (float(n_samples) * max(signal_scale, 1e-12)))
+    return (
+        math.sqrt(2.0)
+        * z
+        * sensitivity_unit
+        * float(n_params) ** 1.5
+        / (float(n_samples) * max(signal_scale, 1e-12))
+    )
 
 
 # =============================================================================================
@@ -502,6 +545,7 @@ def sgd_clip_factor(mu):
     pol = current()
     return 1.0 - (1.0 - pol.SGD_CLIP_FACTOR) * math.exp(-mu / pol.SGD_CLIP_RELAX_MU)
 
+
 # --- the defaults ('auto') of alpha, the number of steps and the batch size -------------------
 # All are functions of public quantities only: the public N (``n_samples`` or the noisy count),
 # the number of parameters p, the budget's GDP mu = gdp_mu(epsilon, delta), and the loss's
@@ -573,9 +617,20 @@ def sgd_prior_switch(n_public, n_params, mu, fit_intercept, logistic, auto):
     return float(p), float(share)
 
 
-def sgd_defaults(n_public, n_params, mu, clip, row_bound, smoothness, alpha="auto",
-                 batch_size="auto", epochs="auto", learning_rate="auto", alpha_noise=None,
-                 target_scale=1.0):
+def sgd_defaults(
+    n_public,
+    n_params,
+    mu,
+    clip,
+    row_bound,
+    smoothness,
+    alpha="auto",
+    batch_size="auto",
+    epochs="auto",
+    learning_rate="auto",
+    alpha_noise=None,
+    target_scale=1.0,
+):
     """Resolve the 'auto' hyperparameters of DP-SGD from public quantities only.
 
     Parameters
@@ -621,8 +676,11 @@ def sgd_defaults(n_public, n_params, mu, clip, row_bound, smoothness, alpha="aut
     n_public = float(n_public)
     if alpha == "auto":
         c = pol.SGD_ALPHA_NOISE if alpha_noise is None else float(alpha_noise)
-        noise = 0.0 if math.isinf(mu) else (
-            c * math.sqrt(n_params) * clip * row_bound / (n_public * mu * target_scale))
+        noise = (
+            0.0
+            if math.isinf(mu)
+            else (c * math.sqrt(n_params) * clip * row_bound / (n_public * mu * target_scale))
+        )
         alpha = pol.SGD_ALPHA_BASE + noise
     alpha = float(alpha)
     if learning_rate == "auto":
@@ -633,16 +691,20 @@ def sgd_defaults(n_public, n_params, mu, clip, row_bound, smoothness, alpha="aut
         return alpha, learning_rate, q, max(1, math.ceil(float(epochs) / q))
     if alpha > 0:
         kappa = (smoothness + alpha) / alpha
-        t_target = int(min(pol.SGD_MAX_STEPS,
-                           max(pol.SGD_MIN_STEPS, math.ceil(pol.SGD_FLOW * kappa))))
+        t_target = int(
+            min(pol.SGD_MAX_STEPS, max(pol.SGD_MIN_STEPS, math.ceil(pol.SGD_FLOW * kappa)))
+        )
     else:
         t_target = pol.SGD_MAX_STEPS
     if batch_size == "auto":
         if epochs != "auto":  # the batch whose steps give the target T
             b = float(epochs) * n_public / t_target
         else:
-            b = n_public if math.isinf(mu) else (
-                pol.SGD_BATCH_FACTOR * n_public * mu / math.sqrt(t_target))
+            b = (
+                n_public
+                if math.isinf(mu)
+                else (pol.SGD_BATCH_FACTOR * n_public * mu / math.sqrt(t_target))
+            )
             b = min(b, pol.SGD_MAX_EPOCHS * n_public / t_target)
         b = max(b, pol.SGD_MIN_BATCH)
         q = min(1.0, math.ceil(b) / n_public)
@@ -738,15 +800,22 @@ def dp_transformer_share(n_transformers):
 # =============================================================================================
 
 #: The names of the policy's constants, in the order they are defined above.
-NAMES = tuple(name for name, value in list(globals().items())
-              if name.isupper() and name != "NAMES" and not isinstance(value, types.ModuleType))
+NAMES = tuple(
+    name
+    for name, value in list(globals().items())
+    if name.isupper() and name != "NAMES" and not isinstance(value, types.ModuleType)
+)
 
 Policy = dataclasses.make_dataclass(
-    "Policy", [(name, object, dataclasses.field(default=globals()[name])) for name in NAMES],
-    frozen=True)
+    "Policy",
+    [(name, object, dataclasses.field(default=globals()[name])) for name in NAMES],
+    frozen=True,
+)
 Policy.__module__ = __name__
-Policy.__doc__ = ("Every constant of :mod:`skdpgd.policy` as one frozen value (fields named as "
-                  "the module's constants, defaults their values).")
+Policy.__doc__ = (
+    "Every constant of :mod:`skdpgd.policy` as one frozen value (fields named as "
+    "the module's constants, defaults their values)."
+)
 
 #: The package's policy: the module constants' values.
 DEFAULT = Policy()
@@ -793,9 +862,9 @@ class _PolicyModule(types.ModuleType):
         if name in NAMES:
             raise AttributeError(
                 f"skdpgd.policy.{name} is a default of the frozen Policy and no rule reads the "
-                f"module's copy: use `with skdpgd.policy.using({name}=...):` instead")
+                f"module's copy: use `with skdpgd.policy.using({name}=...):` instead"
+            )
         super().__setattr__(name, value)
 
 
 sys.modules[__name__].__class__ = _PolicyModule
-

@@ -41,9 +41,18 @@ from ._fit import Road, RoadResult, mu_of, private_fit
 from ._transaction import fit_transaction
 from .accounting import COUNT_BOUND_SIGMAS, RELATIONS, Release, sum_rounding_margin
 
-__all__ = ["BoundedScaler", "DPStandardScaler", "Categorical", "DomainCounts", "Numeric",
-           "categorical", "numeric", "out_of_domain_counts", "schema_transformer",
-           "output_bound"]
+__all__ = [
+    "BoundedScaler",
+    "DPStandardScaler",
+    "Categorical",
+    "DomainCounts",
+    "Numeric",
+    "categorical",
+    "numeric",
+    "out_of_domain_counts",
+    "schema_transformer",
+    "output_bound",
+]
 
 
 # ------------------------------------------------------------------------------------------
@@ -62,7 +71,8 @@ def _resolve_bounds(bounds, n_features, feature_names=None, owner="BoundedScaler
         raise ValueError(
             f"{owner} needs public bounds: bounds=(lo, hi), an array of shape (n_features, 2) "
             "or a dict {column: (lo, hi)}. They must come from a codebook or domain knowledge, "
-            "never from the private rows.")
+            "never from the private rows."
+        )
     if isinstance(bounds, dict):
         if feature_names is None:
             keys = list(range(n_features))
@@ -70,14 +80,16 @@ def _resolve_bounds(bounds, n_features, feature_names=None, owner="BoundedScaler
                 raise ValueError(
                     f"{owner}: bounds is a dict, but X has no column names (it is not a "
                     "DataFrame): pass a DataFrame, or a dict keyed by column position 0..d-1, "
-                    "or an array of shape (n_features, 2).")
+                    "or an array of shape (n_features, 2)."
+                )
         else:
             keys = list(feature_names)
             missing = [k for k in keys if k not in bounds]
             if missing:
                 raise ValueError(
                     f"{owner}: no public bounds for column(s) {missing[:5]}; every column needs "
-                    "one (or drop it before this step).")
+                    "one (or drop it before this step)."
+                )
         arr = np.array([tuple(bounds[k]) for k in keys], dtype=float).reshape(len(keys), -1)
     else:
         arr = np.array(bounds, dtype=float)
@@ -86,7 +98,8 @@ def _resolve_bounds(bounds, n_features, feature_names=None, owner="BoundedScaler
     if arr.ndim != 2 or arr.shape != (n_features, 2):
         raise ValueError(
             f"{owner}: bounds must be (lo, hi), an array of shape ({n_features}, 2) or a dict "
-            f"by column name; got shape {arr.shape}.")
+            f"by column name; got shape {arr.shape}."
+        )
     lo, hi = arr[:, 0].copy(), arr[:, 1].copy()
     if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(lo < hi)):
         raise ValueError(f"{owner}: every bound needs finite lo < hi.")
@@ -175,8 +188,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         self : object
         """
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=True)
-        lo, hi = _resolve_bounds(self.bounds, X.shape[1], getattr(self, "feature_names_in_",
-                                                                  None))
+        lo, hi = _resolve_bounds(self.bounds, X.shape[1], getattr(self, "feature_names_in_", None))
         self.lo_, self.hi_ = lo, hi
         self.output_ranges_ = np.tile([-1.0, 1.0], (lo.shape[0], 1))
         self.output_bound_ = math.sqrt(lo.shape[0])
@@ -194,13 +206,15 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         X_out : ndarray of shape (n_samples, n_features), values in [-1, 1]
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=False, reset=False,
-                          copy=True)
+        X = validate_data(
+            self, X, dtype=np.float64, ensure_all_finite=False, reset=False, copy=True
+        )
         nan = np.isnan(X)
         if np.any(nan) and self.missing_value is None:
             raise ValueError(
                 "BoundedScaler got a missing value (NaN); set missing_value (a public output "
-                "value in [-1, 1], e.g. 0.0) or impute with a public constant first.")
+                "value in [-1, 1], e.g. 0.0) or impute with a public constant first."
+            )
         U = _to_unit(X, self.lo_, self.hi_)
         if np.any(nan):
             U[nan] = float(self.missing_value)
@@ -230,8 +244,6 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 # ------------------------------------------------------------------------------------------
 # DP standardisation
 # ------------------------------------------------------------------------------------------
-
-
 
 
 class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -326,8 +338,19 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, *, epsilon=1.0, bounds=None, delta=None, budget=None, neighbouring="auto",
-                 n_samples=None, clip_std=3.0, missing_value=0.0, random_state=None):
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        bounds=None,
+        delta=None,
+        budget=None,
+        neighbouring="auto",
+        n_samples=None,
+        clip_std=3.0,
+        missing_value=0.0,
+        random_state=None,
+    ):
         self.epsilon = epsilon
         self.bounds = bounds
         self.delta = delta
@@ -357,10 +380,12 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return self
 
     def _fit(self, X):
-        lo, hi = _resolve_bounds(self.bounds, X.shape[1],
-                                 getattr(self, "feature_names_in_", None), "DPStandardScaler")
-        return private_fit(self, _ScalerRoad(self._unit(X, lo, hi), lo, hi, self.clip_std),
-                           X.shape[0])
+        lo, hi = _resolve_bounds(
+            self.bounds, X.shape[1], getattr(self, "feature_names_in_", None), "DPStandardScaler"
+        )
+        return private_fit(
+            self, _ScalerRoad(self._unit(X, lo, hi), lo, hi, self.clip_std), X.shape[0]
+        )
 
     def _unit(self, X, lo, hi):
         """Rows clipped to the public ranges, mapped to [-1, 1], NaN at ``missing_value``."""
@@ -368,7 +393,8 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         if self.missing_value is None and np.any(nan):
             raise ValueError(
                 "DPStandardScaler got a missing value (NaN); set missing_value (a public "
-                "position in [-1, 1], e.g. 0.0) or impute with a public constant first.")
+                "position in [-1, 1], e.g. 0.0) or impute with a public constant first."
+            )
         U = _to_unit(X, lo, hi)
         U[nan] = 0.0 if self.missing_value is None else float(self.missing_value)
         return U
@@ -422,10 +448,17 @@ class _ScalerRoad(Road):
         # S2 = sum_i u_i^2 (per coordinate): each term in [0, 1], so a replaced, added or
         # removed row moves each coordinate by <= 1  ->  sqrt(d) under both relations
         # (both raised by the rounding margin at calibration)
-        return [Release("column sums", [1.0], {"replace": 2.0 * root_d, "add_remove": root_d},
-                        fit.relation),
-                Release("column sums of squares", [1.0],
-                        {"replace": root_d, "add_remove": root_d}, fit.relation)]
+        return [
+            Release(
+                "column sums", [1.0], {"replace": 2.0 * root_d, "add_remove": root_d}, fit.relation
+            ),
+            Release(
+                "column sums of squares",
+                [1.0],
+                {"replace": root_d, "add_remove": root_d},
+                fit.relation,
+            ),
+        ]
 
     def run(self, fit, releases):
         U, d = self.U, self.U.shape[1]
@@ -442,15 +475,20 @@ class _ScalerRoad(Road):
         mu = mu_of(fit.prior + list(releases))
         half = 0.5 * (self.hi - self.lo)
         B = self.clip_std
-        return RoadResult({
-            "lo_": self.lo, "hi_": self.hi, "unit_mean_": m, "unit_scale_": s,
-            "mean_": 0.5 * (self.lo + self.hi) + half * m,
-            "scale_": half * s,
-            "var_": (half * np.sqrt(np.maximum(v, 0.0))) ** 2,
-            "output_ranges_": np.tile([-B, B], (d, 1)),
-            "output_bound_": B * math.sqrt(d),
-            "mu_": mu,
-        })
+        return RoadResult(
+            {
+                "lo_": self.lo,
+                "hi_": self.hi,
+                "unit_mean_": m,
+                "unit_scale_": s,
+                "mean_": 0.5 * (self.lo + self.hi) + half * m,
+                "scale_": half * s,
+                "var_": (half * np.sqrt(np.maximum(v, 0.0))) ** 2,
+                "output_ranges_": np.tile([-B, B], (d, 1)),
+                "output_bound_": B * math.sqrt(d),
+                "mu_": mu,
+            }
+        )
 
 
 # ------------------------------------------------------------------------------------------
@@ -493,8 +531,7 @@ def output_bound(transformer, input_bound=None):
     """
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion, Pipeline
-    from sklearn.preprocessing import (Binarizer, FunctionTransformer, Normalizer,
-                                       OneHotEncoder)
+    from sklearn.preprocessing import Binarizer, FunctionTransformer, Normalizer, OneHotEncoder
 
     t = transformer
     if t is None or (isinstance(t, str) and t == "passthrough"):
@@ -589,8 +626,11 @@ def _dtype_kind(col):
         return "number"
     if kind in "mM":
         return "date"
-    if kind in "US" or str(dtype) in ("string", "str") or getattr(dtype, "name", "") in (
-            "string", "str"):
+    if (
+        kind in "US"
+        or str(dtype) in ("string", "str")
+        or getattr(dtype, "name", "") in ("string", "str")
+    ):
         return "text"
     return None
 
@@ -609,8 +649,9 @@ def _check_dtypes(X, names, declared, pairs=()):
     entry: a number column declared with text levels, a text column declared numeric, a date
     column declared either way, and a number column declared by the list shorthand with two
     numbers that are not consecutive integers (a range written as a list). Reads no value."""
-    for col, name, want, pair in zip(_table_columns(X), names, declared,
-                                     pairs or [None] * len(declared)):
+    for col, name, want, pair in zip(
+        _table_columns(X), names, declared, pairs or [None] * len(declared)
+    ):
         have = _dtype_kind(col)
         if have is None:
             continue
@@ -618,24 +659,28 @@ def _check_dtypes(X, names, declared, pairs=()):
             raise ValueError(
                 f"schema: column {name!r} holds dates (dtype {col.dtype}); map it to numbers "
                 "(e.g. days since a public date) and declare numeric(lo, hi). Nothing was "
-                "read.")
+                "read."
+            )
         if want == "text" and have == "number":
             raise ValueError(
                 f"schema: column {name!r} holds numbers (dtype {col.dtype}) but is declared "
                 "with text levels; declare its levels as the numbers it holds, "
-                "categorical([1, 2, ...]), or numeric(lo, hi). Nothing was read.")
+                "categorical([1, 2, ...]), or numeric(lo, hi). Nothing was read."
+            )
         if want == "number" and have == "text":
             raise ValueError(
                 f"schema: column {name!r} holds text (dtype {col.dtype}) but is declared "
                 f"{'with number levels' if pair is not None else 'numeric'}; declare "
-                "categorical([...]) with its levels as they are written. Nothing was read.")
+                "categorical([...]) with its levels as they are written. Nothing was read."
+            )
         if pair and have == "number":  # (None: a numeric entry; False: a level list)
             lo, hi = pair
             raise ValueError(
                 f"schema: column {name!r} holds numbers and is declared [{lo!r}, {hi!r}], a "
                 f"list: two levels, not a range. Write numeric({lo!r}, {hi!r}) (or the tuple "
                 f"({lo!r}, {hi!r})) for a range, or categorical([{lo!r}, {hi!r}]) for two "
-                "levels. Nothing was read.")
+                "levels. Nothing was read."
+            )
 
 
 def _is_number(v):
@@ -679,8 +724,9 @@ def _column_as_float(col):
         out = np.array(out, dtype=np.float64)  # a copy: the input is never written to
         out[~np.isfinite(out)] = np.nan
         return out
-    cells = col.to_numpy(dtype=object) if hasattr(col, "to_numpy") else np.asarray(col,
-                                                                                  dtype=object)
+    cells = (
+        col.to_numpy(dtype=object) if hasattr(col, "to_numpy") else np.asarray(col, dtype=object)
+    )
     return np.fromiter((_float_or_nan(v) for v in cells), dtype=np.float64, count=len(cells))
 
 
@@ -718,10 +764,12 @@ def _levels_in_domain(X, levels, names=None, pairs=None):
             out[:, j] = [by_value.get(f, math.nan) for f in _column_as_float(col).tolist()]
         else:
             allowed = set(lv)
-            cells = col.to_numpy(dtype=object) if hasattr(col, "to_numpy") else \
-                np.asarray(col, dtype=object)
-            out[:, j] = [str(v) if isinstance(v, str) and v in allowed else math.nan
-                         for v in cells]
+            cells = (
+                col.to_numpy(dtype=object)
+                if hasattr(col, "to_numpy")
+                else np.asarray(col, dtype=object)
+            )
+            out[:, j] = [str(v) if isinstance(v, str) and v in allowed else math.nan for v in cells]
     return out
 
 
@@ -750,7 +798,8 @@ def _schema_levels(col, spec):
     else:
         raise ValueError(
             f"schema: the levels of column {col!r} must be all strings or all numbers, got "
-            f"{spec!r}.")
+            f"{spec!r}."
+        )
     if len(set(values)) != len(values):
         raise ValueError(f"schema: column {col!r} lists a level twice.")
     return levels
@@ -836,17 +885,22 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
         if isinstance(col, np.generic):  # numpy scalars as plain str/int (ColumnTransformer)
             col = col.item()
         if isinstance(spec, Numeric) or (
-                isinstance(spec, tuple) and len(spec) == 2 and all(
-                    isinstance(v, numbers.Real) and not isinstance(v, bool) for v in spec)):
+            isinstance(spec, tuple)
+            and len(spec) == 2
+            and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in spec)
+        ):
             lo, hi = (spec.lo, spec.hi) if isinstance(spec, Numeric) else spec
-            if not (isinstance(lo, numbers.Real) and isinstance(hi, numbers.Real)
-                    and float(lo) < float(hi)):
-                raise ValueError(f"schema: column {col!r} needs numbers lo < hi, got "
-                                 f"{spec!r}.")
+            if not (
+                isinstance(lo, numbers.Real)
+                and isinstance(hi, numbers.Real)
+                and float(lo) < float(hi)
+            ):
+                raise ValueError(f"schema: column {col!r} needs numbers lo < hi, got {spec!r}.")
             numeric_cols.append(col)
             ranges.append((float(lo), float(hi)))
         elif isinstance(spec, Categorical) or (
-                isinstance(spec, (list, np.ndarray)) and len(spec) > 0):
+            isinstance(spec, (list, np.ndarray)) and len(spec) > 0
+        ):
             lv = list(spec.levels) if isinstance(spec, Categorical) else list(spec)
             if not lv:
                 raise ValueError(f"schema: column {col!r} needs at least one level.")
@@ -855,44 +909,95 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
             # a list of two numbers that are not consecutive integers may be a range written
             # as a list (JSON and YAML have no tuples): refused on a number column at fit
             two = [v.item() if isinstance(v, np.generic) else v for v in lv]
-            maybe_range = (not isinstance(spec, Categorical) and len(two) == 2
-                           and _level_kind(two) == "number"
-                           and not (float(two[0]).is_integer() and float(two[1]).is_integer()
-                                    and abs(float(two[1]) - float(two[0])) == 1.0))
+            maybe_range = (
+                not isinstance(spec, Categorical)
+                and len(two) == 2
+                and _level_kind(two) == "number"
+                and not (
+                    float(two[0]).is_integer()
+                    and float(two[1]).is_integer()
+                    and abs(float(two[1]) - float(two[0])) == 1.0
+                )
+            )
             pairs.append(tuple(two) if maybe_range else False)
         else:
             raise ValueError(
                 f"schema: column {col!r} needs numeric(lo, hi) or a (lo, hi) tuple of numbers "
                 f"(numeric), or categorical([...]) or a non-empty list of levels "
-                f"(categorical), got {spec!r}.")
+                f"(categorical), got {spec!r}."
+            )
     numeric, categorical = numeric_cols, categorical_cols
     k = len(numeric) + len(categorical)
     w = 1.0 / math.sqrt(k)
     parts, weights = [], {}
     if numeric:
-        parts.append(("numeric", Pipeline([
-            ("domain", FunctionTransformer(_numbers_in_domain, validate=False,
-                                           check_inverse=False, kw_args={"names": numeric},
-                                           feature_names_out="one-to-one")),
-            ("scale", BoundedScaler(bounds=np.array(ranges),
-                                    missing_value=float(numeric_fill)))]), numeric))
+        parts.append(
+            (
+                "numeric",
+                Pipeline(
+                    [
+                        (
+                            "domain",
+                            FunctionTransformer(
+                                _numbers_in_domain,
+                                validate=False,
+                                check_inverse=False,
+                                kw_args={"names": numeric},
+                                feature_names_out="one-to-one",
+                            ),
+                        ),
+                        (
+                            "scale",
+                            BoundedScaler(
+                                bounds=np.array(ranges), missing_value=float(numeric_fill)
+                            ),
+                        ),
+                    ]
+                ),
+                numeric,
+            )
+        )
         weights["numeric"] = w
     if categorical:
         # the encoder sees one fixed type (object: the schema's level objects, NaN for
         # missing), so its categories_ are the schema's whatever the rows' dtypes
-        categories = [np.array(lv + ([math.nan] if missing == "indicator" else []),
-                               dtype=object) for lv in levels]  # NaN last: the indicator
-        parts.append(("categorical", Pipeline([
-            ("domain", FunctionTransformer(_levels_in_domain, validate=False,
-                                           check_inverse=False,
-                                           kw_args={"levels": levels, "names": categorical,
-                                                    "pairs": pairs},
-                                           feature_names_out="one-to-one")),
-            ("onehot", OneHotEncoder(categories=categories, handle_unknown="ignore",
-                                     sparse_output=False, dtype=np.float64))]), categorical))
+        categories = [
+            np.array(lv + ([math.nan] if missing == "indicator" else []), dtype=object)
+            for lv in levels
+        ]  # NaN last: the indicator
+        parts.append(
+            (
+                "categorical",
+                Pipeline(
+                    [
+                        (
+                            "domain",
+                            FunctionTransformer(
+                                _levels_in_domain,
+                                validate=False,
+                                check_inverse=False,
+                                kw_args={"levels": levels, "names": categorical, "pairs": pairs},
+                                feature_names_out="one-to-one",
+                            ),
+                        ),
+                        (
+                            "onehot",
+                            OneHotEncoder(
+                                categories=categories,
+                                handle_unknown="ignore",
+                                sparse_output=False,
+                                dtype=np.float64,
+                            ),
+                        ),
+                    ]
+                ),
+                categorical,
+            )
+        )
         weights["categorical"] = w
-    return ColumnTransformer(parts, remainder="drop", sparse_threshold=0.0,
-                             transformer_weights=weights)
+    return ColumnTransformer(
+        parts, remainder="drop", sparse_threshold=0.0, transformer_weights=weights
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -914,8 +1019,9 @@ class DomainCounts:
     neighbouring_: str
 
 
-def out_of_domain_counts(X, schema, *, epsilon, delta=None, budget=None, neighbouring="replace",
-                         random_state=None):
+def out_of_domain_counts(
+    X, schema, *, epsilon, delta=None, budget=None, neighbouring="replace", random_state=None
+):
     """Noisy counts of the rows whose cell lies outside a :func:`schema_transformer` codebook.
 
     A codebook that does not match the data (``'Male'`` declared where the rows hold
@@ -966,13 +1072,13 @@ def out_of_domain_counts(X, schema, *, epsilon, delta=None, budget=None, neighbo
 
     if neighbouring not in RELATIONS:
         raise ValueError(f"neighbouring must be 'replace' or 'add_remove', got {neighbouring!r}.")
-    if isinstance(epsilon, bool) or not (isinstance(epsilon, numbers.Real)
-                                         and 0 < epsilon < math.inf):
+    if isinstance(epsilon, bool) or not (
+        isinstance(epsilon, numbers.Real) and 0 < epsilon < math.inf
+    ):
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}.")
     transformer = schema_transformer(schema)  # validates the codebook
     numeric_part = dict((n, c) for n, _, c in transformer.transformers).get("numeric", [])
-    categorical_part = dict((n, c) for n, _, c in transformer.transformers).get(
-        "categorical", [])
+    categorical_part = dict((n, c) for n, _, c in transformer.transformers).get("categorical", [])
     steps = dict((n, t) for n, t, _ in transformer.transformers)
     n_rows = int(X.shape[0]) if hasattr(X, "shape") else len(X)
     delta = resolve_delta(delta, neighbouring, n_rows=n_rows)
@@ -983,9 +1089,19 @@ def out_of_domain_counts(X, schema, *, epsilon, delta=None, budget=None, neighbo
     # the counts are exact integers (sums of booleans); sqrt(k) is rounded up. One Gaussian
     # release of the vector, calibrated to (epsilon, delta): noise std z sqrt(k)
     sens = math.sqrt(k) * (1.0 + 4.0 * np.finfo(float).eps)
-    (release,) = calibrate([Release("rows outside the codebook, per column", [1.0],
-                                    {"replace": sens, "add_remove": sens}, neighbouring)],
-                           float(epsilon), delta)
+    (release,) = calibrate(
+        [
+            Release(
+                "rows outside the codebook, per column",
+                [1.0],
+                {"replace": sens, "add_remove": sens},
+                neighbouring,
+            )
+        ],
+        float(epsilon),
+        delta,
+    )
+
     def table(cols, rows=slice(None)):
         if hasattr(X, "iloc"):
             return X[cols].iloc[rows]
@@ -1007,15 +1123,21 @@ def out_of_domain_counts(X, schema, *, epsilon, delta=None, budget=None, neighbo
         lo, hi = np.asarray(scale.bounds, dtype=float).T
         with np.errstate(invalid="ignore"):
             outside = ~((values >= lo) & (values <= hi))  # NaN (missing, not a number) too
-        counts[:len(numeric_part)] = outside.sum(axis=0)
+        counts[: len(numeric_part)] = outside.sum(axis=0)
     if categorical_part:
         domain = steps["categorical"].steps[0][1]
         levels = domain.func(table(categorical_part), **(domain.kw_args or {}))
-        missing = np.array([[isinstance(v, float) and math.isnan(v) for v in row]
-                            for row in levels], dtype=bool).reshape(levels.shape)
-        counts[len(numeric_part):] = missing.sum(axis=0)
+        missing = np.array(
+            [[isinstance(v, float) and math.isnan(v) for v in row] for row in levels], dtype=bool
+        ).reshape(levels.shape)
+        counts[len(numeric_part) :] = missing.sum(axis=0)
     std = float(release.noise_std[0])
     noisy = counts + std * generator(random_state).standard_normal(k)
-    return DomainCounts(counts=dict(zip(columns, (float(v) for v in noisy))), noise_std=std,
-                        epsilon_=compose([release], delta), delta_=delta, releases_=[release],
-                        neighbouring_=Relation(neighbouring).words)
+    return DomainCounts(
+        counts=dict(zip(columns, (float(v) for v in noisy))),
+        noise_std=std,
+        epsilon_=compose([release], delta),
+        delta_=delta,
+        releases_=[release],
+        neighbouring_=Relation(neighbouring).words,
+    )

@@ -88,17 +88,26 @@ class PrivacyReport:
             if r.count == 0:
                 lines.append((r.name, "-", "-", "(an RDP curve)", "-"))
                 continue
-            lines.append((r.name, str(r.count), f"{r.sampling_rate:.4g}",
-                          f"{r.z_min:.4g} / {r.z_median:.4g} / {r.z_max:.4g}",
-                          f"{r.sensitivity:.4g}" if math.isfinite(r.sensitivity) else "-"))
+            lines.append(
+                (
+                    r.name,
+                    str(r.count),
+                    f"{r.sampling_rate:.4g}",
+                    f"{r.z_min:.4g} / {r.z_median:.4g} / {r.z_max:.4g}",
+                    f"{r.sensitivity:.4g}" if math.isfinite(r.sensitivity) else "-",
+                )
+            )
         return lines
 
     def __str__(self):
-        out = [f"Privacy report: {self.title}",
-               f"neighbouring datasets: {Relation.of(self.relation).words}"]
+        out = [
+            f"Privacy report: {self.title}",
+            f"neighbouring datasets: {Relation.of(self.relation).words}",
+        ]
         if self.stated is not None:
-            out.append(f"stated guarantee: epsilon = {self.stated[0]:.4g} at delta = "
-                       f"{self.stated[1]:.3g}")
+            out.append(
+                f"stated guarantee: epsilon = {self.stated[0]:.4g} at delta = {self.stated[1]:.3g}"
+            )
         out += list(self.notes)
         out.append("")
         lines = self._release_lines()
@@ -113,8 +122,10 @@ class PrivacyReport:
         for k, d in enumerate(self.deltas):
             vals = [self.epsilons[k]] + [self.others[n][k] for n in self.others]
             out.append(f"{d:<10.3g}  " + "  ".join(f"{v:>18.4g}" for v in vals))
-        out.append(f"accountant: {self.accountant} (the tightest available here; every value "
-                   "is an upper bound)")
+        out.append(
+            f"accountant: {self.accountant} (the tightest available here; every value "
+            "is an upper bound)"
+        )
         return "\n".join(out)
 
     def __repr__(self):
@@ -124,11 +135,15 @@ class PrivacyReport:
         import html
 
         rel = Relation.of(self.relation).words
-        parts = [f"<h4>Privacy report: {html.escape(self.title)}</h4>",
-                 f"<p>neighbouring datasets: {html.escape(rel)}"]
+        parts = [
+            f"<h4>Privacy report: {html.escape(self.title)}</h4>",
+            f"<p>neighbouring datasets: {html.escape(rel)}",
+        ]
         if self.stated is not None:
-            parts.append(f"; stated guarantee: &epsilon; = {self.stated[0]:.4g} at "
-                         f"&delta; = {self.stated[1]:.3g}")
+            parts.append(
+                f"; stated guarantee: &epsilon; = {self.stated[0]:.4g} at "
+                f"&delta; = {self.stated[1]:.3g}"
+            )
         parts += [f"<br>{html.escape(n)}" for n in self.notes]
         parts.append("</p><table><tr>")
         lines = self._release_lines()
@@ -142,8 +157,9 @@ class PrivacyReport:
         parts.append("</tr>")
         for k, d in enumerate(self.deltas):
             vals = [self.epsilons[k]] + [self.others[n][k] for n in self.others]
-            parts.append(f"<tr><td>{d:.3g}</td>" + "".join(f"<td>{v:.4g}</td>" for v in vals)
-                         + "</tr>")
+            parts.append(
+                f"<tr><td>{d:.3g}</td>" + "".join(f"<td>{v:.4g}</td>" for v in vals) + "</tr>"
+            )
         parts.append(f"</table><p>accountant: {html.escape(self.accountant)}</p>")
         return "".join(parts)
 
@@ -158,7 +174,8 @@ class PrivacyReport:
                 raise ImportError(
                     "PrivacyReport.plot needs matplotlib, which is not installed: pip install "
                     "matplotlib (or read the profile as numbers with report.epsilon(delta)).",
-                    name="matplotlib") from None
+                    name="matplotlib",
+                ) from None
 
             _, ax = plt.subplots(figsize=(5, 3.5))
         d = np.geomspace(1e-12, 1e-1, 45) if deltas is None else np.asarray(deltas, float)
@@ -182,17 +199,22 @@ def _collect(obj):
 
     title = type(obj).__name__
     if isinstance(obj, PrivacyBudget):
-        items = list(obj.charges) + [RDPCurve(label, rdp, obj.neighbouring)
-                                     for label, rdp in obj.rdp_charges]
-        notes = [f"budget: epsilon = {obj.epsilon:.4g} at delta = {obj.delta:.3g}; spent so far "
-                 f"by the budget's own accountant: {obj.spent_epsilon():.4g}"]
+        items = list(obj.charges) + [
+            RDPCurve(label, rdp, obj.neighbouring) for label, rdp in obj.rdp_charges
+        ]
+        notes = [
+            f"budget: epsilon = {obj.epsilon:.4g} at delta = {obj.delta:.3g}; spent so far "
+            f"by the budget's own accountant: {obj.spent_epsilon():.4g}"
+        ]
         return title, obj.neighbouring, items, None, notes
     releases = getattr(obj, "releases_", None)
     if releases is None and _is_composite(obj):  # its fitted private parts, at any depth
         releases = _nested_releases(obj, set()) or None
     if releases is None:
-        raise TypeError(f"privacy_report needs a fitted private estimator, search, pipeline or "
-                        f"a PrivacyBudget; {title} has no releases_ (is it fitted?).")
+        raise TypeError(
+            f"privacy_report needs a fitted private estimator, search, pipeline or "
+            f"a PrivacyBudget; {title} has no releases_ (is it fitted?)."
+        )
     relations = [r.relation for r in releases if getattr(r, "relation", None) in RELATIONS]
     relation = relations[0] if relations else "replace"
     if any(r.sampling_rate < 1.0 for r in releases if isinstance(r, Release)):
@@ -255,15 +277,31 @@ def _normalise(items, relation):
             sens = math.nan
         else:  # a release known by its RDP curve (a private search)
             events.append(it)
-            rows.append(_Row(getattr(it, "name", type(it).__name__), 0, math.nan, math.nan,
-                             math.nan, math.nan, math.nan))
+            rows.append(
+                _Row(
+                    getattr(it, "name", type(it).__name__),
+                    0,
+                    math.nan,
+                    math.nan,
+                    math.nan,
+                    math.nan,
+                    math.nan,
+                )
+            )
             continue
         events.append(r)
         z = r.multipliers
-        rows.append(_Row(r.name, int(z.size), r.sampling_rate,
-                         float(np.min(z)) if z.size else math.nan,
-                         float(np.median(z)) if z.size else math.nan,
-                         float(np.max(z)) if z.size else math.nan, sens))
+        rows.append(
+            _Row(
+                r.name,
+                int(z.size),
+                r.sampling_rate,
+                float(np.min(z)) if z.size else math.nan,
+                float(np.median(z)) if z.size else math.nan,
+                float(np.max(z)) if z.size else math.nan,
+                sens,
+            )
+        )
     return rows, events
 
 
@@ -290,8 +328,10 @@ def _seed_notes(obj):
             shown = f"{key}={type(value).__name__}(...)"
         else:
             continue
-        notes.append(f"{shown}: the noise is reproducible from this seed: do not publish it "
-                     "with the model (refit with random_state=None to publish).")
+        notes.append(
+            f"{shown}: the noise is reproducible from this seed: do not publish it "
+            "with the model (refit with random_state=None to publish)."
+        )
     return notes
 
 
@@ -348,9 +388,18 @@ def privacy_report(obj, deltas=None, plot=False, ax=None):
     table = {name: np.array([fn(d) for d in deltas]) for name, fn in accountants.items()}
     best = min(table, key=lambda n: float(np.sum(np.minimum(table[n], 1e300))))
     others = {n: v for n, v in table.items() if n != best}
-    report = PrivacyReport(title=title, relation=relation, rows=rows, deltas=deltas,
-                           epsilons=table[best], accountant=best, others=others, stated=stated,
-                           notes=notes, _curve=accountants[best])
+    report = PrivacyReport(
+        title=title,
+        relation=relation,
+        rows=rows,
+        deltas=deltas,
+        epsilons=table[best],
+        accountant=best,
+        others=others,
+        stated=stated,
+        notes=notes,
+        _curve=accountants[best],
+    )
     if plot or ax is not None:
         report.plot(ax=ax)
     return report

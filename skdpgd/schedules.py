@@ -44,8 +44,6 @@ __all__ = [
 ]
 
 
-
-
 @dataclass(frozen=True)
 class Problem:
     """Public constants of a regularised ERM problem ``F = (1/N) sum_i l_i + alpha/2 ||w||^2``.
@@ -119,8 +117,11 @@ class Problem:
         if math.isinf(mu):
             return 0.0
         N = self.n_samples
-        return (self.n_params * self.sensitivity ** 2
-                / (2.0 * mu * mu * self.smoothness * N * N * self.loss_bound))
+        return (
+            self.n_params
+            * self.sensitivity**2
+            / (2.0 * mu * mu * self.smoothness * N * N * self.loss_bound)
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -187,11 +188,15 @@ class NoisePlan:
         if not 0.0 <= self.prior_share < 1.0:
             raise ValueError(f"prior_share must be in [0, 1), got {self.prior_share!r}.")
         if not (0.0 <= self.select_share < 1.0 and self.prior_share + self.select_share < 1.0):
-            raise ValueError(f"select_share must be in [0, 1) with prior_share + select_share "
-                             f"< 1, got {self.select_share!r}.")
+            raise ValueError(
+                f"select_share must be in [0, 1) with prior_share + select_share "
+                f"< 1, got {self.select_share!r}."
+            )
         if self.select_share > 0 and not self.prior_share > 0:
-            raise ValueError("a selection (select_share > 0) needs the class counts "
-                             "(prior_share > 0): they give its second candidate.")
+            raise ValueError(
+                "a selection (select_share > 0) needs the class counts "
+                "(prior_share > 0): they give its second candidate."
+            )
         z = np.asarray(self.noise_multipliers, dtype=float).ravel()
         if z.size == 0 or np.any(~np.isfinite(z)) or np.any(z <= 0):
             raise ValueError("a noise plan needs at least one positive, finite multiplier.")
@@ -294,8 +299,12 @@ class Uniform(Schedule):
 
     def plan(self, problem, mu, max_iter=None):
         T, theory = self.n_iter(problem, mu, max_iter)
-        return NoisePlan(np.ones(T), np.full(T, 1.0 / problem.smoothness),
-                         n_iter_theory=theory, schedule=self.name)
+        return NoisePlan(
+            np.ones(T),
+            np.full(T, 1.0 / problem.smoothness),
+            n_iter_theory=theory,
+            schedule=self.name,
+        )
 
 
 def hong_momentum_eta0(beta, kappa):
@@ -312,8 +321,9 @@ def hong_momentum_eta0(beta, kappa):
         if gamma <= beta:
             eta0 *= 0.5
             continue
-        bound = 8.0 / (math.sqrt(1.0 + 64.0 * beta * gamma / ((gamma - beta) ** 2
-                                                             * (1.0 - beta) ** 3)) + 1.0)
+        bound = 8.0 / (
+            math.sqrt(1.0 + 64.0 * beta * gamma / ((gamma - beta) ** 2 * (1.0 - beta) ** 3)) + 1.0
+        )
         if abs(bound - eta0) <= 1e-12 * eta0:
             return bound
         eta0 = min(eta0, bound) if bound < eta0 else bound
@@ -332,7 +342,7 @@ def hong_momentum_log_influence(T, gamma, beta):
     the theorem requires beta < gamma.
     """
     t = np.arange(1, T + 1, dtype=float)
-    b2 = ((1.0 - beta) / (1.0 - beta ** t)) ** 2
+    b2 = ((1.0 - beta) / (1.0 - beta**t)) ** 2
     # r_i = b2_i + rho r_{i+1}: a first-order recursion run backwards (scipy's C filter)
     from scipy.signal import lfilter  # here, not at import: scipy.signal costs ~0.4 s
 
@@ -372,8 +382,9 @@ class Hong(Schedule):
         sg = math.exp(0.5 * log_gamma)
 
         def E(T):
-            return (np.exp(T * log_gamma)
-                    + a * ((1.0 - np.exp(0.5 * T * log_gamma)) / (1.0 - sg)) ** 2)
+            return (
+                np.exp(T * log_gamma) + a * ((1.0 - np.exp(0.5 * T * log_gamma)) / (1.0 - sg)) ** 2
+            )
 
         return E
 
@@ -388,7 +399,7 @@ class Hong(Schedule):
             for k, T in enumerate(Ts):
                 logq = hong_momentum_log_influence(int(T), gamma, beta)
                 s = np.sum(np.exp(0.5 * logq))
-                out[k] = gamma ** T + 2.0 * eta0 * a * s * s
+                out[k] = gamma**T + 2.0 * eta0 * a * s * s
             return out
 
         return E
@@ -412,9 +423,13 @@ class Hong(Schedule):
         elif beta == 0:
             theory = argmin_bound(self.gd_bound(problem, mu), policy.current().MAX_AUTO_ITER)[1]
         else:
-            theory = argmin_bound(self.momentum_bound(problem, mu, eta0),
-                                  policy.current().MAX_AUTO_ITER, max_points=60, span=1,
-                                  refine=0)[1]
+            theory = argmin_bound(
+                self.momentum_bound(problem, mu, eta0),
+                policy.current().MAX_AUTO_ITER,
+                max_points=60,
+                span=1,
+                refine=0,
+            )[1]
         T = _resolve_n_iter(theory, max_iter)
         if beta == 0:
             logq = (T - np.arange(1, T + 1, dtype=float)) * math.log(gamma)
@@ -424,8 +439,12 @@ class Hong(Schedule):
         # Multipliers are capped at MAX_SHAPE_RATIO times the smallest (see its comment).
         logz = -(logq - logq.max()) / 4.0
         z = np.exp(np.minimum(logz - logz.min(), math.log(policy.current().MAX_SHAPE_RATIO)))
-        return NoisePlan(z, np.full(T, eta0 / (2.0 * problem.smoothness)), n_iter_theory=theory,
-                         schedule=self.name)
+        return NoisePlan(
+            z,
+            np.full(T, eta0 / (2.0 * problem.smoothness)),
+            n_iter_theory=theory,
+            schedule=self.name,
+        )
 
 
 @dataclass(frozen=True)
@@ -457,8 +476,10 @@ class PUR(Schedule):
         if problem.strong_convexity > 0:
             r = 1.0 - problem.strong_convexity / (2.0 * problem.smoothness)
             # t = 0, 1, ... in Proposition 3c; one step per t here, the first at t = 0
-            return 0.5 * (math.log(2.0 * problem.strong_convexity * problem.loss_bound / d)
-                          + (t - 1.0) * math.log(r))
+            return 0.5 * (
+                math.log(2.0 * problem.strong_convexity * problem.loss_bound / d)
+                + (t - 1.0) * math.log(r)
+            )
         return math.log(4.0 * problem.smoothness * math.sqrt(problem.loss_bound / d)) - np.log(t)
 
     def plan(self, problem, mu, max_iter=None):
@@ -476,9 +497,8 @@ class PUR(Schedule):
             return NoisePlan(np.exp(logz), step, n_iter_theory=math.inf, schedule=self.name)
         n_full = int(np.searchsorted(cum, mu * mu, side="left"))  # steps with cum < mu^2
         remainder = mu * mu - (cum[n_full - 1] if n_full > 0 else 0.0)
-        z = np.append(np.exp(logz[:n_full]), remainder ** -0.5)  # last step: what is left
-        return NoisePlan(z, step[: n_full + 1], n_iter_theory=float(n_full + 1),
-                         schedule=self.name)
+        z = np.append(np.exp(logz[:n_full]), remainder**-0.5)  # last step: what is left
+        return NoisePlan(z, step[: n_full + 1], n_iter_theory=float(n_full + 1), schedule=self.name)
 
 
 @dataclass(frozen=True)
@@ -507,8 +527,14 @@ class OutputPerturbation(Schedule):
     def plan(self, problem, mu, max_iter=None):
         if problem.strong_convexity <= 0:
             raise ValueError("the 'output' schedule needs alpha > 0 (strong convexity).")
-        return NoisePlan(np.ones(1), np.zeros(1), mechanism="output", n_iter_theory=0.0,
-                         schedule=self.name, solver_tol_factor=self.tol)
+        return NoisePlan(
+            np.ones(1),
+            np.zeros(1),
+            mechanism="output",
+            n_iter_theory=0.0,
+            schedule=self.name,
+            solver_tol_factor=self.tol,
+        )
 
 
 @dataclass(frozen=True)
@@ -526,8 +552,9 @@ class Prior(Schedule):
     name = "prior"
 
     def plan(self, problem, mu, max_iter=None):
-        return NoisePlan(np.ones(1), np.zeros(1), mechanism="prior", n_iter_theory=0.0,
-                         schedule=self.name)
+        return NoisePlan(
+            np.ones(1), np.zeros(1), mechanism="prior", n_iter_theory=0.0, schedule=self.name
+        )
 
 
 @dataclass(frozen=True)
@@ -558,15 +585,18 @@ class Exponential(Schedule):
     def plan(self, problem, mu, max_iter=None):
         if self.decay is not None and not self.decay > 0:
             raise ValueError(f"decay must be > 0, got {self.decay!r}.")
-        theory = (Uniform.n_iter(problem, mu)[1] if self.n_iter is None
-                  else float(self.n_iter))
+        theory = Uniform.n_iter(problem, mu)[1] if self.n_iter is None else float(self.n_iter)
         T = _resolve_n_iter(theory, max_iter if max_iter is not None else self.n_iter)
-        log_decay = (-math.log(policy.current().MAX_SHAPE_RATIO) / max(T - 1, 1)
-                     if self.decay is None else math.log(self.decay))
+        log_decay = (
+            -math.log(policy.current().MAX_SHAPE_RATIO) / max(T - 1, 1)
+            if self.decay is None
+            else math.log(self.decay)
+        )
         logz = np.arange(T) * log_decay
         z = np.exp(logz - logz.max())
-        return NoisePlan(z, np.full(T, 1.0 / problem.smoothness), n_iter_theory=theory,
-                         schedule=self.name)
+        return NoisePlan(
+            z, np.full(T, 1.0 / problem.smoothness), n_iter_theory=theory, schedule=self.name
+        )
 
 
 def hong_shape(gamma, n_iter):
@@ -582,7 +612,7 @@ def hong_shape(gamma, n_iter):
     ``gamma = 1 - 1/kappa`` and T from Theorem 4.4 and caps the spread at
     :data:`skdpgd.policy.MAX_SHAPE_RATIO`.
     """
-    return Exponential(decay=gamma ** 0.25, n_iter=n_iter)
+    return Exponential(decay=gamma**0.25, n_iter=n_iter)
 
 
 def _check_share(share):
@@ -636,11 +666,21 @@ class Newton(Schedule):
         if not (rate == "auto" or (isinstance(rate, (int, float)) and 0.0 < rate <= 1.0)):
             raise ValueError(f"hessian_rate must be 'auto' or in (0, 1], got {rate!r}.")
         T = int(max_iter) if max_iter is not None else int(self.n_iter)
-        n_h = (policy.auto_hessian_count(problem, mu, T, self.gradient_share)
-               if self.n_hessians == "auto" else self.n_hessians)
-        return NoisePlan(np.ones(T), np.ones(T), mechanism="newton", n_iter_theory=float(T),
-                         schedule=self.name, gradient_share=self.gradient_share,
-                         hessian_steps=hessian_steps(T, n_h), hessian_rate=rate)
+        n_h = (
+            policy.auto_hessian_count(problem, mu, T, self.gradient_share)
+            if self.n_hessians == "auto"
+            else self.n_hessians
+        )
+        return NoisePlan(
+            np.ones(T),
+            np.ones(T),
+            mechanism="newton",
+            n_iter_theory=float(T),
+            schedule=self.name,
+            gradient_share=self.gradient_share,
+            hessian_steps=hessian_steps(T, n_h),
+            hessian_rate=rate,
+        )
 
 
 @dataclass(frozen=True)
@@ -661,8 +701,14 @@ class SufficientStatistics(Schedule):
 
     def plan(self, problem, mu, max_iter=None):
         _check_share(self.gradient_share)
-        return NoisePlan(np.ones(1), np.zeros(1), mechanism="ssp", n_iter_theory=0.0,
-                         schedule=self.name, gradient_share=self.gradient_share)
+        return NoisePlan(
+            np.ones(1),
+            np.zeros(1),
+            mechanism="ssp",
+            n_iter_theory=0.0,
+            schedule=self.name,
+            gradient_share=self.gradient_share,
+        )
 
 
 @dataclass(frozen=True)
@@ -715,14 +761,26 @@ class Auto(Schedule):
 
     def plan(self, problem, mu, max_iter=None):
         plan = self.choose(problem, mu, max_iter).plan(problem, mu, max_iter)
-        start = policy.auto_prior_start(problem, mu, plan.mechanism, self.prior_share,
-                                        self.prior_switch, self.select)
+        start = policy.auto_prior_start(
+            problem, mu, plan.mechanism, self.prior_share, self.prior_switch, self.select
+        )
         return replace(plan, **start) if start else plan
 
 
-_SCHEDULES = {cls.name: cls
-              for cls in (Auto, Uniform, Hong, PUR, OutputPerturbation, Exponential, Newton,
-                          SufficientStatistics, Prior)}
+_SCHEDULES = {
+    cls.name: cls
+    for cls in (
+        Auto,
+        Uniform,
+        Hong,
+        PUR,
+        OutputPerturbation,
+        Exponential,
+        Newton,
+        SufficientStatistics,
+        Prior,
+    )
+}
 
 
 def get_schedule(schedule):

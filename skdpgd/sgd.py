@@ -12,14 +12,27 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._estimators import LinearClassifierMixin, log_proba_from_scores, proba_from_scores
 from ._capability import DP_MINIBATCH_ESTIMATOR
 from ._compat import Interval, StrOptions, fit_context
-from ._data import (centred_targets, classification_data, regression_data, resolve_data_norm,
-                    resolve_y_bound, target_range)
+from ._data import (
+    centred_targets,
+    classification_data,
+    regression_data,
+    resolve_data_norm,
+    resolve_y_bound,
+    target_range,
+)
 from ._minibatch.road import SGD_CONSTRAINTS, fit_minibatch
 from ._docstrings import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
 from ._docstrings import CLASSES_DOC as _CLASSES_DOC
 from ._transaction import fit_transaction
-from .losses import (BinaryLogistic, Hinge, Huber, ModifiedHuber, MultinomialLogistic,
-                     SquaredError, SquaredHinge)
+from .losses import (
+    BinaryLogistic,
+    Hinge,
+    Huber,
+    ModifiedHuber,
+    MultinomialLogistic,
+    SquaredError,
+    SquaredHinge,
+)
 
 __all__ = ["DPSGDClassifier", "DPSGDRegressor"]
 
@@ -260,10 +273,12 @@ class _DPSGDBase(BaseEstimator):
             "DP-SGD does not take dask collections: its Poisson-sampled steps each read a "
             "random subset of rows, which a distributed array serves badly. Use the "
             "full-batch estimators (DPLogisticRegression, DPRidge), which reduce each "
-            "release over the chunks in one pass.")
+            "release over the chunks in one pass."
+        )
         if classification:
-            data = classification_data(self, X, y, sample_weight, classes, dask=refusal,
-                                       float64=True, stacklevel=4)  # called from fit
+            data = classification_data(
+                self, X, y, sample_weight, classes, dask=refusal, float64=True, stacklevel=4
+            )  # called from fit
         else:
             data = regression_data(self, X, y, sample_weight, dask=refusal, float64=True)
         # the kernels sum in float64; float32 input gets float32 weights back (as in
@@ -271,11 +286,31 @@ class _DPSGDBase(BaseEstimator):
         self._input_dtype = data.dtype
         return data
 
-    def _fit_private(self, X, y, sample_weight, loss, n_outputs, data_norm, y_bound=None,
-                     target_scale=None, **classes):
+    def _fit_private(
+        self,
+        X,
+        y,
+        sample_weight,
+        loss,
+        n_outputs,
+        data_norm,
+        y_bound=None,
+        target_scale=None,
+        **classes,
+    ):
         """Run DP-SGD and set its attributes (only once it has succeeded)."""
-        fitted = fit_minibatch(self, X, y, sample_weight, loss, n_outputs, data_norm=data_norm,
-                               y_bound=y_bound, target_scale=target_scale, **classes)
+        fitted = fit_minibatch(
+            self,
+            X,
+            y,
+            sample_weight,
+            loss,
+            n_outputs,
+            data_norm=data_norm,
+            y_bound=y_bound,
+            target_scale=target_scale,
+            **classes,
+        )
         coef, intercept = fitted.pop("coef"), fitted.pop("intercept")
         self.__dict__.update(fitted)
         return coef.astype(self.__dict__.pop("_input_dtype"), copy=False), intercept
@@ -341,13 +376,32 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
         "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
-    def __init__(self, loss="log_loss", *, epsilon=1.0, delta=None, data_norm=None,
-                 classes=None, class_weight=None, clip_norm="auto", alpha="auto",
-                 fit_intercept=True,
-                 intercept_scaling=0.5, batch_size="auto", epochs="auto", learning_rate="auto",
-                 momentum=0.0, average=True, schedule="auto", n_samples=None,
-                 random_state=None, budget=None, verbose=0, accountant="rdp",
-                 importance=None):
+    def __init__(
+        self,
+        loss="log_loss",
+        *,
+        epsilon=1.0,
+        delta=None,
+        data_norm=None,
+        classes=None,
+        class_weight=None,
+        clip_norm="auto",
+        alpha="auto",
+        fit_intercept=True,
+        intercept_scaling=0.5,
+        batch_size="auto",
+        epochs="auto",
+        learning_rate="auto",
+        momentum=0.0,
+        average=True,
+        schedule="auto",
+        n_samples=None,
+        random_state=None,
+        budget=None,
+        verbose=0,
+        accountant="rdp",
+        importance=None,
+    ):
         self.loss = loss
         self.accountant = accountant
         self.importance = importance
@@ -399,15 +453,19 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
                     "loss='log_loss' (multinomial) for more classes."
                 )
             if classes.shape[0] == 2:
-                loss = {"log_loss": BinaryLogistic(), "hinge": Hinge(),
-                        "modified_huber": ModifiedHuber(),
-                        "squared_hinge": SquaredHinge()}[self.loss]
+                loss = {
+                    "log_loss": BinaryLogistic(),
+                    "hinge": Hinge(),
+                    "modified_huber": ModifiedHuber(),
+                    "squared_hinge": SquaredHinge(),
+                }[self.loss]
                 n_outputs = 1
             else:
                 loss, n_outputs = MultinomialLogistic(), classes.shape[0]
             data_norm = resolve_data_norm(self.data_norm, X)
-            coef, intercept = self._fit_private(X, y_k, sample_weight, loss, n_outputs,
-                                                data_norm, classes=classes, y_index=y_index)
+            coef, intercept = self._fit_private(
+                X, y_k, sample_weight, loss, n_outputs, data_norm, classes=classes, y_index=y_index
+            )
             self.classes_ = classes
             self.coef_ = coef
             self.intercept_ = intercept
@@ -526,11 +584,32 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
     }
 
-    def __init__(self, loss="squared_error", *, huber_threshold=0.1, y_bound=None, epsilon=1.0,
-                 delta=None, data_norm=None, clip_norm="auto", alpha="auto", fit_intercept=True,
-                 intercept_scaling=0.5, batch_size="auto", epochs="auto", learning_rate="auto",
-                 momentum=0.0, average=True, schedule="auto", n_samples=None, random_state=None,
-                 budget=None, verbose=0, accountant="rdp", importance=None):
+    def __init__(
+        self,
+        loss="squared_error",
+        *,
+        huber_threshold=0.1,
+        y_bound=None,
+        epsilon=1.0,
+        delta=None,
+        data_norm=None,
+        clip_norm="auto",
+        alpha="auto",
+        fit_intercept=True,
+        intercept_scaling=0.5,
+        batch_size="auto",
+        epochs="auto",
+        learning_rate="auto",
+        momentum=0.0,
+        average=True,
+        schedule="auto",
+        n_samples=None,
+        random_state=None,
+        budget=None,
+        verbose=0,
+        accountant="rdp",
+        importance=None,
+    ):
         self.loss = loss
         self.accountant = accountant
         self.importance = importance
@@ -590,14 +669,28 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
             if self.loss == "huber":
                 loss = Huber(threshold=float(self.huber_threshold))
             else:
-                loss = SquaredError(y_bound=y_bound, clip_norm=(
-                    None if self.clip_norm == "auto" else float(self.clip_norm)))
+                loss = SquaredError(
+                    y_bound=y_bound,
+                    clip_norm=(None if self.clip_norm == "auto" else float(self.clip_norm)),
+                )
             # public scale of y for alpha='auto' (the bound, else the Huber threshold)
-            target_scale = (float(y_bound) if y_bound is not None
-                            else float(self.huber_threshold) if self.loss == "huber"
-                            else float(self.clip_norm) / data_norm)
-            coef, intercept = self._fit_private(X, y_k, sample_weight, loss, 1, data_norm,
-                                                y_bound=y_bound, target_scale=target_scale)
+            target_scale = (
+                float(y_bound)
+                if y_bound is not None
+                else float(self.huber_threshold)
+                if self.loss == "huber"
+                else float(self.clip_norm) / data_norm
+            )
+            coef, intercept = self._fit_private(
+                X,
+                y_k,
+                sample_weight,
+                loss,
+                1,
+                data_norm,
+                y_bound=y_bound,
+                target_scale=target_scale,
+            )
             self.y_bound_ = None if y_bound is None else float(y_bound)
             self.y_range_ = None if y_bound is None else (centre - y_bound, centre + y_bound)
             self.coef_ = coef[0]
@@ -616,6 +709,5 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32],
-                          reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
         return np.asarray(X @ self.coef_).ravel() + self.intercept_[0]

@@ -4,8 +4,12 @@ descent on the squared hinge loss)."""
 from __future__ import annotations
 
 from ._estimators import COMMON_CONSTRAINTS, LinearClassifierMixin, _DPLinearBase
-from ._docstrings import (_FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _ROW_CLIP_DOC,
-                          _SCHEDULE_PARAMS_DOC)
+from ._docstrings import (
+    _FITTED_PRIVACY_DOC,
+    _PRIVACY_PARAMS_DOC,
+    _ROW_CLIP_DOC,
+    _SCHEDULE_PARAMS_DOC,
+)
 from ._capability import DP_ESTIMATOR
 from ._compat import StrOptions, fit_context
 from ._data import classification_data
@@ -102,11 +106,27 @@ class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
         "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
-    def __init__(self, *, epsilon=1.0, delta=None, data_norm=None, classes=None,
-                 class_weight=None, row_clip="auto", alpha="auto", fit_intercept=True,
-                 intercept_scaling=0.5, schedule="auto", max_iter="auto", momentum=0.0,
-                 neighbouring="auto", n_samples=None, random_state=None, budget=None,
-                 verbose=0):
+    def __init__(
+        self,
+        *,
+        epsilon=1.0,
+        delta=None,
+        data_norm=None,
+        classes=None,
+        class_weight=None,
+        row_clip="auto",
+        alpha="auto",
+        fit_intercept=True,
+        intercept_scaling=0.5,
+        schedule="auto",
+        max_iter="auto",
+        momentum=0.0,
+        neighbouring="auto",
+        n_samples=None,
+        random_state=None,
+        budget=None,
+        verbose=0,
+    ):
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -150,9 +170,18 @@ class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
             The fitted estimator.
         """
         with fit_transaction(self):
-            data = classification_data(self, X, y, sample_weight, self.classes, dask=(
-                True if self.class_weight is None
-                else ValueError("class_weight is not supported for dask input yet.")))
+            data = classification_data(
+                self,
+                X,
+                y,
+                sample_weight,
+                self.classes,
+                dask=(
+                    True
+                    if self.class_weight is None
+                    else ValueError("class_weight is not supported for dask input yet.")
+                ),
+            )
             classes = data.classes
             if classes.shape[0] != 2:
                 raise ValueError(
@@ -160,12 +189,19 @@ class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
                     f"got {classes.shape[0]}. For more, wrap it "
                     "in sklearn.multiclass.OneVsRestClassifier with a shared PrivacyBudget "
                     "(budget=...), which accounts for the one-vs-rest fits together; or use "
-                    "DPLogisticRegression, which fits several classes in one model.")
+                    "DPLogisticRegression, which fits several classes in one model."
+                )
             # labels +-1; each gradient release has sensitivity 2G (replace-one) or G
             # (add/remove-one), G = 2 * row_bound (SquaredHinge.lipschitz, the kernels' clip)
-            coef, intercept = self._fit_private(data.X, data.y, data.sample_weight,
-                                                SquaredHinge(), 1, classes=classes,
-                                                y_index=data.y_index)
+            coef, intercept = self._fit_private(
+                data.X,
+                data.y,
+                data.sample_weight,
+                SquaredHinge(),
+                1,
+                classes=classes,
+                y_index=data.y_index,
+            )
             self.classes_ = classes
             self.coef_ = coef.astype(data.dtype, copy=False)
             self.intercept_ = intercept.astype(data.dtype, copy=False)

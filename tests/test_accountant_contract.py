@@ -8,8 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from skdpgd.accounting import (ACCOUNTANTS, Accountant, GaussianDPAccountant, GaussianSteps,
-                               Release)
+from skdpgd.accounting import ACCOUNTANTS, Accountant, GaussianDPAccountant, GaussianSteps, Release
 
 #: relative tolerance of each accountant's calibration (how close to epsilon it lands); an
 #: accountant not listed uses the generic search's: twice its relative precision on the scale
@@ -49,13 +48,11 @@ def test_every_accountant_is_an_accountant(accountant):
 
 
 @pytest.mark.parametrize("epsilon,delta", [(0.5, 1e-5), (2.0, 1e-6)])
-def test_calibration_spends_at_most_the_budget_and_nearly_all_of_it(accountant, epsilon,
-                                                                    delta):
+def test_calibration_spends_at_most_the_budget_and_nearly_all_of_it(accountant, epsilon, delta):
     shape = np.array([1.0] * 5 + [0.8] * 5)
     prior = np.array([40.0])
     for q in _rates(accountant):
-        z = np.asarray(accountant.calibrate(shape, epsilon, delta, sampling_rate=q,
-                                            prior=prior))
+        z = np.asarray(accountant.calibrate(shape, epsilon, delta, sampling_rate=q, prior=prior))
         assert z.shape == shape.shape
         np.testing.assert_allclose(z / z[0], shape / shape[0], rtol=1e-12)  # one scale
         runs = [GaussianSteps(z, q), GaussianSteps(prior, 1.0)]
@@ -74,8 +71,7 @@ def test_no_noise_is_infinite_and_infinite_budget_is_no_noise(accountant):
 
 def test_more_noise_never_costs_more(accountant):
     for q in _rates(accountant):
-        eps = [accountant.epsilon([GaussianSteps(np.full(4, z), q)], 1e-5)
-               for z in (0.8, 1.5, 3.0)]
+        eps = [accountant.epsilon([GaussianSteps(np.full(4, z), q)], 1e-5) for z in (0.8, 1.5, 3.0)]
         assert eps[0] > eps[1] > eps[2] > 0
 
 
@@ -87,12 +83,12 @@ def test_a_release_reads_as_its_multipliers_and_rate(accountant):
         r = Release("gradient sums", z, {"replace": 4.0, "add_remove": 2.0}, "add_remove", q)
         s = GaussianSteps(z, q)
         assert accountant.supports(r) and accountant.supports([r, s])
-        assert accountant.epsilon(r, 1e-5) == pytest.approx(accountant.epsilon(s, 1e-5),
-                                                            rel=1e-12)
+        assert accountant.epsilon(r, 1e-5) == pytest.approx(accountant.epsilon(s, 1e-5), rel=1e-12)
         both = accountant.epsilon([r, s], 1e-5)
         assert both > accountant.epsilon(s, 1e-5)
-        assert both == pytest.approx(accountant.epsilon(GaussianSteps(np.r_[z, z], q), 1e-5),
-                                     rel=_tolerance(accountant))
+        assert both == pytest.approx(
+            accountant.epsilon(GaussianSteps(np.r_[z, z], q), 1e-5), rel=_tolerance(accountant)
+        )
 
 
 def test_full_batch_gdp_is_the_tightest():

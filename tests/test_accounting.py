@@ -47,7 +47,8 @@ def test_gdp_delta_single_gaussian_matches_analytic_gaussian_mechanism():
     for s in [0.5, 1.0, 4.0]:
         for eps in [0.2, 1.0, 5.0]:
             expected = stats.norm.cdf(1 / (2 * s) - eps * s) - math.exp(eps) * stats.norm.cdf(
-                -1 / (2 * s) - eps * s)
+                -1 / (2 * s) - eps * s
+            )
             assert gdp_delta(eps, 1 / s) == pytest.approx(expected, rel=1e-9, abs=1e-15)
 
 
@@ -66,8 +67,18 @@ def test_gdp_delta_is_stable_at_extremes():
     assert gdp_delta(math.inf, 3.0) == 0.0
 
 
-@pytest.mark.parametrize("epsilon,delta", [(0.01, 1e-12), (0.1, 1e-5), (1.0, 1e-5), (4.0, 1e-8),
-                                           (10.0, 1e-6), (50.0, 1e-12), (1e4, 1e-5)])
+@pytest.mark.parametrize(
+    "epsilon,delta",
+    [
+        (0.01, 1e-12),
+        (0.1, 1e-5),
+        (1.0, 1e-5),
+        (4.0, 1e-8),
+        (10.0, 1e-6),
+        (50.0, 1e-12),
+        (1e4, 1e-5),
+    ],
+)
 def test_gdp_mu_is_the_largest_mu_within_budget(epsilon, delta):
     mu = gdp_mu(epsilon, delta)
     assert gdp_delta(epsilon, mu) <= delta
@@ -80,8 +91,11 @@ def test_gdp_mu_is_the_largest_mu_within_budget(epsilon, delta):
 def test_design_table_figures_are_reproduced_independently():
     # DESIGN.md section 2 quotes the exact-GDP and zCDP budgets; recompute them from the
     # integral rather than from our closed form.
-    for (eps, delta, mu_exact, mu_zcdp) in [(4, 1e-8, 0.7165, 0.6267), (1, 1e-5, 0.2681, 0.2041),
-                                            (0.1, 1e-5, 0.0325, 0.0208)]:
+    for eps, delta, mu_exact, mu_zcdp in [
+        (4, 1e-8, 0.7165, 0.6267),
+        (1, 1e-5, 0.2681, 0.2041),
+        (0.1, 1e-5, 0.0325, 0.0208),
+    ]:
         mu = gdp_mu(eps, delta)
         assert mu == pytest.approx(mu_exact, abs=6e-5)
         assert delta_by_integration(eps, mu) == pytest.approx(delta, rel=1e-6)

@@ -41,8 +41,13 @@ import skdpgd
 from skdpgd import DPLogisticRegression, DPRidge
 from skdpgd.accounting import GaussianDPAccountant, gdp_epsilon, gdp_mu
 
-from _support.audit import (clopper_pearson_upper, epsilon_lower_bound, gd_effective_mu,
-                    gdp_mu_interval, place_thresholds)
+from _support.audit import (
+    clopper_pearson_upper,
+    epsilon_lower_bound,
+    gd_effective_mu,
+    gdp_mu_interval,
+    place_thresholds,
+)
 
 N = 8
 Y = 1e6
@@ -56,6 +61,7 @@ N_RUNS = 1500  # audited runs per dataset
 # neighbouring pairs: functions returning (X, y, sample_weight)
 # --------------------------------------------------------------------------------------------
 
+
 def _ridge_data(flip=False, canary_weight=1.0):
     X = np.ones((N, 1))
     y = np.full(N, Y)
@@ -67,8 +73,10 @@ def _ridge_data(flip=False, canary_weight=1.0):
 
 
 RIDGE_REPLACE = (lambda: _ridge_data(flip=False), lambda: _ridge_data(flip=True))
-RIDGE_ADD_REMOVE = (lambda: _ridge_data(flip=True, canary_weight=0.0),
-                    lambda: _ridge_data(flip=True, canary_weight=1.0))
+RIDGE_ADD_REMOVE = (
+    lambda: _ridge_data(flip=True, canary_weight=0.0),
+    lambda: _ridge_data(flip=True, canary_weight=1.0),
+)
 
 
 def _logistic_data(replaced):
@@ -127,6 +135,7 @@ SGD_CLASSIFIER_ADD_REMOVE = (lambda: _sgd_data(True, 0.0), lambda: _sgd_data(Tru
 # the audit
 # --------------------------------------------------------------------------------------------
 
+
 def _statistic(est):
     return float(np.ravel(est.coef_)[0])
 
@@ -151,13 +160,15 @@ def run_audit(make, pair, n_runs=N_RUNS, n_cal=N_CAL):
     out0, out1 = sign * out0, sign * out1
     return {
         "eps_lb": epsilon_lower_bound(out0, out1, thresholds, DELTA),
-        "out0": out0, "out1": out1, "est0": est0, "est1": est1,
+        "out0": out0,
+        "out1": out1,
+        "est0": est0,
+        "est1": est1,
     }
 
 
 def _report(name, res, extra=""):
-    print(f"\naudit {name}: epsilon lower bound {res['eps_lb']:.3f} "
-          f"(claimed {EPSILON}){extra}")
+    print(f"\naudit {name}: epsilon lower bound {res['eps_lb']:.3f} (claimed {EPSILON}){extra}")
 
 
 #: The gradient-descent audits fix the penalty (condition number 20 for the squared loss with
@@ -168,51 +179,94 @@ ALPHA_AUDIT = 1.0 / 19.0
 
 def ridge(schedule, **kw):
     def make(seed):
-        params = dict(epsilon=EPSILON, delta=DELTA, data_norm=1.0, row_clip="data_norm",
-                      y_bound=Y, clip_norm=1.0, fit_intercept=False, schedule=schedule,
-                      alpha=ALPHA_AUDIT, random_state=seed)
+        params = dict(
+            epsilon=EPSILON,
+            delta=DELTA,
+            data_norm=1.0,
+            row_clip="data_norm",
+            y_bound=Y,
+            clip_norm=1.0,
+            fit_intercept=False,
+            schedule=schedule,
+            alpha=ALPHA_AUDIT,
+            random_state=seed,
+        )
         params.update(kw)
         return DPRidge(**params)
+
     return make
 
 
 def logistic(**kw):
     def make(seed):
-        params = dict(epsilon=EPSILON, delta=DELTA, data_norm=1.0, fit_intercept=False,
-                      classes=[0, 1], random_state=seed)
+        params = dict(
+            epsilon=EPSILON,
+            delta=DELTA,
+            data_norm=1.0,
+            fit_intercept=False,
+            classes=[0, 1],
+            random_state=seed,
+        )
         params.update(kw)
         return DPLogisticRegression(**params)
+
     return make
 
 
 def huber(schedule, **kw):
     """DPHuberRegressor on the ridge pair: threshold 1, targets +-Y, so every per-example
     gradient is exactly +-1 (no target range given: none is needed)."""
+
     def make(seed):
-        params = dict(epsilon=EPSILON, delta=DELTA, data_norm=1.0, huber_threshold=1.0,
-                      scale=1.0, fit_intercept=False, schedule=schedule, alpha=ALPHA_AUDIT,
-                      random_state=seed)
+        params = dict(
+            epsilon=EPSILON,
+            delta=DELTA,
+            data_norm=1.0,
+            huber_threshold=1.0,
+            scale=1.0,
+            fit_intercept=False,
+            schedule=schedule,
+            alpha=ALPHA_AUDIT,
+            random_state=seed,
+        )
         params.update(kw)
         return skdpgd.DPHuberRegressor(**params)
+
     return make
 
 
 def poisson(schedule, **kw):
     def make(seed):
-        params = dict(epsilon=EPSILON, delta=DELTA, data_norm=1.0, y_bound=Y, clip_norm=1.0,
-                      fit_intercept=False, schedule=schedule, alpha=ALPHA_AUDIT,
-                      random_state=seed)
+        params = dict(
+            epsilon=EPSILON,
+            delta=DELTA,
+            data_norm=1.0,
+            y_bound=Y,
+            clip_norm=1.0,
+            fit_intercept=False,
+            schedule=schedule,
+            alpha=ALPHA_AUDIT,
+            random_state=seed,
+        )
         params.update(kw)
         return skdpgd.DPPoissonRegressor(**params)
+
     return make
 
 
 def linear_svc(**kw):
     def make(seed):
-        params = dict(epsilon=EPSILON, delta=DELTA, data_norm=1.0, fit_intercept=False,
-                      classes=[0, 1], random_state=seed)
+        params = dict(
+            epsilon=EPSILON,
+            delta=DELTA,
+            data_norm=1.0,
+            fit_intercept=False,
+            classes=[0, 1],
+            random_state=seed,
+        )
         params.update(kw)
         return skdpgd.DPLinearSVC(**params)
+
     return make
 
 
@@ -227,13 +281,21 @@ FULL_BATCH = {
     "gd-pur": (ridge("pur", max_iter=10), RIDGE_REPLACE, True, 0.5),
     "gd-exponential": (ridge("exponential", max_iter=10), RIDGE_REPLACE, True, 0.1),
     # add/remove-one with a public N (the canary's weight 0 or 1 is its absence or presence)
-    "gd-uniform-add-remove": (ridge("uniform", max_iter=5, neighbouring="add_remove",
-                                    n_samples=N), RIDGE_ADD_REMOVE, True, 0.5),
+    "gd-uniform-add-remove": (
+        ridge("uniform", max_iter=5, neighbouring="add_remove", n_samples=N),
+        RIDGE_ADD_REMOVE,
+        True,
+        0.5,
+    ),
     "output-perturbation": (ridge("output", alpha=1.0), RIDGE_REPLACE, True, 0.5),
     # private row clip (a Gaussian norm query composed with GD): the clip bound is random,
     # so the coefficient is a scale mixture, not Gaussian; threshold audit only
-    "gd-uniform-row-clip-auto": (ridge("uniform", max_iter=10, row_clip="auto"),
-                                 RIDGE_REPLACE, False, 0.1),
+    "gd-uniform-row-clip-auto": (
+        ridge("uniform", max_iter=10, row_clip="auto"),
+        RIDGE_REPLACE,
+        False,
+        0.1,
+    ),
     # DPLogisticRegression with its defaults (row_clip='auto', schedule='auto', alpha='auto')
     "logistic-defaults": (logistic(), LOGISTIC_REPLACE, False, 0.05),
     # the Huber, Poisson and squared hinge estimators: worst-case pairs (Huber, Poisson:
@@ -251,8 +313,10 @@ def _check_gaussian_release(res):
     mu_hat, lo, hi = gdp_mu_interval(res["out0"], res["out1"])
     est = res["est0"]
     assert est.mu_ <= MU * (1 + 1e-9)
-    line = (f"    Gaussian analysis: mu_hat {mu_hat:.3f} in [{lo:.3f}, {hi:.3f}] (99.9%), "
-            f"claimed mu {est.mu_:.3f} (eps(mu_hat) = {gdp_epsilon(DELTA, max(mu_hat, 0)):.2f})")
+    line = (
+        f"    Gaussian analysis: mu_hat {mu_hat:.3f} in [{lo:.3f}, {hi:.3f}] (99.9%), "
+        f"claimed mu {est.mu_:.3f} (eps(mu_hat) = {gdp_epsilon(DELTA, max(mu_hat, 0)):.2f})"
+    )
     if est.mechanism_ == "gradient":
         mu_eff = gd_effective_mu(est.step_sizes_, est.noise_multipliers_, est.alpha_)
         line += f", theory for the final iterate {mu_eff:.3f}"
@@ -283,6 +347,7 @@ def test_audit_full_batch(name):
 # Poisson-sampled DP-SGD (add/remove-one; RDP accountant)
 # --------------------------------------------------------------------------------------------
 
+
 def _memoise_rdp_accounting(monkeypatch, factor=1.0):
     """Every fit calibrates the same shape and reports the epsilon of the same multipliers:
     memoise the (deterministic) RDP calibration and epsilon so that thousands of fits take
@@ -300,8 +365,7 @@ def _memoise_rdp_accounting(monkeypatch, factor=1.0):
 
     def cached_epsilon(self, steps, delta):
         runs = steps if isinstance(steps, (list, tuple)) else [steps]
-        key = ("eps", tuple((r.noise_multipliers.tobytes(), r.sampling_rate) for r in runs),
-               delta)
+        key = ("eps", tuple((r.noise_multipliers.tobytes(), r.sampling_rate) for r in runs), delta)
         if key not in memo:
             memo[key] = epsilon(self, steps, delta)
         return memo[key]
@@ -317,18 +381,31 @@ def _sgd(cls_name, **kw):
 
     def make(seed):
         # a public N (the canary's weight 0 or 1 is its absence or presence)
-        params = dict(epsilon=EPSILON, delta=DELTA, data_norm=1.0, clip_norm=1.0,
-                      fit_intercept=False, batch_size=N // 2, epochs=2, average=False,
-                      n_samples=N, random_state=seed)
+        params = dict(
+            epsilon=EPSILON,
+            delta=DELTA,
+            data_norm=1.0,
+            clip_norm=1.0,
+            fit_intercept=False,
+            batch_size=N // 2,
+            epochs=2,
+            average=False,
+            n_samples=N,
+            random_state=seed,
+        )
         params.update(kw)
         return cls(**params)
+
     return make
 
 
 SGD = {
     "sgd-regressor": ("DPSGDRegressor", dict(y_bound=Y), SGD_REGRESSOR_ADD_REMOVE),
-    "sgd-classifier-hinge": ("DPSGDClassifier", dict(loss="hinge", classes=[0, 1]),
-                             SGD_CLASSIFIER_ADD_REMOVE),
+    "sgd-classifier-hinge": (
+        "DPSGDClassifier",
+        dict(loss="hinge", classes=[0, 1]),
+        SGD_CLASSIFIER_ADD_REMOVE,
+    ),
 }
 
 
@@ -350,10 +427,12 @@ def test_audit_poisson_sgd(name, monkeypatch):
 # broken mechanisms: the audit must catch them
 # --------------------------------------------------------------------------------------------
 
+
 def _scale_gdp_noise(monkeypatch, factor):
     calibrate = GaussianDPAccountant.calibrate
-    monkeypatch.setattr(GaussianDPAccountant, "calibrate",
-                        lambda self, *a, **k: factor * calibrate(self, *a, **k))
+    monkeypatch.setattr(
+        GaussianDPAccountant, "calibrate", lambda self, *a, **k: factor * calibrate(self, *a, **k)
+    )
 
 
 def _switch_off_clipping(monkeypatch):
@@ -367,6 +446,7 @@ def _switch_off_clipping(monkeypatch):
             args = list(args)
             args[5] = args[5] * 1e9
             return fn(*args, **kwargs)
+
         return wrapper
 
     monkeypatch.setattr(DenseRows, "grad_sum", unclipped(DenseRows.grad_sum))
@@ -375,8 +455,7 @@ def _switch_off_clipping(monkeypatch):
 
 BROKEN = {
     "gd-uniform-noise-x0.2": ("gd-uniform", lambda mp: _scale_gdp_noise(mp, 0.2)),
-    "output-perturbation-noise-x0.2": ("output-perturbation",
-                                       lambda mp: _scale_gdp_noise(mp, 0.2)),
+    "output-perturbation-noise-x0.2": ("output-perturbation", lambda mp: _scale_gdp_noise(mp, 0.2)),
     "gd-uniform-no-clipping": ("gd-uniform", _switch_off_clipping),
     "output-perturbation-no-clipping": ("output-perturbation", _switch_off_clipping),
 }
@@ -413,9 +492,11 @@ def test_parametric_audit_catches_slightly_too_little_noise(monkeypatch):
     make, pair, _, _ = FULL_BATCH["gd-uniform"]
     res = run_audit(make, pair, n_runs=1000)
     mu_hat, lo, hi = gdp_mu_interval(res["out0"], res["out1"])
-    _report("BROKEN gd-uniform-noise-x0.7", res,
-            f"; Gaussian analysis: mu_hat {mu_hat:.3f} in [{lo:.3f}, {hi:.3f}] vs claimed mu "
-            f"{MU:.3f}")
+    _report(
+        "BROKEN gd-uniform-noise-x0.7",
+        res,
+        f"; Gaussian analysis: mu_hat {mu_hat:.3f} in [{lo:.3f}, {hi:.3f}] vs claimed mu {MU:.3f}",
+    )
     assert res["eps_lb"] <= EPSILON  # the threshold audit alone would pass it
     assert lo > MU
 
@@ -423,6 +504,7 @@ def test_parametric_audit_catches_slightly_too_little_noise(monkeypatch):
 # --------------------------------------------------------------------------------------------
 # the statistics themselves
 # --------------------------------------------------------------------------------------------
+
 
 def test_lower_bound_arithmetic_on_known_rates():
     """Perfectly separated outputs give log((1 - delta - FNR_ub) / FPR_ub) with CP limits."""
@@ -491,8 +573,14 @@ def test_audit_dppca_release_is_exactly_as_distinguishable_as_claimed():
         X = _pca_pair(canary)
         out, pca = np.empty(len(seeds)), None
         for k, seed in enumerate(seeds):
-            pca = DPPCA(n_components=2, epsilon=EPSILON, delta=DELTA, data_norm=1.0,
-                        center=False, random_state=seed).fit(X)
+            pca = DPPCA(
+                n_components=2,
+                epsilon=EPSILON,
+                delta=DELTA,
+                data_norm=1.0,
+                center=False,
+                random_state=seed,
+            ).fit(X)
             out[k] = _pca_statistic(pca)
         return out, pca
 
@@ -505,7 +593,9 @@ def test_audit_dppca_release_is_exactly_as_distinguishable_as_claimed():
     assert pca.epsilon_ <= EPSILON and pca.mu_ <= MU * (1 + 1e-9)
     eps_lb = epsilon_lower_bound(sign * out0, sign * out1, thresholds, DELTA)
     mu_hat, lo, hi = gdp_mu_interval(sign * out0, sign * out1)
-    print(f"\naudit dppca: epsilon lower bound {eps_lb:.3f} (claimed {EPSILON}); mu_hat "
-          f"{mu_hat:.3f} in [{lo:.3f}, {hi:.3f}], claimed mu {pca.mu_:.3f}")
+    print(
+        f"\naudit dppca: epsilon lower bound {eps_lb:.3f} (claimed {EPSILON}); mu_hat "
+        f"{mu_hat:.3f} in [{lo:.3f}, {hi:.3f}], claimed mu {pca.mu_:.3f}"
+    )
     assert 0.3 < eps_lb <= EPSILON
     assert lo <= pca.mu_ <= hi

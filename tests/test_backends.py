@@ -13,8 +13,7 @@ from skdpgd._data import make_rows
 from _support import reference as ref
 
 CASES = [("logistic", 1), ("multinomial", 3), ("multinomial", 4), ("squared", 1)]
-CODES = {"logistic": K.LOSS_LOGISTIC, "multinomial": K.LOSS_MULTINOMIAL,
-         "squared": K.LOSS_SQUARED}
+CODES = {"logistic": K.LOSS_LOGISTIC, "multinomial": K.LOSS_MULTINOMIAL, "squared": K.LOSS_SQUARED}
 
 
 def make_problem(loss, k_out, n=203, d=11, density=1.0, seed=0):
@@ -39,8 +38,7 @@ def make_problem(loss, k_out, n=203, d=11, density=1.0, seed=0):
 def backends(X, y, w, fit_intercept, bound=2.0, column=1.3):
     """Dense and CSR rows over the same data, rows clipped to ``bound``, intercept column c."""
     out = []
-    for rows in (DenseRows(X, y, w, fit_intercept), CSRRows(sp.csr_matrix(X), y, w,
-                                                            fit_intercept)):
+    for rows in (DenseRows(X, y, w, fit_intercept), CSRRows(sp.csr_matrix(X), y, w, fit_intercept)):
         rows.clip_rows(bound, column if fit_intercept else 1.0)
         out.append(rows)
     if bound == 2.0:  # the default: some rows are clipped
@@ -63,8 +61,9 @@ def test_hessian_sum_matches_oracle(loss, k_out, fit_intercept, density):
     X, y, w, coef, b = make_problem(loss, k_out, density=density)
     for rows in backends(X, y, w, fit_intercept):
         H = rows.hessian_sum(coef, b, CODES[loss])
-        want = ref.hessian_sum(oracle_rows(rows, X), w, CODES[loss],
-                               theta_of(coef, b, fit_intercept))
+        want = ref.hessian_sum(
+            oracle_rows(rows, X), w, CODES[loss], theta_of(coef, b, fit_intercept)
+        )
         assert H.shape == want.shape == (k_out * rows.n_params,) * 2
         np.testing.assert_allclose(H, want, rtol=1e-11, atol=1e-12)
         np.testing.assert_array_equal(H, H.T)  # mirrored exactly
@@ -94,10 +93,11 @@ def test_objective_matches_oracle_dense_and_csr(loss, k_out, fit_intercept):
     for rows in backends(X, y, w, fit_intercept):
         # sums over the rows, no penalty and no normaliser (the mechanism adds those)
         f, gc, gb = rows.objective(coef, b, CODES[loss], 0.0, clip)
-        fs, G = ref.objective(oracle_rows(rows, X), y, w, CODES[loss], clip,
-                              theta_of(coef, b, fit_intercept))
+        fs, G = ref.objective(
+            oracle_rows(rows, X), y, w, CODES[loss], clip, theta_of(coef, b, fit_intercept)
+        )
         assert f == pytest.approx(fs, rel=1e-11)
-        np.testing.assert_allclose(gc, G[:, :X.shape[1]], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(gc, G[:, : X.shape[1]], rtol=1e-10, atol=1e-12)
         if fit_intercept:
             np.testing.assert_allclose(gb, G[:, -1], rtol=1e-10, atol=1e-12)
         results.append((f, gc, gb))
@@ -109,8 +109,9 @@ def test_grad_sum_dense_and_csr_agree_with_oracle(loss, k_out):
     X, y, w, coef, b = make_problem(loss, k_out, density=0.4)
     for rows in backends(X, y, w, True):
         gc, gb, bad = rows.grad_sum(coef, b, CODES[loss], 0.0, 0.7)
-        S, n_bad = ref.clipped_gradient_sum(oracle_rows(rows, X), y, w, CODES[loss], 0.7,
-                                            theta_of(coef, b, True))
+        S, n_bad = ref.clipped_gradient_sum(
+            oracle_rows(rows, X), y, w, CODES[loss], 0.7, theta_of(coef, b, True)
+        )
         assert bad == n_bad == 0
         np.testing.assert_allclose(gc, S[:, :-1], rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(gb, S[:, -1], rtol=1e-10, atol=1e-12)
@@ -125,20 +126,33 @@ def test_same_numbers_on_any_thread_count_and_panel_split(loss, k_out, monkeypat
     rows = DenseRows(X, y, w, True)
     rows.clip_rows(2.0, 1.3)
     dense = (X, rows.row_scale, w, True, CODES[loss], coef, b)
-    csr = (Xc.data.astype(float), Xc.indices.astype(np.int64), Xc.indptr.astype(np.int64),
-           X.shape[1], rows.row_scale, w, True, CODES[loss], coef, b)
+    csr = (
+        Xc.data.astype(float),
+        Xc.indices.astype(np.int64),
+        Xc.indptr.astype(np.int64),
+        X.shape[1],
+        rows.row_scale,
+        w,
+        True,
+        CODES[loss],
+        coef,
+        b,
+    )
     runs = {}
     for key, panel in [("big", K2.PANEL_BYTES), ("small", 800)]:
         monkeypatch.setattr(K2, "PANEL_BYTES", panel)
         for par in (False, True):
-            runs[key, par] = (K2.hessian_sum(*dense, parallel=par),
-                              K2.hessian_sum_csr(*csr, parallel=par),
-                              K2.suff_stats(X, rows.row_scale, w, True, y, parallel=par),
-                              K2.suff_stats_csr(*csr[:7], y, parallel=par))
+            runs[key, par] = (
+                K2.hessian_sum(*dense, parallel=par),
+                K2.hessian_sum_csr(*csr, parallel=par),
+                K2.suff_stats(X, rows.row_scale, w, True, y, parallel=par),
+                K2.suff_stats_csr(*csr[:7], y, parallel=par),
+            )
     for key in [("big", True), ("small", False), ("small", True)]:
         for u, v in zip(runs["big", False], runs[key]):
-            for p, q in zip(u if isinstance(u, tuple) else (u,), v if isinstance(v, tuple)
-                            else (v,)):
+            for p, q in zip(
+                u if isinstance(u, tuple) else (u,), v if isinstance(v, tuple) else (v,)
+            ):
                 np.testing.assert_array_equal(p, q)
 
 
@@ -197,6 +211,7 @@ def test_empty_and_tiny_inputs():
         X, y, w, coef, b = make_problem("logistic", 1, n=n, d=4)
         for rows in backends(X, y, np.ones(n), True, bound=1e6):
             H = rows.hessian_sum(coef, b, K.LOSS_LOGISTIC)
-            want = ref.hessian_sum(oracle_rows(rows, X), np.ones(n), K.LOSS_LOGISTIC,
-                                   theta_of(coef, b, True))
+            want = ref.hessian_sum(
+                oracle_rows(rows, X), np.ones(n), K.LOSS_LOGISTIC, theta_of(coef, b, True)
+            )
             np.testing.assert_allclose(H, want, rtol=1e-12, atol=1e-14)

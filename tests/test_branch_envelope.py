@@ -10,10 +10,22 @@ from scipy import integrate
 from scipy.special import log_ndtr
 
 from skdpgd import DPSGDClassifier, policy
-from skdpgd.accounting.envelope import (branch_profile, envelope_delta, envelope_epsilon,
-                              gaussian_profile, rdp_profile)
-from skdpgd.accounting import (GaussianDPAccountant, RDP_DEFAULT_ORDERS, RDPAccountant,
-                               gdp_delta, gdp_mu, gdp_mu_of_releases, rdp_subsampled_gaussian)
+from skdpgd.accounting.envelope import (
+    branch_profile,
+    envelope_delta,
+    envelope_epsilon,
+    gaussian_profile,
+    rdp_profile,
+)
+from skdpgd.accounting import (
+    GaussianDPAccountant,
+    RDP_DEFAULT_ORDERS,
+    RDPAccountant,
+    gdp_delta,
+    gdp_mu,
+    gdp_mu_of_releases,
+    rdp_subsampled_gaussian,
+)
 
 
 def _gdp_delta_independent(t, mu):
@@ -30,14 +42,21 @@ def _expectation(fn, mu1, lo=-14.0, hi=14.0, pieces=56):
     dens = lambda u: math.exp(-0.5 * u * u) / math.sqrt(2 * math.pi)  # noqa: E731
     total = 0.0
     for a, b in zip(edges[:-1], edges[1:]):
-        val, _ = integrate.quad(lambda u: dens(u) * fn(0.5 * mu1 * mu1 + mu1 * u), a, b,
-                                epsabs=0.0, epsrel=1e-13, limit=200)
+        val, _ = integrate.quad(
+            lambda u: dens(u) * fn(0.5 * mu1 * mu1 + mu1 * u),
+            a,
+            b,
+            epsabs=0.0,
+            epsrel=1e-13,
+            limit=200,
+        )
         total += val
     return total
 
 
-@pytest.mark.parametrize("epsilon,mu1,mu_a", [(1.0, 0.3, 0.8), (0.1, 0.03, 0.09),
-                                              (5.0, 1.0, 2.0), (0.01, 0.002, 0.005)])
+@pytest.mark.parametrize(
+    "epsilon,mu1,mu_a", [(1.0, 0.3, 0.8), (0.1, 0.03, 0.09), (5.0, 1.0, 2.0), (0.01, 0.002, 0.005)]
+)
 def test_one_gaussian_branch_is_the_exact_gdp_composition(epsilon, mu1, mu_a):
     """The derivation, checked: with one Gaussian branch and no max, the envelope
     E_L[delta_a(eps - L)] over the first release's privacy loss L ~ N(mu1^2/2, mu1^2) is the
@@ -50,8 +69,11 @@ def test_one_gaussian_branch_is_the_exact_gdp_composition(epsilon, mu1, mu_a):
     assert exact <= bound.upper <= exact * (1 + 1e-7)
     assert bound.estimate == pytest.approx(exact, rel=1e-7)
     # the default accuracy (what fits use) stays within 1e-4
-    assert exact <= envelope_delta(epsilon, mu1,
-                                   lambda t: gaussian_profile(t, mu_a)).upper <= exact * 1.0001
+    assert (
+        exact
+        <= envelope_delta(epsilon, mu1, lambda t: gaussian_profile(t, mu_a)).upper
+        <= exact * 1.0001
+    )
 
 
 def test_one_gaussian_branch_in_high_precision():
@@ -62,11 +84,12 @@ def test_one_gaussian_branch_in_high_precision():
     eps, mu1, mu_a = mp.mpf("0.7"), mp.mpf("0.25"), mp.mpf("0.6")
 
     def gdp(t, mu):
-        return mp.ncdf(-t / mu + mu / 2) - mp.e ** t * mp.ncdf(-t / mu - mu / 2)
+        return mp.ncdf(-t / mu + mu / 2) - mp.e**t * mp.ncdf(-t / mu - mu / 2)
 
-    integral = mp.quad(lambda u: mp.npdf(u) * gdp(eps - (mu1 ** 2 / 2 + mu1 * u), mu_a),
-                       mp.linspace(-25, 25, 51))
-    assert abs(integral / gdp(eps, mp.sqrt(mu1 ** 2 + mu_a ** 2)) - 1) < mp.mpf("1e-30")
+    integral = mp.quad(
+        lambda u: mp.npdf(u) * gdp(eps - (mu1**2 / 2 + mu1 * u), mu_a), mp.linspace(-25, 25, 51)
+    )
+    assert abs(integral / gdp(eps, mp.sqrt(mu1**2 + mu_a**2)) - 1) < mp.mpf("1e-30")
 
 
 def test_branch_profiles_hold_for_negative_arguments():
@@ -82,8 +105,17 @@ def test_branch_profiles_hold_for_negative_arguments():
     assert np.all(np.diff(prof) <= 1e-15)  # non-increasing
 
 
-def _switch_fit(n_classes=2, epsilon=0.01, n_samples=2000, delta=1e-6, d=5,
-                accountant="rdp", labels="imbalanced", seed=0, n=80):
+def _switch_fit(
+    n_classes=2,
+    epsilon=0.01,
+    n_samples=2000,
+    delta=1e-6,
+    d=5,
+    accountant="rdp",
+    labels="imbalanced",
+    seed=0,
+    n=80,
+):
     """A fit on ``n`` rows whose public n_samples puts it below the switch's ratio."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d)) / math.sqrt(d)
@@ -91,9 +123,15 @@ def _switch_fit(n_classes=2, epsilon=0.01, n_samples=2000, delta=1e-6, d=5,
         y = np.where(rng.random(n) < 0.85, 0, rng.integers(1, n_classes, n))
     else:
         y = np.arange(n) % n_classes
-    est = DPSGDClassifier(epsilon=epsilon, delta=delta, data_norm=1.0, n_samples=n_samples,
-                          accountant=accountant, classes=list(range(n_classes)),
-                          random_state=seed)
+    est = DPSGDClassifier(
+        epsilon=epsilon,
+        delta=delta,
+        data_norm=1.0,
+        n_samples=n_samples,
+        accountant=accountant,
+        classes=list(range(n_classes)),
+        random_state=seed,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return est.fit(X, y)
@@ -105,11 +143,14 @@ def _envelope_of(fit, scale=1.0, **kw):
     ``rtol=1e-5``, the fit's accuracy (a coarser grid gives a looser bound)."""
     switch = fit.prior_switch_
     first = fit.releases_[:-1]
-    branches = [[r.calibrated(r.multipliers / scale, r.sensitivity) for r in rels]
-                for rels in switch["releases"].values()]
+    branches = [
+        [r.calibrated(r.multipliers / scale, r.sensitivity) for r in rels]
+        for rels in switch["releases"].values()
+    ]
     mu1 = gdp_mu_of_releases(first)
-    makers = [branch_profile(rels, fit.accountant, t_max=fit.epsilon + 40 * mu1 + 1)
-              for rels in branches]
+    makers = [
+        branch_profile(rels, fit.accountant, t_max=fit.epsilon + 40 * mu1 + 1) for rels in branches
+    ]
     profiles = [make(1.0) for make in makers]
     return mu1, (lambda t: np.max([p(t) for p in profiles], axis=0))
 
@@ -131,16 +172,20 @@ def test_both_branches_composed_with_the_first_release_are_below_the_envelope():
     vdi = 1e-5
 
     def optimistic(scale):
-        p1 = pld.from_gaussian_mechanism(1.0 / mu1, pessimistic_estimate=False,
-                                         value_discretization_interval=vdi)
-        pa = pld.from_gaussian_mechanism(counts.multipliers[0] / scale,
-                                         pessimistic_estimate=False,
-                                         value_discretization_interval=vdi)
-        pb = pld.from_gaussian_mechanism(grads.multipliers[0] / scale,
-                                         sampling_prob=grads.sampling_rate,
-                                         pessimistic_estimate=False,
-                                         value_discretization_interval=vdi
-                                         ).self_compose(grads.n_steps)
+        p1 = pld.from_gaussian_mechanism(
+            1.0 / mu1, pessimistic_estimate=False, value_discretization_interval=vdi
+        )
+        pa = pld.from_gaussian_mechanism(
+            counts.multipliers[0] / scale,
+            pessimistic_estimate=False,
+            value_discretization_interval=vdi,
+        )
+        pb = pld.from_gaussian_mechanism(
+            grads.multipliers[0] / scale,
+            sampling_prob=grads.sampling_rate,
+            pessimistic_estimate=False,
+            value_discretization_interval=vdi,
+        ).self_compose(grads.n_steps)
         return p1.compose(pa), p1.compose(pb)
 
     for scale in (1.0, switch["noise_scale"]):
@@ -178,16 +223,23 @@ def test_envelope_of_two_branches_matches_an_independent_quadrature():
         def direct(x):
             e = (orders - 1) * (rdp - x + np.log1p(-1 / orders)) - np.log(orders)
             return min(1.0, math.exp(min(float(np.min(e)), 0.0)))
+
         if t >= 0:
             return direct(t)
         return min(direct(t), -math.expm1(t) + math.exp(t) * direct(-t))
 
     eps = 0.3
-    quad = _expectation(lambda loss: max(_gdp_delta_independent(eps - loss, mu_a),
-                                         rdp_bound(eps - loss)), mu1, pieces=400)
-    bound = envelope_delta(eps, mu1, lambda t: np.maximum(gaussian_profile(t, mu_a),
-                                                          rdp_profile(t, rdp, orders)),
-                           rtol=1e-7)
+    quad = _expectation(
+        lambda loss: max(_gdp_delta_independent(eps - loss, mu_a), rdp_bound(eps - loss)),
+        mu1,
+        pieces=400,
+    )
+    bound = envelope_delta(
+        eps,
+        mu1,
+        lambda t: np.maximum(gaussian_profile(t, mu_a), rdp_profile(t, rdp, orders)),
+        rtol=1e-7,
+    )
     assert bound.upper >= quad * (1 - 1e-9)
     assert bound.estimate == pytest.approx(quad, rel=1e-6)
     assert bound.upper <= 1e-5  # the shipped branches: within the budget
@@ -214,17 +266,20 @@ def test_the_noise_scale_is_public_and_fixed_before_the_counts_are_drawn():
 
 def _below_ratio(k, d, n, eps, delta):
     n_params = (d + 1) * (1 if k == 2 else k)
-    return policy.sgd_prior_switch(n, n_params, gdp_mu(eps, delta), True, True,
-                                   True) is not None
+    return policy.sgd_prior_switch(n, n_params, gdp_mu(eps, delta), True, True, True) is not None
 
 
 #: (classes, features, N, epsilon, delta) below the switch's ratio: for each of classes
 #: 2/3/10, N 50/1e3/1e5, epsilon 0.01-10, delta 1e-5/1e-8, the fewest features (5, 300, 2000)
 #: that put it there (the others are above the ratio: no switch)
-_GRID = [next(c for c in [(k, d, n, eps, delta) for d in (5, 300, 2000)] if _below_ratio(*c))
-         for k in (2, 3, 10) for n in (50, 1000, 100_000)
-         for eps in (0.01, 0.1, 1.0, 10.0) for delta in (1e-5, 1e-8)
-         if any(_below_ratio(k, d, n, eps, delta) for d in (5, 300, 2000))]
+_GRID = [
+    next(c for c in [(k, d, n, eps, delta) for d in (5, 300, 2000)] if _below_ratio(*c))
+    for k in (2, 3, 10)
+    for n in (50, 1000, 100_000)
+    for eps in (0.01, 0.1, 1.0, 10.0)
+    for delta in (1e-5, 1e-8)
+    if any(_below_ratio(k, d, n, eps, delta) for d in (5, 300, 2000))
+]
 
 
 @pytest.mark.parametrize("accountant", ["rdp", "pld"])
@@ -237,12 +292,12 @@ def test_prior_switch_keeps_the_envelope_within_the_budget_on_a_grid(accountant)
     if accountant == "pld":
         pytest.importorskip("dp_accounting")
         # PLD calibration is slow: three of the grid, small to large N
-        grid = [(2, 5, 50, 0.01, 1e-8), (10, 300, 1000, 0.1, 1e-8),
-                (10, 300, 100_000, 0.01, 1e-8)]
+        grid = [(2, 5, 50, 0.01, 1e-8), (10, 300, 1000, 0.1, 1e-8), (10, 300, 100_000, 0.01, 1e-8)]
     assert len(grid) >= (3 if accountant == "pld" else 30)
     for k, d, n, eps, delta in grid:
-        fit = _switch_fit(n_classes=k, epsilon=eps, n_samples=n, delta=delta, d=d,
-                          accountant=accountant)
+        fit = _switch_fit(
+            n_classes=k, epsilon=eps, n_samples=n, delta=delta, d=d, accountant=accountant
+        )
         switch = fit.prior_switch_
         assert switch is not None, (k, d, n, eps, delta)
         assert 1.0 < switch["noise_scale"] < 1.05

@@ -9,8 +9,13 @@ from sklearn.base import clone
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from skdpgd import (BudgetExceededError, DPLogisticRegression, DPRidge, DPSGDClassifier,
-                    PrivacyBudget)
+from skdpgd import (
+    BudgetExceededError,
+    DPLogisticRegression,
+    DPRidge,
+    DPSGDClassifier,
+    PrivacyBudget,
+)
 
 from skdpgd.accounting import GaussianSteps, RDPAccountant, compose_gdp, gdp_epsilon, gdp_mu
 
@@ -26,9 +31,17 @@ def data():
 def test_full_batch_fits_compose_exactly_in_gdp(data):
     X, y = data
     budget = PrivacyBudget(epsilon=3.0, delta=1e-6)
-    fits = [DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=s,
-                                 budget=budget, neighbouring="add_remove").fit(X, y)
-            for s in range(2)]
+    fits = [
+        DPLogisticRegression(
+            epsilon=1.0,
+            delta=1e-6,
+            data_norm=1.0,
+            random_state=s,
+            budget=budget,
+            neighbouring="add_remove",
+        ).fit(X, y)
+        for s in range(2)
+    ]
     # every release (noisy count, row-norm sum, gradient sums), all under add/remove-one
     z = np.concatenate([r.multipliers for f in fits for r in f.releases_])
     assert budget.spent_epsilon() == pytest.approx(gdp_epsilon(1e-6, compose_gdp(z)), rel=1e-12)
@@ -41,20 +54,33 @@ def test_full_batch_fits_compose_exactly_in_gdp(data):
 def test_overspending_fit_is_refused_and_nothing_is_recorded(data):
     X, y = data
     budget = PrivacyBudget(epsilon=1.2, delta=1e-6)
-    DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0,
-                         neighbouring="add_remove", budget=budget).fit(X, y)
+    DPLogisticRegression(
+        epsilon=1.0,
+        delta=1e-6,
+        data_norm=1.0,
+        random_state=0,
+        neighbouring="add_remove",
+        budget=budget,
+    ).fit(X, y)
     n_before, spent_before = len(budget.charges), budget.spent_epsilon()
     left = budget.remaining_epsilon()
     assert 0 < left < 1.0
-    est = DPLogisticRegression(epsilon=left * 1.01, delta=1e-6, data_norm=1.0,
-                               neighbouring="add_remove", budget=budget)
+    est = DPLogisticRegression(
+        epsilon=left * 1.01, delta=1e-6, data_norm=1.0, neighbouring="add_remove", budget=budget
+    )
     with pytest.raises(BudgetExceededError, match="above its total"):
         est.fit(X, y)
     assert not hasattr(est, "coef_")
     assert len(budget.charges) == n_before and budget.spent_epsilon() == spent_before
     # what remaining_epsilon promised can be spent, and then the budget is full
-    DPLogisticRegression(epsilon=left, delta=1e-6, data_norm=1.0, random_state=1,
-                         neighbouring="add_remove", budget=budget).fit(X, y)
+    DPLogisticRegression(
+        epsilon=left,
+        delta=1e-6,
+        data_norm=1.0,
+        random_state=1,
+        neighbouring="add_remove",
+        budget=budget,
+    ).fit(X, y)
     assert budget.spent_epsilon() <= 1.2
     assert budget.spent_epsilon() == pytest.approx(1.2, rel=1e-6)
     assert budget.remaining_epsilon() < 1e-3
@@ -63,25 +89,36 @@ def test_overspending_fit_is_refused_and_nothing_is_recorded(data):
 def test_add_remove_fits_convert_to_a_replace_one_budget(data):
     X, y = data
     rep = PrivacyBudget(epsilon=5.0, delta=1e-6, neighbouring="replace")
-    fit = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0,
-                               neighbouring="add_remove", budget=rep).fit(X, y)
+    fit = DPLogisticRegression(
+        epsilon=1.0,
+        delta=1e-6,
+        data_norm=1.0,
+        random_state=0,
+        neighbouring="add_remove",
+        budget=rep,
+    ).fit(X, y)
     # each release's noise is a multiplier z * s_add_remove / s_replace under replace-one: z/2
     # for gradient sums, z/sqrt(2) for Hessian sums (two PSD terms), z for the row-norm query
     # (the clip bound under both relations), z/sqrt(2) for the class counts of the warm start
     # (sqrt(2) replace-one, 1 add/remove-one), z/2 for the selection's difference of counts
     # (2 replace-one, 1 add/remove-one); the noisy count is free (N is public there)
-    ratio = {"gradient sums": 0.5, "Hessian sums": 1 / np.sqrt(2.0), "row norm sum": 1.0,
-             "row count": np.inf, "class counts (start)": 1 / np.sqrt(2.0),
-             "selection: fit minus prior, rows predicted right": 0.5}
+    ratio = {
+        "gradient sums": 0.5,
+        "Hessian sums": 1 / np.sqrt(2.0),
+        "row norm sum": 1.0,
+        "row count": np.inf,
+        "class counts (start)": 1 / np.sqrt(2.0),
+        "selection: fit minus prior, rows predicted right": 0.5,
+    }
     z_all = np.concatenate([ratio[r.name] * r.multipliers for r in fit.releases_])
     assert {r.name for r in fit.releases_} <= set(ratio)
-    assert rep.spent_epsilon() == pytest.approx(gdp_epsilon(1e-6, compose_gdp(z_all)),
-                                                rel=1e-12)
+    assert rep.spent_epsilon() == pytest.approx(gdp_epsilon(1e-6, compose_gdp(z_all)), rel=1e-12)
     assert rep.spent_epsilon() > 1.0  # the same noise is less private under replace-one
     # a fit with the default relation takes the budget's and spends exactly its epsilon
     rep2 = PrivacyBudget(epsilon=5.0, delta=1e-6, neighbouring="replace")
-    auto = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0,
-                                budget=rep2).fit(X, y)
+    auto = DPLogisticRegression(
+        epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0, budget=rep2
+    ).fit(X, y)
     assert auto.neighbouring_ == "replace-one"
     assert rep2.spent_epsilon() == pytest.approx(1.0, rel=1e-9)
     assert rep2.spent_epsilon() <= 1.0
@@ -92,12 +129,20 @@ def test_add_remove_fits_convert_to_a_replace_one_budget(data):
 def test_mixed_fits_compose_in_rdp(data):
     X, y = data
     budget = PrivacyBudget(epsilon=4.0, delta=1e-6)
-    sgd = DPSGDClassifier(epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0,
-                          budget=budget).fit(X, y)
+    sgd = DPSGDClassifier(
+        epsilon=1.0, delta=1e-6, data_norm=1.0, random_state=0, budget=budget
+    ).fit(X, y)
     # a single subsampled fit: the ledger's RDP epsilon is the fit's own
     assert budget.spent_epsilon() == pytest.approx(sgd.epsilon_, rel=1e-9)
-    ridge = DPRidge(epsilon=1.0, delta=1e-6, data_norm=1.0, y_bound=1.0, random_state=0,
-                    neighbouring="add_remove", budget=budget).fit(X, y.astype(float))
+    ridge = DPRidge(
+        epsilon=1.0,
+        delta=1e-6,
+        data_norm=1.0,
+        y_bound=1.0,
+        random_state=0,
+        neighbouring="add_remove",
+        budget=budget,
+    ).fit(X, y.astype(float))
     rdp_alone = RDPAccountant().epsilon(GaussianSteps(ridge.noise_multipliers_), 1e-6)
     # the composition is more than either part and less than the sum of the parts
     assert max(sgd.epsilon_, rdp_alone) < budget.spent_epsilon() < sgd.epsilon_ + rdp_alone
@@ -107,9 +152,10 @@ def test_clone_and_copies_share_the_ledger_and_pickling_refuses(data):
     X, y = data
     budget = PrivacyBudget(epsilon=2.0, delta=1e-6)
     assert copy.deepcopy(budget) is budget and copy.copy(budget) is budget
-    pipe = make_pipeline(FunctionTransformer(),
-                         DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0,
-                                              budget=budget))
+    pipe = make_pipeline(
+        FunctionTransformer(),
+        DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, budget=budget),
+    )
     fitted = clone(pipe).fit(X, y)
     # every release of the fit (the steps, the row-norm query), charged on the original
     n_releases = len(fitted[-1].releases_)
@@ -121,8 +167,9 @@ def test_fitted_model_with_a_budget_pickles_and_its_copy_is_detached(data):
 
     X, y = data
     budget = PrivacyBudget(epsilon=2.0, delta=1e-6)
-    est = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1],
-                               random_state=0, budget=budget).fit(X, y)
+    est = DPLogisticRegression(
+        epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0, budget=budget
+    ).fit(X, y)
     spent_at_pickle = budget.spent_epsilon()
     for loaded in (pickle.loads(pickle.dumps(est)), _joblib_roundtrip(joblib, est)):
         np.testing.assert_array_equal(loaded.predict(X), est.predict(X))
@@ -153,16 +200,18 @@ def test_budget_in_parallel_cross_validation_is_refused_with_what_to_do(data):
 
     X, y = data
     budget = PrivacyBudget(epsilon=5.0, delta=1e-6)
-    est = DPLogisticRegression(epsilon=0.5, delta=1e-6, data_norm=1.0, classes=[0, 1],
-                               random_state=0, budget=budget)
+    est = DPLogisticRegression(
+        epsilon=0.5, delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0, budget=budget
+    )
     with pytest.raises(ValueError, match="fits failed") as info:
         cross_val_score(est, X, y, cv=2, n_jobs=2, error_score=np.nan)
     assert "n_jobs=1" in str(info.value) or "detached" in str(info.value)
     assert budget.charges == []  # nothing was charged to (or released from) the live budget
     scores = cross_val_score(est, X, y, cv=2, n_jobs=1)  # in one process it works
     # under the budget the fit takes its relation (add/remove-one: a noisy count too)
-    n_releases = len(clone(est).set_params(budget=None, neighbouring="add_remove")
-                     .fit(X[::2], y[::2]).releases_)
+    n_releases = len(
+        clone(est).set_params(budget=None, neighbouring="add_remove").fit(X[::2], y[::2]).releases_
+    )
     assert len(budget.charges) == 2 * n_releases and np.all(scores > 0.5)  # 2 folds
 
 
@@ -205,8 +254,7 @@ def test_eight_threads_of_fits_on_one_budget_never_overspend_it():
         def work():
             start.wait()
             try:
-                Est(epsilon=1.0, data_norm=1.0, classes=[0, 1], budget=budget,
-                    **extra).fit(X, y)
+                Est(epsilon=1.0, data_norm=1.0, classes=[0, 1], budget=budget, **extra).fit(X, y)
                 outcome.append("fit")
             except BudgetExceededError:
                 outcome.append("refused")
@@ -222,8 +270,9 @@ def test_eight_threads_of_fits_on_one_budget_never_overspend_it():
         admitted = 0
         for _ in range(8):
             try:
-                Est(epsilon=1.0, data_norm=1.0, classes=[0, 1], budget=sequential,
-                    **extra).fit(X, y)
+                Est(epsilon=1.0, data_norm=1.0, classes=[0, 1], budget=sequential, **extra).fit(
+                    X, y
+                )
                 admitted += 1
             except BudgetExceededError:
                 pass

@@ -8,8 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from skdpgd import (BudgetExceededError, DPLogisticRegression, DPRidge, DPSGDClassifier,
-                    DPSGDRegressor, PrivacyBudget)
+from skdpgd import (
+    BudgetExceededError,
+    DPLogisticRegression,
+    DPRidge,
+    DPSGDClassifier,
+    DPSGDRegressor,
+    PrivacyBudget,
+)
 from skdpgd.accounting import compose_gdp, gdp_epsilon
 
 #: for the tests whose fits may warn about a parameter left to its default (not what they check)
@@ -46,7 +52,7 @@ def _hand_epsilon(fit, budget_relation, delta):
         if s_other == 0:
             continue
         z = r.multipliers * s_own / s_other
-        inv2 += float(np.sum(1.0 / z ** 2))
+        inv2 += float(np.sum(1.0 / z**2))
     return gdp_epsilon(delta, math.sqrt(inv2))
 
 
@@ -54,11 +60,20 @@ def _hand_epsilon(fit, budget_relation, delta):
 @pytest.mark.parametrize("fit_relation", ["replace", "add_remove"])
 @pytest.mark.parametrize("budget_relation", ["replace", "add_remove"])
 @pytest.mark.parametrize("row_clip", ["auto", "data_norm"])
-def test_budget_charges_each_release_by_its_own_rule(data, schedule, fit_relation,
-                                                     budget_relation, row_clip):
+def test_budget_charges_each_release_by_its_own_rule(
+    data, schedule, fit_relation, budget_relation, row_clip
+):
     X, y = data
-    kw = dict(epsilon=0.1, delta=1e-6, data_norm=1.0, classes=[0, 1], schedule=schedule,
-              row_clip=row_clip, neighbouring=fit_relation, random_state=0)
+    kw = dict(
+        epsilon=0.1,
+        delta=1e-6,
+        data_norm=1.0,
+        classes=[0, 1],
+        schedule=schedule,
+        row_clip=row_clip,
+        neighbouring=fit_relation,
+        random_state=0,
+    )
     if schedule == "output":
         kw["alpha"] = 0.1
     budget = PrivacyBudget(epsilon=10.0, delta=1e-6, neighbouring=budget_relation)
@@ -77,8 +92,7 @@ def test_budget_charges_each_release_by_its_own_rule(data, schedule, fit_relatio
     assert budget.spent_epsilon() == pytest.approx(true_eps, rel=1e-9)
     assert budget.spent_epsilon() >= true_eps * (1 - 1e-12)  # never under-charged
     # a budget set just below the true cost refuses the same fit and records nothing
-    tight = PrivacyBudget(epsilon=true_eps * (1 - 1e-6), delta=1e-6,
-                          neighbouring=budget_relation)
+    tight = PrivacyBudget(epsilon=true_eps * (1 - 1e-6), delta=1e-6, neighbouring=budget_relation)
     est = DPLogisticRegression(budget=tight, **kw)
     with pytest.raises(BudgetExceededError):
         est.fit(X, y)
@@ -87,7 +101,9 @@ def test_budget_charges_each_release_by_its_own_rule(data, schedule, fit_relatio
         assert tight.charges == []
     else:  # the set-up releases decide the conversion: charged as drawn, and only they
         assert {label.split("(")[-1] for label, _, _ in tight.charges} <= {
-            "row count)", "row norm sum)"}
+            "row count)",
+            "row norm sum)",
+        }
 
 
 def test_row_norm_query_is_not_converted_like_a_gradient(data):
@@ -96,9 +112,16 @@ def test_row_norm_query_is_not_converted_like_a_gradient(data):
     factor 1/2 would over-charge it, and the count is free (N is public there)."""
     X, y = data
     budget = PrivacyBudget(epsilon=1.0, delta=1e-6, neighbouring="replace")
-    fit = DPLogisticRegression(epsilon=0.1, delta=1e-6, data_norm=1.0, classes=[0, 1],
-                               schedule="uniform", neighbouring="add_remove",
-                               random_state=0, budget=budget).fit(X, y)
+    fit = DPLogisticRegression(
+        epsilon=0.1,
+        delta=1e-6,
+        data_norm=1.0,
+        classes=[0, 1],
+        schedule="uniform",
+        neighbouring="add_remove",
+        random_state=0,
+        budget=budget,
+    ).fit(X, y)
     z_grad = fit.noise_multipliers_ / 2  # C-calibrated noise is a multiplier z/2 for 2C
     z_row = fit.row_clip_noise_multiplier_  # sensitivity R under both: unchanged
     true_eps = gdp_epsilon(1e-6, compose_gdp(np.append(z_grad, z_row)))
@@ -113,8 +136,9 @@ def test_an_add_remove_budget_runs_a_default_fit_under_add_remove(data_3000):
     removal of one row was visible with certainty. Now the fit runs under add/remove-one."""
     X, y = data_3000
     b = PrivacyBudget(10, 1e-6)
-    m1 = DPLogisticRegression(epsilon=1, delta=1e-6, data_norm=1, classes=[0, 1], budget=b,
-                              random_state=0).fit(X, y)
+    m1 = DPLogisticRegression(
+        epsilon=1, delta=1e-6, data_norm=1, classes=[0, 1], budget=b, random_state=0
+    ).fit(X, y)
     assert m1.neighbouring_ == "add/remove-one"
     assert m1.n_samples_ != X.shape[0]  # a noisy count, never the exact N
     assert b.spent_epsilon() == pytest.approx(1.0, rel=1e-9)
@@ -131,14 +155,21 @@ FULL_BATCH = [
 @pytest.mark.parametrize("Est,extra", FULL_BATCH)
 @pytest.mark.parametrize("fit_relation", ["auto", "replace", "add_remove"])
 @pytest.mark.parametrize("budget_relation", ["replace", "add_remove"])
-def test_every_full_batch_estimator_under_every_pair_of_relations(data_3000, Est, extra,
-                                                                   fit_relation,
-                                                                   budget_relation):
+def test_every_full_batch_estimator_under_every_pair_of_relations(
+    data_3000, Est, extra, fit_relation, budget_relation
+):
     X, y = data_3000
     yy = y if Est is DPLogisticRegression else X[:, 0]
     budget = PrivacyBudget(20.0, 1e-6, neighbouring=budget_relation)
-    est = Est(epsilon=1.0, delta=1e-6, data_norm=1.0, neighbouring=fit_relation,
-              random_state=0, budget=budget, **extra)
+    est = Est(
+        epsilon=1.0,
+        delta=1e-6,
+        data_norm=1.0,
+        neighbouring=fit_relation,
+        random_state=0,
+        budget=budget,
+        **extra,
+    )
     if fit_relation == "replace" and budget_relation == "add_remove":
         with pytest.raises(ValueError, match="N is private"):
             est.fit(X, yy)
@@ -186,14 +217,16 @@ def test_refusal_after_the_noisy_count_keeps_the_count_charged(data_3000):
     X, y = data_3000
     # budget delta far below the cap: the public bound (delta <= 1e-5) is loose
     budget = PrivacyBudget(1.05, 1e-9)
-    est = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=0,
-                               budget=budget)
+    est = DPLogisticRegression(
+        epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=0, budget=budget
+    )
     with pytest.raises(BudgetExceededError, match="row count"):
         est.fit(X, y)
     assert not hasattr(est, "coef_")
     labels = [label for label, _, _ in budget.charges]
-    assert labels and all(label.split("(")[-1] in ("row count)", "row norm sum)")
-                          for label in labels)
+    assert labels and all(
+        label.split("(")[-1] in ("row count)", "row norm sum)") for label in labels
+    )
     assert 0 < budget.spent_epsilon() < 0.6  # only the small set-up releases
 
 
@@ -201,8 +234,9 @@ def test_refusal_after_the_noisy_count_keeps_the_count_charged(data_3000):
 def test_refusal_on_an_exact_public_bound_draws_and_charges_nothing(data_3000):
     X, y = data_3000
     budget = PrivacyBudget(0.9, 1e-6)
-    est = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1],
-                               budget=budget)
+    est = DPLogisticRegression(
+        epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1], budget=budget
+    )
     with pytest.raises(BudgetExceededError, match="Nothing was released"):
         est.fit(X, y)
     assert budget.charges == [] and not hasattr(est, "coef_")
@@ -214,7 +248,8 @@ def test_admitted_fits_charge_once_and_exactly(data_3000):
     ledger entry group, made before any gradient is computed."""
     X, y = data_3000
     budget = PrivacyBudget(5.0, 1e-6)
-    fit = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1],
-                               random_state=0, budget=budget).fit(X, y)
+    fit = DPLogisticRegression(
+        epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0, budget=budget
+    ).fit(X, y)
     assert len(budget.charges) == len(fit.releases_)
     assert budget.spent_epsilon() == pytest.approx(fit.epsilon_, rel=1e-9)

@@ -10,8 +10,13 @@ import pytest
 
 from skdpgd import DPLogisticRegression, DPRidge
 from skdpgd._compute.backends import DenseRows
-from skdpgd.accounting import (GaussianDPAccountant, compose_gdp, gdp_delta, gdp_mu,
-                               sum_rounding_margin)
+from skdpgd.accounting import (
+    GaussianDPAccountant,
+    compose_gdp,
+    gdp_delta,
+    gdp_mu,
+    sum_rounding_margin,
+)
 
 #: for the tests whose fits may warn about a parameter left to its default (not what they check)
 IGNORE_LEAK_WARNINGS = pytest.mark.filterwarnings("ignore::skdpgd.PrivacyLeakWarning")
@@ -86,8 +91,15 @@ def test_measured_sensitivity_of_sums_stays_below_the_charged_one(seed):
     relative measured before), but never by more than what the fit charges for."""
     n = 100_000
     X, y = _adversarial(n, seed)
-    kw = dict(epsilon=1.0, delta=1e-6, data_norm=1.0, y_bound=50.0, fit_intercept=False,
-              row_clip="data_norm", random_state=0)
+    kw = dict(
+        epsilon=1.0,
+        delta=1e-6,
+        data_norm=1.0,
+        y_bound=50.0,
+        fit_intercept=False,
+        row_clip="data_norm",
+        random_state=0,
+    )
     gd = DPRidge(schedule="uniform", max_iter=1, **kw).fit(X[:1000], y[:1000])
     # the same public constants at N = 1e5 (the margin grows with N)
     margin_1e5 = sum_rounding_margin(n, 1 * (4 + 1) + 1)
@@ -126,12 +138,15 @@ def test_measured_sensitivity_of_sums_stays_below_the_charged_one(seed):
 @IGNORE_LEAK_WARNINGS
 def test_fit_sensitivities_carry_the_margin(data_3000):
     X, y = data_3000
-    fit = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1],
-                               schedule="newton", random_state=0).fit(X, y)
+    fit = DPLogisticRegression(
+        epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1], schedule="newton", random_state=0
+    ).fit(X, y)
     margin = sum_rounding_margin(X.shape[0], 1 * (4 + 1) + 1)
     grads = next(r for r in fit.releases_ if r.name == "gradient sums")
-    assert grads.sensitivity["replace"] == pytest.approx(2 * fit.clip_norm_ * (1 + margin),
-                                                         rel=1e-14)
+    assert grads.sensitivity["replace"] == pytest.approx(
+        2 * fit.clip_norm_ * (1 + margin), rel=1e-14
+    )
     assert grads.sensitivity["replace"] > 2 * fit.clip_norm_ * (1 + margin)  # rounded up
-    np.testing.assert_allclose(grads.noise_std,
-                               grads.multipliers * grads.sensitivity["replace"], rtol=0)
+    np.testing.assert_allclose(
+        grads.noise_std, grads.multipliers * grads.sensitivity["replace"], rtol=0
+    )

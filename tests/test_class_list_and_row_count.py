@@ -10,8 +10,13 @@ import warnings
 import numpy as np
 import pytest
 
-from skdpgd import (BudgetExceededError, DPLogisticRegression, DPRidge, PrivacyBudget,
-                    PrivacyLeakWarning)
+from skdpgd import (
+    BudgetExceededError,
+    DPLogisticRegression,
+    DPRidge,
+    PrivacyBudget,
+    PrivacyLeakWarning,
+)
 from skdpgd.accounting import GaussianDPAccountant, compose_gdp
 
 
@@ -39,7 +44,8 @@ def test_classes_inferred_with_a_warning_and_public_classes_fix_the_mechanism():
         warnings.simplefilter("error", PrivacyLeakWarning)
         a = DPLogisticRegression(data_norm=1.0, classes=[0, 1, 2], random_state=0).fit(X, y)
         b = DPLogisticRegression(data_norm=1.0, classes=[0, 1, 2], random_state=0).fit(
-            X, y_relabelled)
+            X, y_relabelled
+        )
     assert a.coef_.shape == b.coef_.shape == (3, 4)
     assert a.n_iter_ == b.n_iter_
     np.testing.assert_array_equal(a.noise_multipliers_, b.noise_multipliers_)
@@ -71,10 +77,12 @@ def test_add_remove_mechanism_does_not_depend_on_private_n(Est, data):
     assert c.count_noise_multiplier_ is not None
     count = [r for r in c.releases_ if r.name == "row count"][0]
     assert count.sensitivity == {"replace": 0.0, "add_remove": 1.0}
-    assert 1.0 / c.count_noise_multiplier_ ** 2 == pytest.approx(0.02 * (
-        GaussianDPAccountant().budget(1.0, 1e-5)) ** 2, rel=1e-9)
-    assert c.mu_ == pytest.approx(compose_gdp(np.concatenate(
-        [r.multipliers for r in c.releases_])), rel=1e-12)
+    assert 1.0 / c.count_noise_multiplier_**2 == pytest.approx(
+        0.02 * (GaussianDPAccountant().budget(1.0, 1e-5)) ** 2, rel=1e-9
+    )
+    assert c.mu_ == pytest.approx(
+        compose_gdp(np.concatenate([r.multipliers for r in c.releases_])), rel=1e-12
+    )
     assert c.epsilon_ <= 1.0 and c.n_samples_ != 1000  # the noisy count, not N
     # replace-one: N is public, no count
     d = Est(**{**kw, "neighbouring": "replace"}).fit(X, y)
@@ -88,21 +96,35 @@ def test_class_weight_balanced_uses_accounted_noisy_counts():
     X = rng.normal(size=(4000, 3)) / 3
     y = (X[:, 0] + 0.4 * rng.normal(size=4000) > 0.25).astype(int)  # ~20% positives
     # output perturbation penalises the intercept too: compare without one
-    kw = dict(data_norm=3.0, classes=[0, 1], class_weight="balanced", alpha=1e-3,
-              schedule="output", row_clip="data_norm", fit_intercept=False, random_state=0)
+    kw = dict(
+        data_norm=3.0,
+        classes=[0, 1],
+        class_weight="balanced",
+        alpha=1e-3,
+        schedule="output",
+        row_clip="data_norm",
+        fit_intercept=False,
+        random_state=0,
+    )
     fit = DPLogisticRegression(epsilon=1.0, **kw).fit(X, y)
     counts = [r for r in fit.releases_ if r.name == "class counts"]
     assert len(counts) == 1
     assert counts[0].sensitivity == {"replace": math.sqrt(2.0), "add_remove": 1.0}
-    assert fit.mu_ == pytest.approx(compose_gdp(np.concatenate(
-        [r.multipliers for r in fit.releases_])), rel=1e-12)
+    assert fit.mu_ == pytest.approx(
+        compose_gdp(np.concatenate([r.multipliers for r in fit.releases_])), rel=1e-12
+    )
     assert fit.epsilon_ <= 1.0
     # no noise: the weighted objective of scikit-learn's class_weight='balanced', same alpha
     exact = DPLogisticRegression(epsilon=np.inf, **kw).fit(X, y)
     w = len(y) / (2 * np.bincount(y))
     assert exact.alpha_ == pytest.approx(1e-3 / w.max())
-    ref = LogisticRegression(C=1 / (len(y) * 1e-3), class_weight="balanced", tol=1e-10,
-                             fit_intercept=False, max_iter=10_000).fit(X, y)
+    ref = LogisticRegression(
+        C=1 / (len(y) * 1e-3),
+        class_weight="balanced",
+        tol=1e-10,
+        fit_intercept=False,
+        max_iter=10_000,
+    ).fit(X, y)
     np.testing.assert_allclose(exact.coef_, ref.coef_, rtol=1e-4, atol=1e-5)
     manual = DPLogisticRegression(epsilon=np.inf, **{**kw, "class_weight": dict(enumerate(w))})
     np.testing.assert_allclose(manual.fit(X, y).coef_, exact.coef_, rtol=1e-10)
@@ -156,15 +178,27 @@ def test_class_weight_on_dp_sgd_and_mlp():
     rng = np.random.default_rng(5)
     X = rng.normal(size=(3000, 3)) / 3
     y = (X[:, 0] + 0.3 * rng.normal(size=3000) > 0.3).astype(int)  # ~20% positives
-    sgd = DPSGDClassifier(epsilon=1.0, data_norm=1.0, classes=[0, 1], class_weight="balanced",
-                          n_samples=3000, random_state=0).fit(X, y)
-    plain = DPSGDClassifier(epsilon=1.0, data_norm=1.0, classes=[0, 1], n_samples=3000,
-                            random_state=0).fit(X, y)
+    sgd = DPSGDClassifier(
+        epsilon=1.0,
+        data_norm=1.0,
+        classes=[0, 1],
+        class_weight="balanced",
+        n_samples=3000,
+        random_state=0,
+    ).fit(X, y)
+    plain = DPSGDClassifier(
+        epsilon=1.0, data_norm=1.0, classes=[0, 1], n_samples=3000, random_state=0
+    ).fit(X, y)
     assert [r.name for r in sgd.releases_] == ["class counts", "gradient sums"]
     assert sgd.epsilon_ <= 1.0 and sgd.alpha_ < plain.alpha_
     # balanced weights raise the minority class's recall
     assert (sgd.predict(X)[y == 1] == 1).mean() > (plain.predict(X)[y == 1] == 1).mean()
     pytest.importorskip("torch")
-    mlp = DPMLPClassifier(hidden_layer_sizes=(4,), max_iter=5, classes=[0, 1],
-                          class_weight={0: 0.5, 1: 2.0}, random_state=0).fit(X, y)
+    mlp = DPMLPClassifier(
+        hidden_layer_sizes=(4,),
+        max_iter=5,
+        classes=[0, 1],
+        class_weight={0: 0.5, 1: 2.0},
+        random_state=0,
+    ).fit(X, y)
     assert mlp.epsilon_ <= 1.0 and [r.name for r in mlp.releases_] == ["gradient sums"]

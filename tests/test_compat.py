@@ -48,7 +48,8 @@ except ValueError as exc:
 print("ok")
 """
     env = {**os.environ, "SKDPGD_SKLEARN_PRIVATE": "0"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("ok")

@@ -19,8 +19,9 @@ from skdpgd import DPLogisticRegression, DPRidge, DPSGDClassifier  # noqa: E402
 def client():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None)
+        cluster = distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        )
         c = distributed.Client(cluster)
     yield c
     c.close()
@@ -37,17 +38,24 @@ def data():
 
 
 # every mechanism; gradient schedules with few steps (each step is one pass over the chunks)
-LOGISTIC = [("auto", {}), ("hong", {"max_iter": 15}), ("pur", {"max_iter": 15}),
-            ("exponential", {"max_iter": 15}), ("output", {"alpha": 0.1}), ("newton", {}),
-            ("uniform", {"row_clip": "auto", "max_iter": 15})]
+LOGISTIC = [
+    ("auto", {}),
+    ("hong", {"max_iter": 15}),
+    ("pur", {"max_iter": 15}),
+    ("exponential", {"max_iter": 15}),
+    ("output", {"alpha": 0.1}),
+    ("newton", {}),
+    ("uniform", {"row_clip": "auto", "max_iter": 15}),
+]
 
 
 @pytest.mark.parametrize("schedule,extra", LOGISTIC)
 def test_logistic_on_dask_is_the_in_memory_model(client, data, schedule, extra):
     X, y, y3, Xd = data
     for labels, classes in [(y, [0, 1]), (y3, [0, 1, 2])]:
-        kw = dict(epsilon=1.0, data_norm=1.0, classes=classes, schedule=schedule,
-                  random_state=0, **extra)
+        kw = dict(
+            epsilon=1.0, data_norm=1.0, classes=classes, schedule=schedule, random_state=0, **extra
+        )
         mem = DPLogisticRegression(**kw).fit(X, labels)
         dist = DPLogisticRegression(**kw).fit(Xd, da.from_array(labels, chunks=700))
         np.testing.assert_allclose(dist.coef_, mem.coef_, rtol=1e-8, atol=1e-8)
@@ -62,13 +70,21 @@ def test_logistic_on_dask_is_the_in_memory_model(client, data, schedule, extra):
         np.testing.assert_allclose(proba.compute(), mem.predict_proba(X), rtol=1e-7, atol=1e-9)
 
 
-@pytest.mark.parametrize("schedule,extra", [("uniform", {"max_iter": 15}), ("ssp", {}),
-                                            ("output", {"alpha": 0.1})])
+@pytest.mark.parametrize(
+    "schedule,extra", [("uniform", {"max_iter": 15}), ("ssp", {}), ("output", {"alpha": 0.1})]
+)
 @pytest.mark.parametrize("relation", ["replace", "add_remove"])
 def test_ridge_on_dask_is_the_in_memory_model(client, data, schedule, extra, relation):
     X, _, _, Xd = data
-    kw = dict(epsilon=1.0, data_norm=1.0, y_bound=1.0, schedule=schedule, random_state=0,
-              neighbouring=relation, **extra)
+    kw = dict(
+        epsilon=1.0,
+        data_norm=1.0,
+        y_bound=1.0,
+        schedule=schedule,
+        random_state=0,
+        neighbouring=relation,
+        **extra,
+    )
     target = X[:, 0] - 0.5 * X[:, 2]
     mem = DPRidge(**kw).fit(X, target)
     dist = DPRidge(**kw).fit(Xd, da.from_array(target, chunks=700))
@@ -85,8 +101,9 @@ def test_dataframe_input_bad_input_and_dp_sgd_refusal(client, data):
     frame = dd.from_pandas(pd.DataFrame(X, columns=list("abcde")), npartitions=4)
     kw = dict(epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=0)
     fit = DPLogisticRegression(**kw).fit(frame, y)
-    np.testing.assert_allclose(fit.coef_, DPLogisticRegression(**kw).fit(X, y).coef_,
-                               rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(
+        fit.coef_, DPLogisticRegression(**kw).fit(X, y).coef_, rtol=1e-8, atol=1e-8
+    )
     bad = Xd.copy()
     bad[0, 0] = np.nan
     est = DPLogisticRegression(**kw)
@@ -133,17 +150,18 @@ def test_dask_labels_get_the_in_memory_errors(data, name, params, labels):
 
 def test_dask_class_weight_is_refused_before_any_pass(data):
     X, y, _, Xd = data
-    est = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1],
-                               class_weight="balanced")
+    est = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], class_weight="balanced")
     with pytest.raises(ValueError, match="class_weight is not supported for dask"):
         est.fit(Xd, y)
     assert not [k for k in vars(est) if k.endswith("_")]
 
 
-@pytest.mark.parametrize("schedule,extra", [("auto", {}), ("uniform", {"max_iter": 15}),
-                                            ("output", {})])
-def test_huber_poisson_and_linear_svc_on_dask_are_the_in_memory_models(client, data, schedule,
-                                                                        extra):
+@pytest.mark.parametrize(
+    "schedule,extra", [("auto", {}), ("uniform", {"max_iter": 15}), ("output", {})]
+)
+def test_huber_poisson_and_linear_svc_on_dask_are_the_in_memory_models(
+    client, data, schedule, extra
+):
     from skdpgd import DPHuberRegressor, DPLinearSVC, DPPoissonRegressor
 
     X, y, _, Xd = data
@@ -152,8 +170,7 @@ def test_huber_poisson_and_linear_svc_on_dask_are_the_in_memory_models(client, d
     kw = dict(epsilon=1.0, data_norm=1.0, schedule=schedule, random_state=0, **extra)
     for mem, dist, labels in [
         (DPHuberRegressor(y_bound=1.0, **kw), DPHuberRegressor(y_bound=1.0, **kw), target),
-        (DPPoissonRegressor(y_bound=10.0, **kw), DPPoissonRegressor(y_bound=10.0, **kw),
-         counts),
+        (DPPoissonRegressor(y_bound=10.0, **kw), DPPoissonRegressor(y_bound=10.0, **kw), counts),
         (DPLinearSVC(classes=[0, 1], **kw), DPLinearSVC(classes=[0, 1], **kw), y),
     ]:
         mem.fit(X, labels)

@@ -28,11 +28,13 @@ def test_without_noise_it_is_pca(center):
     pca = DPPCA(n_components=3, epsilon=math.inf, data_norm=1.0, center=center).fit(X)
     if center:
         ref = PCA(n_components=3).fit(X)
-        np.testing.assert_allclose(np.abs(np.sum(pca.components_ * ref.components_, axis=1)),
-                                   1.0, atol=1e-10)
+        np.testing.assert_allclose(
+            np.abs(np.sum(pca.components_ * ref.components_, axis=1)), 1.0, atol=1e-10
+        )
         n = X.shape[0]
-        np.testing.assert_allclose(pca.explained_variance_, ref.explained_variance_ * (n - 1) / n,
-                                   rtol=1e-10)
+        np.testing.assert_allclose(
+            pca.explained_variance_, ref.explained_variance_ * (n - 1) / n, rtol=1e-10
+        )
         np.testing.assert_allclose(pca.mean_, X.mean(axis=0), rtol=1e-12)
     else:
         values, vectors = np.linalg.eigh(X.T @ X / X.shape[0])
@@ -51,8 +53,15 @@ def test_epsilon_is_the_closed_form_of_the_multipliers(neighbouring, center):
     multipliers (delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2))."""
     X = _data()
     kw = dict(n_samples=3000) if neighbouring == "add_remove" else {}
-    pca = DPPCA(n_components=2, epsilon=0.7, data_norm=1.0, center=center,
-                neighbouring=neighbouring, random_state=0, **kw).fit(X)
+    pca = DPPCA(
+        n_components=2,
+        epsilon=0.7,
+        data_norm=1.0,
+        center=center,
+        neighbouring=neighbouring,
+        random_state=0,
+        **kw,
+    ).fit(X)
     names = [r.name for r in pca.releases_]
     assert names == (["second moments", "column sums"] if center else ["second moments"])
     sens = {"replace": (math.sqrt(2.0), 2.0), "add_remove": (1.0, 1.0)}[neighbouring]
@@ -65,7 +74,8 @@ def test_epsilon_is_the_closed_form_of_the_multipliers(neighbouring, center):
         assert z[1] == pytest.approx(2.0 * z[0], rel=1e-12)
     mu = math.sqrt(sum(float(r.multipliers[0]) ** -2 for r in pca.releases_))
     delta = norm.cdf(-pca.epsilon_ / mu + mu / 2) - math.exp(pca.epsilon_) * norm.cdf(
-        -pca.epsilon_ / mu - mu / 2)
+        -pca.epsilon_ / mu - mu / 2
+    )
     assert pca.epsilon_ <= 0.7
     assert delta <= pca.delta_ * (1 + 1e-6)
     assert mu == pytest.approx(pca.mu_, rel=1e-9)
@@ -82,8 +92,9 @@ def test_noise_is_drawn_at_the_declared_scale():
     X[1::2, 1] = 1.0
     noise, pca = [], None
     for seed in range(600):
-        pca = DPPCA(n_components=2, epsilon=1.0, data_norm=1.0, center=False,
-                    random_state=seed).fit(X)
+        pca = DPPCA(
+            n_components=2, epsilon=1.0, data_norm=1.0, center=False, random_state=seed
+        ).fit(X)
         A = n * (pca.components_.T * pca.explained_variance_) @ pca.components_
         E = A - X.T @ X
         noise.append([E[0, 0], E[1, 1], E[0, 1]])
@@ -97,8 +108,9 @@ def test_noise_is_drawn_at_the_declared_scale():
 def test_transform_respects_the_declared_bound_whatever_the_rows():
     X = _data()
     for center in (True, False):
-        pca = DPPCA(n_components=3, epsilon=0.05, data_norm=0.5, center=center,
-                    random_state=1).fit(X)
+        pca = DPPCA(n_components=3, epsilon=0.05, data_norm=0.5, center=center, random_state=1).fit(
+            X
+        )
         huge = np.random.default_rng(2).normal(size=(200, X.shape[1])) * 1e6
         out = np.linalg.norm(pca.transform(np.vstack([X, huge])), axis=1)
         assert np.all(out <= pca.output_bound_ * (1 + 1e-12))
@@ -124,9 +136,13 @@ def test_in_a_private_pipeline_its_bound_comes_from_the_earlier_steps():
     X, y = load_breast_cancer(return_X_y=True)
     lo, hi = X.min(axis=0), X.max(axis=0)  # stand-ins for public ranges in a test
     pca = DPPCA(n_components=4)
-    pipe = make_private_pipeline(BoundedScaler(np.c_[lo, hi]), pca,
-                                 DPLogisticRegression(classes=[0, 1]), epsilon=2.0,
-                                 random_state=0).fit(X, y)
+    pipe = make_private_pipeline(
+        BoundedScaler(np.c_[lo, hi]),
+        pca,
+        DPLogisticRegression(classes=[0, 1]),
+        epsilon=2.0,
+        random_state=0,
+    ).fit(X, y)
     fitted = pipe.steps_[1][1] if hasattr(pipe, "steps_") else pipe.named_steps["dppca"]
     assert fitted.data_norm is None and fitted.data_norm_ == pytest.approx(math.sqrt(30))
     assert pca.get_params()["data_norm"] is None and not hasattr(pca, "components_")

@@ -16,9 +16,11 @@ def test_demo_names_what_each_fit_returned_in_words(capsys):
         parts = re.findall(r"([a-zA-Z -]+) \((\d)/2\)", what)
         assert parts and all(p.strip() in words for p, _ in parts)
         assert sum(int(k) for _, k in parts) == 2
-    schedules = [line.split(":")[0].strip() for line in out.splitlines()
-                 if line.startswith("  ") and ":" in line and line.split(":")[0].strip()
-                 in _SCHEDULE_WORDS]
+    schedules = [
+        line.split(":")[0].strip()
+        for line in out.splitlines()
+        if line.startswith("  ") and ":" in line and line.split(":")[0].strip() in _SCHEDULE_WORDS
+    ]
     assert schedules  # the schedules used are explained below the tables
     for name in schedules:
         assert f"  {name}: {_SCHEDULE_WORDS[name]}"[:60] in out

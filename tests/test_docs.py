@@ -12,8 +12,16 @@ import warnings
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PAGES = ["README.md", "docs/index.md", "docs/user_guide.md", "docs/neural.md",
-         "docs/theory.md", "docs/benchmarks.md", "docs/large_data.md", "docs/dataframe.md"]
+PAGES = [
+    "README.md",
+    "docs/index.md",
+    "docs/user_guide.md",
+    "docs/neural.md",
+    "docs/theory.md",
+    "docs/benchmarks.md",
+    "docs/large_data.md",
+    "docs/dataframe.md",
+]
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 

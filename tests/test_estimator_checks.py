@@ -4,8 +4,16 @@ import importlib.util
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skdpgd import (DPHuberRegressor, DPLinearSVC, DPLogisticRegression, DPMLPClassifier,
-                    DPPoissonRegressor, DPRidge, DPSGDClassifier, DPSGDRegressor)
+from skdpgd import (
+    DPHuberRegressor,
+    DPLinearSVC,
+    DPLogisticRegression,
+    DPMLPClassifier,
+    DPPoissonRegressor,
+    DPRidge,
+    DPSGDClassifier,
+    DPSGDRegressor,
+)
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
@@ -56,13 +64,19 @@ def expected_failed_checks(estimator):
     return _EXPECTED_FAILURES
 
 
-ESTIMATORS = [DPLogisticRegression(random_state=0), DPRidge(random_state=0),
-              DPSGDClassifier(random_state=0), DPSGDRegressor(random_state=0),
-              DPHuberRegressor(random_state=0), DPPoissonRegressor(random_state=0),
-              DPLinearSVC(random_state=0)]
+ESTIMATORS = [
+    DPLogisticRegression(random_state=0),
+    DPRidge(random_state=0),
+    DPSGDClassifier(random_state=0),
+    DPSGDRegressor(random_state=0),
+    DPHuberRegressor(random_state=0),
+    DPPoissonRegressor(random_state=0),
+    DPLinearSVC(random_state=0),
+]
 if HAS_TORCH:  # tiny network, few steps
-    ESTIMATORS.append(DPMLPClassifier(hidden_layer_sizes=(8,), max_iter=20, learning_rate=0.5,
-                                      random_state=0))
+    ESTIMATORS.append(
+        DPMLPClassifier(hidden_layer_sizes=(8,), max_iter=20, learning_rate=0.5, random_state=0)
+    )
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
@@ -74,9 +88,11 @@ def test_sklearn_compatible_estimator(estimator, check):
 from skdpgd.decomposition import DPPCA  # noqa: E402
 from skdpgd.preprocessing import BoundedScaler, DPStandardScaler  # noqa: E402
 
-TRANSFORMERS = [BoundedScaler(bounds=(-10, 10)),
-                DPStandardScaler(bounds=(-10, 10), random_state=0),
-                DPPCA(n_components=1, data_norm=10.0, random_state=0)]
+TRANSFORMERS = [
+    BoundedScaler(bounds=(-10, 10)),
+    DPStandardScaler(bounds=(-10, 10), random_state=0),
+    DPPCA(n_components=1, data_norm=10.0, random_state=0),
+]
 
 
 @parametrize_with_checks(TRANSFORMERS)
@@ -95,12 +111,19 @@ def test_init_parameters_are_keyword_only_after_sklearns_positional_ones():
     from skdpgd.model_selection import PrivateRandomSearchCV
     from skdpgd.pipeline import PrivatePipeline
 
-    positional = {DPLogisticRegression: [], DPRidge: [], DPSGDClassifier: ["loss"],
-                  DPSGDRegressor: ["loss"], DPMLPClassifier: ["hidden_layer_sizes", "activation"],
-                  PrivateRandomSearchCV: ["estimator", "param_distributions"],
-                  BoundedScaler: ["bounds"], DPStandardScaler: [], ImportanceMask: [],
-                  DPPCA: ["n_components"],
-                  PrivatePipeline: ["steps"]}
+    positional = {
+        DPLogisticRegression: [],
+        DPRidge: [],
+        DPSGDClassifier: ["loss"],
+        DPSGDRegressor: ["loss"],
+        DPMLPClassifier: ["hidden_layer_sizes", "activation"],
+        PrivateRandomSearchCV: ["estimator", "param_distributions"],
+        BoundedScaler: ["bounds"],
+        DPStandardScaler: [],
+        ImportanceMask: [],
+        DPPCA: ["n_components"],
+        PrivatePipeline: ["steps"],
+    }
     for cls, names in positional.items():
         params = list(inspect.signature(cls.__init__).parameters.values())[1:]
         got = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]

@@ -13,10 +13,24 @@ import pytest
 import test_accountant_contract as contract
 from skdpgd import PrivacyBudget
 from skdpgd import accounting
-from skdpgd.accounting import (RDP_DEFAULT_ORDERS, Composed, GaussianDPAccountant,
-                               GaussianSteps, PoissonSampled, RDPAccountant, RDPCurve, Relation,
-                               Release, RepeatedSelection, calibrate, compose, flatten,
-                               gdp_epsilon, rdp_epsilon, rdp_subsampled_gaussian)
+from skdpgd.accounting import (
+    RDP_DEFAULT_ORDERS,
+    Composed,
+    GaussianDPAccountant,
+    GaussianSteps,
+    PoissonSampled,
+    RDPAccountant,
+    RDPCurve,
+    Relation,
+    Release,
+    RepeatedSelection,
+    calibrate,
+    compose,
+    flatten,
+    gdp_epsilon,
+    rdp_epsilon,
+    rdp_subsampled_gaussian,
+)
 from skdpgd.accounting.events import gaussian_runs
 
 GRAD = {"replace": 2.0, "add_remove": 1.0}  # a clipped gradient sum, per unit of C
@@ -37,7 +51,7 @@ def test_relation_is_a_string_enum_read_from_values_and_words():
 def test_full_batch_releases_compose_to_the_gdp_closed_form():
     a = Release("gradient sums", [3.0, 4.0, 5.0], GRAD, "replace")
     b = Release("norm sum", [10.0], NORM, "replace")
-    mu = math.sqrt(3.0 ** -2 + 4.0 ** -2 + 5.0 ** -2 + 10.0 ** -2)
+    mu = math.sqrt(3.0**-2 + 4.0**-2 + 5.0**-2 + 10.0**-2)
     want = gdp_epsilon(1e-6, mu)
     assert compose([a, b], 1e-6) == pytest.approx(want, rel=1e-14)
     # a list, a Composed and a nested Composed are the same composition
@@ -53,7 +67,7 @@ def test_compose_reads_each_release_under_the_relation_asked():
     a = Release("gradient sums", [3.0], GRAD, "replace")
     b = Release("norm sum", [10.0], NORM, "replace")
     got = compose([a, b], 1e-6, relation="add_remove")
-    mu = math.sqrt((2 * 3.0) ** -2 + 10.0 ** -2)
+    mu = math.sqrt((2 * 3.0) ** -2 + 10.0**-2)
     assert got == pytest.approx(gdp_epsilon(1e-6, mu), rel=1e-12)
     assert got < compose([a, b], 1e-6)
 
@@ -61,8 +75,7 @@ def test_compose_reads_each_release_under_the_relation_asked():
 def test_a_poisson_sampled_event_is_composed_in_rdp_or_by_the_accountant_given():
     z, q = np.full(50, 1.2), 0.02
     event = PoissonSampled(q, GaussianSteps(z))
-    want = rdp_epsilon(rdp_subsampled_gaussian(q, z, RDP_DEFAULT_ORDERS), RDP_DEFAULT_ORDERS,
-                       1e-5)
+    want = rdp_epsilon(rdp_subsampled_gaussian(q, z, RDP_DEFAULT_ORDERS), RDP_DEFAULT_ORDERS, 1e-5)
     assert compose(event, 1e-5) == pytest.approx(want, rel=1e-12)
     by_rdp = RDPAccountant().epsilon(GaussianSteps(z, q), 1e-5)
     assert compose(event, 1e-5, accountant=RDPAccountant()) == by_rdp
@@ -76,7 +89,7 @@ def test_a_poisson_sampled_event_is_composed_in_rdp_or_by_the_accountant_given()
 def test_a_selection_composes_by_adding_its_rdp_curve():
     sel = RepeatedSelection(0.3, "poisson", 10.0)
     fit = Release("gradient sums", [4.0], GRAD, "replace")
-    curve = sel.rdp(RDP_DEFAULT_ORDERS) + RDP_DEFAULT_ORDERS / (2 * 4.0 ** 2)
+    curve = sel.rdp(RDP_DEFAULT_ORDERS) + RDP_DEFAULT_ORDERS / (2 * 4.0**2)
     want = rdp_epsilon(curve, RDP_DEFAULT_ORDERS, 1e-6)
     assert compose([sel, fit], 1e-6) == pytest.approx(want, rel=1e-9)
     assert compose([sel, fit], 1e-6) > compose([fit], 1e-6)
@@ -103,13 +116,16 @@ def test_the_budget_charges_any_event_and_refuses_a_curve_of_the_other_relation(
 
 
 def test_calibrate_keeps_the_gdp_closed_form_and_spends_the_budget():
-    shapes = [Release("gradient sums", [1.0, 1.0, 2.0], GRAD, "replace"),
-              Release("norm sum", [0.5], NORM, "replace")]
+    shapes = [
+        Release("gradient sums", [1.0, 1.0, 2.0], GRAD, "replace"),
+        Release("norm sum", [0.5], NORM, "replace"),
+    ]
     prior = [Release("count", [20.0], NORM, "replace")]
     out = calibrate(shapes, 1.0, 1e-6, prior=prior)
     z = np.concatenate([r.multipliers for r in out])
-    closed = GaussianDPAccountant().calibrate(np.array([1.0, 1.0, 2.0, 0.5]), 1.0, 1e-6,
-                                              prior=[20.0])
+    closed = GaussianDPAccountant().calibrate(
+        np.array([1.0, 1.0, 2.0, 0.5]), 1.0, 1e-6, prior=[20.0]
+    )
     np.testing.assert_array_equal(z, closed)
     assert [r.name for r in out] == ["gradient sums", "norm sum"]
     spent = compose(out + prior, 1e-6)
@@ -127,8 +143,9 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "how_a_fit_works.md"
 
 
 def _zcdp_module():
-    block = re.search(r"```python\n# skdpgd/accounting/zcdp.py\n(.*?)^```", DOC.read_text(),
-                      re.S | re.M)
+    block = re.search(
+        r"```python\n# skdpgd/accounting/zcdp.py\n(.*?)^```", DOC.read_text(), re.S | re.M
+    )
     assert block, "the worked example is missing from docs/how_a_fit_works.md"
     module = types.ModuleType("skdpgd.accounting.zcdp")
     module.__package__ = "skdpgd.accounting"  # its relative imports resolve in the package
@@ -154,13 +171,15 @@ def test_a_new_accountant_passes_the_contract_unchanged(with_zcdp):
     contract.test_every_accountant_is_an_accountant(acc)
     for epsilon, delta in [(0.5, 1e-5), (2.0, 1e-6)]:
         contract.test_calibration_spends_at_most_the_budget_and_nearly_all_of_it(
-            acc, epsilon, delta)
+            acc, epsilon, delta
+        )
     contract.test_no_noise_is_infinite_and_infinite_budget_is_no_noise(acc)
     contract.test_more_noise_never_costs_more(acc)
     contract.test_a_release_reads_as_its_multipliers_and_rate(acc)
     # and the fit path's calibration takes it as it takes the built-in ones
-    out = calibrate([Release("gradient sums", np.ones(5), GRAD, "replace")], 1.0, 1e-6,
-                    accountant=acc)
+    out = calibrate(
+        [Release("gradient sums", np.ones(5), GRAD, "replace")], 1.0, 1e-6, accountant=acc
+    )
     assert acc.epsilon(out, 1e-6) <= 1.0
     assert compose(out, 1e-6) < 1.0  # exact GDP states less for the same noise
 
@@ -177,4 +196,5 @@ def test_the_contract_fails_for_an_accountant_whose_calibration_overspends():
 
     with pytest.raises(AssertionError):
         contract.test_calibration_spends_at_most_the_budget_and_nearly_all_of_it(
-            Overspends(), 0.5, 1e-5)
+            Overspends(), 0.5, 1e-5
+        )

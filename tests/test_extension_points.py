@@ -34,14 +34,19 @@ class Halving(Schedule):
 
     def plan(self, problem, mu, max_iter=None):
         T, theory = Uniform.n_iter(problem, mu, max_iter)
-        return NoisePlan(np.linspace(1.0, 0.5, T), np.full(T, 1.0 / problem.smoothness),
-                         n_iter_theory=theory, schedule=self.name)
+        return NoisePlan(
+            np.linspace(1.0, 0.5, T),
+            np.full(T, 1.0 / problem.smoothness),
+            n_iter_theory=theory,
+            schedule=self.name,
+        )
 
 
 def test_a_new_schedule_is_one_class():
     X, y = _data()
-    clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], schedule=Halving(),
-                               random_state=0).fit(X, y)
+    clf = DPLogisticRegression(
+        epsilon=1.0, data_norm=1.0, classes=[0, 1], schedule=Halving(), random_state=0
+    ).fit(X, y)
     z = clf.noise_multipliers_
     assert clf.mechanism_ == "gradient" and clf.schedule_ == "halving" and z.size > 1
     np.testing.assert_allclose(z / z[0], np.linspace(1.0, 0.5, z.size), rtol=1e-12)
@@ -57,16 +62,20 @@ class OneStep(Mechanism):
     name = "one-step"
 
     def releases(self, setup, plan):
-        return [Release("gradient sums", plan.noise_multipliers[:1], setup.grad_sensitivity,
-                        setup.relation)]
+        return [
+            Release(
+                "gradient sums", plan.noise_multipliers[:1], setup.grad_sensitivity, setup.relation
+            )
+        ]
 
     def run(self, rows, setup, plan, releases, gen):
         (grads,) = releases
         c = setup.column
         coef = np.zeros((setup.n_outputs, rows.n_features))
         intercept = np.zeros(setup.n_outputs)
-        g, gi, _ = rows.grad_sum(coef, intercept, setup.loss.code, setup.loss.param,
-                                 setup.lipschitz / c)
+        g, gi, _ = rows.grad_sum(
+            coef, intercept, setup.loss.code, setup.loss.param, setup.lipschitz / c
+        )
         std = float(grads.noise_std[0]) / c
         g = np.reshape(g, coef.shape) + std * gen.standard_normal(coef.shape)
         gi = np.reshape(gi, intercept.shape) + std * gen.standard_normal(intercept.shape)
@@ -79,14 +88,25 @@ class OneStepSchedule(Schedule):
     name = "one-step"
 
     def plan(self, problem, mu, max_iter=None):
-        return NoisePlan(np.ones(1), np.full(1, 1.0 / problem.smoothness), n_iter_theory=1.0,
-                         schedule=self.name, mechanism="one-step")
+        return NoisePlan(
+            np.ones(1),
+            np.full(1, 1.0 / problem.smoothness),
+            n_iter_theory=1.0,
+            schedule=self.name,
+            mechanism="one-step",
+        )
 
 
 def test_a_new_mechanism_is_one_class_and_a_registry_entry(monkeypatch):
     X, y = _data()
-    kw = dict(epsilon=1.0, data_norm=1.0, classes=[0, 1], schedule=OneStepSchedule(),
-              row_clip="data_norm", random_state=0)
+    kw = dict(
+        epsilon=1.0,
+        data_norm=1.0,
+        classes=[0, 1],
+        schedule=OneStepSchedule(),
+        row_clip="data_norm",
+        random_state=0,
+    )
     with pytest.raises(ValueError, match="unknown mechanism 'one-step'"):
         DPLogisticRegression(**kw).fit(X, y)
     monkeypatch.setitem(registry.MECHANISMS, "one-step", OneStep)

@@ -77,8 +77,9 @@ def test_extreme_rows_fit_as_their_clipped_selves(name, params, target, kind, va
         pytest.importorskip("dask")
         if name.startswith("DPSGD"):  # DP-SGD refuses dask collections (its own clear error)
             with pytest.raises(TypeError, match="dask"):
-                cls(epsilon=1.0, data_norm=R, **params).fit(_convert(kind, _data(value)[0]),
-                                                            _labels(target, *_data(value)[2:]))
+                cls(epsilon=1.0, data_norm=R, **params).fit(
+                    _convert(kind, _data(value)[0]), _labels(target, *_data(value)[2:])
+                )
             return
     Xe, Xc, yc, yr = _data(value)
     y = _labels(target, yc, yr)
@@ -101,8 +102,15 @@ def test_extreme_rows_fit_as_their_clipped_selves(name, params, target, kind, va
 
 
 def test_row_norms_without_overflow_or_underflow():
-    X = np.array([[1e300, -1e300, 3.0], [0.0, 0.0, 0.0], [3.0, 4.0, 0.0], [3e-200, 4e-200, 0.0],
-                  [1.7e308, 1.7e308, 0.0]])
+    X = np.array(
+        [
+            [1e300, -1e300, 3.0],
+            [0.0, 0.0, 0.0],
+            [3.0, 4.0, 0.0],
+            [3e-200, 4e-200, 0.0],
+            [1.7e308, 1.7e308, 0.0],
+        ]
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         norms = _kernels.row_norms(X)
@@ -131,5 +139,6 @@ def test_mlp_refuses_values_beyond_float32_with_a_clear_error():
     X[:3] *= 1e300
     y = (X[:, 0] > 0).astype(int)
     with pytest.raises(ValueError, match="float32"):
-        skdpgd.DPMLPClassifier(epsilon=1.0, classes=[0, 1], hidden_layer_sizes=(4,), max_iter=2,
-                               random_state=0).fit(X, y)
+        skdpgd.DPMLPClassifier(
+            epsilon=1.0, classes=[0, 1], hidden_layer_sizes=(4,), max_iter=2, random_state=0
+        ).fit(X, y)

@@ -70,8 +70,14 @@ def test_first_small_default_fits_compile_no_numba_kernel(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     root = str(pathlib.Path(skdpgd.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join([root] + [p for p in [env.get("PYTHONPATH")] if p])
-    res = subprocess.run([sys.executable, "-c", _FIRST_FITS], env=env, capture_output=True,
-                         text=True, timeout=600, check=False)
+    res = subprocess.run(
+        [sys.executable, "-c", _FIRST_FITS],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert pathlib.Path(out.pop("file")).resolve() == pathlib.Path(skdpgd.__file__).resolve()

@@ -3,7 +3,6 @@ stops on the first non-finite gradient and sets nothing, output perturbation can
 its charge (its fallback certifies the released point), and ``verbose`` changes nothing. Each
 test failed on the code before its fix."""
 
-
 import numpy as np
 import pytest
 from scipy import sparse
@@ -27,10 +26,12 @@ def data():
 def test_refused_fit_leaves_the_estimator_as_it_was(data):
     X, y = data
     budget = PrivacyBudget(epsilon=0.5, delta=1e-6, neighbouring="replace")
-    est = DPLogisticRegression(epsilon=0.4, delta=1e-6, data_norm=1.0, classes=[0, 1],
-                               random_state=0, budget=budget)
-    fresh = DPLogisticRegression(epsilon=0.4, delta=1e-6, data_norm=1.0, classes=[0, 1],
-                                 budget=budget)
+    est = DPLogisticRegression(
+        epsilon=0.4, delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0, budget=budget
+    )
+    fresh = DPLogisticRegression(
+        epsilon=0.4, delta=1e-6, data_norm=1.0, classes=[0, 1], budget=budget
+    )
     est.fit(X, y)
     before = dict(est.__dict__)
     with pytest.raises(BudgetExceededError):
@@ -53,8 +54,9 @@ class _HugeSteps(Schedule):
 
 def test_non_finite_gradients_stop_the_fit_and_release_nothing_more(data):
     X, y = data
-    est = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], alpha=0.1,
-                               schedule=_HugeSteps(), random_state=0)
+    est = DPLogisticRegression(
+        epsilon=1.0, data_norm=1.0, classes=[0, 1], alpha=0.1, schedule=_HugeSteps(), random_state=0
+    )
     with pytest.raises(DivergenceError, match="diverged"):
         est.fit(X, y)
     assert not [k for k in vars(est) if k.endswith("_")]
@@ -83,9 +85,15 @@ def test_output_perturbation_certifies_without_the_solver(data, monkeypatch):
     import skdpgd._full_batch.mechanisms as mech
 
     X, y = data
-    kw = dict(epsilon=np.inf, data_norm=1.0, classes=[0, 1], schedule="output", alpha=0.5,
-              row_clip="data_norm",
-              random_state=0)
+    kw = dict(
+        epsilon=np.inf,
+        data_norm=1.0,
+        classes=[0, 1],
+        schedule="output",
+        alpha=0.5,
+        row_clip="data_norm",
+        random_state=0,
+    )
     exact = DPLogisticRegression(**kw).fit(X, y)
 
     class Failed:
@@ -98,8 +106,11 @@ def test_output_perturbation_certifies_without_the_solver(data, monkeypatch):
     # first the Nesterov polish from the solver's point (stops on the certificate), then,
     # if that fails too, the public number of plain steps from 0
     polished = DPLogisticRegression(**kw).fit(X, y)
-    monkeypatch.setattr(mech.OutputPerturbationMechanism, "_polish",
-                        classmethod(lambda cls, fun, theta, setup, g, r=1.0: (theta, False)))
+    monkeypatch.setattr(
+        mech.OutputPerturbationMechanism,
+        "_polish",
+        classmethod(lambda cls, fun, theta, setup, g, r=1.0: (theta, False)),
+    )
     fallback = DPLogisticRegression(**kw).fit(X, y)
     for fit in (polished, fallback):
         theta = np.append(fit.coef_, fit.intercept_ / (0.5 * 1.0))
@@ -121,9 +132,17 @@ def test_output_fallback_certifies_whatever_the_weights_sum_to(ratio, monkeypatc
     y = 0.5 + 0.1 * np.random.default_rng(0).normal(size=n)
     n_pub = ratio * n
     alpha = 0.05
-    kw = dict(epsilon=np.inf, data_norm=1.0, y_bound=1.0, schedule="output", alpha=alpha,
-              row_clip="data_norm", neighbouring="add_remove", n_samples=n_pub,
-              random_state=0)
+    kw = dict(
+        epsilon=np.inf,
+        data_norm=1.0,
+        y_bound=1.0,
+        schedule="output",
+        alpha=alpha,
+        row_clip="data_norm",
+        neighbouring="add_remove",
+        n_samples=n_pub,
+        random_state=0,
+    )
     exact = DPRidge(**kw).fit(X, y)
 
     class Failed:
@@ -131,8 +150,11 @@ def test_output_fallback_certifies_whatever_the_weights_sum_to(ratio, monkeypatc
             self.x = np.asarray(x0) + 10.0  # far from the optimum, no certificate
 
     monkeypatch.setattr(mech, "minimize", lambda fun, x0, **k: Failed(x0))
-    monkeypatch.setattr(mech.OutputPerturbationMechanism, "_polish",
-                        classmethod(lambda cls, fun, theta, setup, g, r=1.0: (theta, False)))
+    monkeypatch.setattr(
+        mech.OutputPerturbationMechanism,
+        "_polish",
+        classmethod(lambda cls, fun, theta, setup, g, r=1.0: (theta, False)),
+    )
     fallback = DPRidge(**kw).fit(X, y)
     c = 1.0  # intercept column: intercept_scaling * data_norm
     g = 1e-4 * exact.clip_norm_ / n_pub  # the certificate: tol * sensitivity(add/remove) / N
@@ -145,8 +167,15 @@ def test_dp_sgd_diverging_step_size_stops_and_sets_nothing(data):
     from skdpgd import DPSGDClassifier
 
     X, y = data
-    est = DPSGDClassifier(epsilon=1.0, data_norm=1.0, classes=[0, 1], n_samples=1000,
-                          learning_rate=1e300, alpha=1.0, random_state=0)
+    est = DPSGDClassifier(
+        epsilon=1.0,
+        data_norm=1.0,
+        classes=[0, 1],
+        n_samples=1000,
+        learning_rate=1e300,
+        alpha=1.0,
+        random_state=0,
+    )
     with pytest.raises(DivergenceError, match="diverged"):
         est.fit(X, y)
     assert not [k for k in vars(est) if k.endswith("_")]
@@ -163,4 +192,5 @@ def test_dp_sgd_verbose_does_not_change_the_model(data, capsys):
     lines = [ln for ln in capsys.readouterr().out.splitlines() if "epsilon spent" in ln]
     assert len(lines) == 10
     assert float(lines[-1].split("epsilon spent ")[1].split()[0]) == pytest.approx(
-        loud.epsilon_, rel=1e-3)
+        loud.epsilon_, rel=1e-3
+    )

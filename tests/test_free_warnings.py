@@ -31,14 +31,15 @@ def _fit(est, X, y):
 
 ESTIMATORS = {
     "DPLogisticRegression": lambda **kw: skdpgd.DPLogisticRegression(
-        data_norm=1.0, classes=[0, 1], **kw),
+        data_norm=1.0, classes=[0, 1], **kw
+    ),
     "DPRidge": lambda **kw: skdpgd.DPRidge(data_norm=1.0, y_bound=1.0, **kw),
-    "DPSGDClassifier": lambda **kw: skdpgd.DPSGDClassifier(
-        data_norm=1.0, classes=[0, 1], **kw),
+    "DPSGDClassifier": lambda **kw: skdpgd.DPSGDClassifier(data_norm=1.0, classes=[0, 1], **kw),
 }
 if importlib.util.find_spec("torch") is not None:
     ESTIMATORS["DPMLPClassifier"] = lambda **kw: skdpgd.DPMLPClassifier(
-        classes=[0, 1], hidden_layer_sizes=(4,), max_iter=3, **kw)
+        classes=[0, 1], hidden_layer_sizes=(4,), max_iter=3, **kw
+    )
 
 
 # --- delta >= 1/N -------------------------------------------------------------------------
@@ -57,16 +58,26 @@ def test_delta_warning_uses_the_released_count_under_add_remove():
     """Without a public n_samples, DP-SGD releases a noisy count; the check reads that
     released value (post-processing), not the private N."""
     X, y = _data(n=200)
-    msgs = _fit(skdpgd.DPSGDClassifier(epsilon=1.0, delta=0.5, data_norm=1.0, classes=[0, 1],
-                                       random_state=0), X, y)
+    msgs = _fit(
+        skdpgd.DPSGDClassifier(
+            epsilon=1.0, delta=0.5, data_norm=1.0, classes=[0, 1], random_state=0
+        ),
+        X,
+        y,
+    )
     assert any("at least 1/N" in m for m in msgs)
 
 
 def test_delta_warning_from_the_private_search():
     X, y = _data(n=200)
     search = skdpgd.PrivateRandomSearchCV(
-        skdpgd.DPLogisticRegression(data_norm=1.0, classes=[0, 1]), {"alpha": [1e-2, 1e-1]},
-        epsilon=2.0, delta=0.01, n_iter=2, random_state=0)
+        skdpgd.DPLogisticRegression(data_norm=1.0, classes=[0, 1]),
+        {"alpha": [1e-2, 1e-1]},
+        epsilon=2.0,
+        delta=0.01,
+        n_iter=2,
+        random_state=0,
+    )
     assert any("at least 1/N" in m for m in _fit(search, X, y))
 
 
@@ -78,8 +89,9 @@ def _verbose_fit(X, y, seed=0, eps=1.0, **kw):
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        skdpgd.DPLogisticRegression(epsilon=eps, classes=[0, 1], random_state=seed, verbose=1,
-                                    **kw).fit(X, y)
+        skdpgd.DPLogisticRegression(
+            epsilon=eps, classes=[0, 1], random_state=seed, verbose=1, **kw
+        ).fit(X, y)
     return buf.getvalue()
 
 
@@ -88,11 +100,16 @@ def test_data_norm_far_below_the_row_norms_is_noted():
     statistic (row_clip='auto') shows it in the verbose output, and no warning is given (the
     statistic cannot tell such rows from rows normalised to data_norm)."""
     X, y = _data(n=2000, scale=10.0)
-    hits = sum("nearly every row is at least data_norm" in _verbose_fit(X, y, seed, data_norm=1.0)
-               for seed in range(5))
+    hits = sum(
+        "nearly every row is at least data_norm" in _verbose_fit(X, y, seed, data_norm=1.0)
+        for seed in range(5)
+    )
     assert hits >= 3  # the release's noise can hide it on some seeds (84% each)
-    assert not _fit(skdpgd.DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1],
-                                                random_state=0), X, y)
+    assert not _fit(
+        skdpgd.DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=0),
+        X,
+        y,
+    )
 
 
 def test_rows_inside_data_norm_give_no_note():

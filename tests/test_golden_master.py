@@ -79,8 +79,9 @@ def test_master_covers_the_composites():
     assert {"scaler-replace", "pipeline-dpscaler-logreg", "search-logreg"} <= names
 
 
-@pytest.mark.parametrize("name,factory", gm.composite_cases(),
-                         ids=[n for n, _ in gm.composite_cases()])
+@pytest.mark.parametrize(
+    "name,factory", gm.composite_cases(), ids=[n for n, _ in gm.composite_cases()]
+)
 def test_composite_matches_master(name, factory):
     """DPStandardScaler's released statistics, PrivatePipeline's steps and final fit, and
     PrivateRandomSearchCV's choice, winner and spent epsilon."""

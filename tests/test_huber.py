@@ -51,6 +51,7 @@ def _check_report(est):
     grad = next(r for r in report.rows if r.name == "gradient sums")
     assert grad.sensitivity == pytest.approx(2.0 * est.clip_norm_, rel=1e-6)
 
+
 def test_reexported_from_linear_model():
     assert FromLinearModel is DPHuberRegressor
 
@@ -75,8 +76,9 @@ def test_no_target_range_is_needed_and_none_is_read():
     y = y * 1000.0  # far-off targets: the gradient's bound does not depend on them
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)  # nothing is read from y
-        est = DPHuberRegressor(epsilon=1.0, data_norm=1.0, huber_threshold=2.0, scale=0.5,
-                               random_state=0).fit(X, y)
+        est = DPHuberRegressor(
+            epsilon=1.0, data_norm=1.0, huber_threshold=2.0, scale=0.5, random_state=0
+        ).fit(X, y)
     # the sensitivity: G = threshold * scale * sqrt(R^2 + c^2), c = 0.5 R
     assert est.clip_norm_ == pytest.approx(2.0 * 0.5 * np.sqrt(1.0 + 0.25))
     assert est.y_bound_ is None and est.y_range_ is None and est.scale_ == 0.5
@@ -103,7 +105,7 @@ def test_one_example_gradient_is_bounded_whatever_its_target():
             # kernel coordinates: rows divided by c, the intercept column 1, the clip G / c;
             # a clip far above G shows the unclipped Huber gradient is already within G
             g, gi, bad = rows.grad_sum(coef, b, K.LOSS_HUBER, t, 1e9)
-            norm = c * np.sqrt(np.sum(g ** 2) + gi[0] ** 2)
+            norm = c * np.sqrt(np.sum(g**2) + gi[0] ** 2)
             assert bad == 0 and norm <= G * (1 + 1e-12)
             worst = max(worst, norm)
     assert worst == pytest.approx(G)  # reached: a far target saturates the derivative
@@ -113,21 +115,21 @@ def test_one_example_gradient_is_bounded_whatever_its_target():
 @pytest.mark.parametrize("y_bound", [None, 3.0])
 def test_epsilon_is_an_upper_bound_recomputed_independently(epsilon, delta, y_bound):
     X, y = _data(n=800)
-    est = DPHuberRegressor(epsilon=epsilon, delta=delta, data_norm=1.0, y_bound=y_bound,
-                           random_state=0).fit(X, y)
+    est = DPHuberRegressor(
+        epsilon=epsilon, delta=delta, data_norm=1.0, y_bound=y_bound, random_state=0
+    ).fit(X, y)
     # every release of the fit, composed as Gaussian DP from the multipliers (replace-one:
     # each release's sensitivity is the one it was calibrated to), then the (eps, delta)
     # curve of that mu, against the reported values
     z = np.concatenate([r.multipliers for r in est.releases_])
-    mu = float(np.sqrt(np.sum(z ** -2.0)))
+    mu = float(np.sqrt(np.sum(z**-2.0)))
     assert mu == pytest.approx(compose_gdp(z))
     assert est.mu_ == pytest.approx(mu, rel=1e-9)
     assert mu <= gdp_mu(epsilon, delta) * (1 + 1e-9)
     assert est.epsilon_ <= epsilon
     assert gdp_epsilon(delta, mu) == pytest.approx(est.epsilon_, rel=1e-6)
     names = [r.name for r in est.releases_]
-    assert ("target sum (start)" in names) == (y_bound is not None
-                                               and est.mechanism_ == "gradient")
+    assert ("target sum (start)" in names) == (y_bound is not None and est.mechanism_ == "gradient")
 
 
 def test_sparse_is_the_dense_model():
@@ -143,8 +145,9 @@ def test_sparse_is_the_dense_model():
 
 def test_pipeline_and_privacy_report():
     X, y = _data(n=600)
-    pipe = make_pipeline(StandardScaler(), DPHuberRegressor(epsilon=1.0, data_norm=3.0,
-                                                            random_state=0))
+    pipe = make_pipeline(
+        StandardScaler(), DPHuberRegressor(epsilon=1.0, data_norm=3.0, random_state=0)
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # the scaler is not private
         pipe.fit(X, y)
@@ -156,17 +159,21 @@ def test_prior_needs_a_range():
     X, y = _data(n=300)
     with pytest.raises(ValueError, match="needs a public y_bound"):
         DPHuberRegressor(schedule="prior", data_norm=1.0).fit(X, y)
-    est = DPHuberRegressor(schedule="prior", data_norm=1.0, y_bound=(-5, 5),
-                           random_state=0).fit(X, y)
+    est = DPHuberRegressor(schedule="prior", data_norm=1.0, y_bound=(-5, 5), random_state=0).fit(
+        X, y
+    )
     assert est.mechanism_ == "prior" and np.all(est.coef_ == 0)
 
 
-@pytest.mark.parametrize("params,match", [
-    ({"huber_threshold": 0.0}, "huber_threshold"),
-    ({"scale": -1.0}, "scale"),
-    ({"y_bound": (3.0, 1.0)}, "lo < hi"),
-    ({"y_bound": (1.0, 3.0), "fit_intercept": False}, "not centred"),
-])
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        ({"huber_threshold": 0.0}, "huber_threshold"),
+        ({"scale": -1.0}, "scale"),
+        ({"y_bound": (3.0, 1.0)}, "lo < hi"),
+        ({"y_bound": (1.0, 3.0), "fit_intercept": False}, "not centred"),
+    ],
+)
 def test_bad_parameters_are_refused(params, match):
     X, y = _data(n=200)
     with pytest.raises(ValueError, match=match):
@@ -185,8 +192,9 @@ def test_fits_charged_to_a_shared_budget():
     X, y = _data(n=500)
     budget = PrivacyBudget(epsilon=1.0, delta=1e-5, neighbouring="replace")
     for _ in range(2):
-        DPHuberRegressor(epsilon=0.7, delta=4e-6, data_norm=1.0, y_bound=5.0, budget=budget,
-                         random_state=0).fit(X, y)
+        DPHuberRegressor(
+            epsilon=0.7, delta=4e-6, data_norm=1.0, y_bound=5.0, budget=budget, random_state=0
+        ).fit(X, y)
     assert budget.spent_epsilon() <= 1.0  # Gaussian DP composition of two: 0.963
     with pytest.raises(BudgetExceededError):
         DPHuberRegressor(epsilon=0.7, delta=4e-6, data_norm=1.0, budget=budget).fit(X, y)

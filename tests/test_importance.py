@@ -8,8 +8,13 @@ import pytest
 import scipy.sparse as sp
 
 from skdpgd import DPSGDClassifier, DPSGDRegressor, ImportanceMask
-from skdpgd._minibatch.importance import (_stage_data, coordinate_scale, kept_coordinates,
-                                resolve_importance, run_linear)
+from skdpgd._minibatch.importance import (
+    _stage_data,
+    coordinate_scale,
+    kept_coordinates,
+    resolve_importance,
+    run_linear,
+)
 from skdpgd._compute.kernels import LOSS_LOGISTIC, LOSS_MULTINOMIAL
 from skdpgd._compute.kernels_sgd import sgd_dense, sgd_masked, sgd_state
 
@@ -38,12 +43,22 @@ def test_stages_are_public_and_cover_every_step():
     assert ImportanceMask(unfreeze=1).stages(10) == [(0, 1, 1.0), (1, 10, 0.6)]
 
 
-@pytest.mark.parametrize("bad", [dict(keep=0.0), dict(keep=1.5), dict(pretrain_fraction=1.0),
-                                 dict(unfreeze=0), dict(unfreeze=2.5), dict(scaling="yes")])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(keep=0.0),
+        dict(keep=1.5),
+        dict(pretrain_fraction=1.0),
+        dict(unfreeze=0),
+        dict(unfreeze=2.5),
+        dict(scaling="yes"),
+    ],
+)
 def test_bad_mask_parameters_raise_and_fit_nothing(bad):
     X, y = _data(300, 5)
-    est = DPSGDClassifier(data_norm=1.0, n_samples=300, random_state=0,
-                          importance=ImportanceMask(**bad))
+    est = DPSGDClassifier(
+        data_norm=1.0, n_samples=300, random_state=0, importance=ImportanceMask(**bad)
+    )
     with pytest.raises(ValueError, match="ImportanceMask"):
         est.fit(X, y)
     assert not hasattr(est, "coef_") and not hasattr(est, "epsilon_")
@@ -82,17 +97,45 @@ def _released_sum(Xk, y, w, row_scale, aug, loss, clip, n_out, d_kept, s):
     n = row_scale.shape[0]
     state = sgd_state(n_out, d_kept)
     stats = (np.zeros((n_out, d_kept)), np.zeros((n_out, d_kept)))
-    assert sgd_masked(Xk, y, w, row_scale, aug, loss, 0.0, clip, True, 0.0, 1.0, float(n),
-                      np.ones(1), np.zeros(1), 0.0, np.inf, state, 0, 1, 0,
-                      np.random.default_rng(0), s * s, s, stats, 0.99) == -1
+    assert (
+        sgd_masked(
+            Xk,
+            y,
+            w,
+            row_scale,
+            aug,
+            loss,
+            0.0,
+            clip,
+            True,
+            0.0,
+            1.0,
+            float(n),
+            np.ones(1),
+            np.zeros(1),
+            0.0,
+            np.inf,
+            state,
+            0,
+            1,
+            0,
+            np.random.default_rng(0),
+            s * s,
+            s,
+            stats,
+            0.99,
+        )
+        == -1
+    )
     return np.concatenate([(-state[0] * n / (s * s)).ravel(), -state[1] * n])
 
 
 @pytest.mark.parametrize("sparse_input", [False, True])
 @pytest.mark.parametrize("n_out", [1, 3])
 @pytest.mark.parametrize("clip", [0.05, 1.0])
-def test_adversarial_neighbour_moves_the_masked_scaled_sum_by_at_most_clip(sparse_input, n_out,
-                                                                          clip):
+def test_adversarial_neighbour_moves_the_masked_scaled_sum_by_at_most_clip(
+    sparse_input, n_out, clip
+):
     """Neighbouring pairs D, D + {x*}: x* with huge values in the masked columns only (it must
     contribute exactly 0), x* huge in the kept column with the smallest scale (amplified 10x
     before the clip), x* with NaN in a masked column. Each moves the released sum by <= C."""
@@ -132,8 +175,11 @@ def test_adversarial_neighbour_moves_the_masked_scaled_sum_by_at_most_clip(spars
             if sparse_input and not np.all(np.isfinite(X)):
                 Xin = sp.csr_matrix(Xc)
             Xk, aug, _ = _stage_data(Xin, kept, s, row_scale, True)
-            sums.append(_released_sum(Xk, y, np.ones(m), row_scale, aug, loss, clip, n_out,
-                                      kept.shape[0], s))
+            sums.append(
+                _released_sum(
+                    Xk, y, np.ones(m), row_scale, aug, loss, clip, n_out, kept.shape[0], s
+                )
+            )
         diff = np.linalg.norm(sums[1] - sums[0])
         assert diff <= clip * (1 + 1e-9), (k, diff)
         if k == 0:  # entirely in masked columns: only the intercept column can move
@@ -147,15 +193,16 @@ def test_scores_are_the_mean_magnitude_of_the_released_gradients():
     n, d, T = 300, 8, 30
     X = rng.normal(size=(n, d))
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-    aug = np.sqrt(np.sum(X ** 2, axis=1) + 1)
+    aug = np.sqrt(np.sum(X**2, axis=1) + 1)
     rs, w = np.ones(n), np.ones(n)
     lr, alpha, q, std = 0.5, 0.01, 0.2, 3.0
     steps, noise = np.full(T, lr), np.full(T, std)
     common = (LOSS_LOGISTIC, 0.0, 1.0, True, alpha, q, q * n, steps, noise, 0.0, np.inf)
     mask = ImportanceMask(pretrain_fraction=0.5, keep=0.5, unfreeze=1, scaling=False)
     state = sgd_state(1, d)
-    _, info = run_linear(mask, X, y, w, rs, aug, common, state, T, T, np.random.default_rng(5),
-                         1.0, 1e150, True, 1.0)
+    _, info = run_linear(
+        mask, X, y, w, rs, aug, common, state, T, T, np.random.default_rng(5), 1.0, 1e150, True, 1.0
+    )
     # replay the pre-training with the plain kernel, one step at a time
     state = sgd_state(1, d)
     gen = np.random.default_rng(5)
@@ -178,23 +225,36 @@ def test_nothing_masked_and_no_scaling_is_plain_dp_sgd(sparse_input):
     Xf = sp.csr_matrix(X) if sparse_input else X
     kw = dict(epsilon=1.0, data_norm=1.0, n_samples=1500, random_state=0)
     a = DPSGDClassifier(**kw).fit(Xf, y)
-    b = DPSGDClassifier(**kw, importance=ImportanceMask(keep=1.0, unfreeze=1,
-                                                       scaling=False)).fit(Xf, y)
+    b = DPSGDClassifier(**kw, importance=ImportanceMask(keep=1.0, unfreeze=1, scaling=False)).fit(
+        Xf, y
+    )
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=1e-9, atol=1e-12)
     assert a.importance_kept_ is None and list(b.importance_kept_) == [20, 20]
 
 
 @pytest.mark.parametrize("Est,target", [(DPSGDClassifier, "cls"), (DPSGDRegressor, "reg")])
-@pytest.mark.parametrize("mask", [ImportanceMask(scaling=True),
-                                  ImportanceMask(keep=0.2, unfreeze=1),
-                                  ImportanceMask(scaling=False, pretrain_fraction=0.3)])
+@pytest.mark.parametrize(
+    "mask",
+    [
+        ImportanceMask(scaling=True),
+        ImportanceMask(keep=0.2, unfreeze=1),
+        ImportanceMask(scaling=False, pretrain_fraction=0.3),
+    ],
+)
 def test_epsilon_and_noise_equal_plain_dp_sgd(Est, target, mask):
     X, y = _data(1200, 30)
     if target == "reg":
         y = X[:, 0] * 3 + 0.1
-    kw = dict(epsilon=2.0, delta=1e-6, data_norm=1.0, n_samples=1200, random_state=0,
-              batch_size=100, epochs=3)
+    kw = dict(
+        epsilon=2.0,
+        delta=1e-6,
+        data_norm=1.0,
+        n_samples=1200,
+        random_state=0,
+        batch_size=100,
+        epochs=3,
+    )
     if target == "reg":
         kw["y_bound"] = 2.0
     plain = Est(**kw).fit(X, y)
@@ -212,8 +272,13 @@ def test_epsilon_and_noise_equal_plain_dp_sgd(Est, target, mask):
 def test_masked_fit_learns_sparse_signal_and_is_reproducible(sparse_input):
     X, y = _data(3000, 200, informative=5)
     Xf = sp.csr_matrix(X) if sparse_input else X
-    kw = dict(epsilon=4.0, data_norm=1.0, n_samples=3000, random_state=3,
-              importance=ImportanceMask(scaling=False))
+    kw = dict(
+        epsilon=4.0,
+        data_norm=1.0,
+        n_samples=3000,
+        random_state=3,
+        importance=ImportanceMask(scaling=False),
+    )
     a = DPSGDClassifier(**kw).fit(Xf, y)
     b = DPSGDClassifier(**kw).fit(Xf, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
@@ -262,8 +327,10 @@ def test_mlp_coordinate_weights_clip_the_transformed_gradient_exactly():
     params = tb.params_to_torch(coefs, ints)
     X = torch.tensor(rng.normal(size=(30, 6)) * 2, dtype=torch.float32)
     y = tb.encode_targets(rng.integers(0, 3, 30), 3)
-    coord = {k: torch.tensor(rng.choice([0.0, 0.1, 1.0, 10.0], size=v.shape),
-                             dtype=torch.float64) for k, v in params.items()}
+    coord = {
+        k: torch.tensor(rng.choice([0.0, 0.1, 1.0, 10.0], size=v.shape), dtype=torch.float64)
+        for k, v in params.items()
+    }
     clip = 0.3
     total, _ = tb._clipped_grad_sum_outer(model, params, X, y, 3, clip, coord=coord)
     grads = tb.per_example_grads(model, params, X, y, 3)
@@ -271,8 +338,9 @@ def test_mlp_coordinate_weights_clip_the_transformed_gradient_exactly():
     norms = torch.sqrt(sum((g.flatten(1) ** 2).sum(1) for g in grads.values()))
     f = torch.clamp(clip * (1 - tb.CLIP_MARGIN) / norms, max=1.0)
     for k, g in grads.items():
-        np.testing.assert_allclose(total[k].numpy(), torch.tensordot(f, g, dims=1).numpy(),
-                                   rtol=2e-4, atol=1e-6)
+        np.testing.assert_allclose(
+            total[k].numpy(), torch.tensordot(f, g, dims=1).numpy(), rtol=2e-4, atol=1e-6
+        )
 
 
 @torch_only
@@ -285,16 +353,24 @@ def test_mlp_adversarial_neighbour_moves_the_masked_scaled_sum_by_at_most_clip(c
     rng = np.random.default_rng(1)
     sizes = [5, 4, 1]
     model = tb.build_mlp(sizes, "relu")
-    params = tb.params_to_torch([rng.normal(size=(a, b)) for a, b in zip(sizes[:-1], sizes[1:])],
-                                [rng.normal(size=b) for b in sizes[1:]])
-    coord = {k: torch.tensor(rng.choice([0.0, 0.1, 10.0], size=v.shape), dtype=torch.float64)
-             for k, v in params.items()}
+    params = tb.params_to_torch(
+        [rng.normal(size=(a, b)) for a, b in zip(sizes[:-1], sizes[1:])],
+        [rng.normal(size=b) for b in sizes[1:]],
+    )
+    coord = {
+        k: torch.tensor(rng.choice([0.0, 0.1, 10.0], size=v.shape), dtype=torch.float64)
+        for k, v in params.items()
+    }
     coord["0.weight"][:, 0] = 0.0  # input feature 0 reaches only masked weights
     X = torch.tensor(rng.normal(size=(25, 5)), dtype=torch.float32)
     y = torch.tensor(rng.integers(0, 2, 25), dtype=torch.float32)
     base, _ = tb._clipped_grad_sum_outer(model, params, X, y, 1, clip, coord=coord)
-    for adv in ([1e30, 0, 0, 0, 0], [0, 1e30, -1e30, 0, 0], [np.nan, 1, 1, 1, 1],
-                [3.0, -2.0, 5.0, 1.0, 0.5]):
+    for adv in (
+        [1e30, 0, 0, 0, 0],
+        [0, 1e30, -1e30, 0, 0],
+        [np.nan, 1, 1, 1, 1],
+        [3.0, -2.0, 5.0, 1.0, 0.5],
+    ):
         Xa = torch.cat([X, torch.tensor([adv], dtype=torch.float32)])
         ya = torch.cat([y, torch.tensor([1.0])])
         tot, _ = tb._clipped_grad_sum_outer(model, params, Xa, ya, 1, clip, coord=coord)
@@ -309,12 +385,21 @@ def test_mlp_nothing_masked_is_plain_and_budget_is_the_same():
     from skdpgd import DPMLPClassifier
 
     X, y = _digits_small()
-    kw = dict(hidden_layer_sizes=(8,), epsilon=2.0, clip_norm=1.0, learning_rate=1.0,
-              max_iter=30, batch_size=100, n_samples=500, classes=[0, 1, 2, 3],
-              random_state=0)
+    kw = dict(
+        hidden_layer_sizes=(8,),
+        epsilon=2.0,
+        clip_norm=1.0,
+        learning_rate=1.0,
+        max_iter=30,
+        batch_size=100,
+        n_samples=500,
+        classes=[0, 1, 2, 3],
+        random_state=0,
+    )
     a = DPMLPClassifier(**kw).fit(X, y)
-    b = DPMLPClassifier(**kw, importance=ImportanceMask(keep=1.0, unfreeze=1,
-                                                       scaling=False)).fit(X, y)
+    b = DPMLPClassifier(**kw, importance=ImportanceMask(keep=1.0, unfreeze=1, scaling=False)).fit(
+        X, y
+    )
     for ca, cb in zip(a.coefs_ + a.intercepts_, b.coefs_ + b.intercepts_):
         np.testing.assert_array_equal(ca, cb)
     c = DPMLPClassifier(**kw, importance=ImportanceMask(scaling=True)).fit(X, y)
@@ -334,10 +419,21 @@ def test_mlp_masked_parameters_do_not_move():
     from skdpgd import DPMLPClassifier
 
     X, y = _digits_small()
-    kw = dict(hidden_layer_sizes=(8,), epsilon=np.inf, clip_norm=1.0, learning_rate=1.0,
-              n_samples=500, classes=[0, 1, 2, 3], random_state=0, batch_size=100)
-    full = DPMLPClassifier(**kw, max_iter=40, importance=ImportanceMask(
-        pretrain_fraction=0.25, keep=0.3, unfreeze=1, scaling=False)).fit(X, y)
+    kw = dict(
+        hidden_layer_sizes=(8,),
+        epsilon=np.inf,
+        clip_norm=1.0,
+        learning_rate=1.0,
+        n_samples=500,
+        classes=[0, 1, 2, 3],
+        random_state=0,
+        batch_size=100,
+    )
+    full = DPMLPClassifier(
+        **kw,
+        max_iter=40,
+        importance=ImportanceMask(pretrain_fraction=0.25, keep=0.3, unfreeze=1, scaling=False),
+    ).fit(X, y)
     pre = DPMLPClassifier(**kw, max_iter=10).fit(X, y)
     w_full = np.concatenate([c.ravel() for c in full.coefs_ + full.intercepts_])
     w_pre = np.concatenate([c.ravel() for c in pre.coefs_ + pre.intercepts_])
@@ -356,8 +452,14 @@ def test_device_cpu_forms_agree_and_bad_devices_raise():
     from skdpgd import DPMLPClassifier
 
     X, y = _digits_small()
-    kw = dict(hidden_layer_sizes=(8,), epsilon=2.0, max_iter=10, learning_rate=1.0,
-              classes=[0, 1, 2, 3], random_state=0)
+    kw = dict(
+        hidden_layer_sizes=(8,),
+        epsilon=2.0,
+        max_iter=10,
+        learning_rate=1.0,
+        classes=[0, 1, 2, 3],
+        random_state=0,
+    )
     a = DPMLPClassifier(**kw).fit(X, y)
     b = DPMLPClassifier(**kw, device=torch.device("cpu")).fit(X, y)
     for ca, cb in zip(a.coefs_, b.coefs_):
@@ -383,15 +485,22 @@ def test_cuda_fit_has_the_same_accounting_and_learns():
     from skdpgd import DPMLPClassifier
 
     X, y = _digits_small()
-    kw = dict(hidden_layer_sizes=(16,), epsilon=4.0, max_iter=60, learning_rate=1.0,
-              batch_size=128, n_samples=500, classes=[0, 1, 2, 3], random_state=0)
+    kw = dict(
+        hidden_layer_sizes=(16,),
+        epsilon=4.0,
+        max_iter=60,
+        learning_rate=1.0,
+        batch_size=128,
+        n_samples=500,
+        classes=[0, 1, 2, 3],
+        random_state=0,
+    )
     cpu = DPMLPClassifier(**kw).fit(X, y)
     gpu = DPMLPClassifier(**kw, device="cuda").fit(X, y)
     assert gpu.epsilon_ == cpu.epsilon_
     np.testing.assert_array_equal(gpu.noise_multipliers_, cpu.noise_multipliers_)
     assert gpu.score(X, y) > 0.7 and cpu.score(X, y) > 0.7
-    masked = DPMLPClassifier(**kw, device="cuda",
-                             importance=ImportanceMask(scaling=True)).fit(X, y)
+    masked = DPMLPClassifier(**kw, device="cuda", importance=ImportanceMask(scaling=True)).fit(X, y)
     assert masked.epsilon_ == cpu.epsilon_
 
 
@@ -399,13 +508,22 @@ def test_cuda_fit_has_the_same_accounting_and_learns():
 
 
 def _masked_estimators():
-    est = [DPSGDClassifier(random_state=0, importance=ImportanceMask()),
-           DPSGDRegressor(random_state=0, importance=ImportanceMask(scaling=True))]
+    est = [
+        DPSGDClassifier(random_state=0, importance=ImportanceMask()),
+        DPSGDRegressor(random_state=0, importance=ImportanceMask(scaling=True)),
+    ]
     if HAS_TORCH:
         from skdpgd import DPMLPClassifier
 
-        est.append(DPMLPClassifier(hidden_layer_sizes=(8,), max_iter=20, learning_rate=0.5,
-                                   random_state=0, importance=ImportanceMask()))
+        est.append(
+            DPMLPClassifier(
+                hidden_layer_sizes=(8,),
+                max_iter=20,
+                learning_rate=0.5,
+                random_state=0,
+                importance=ImportanceMask(),
+            )
+        )
     return est
 
 
@@ -423,14 +541,21 @@ def test_masked_estimators_keep_the_sklearn_contract(estimator, check):
     check(estimator)
 
 
-@pytest.mark.parametrize("extra", [dict(momentum=0.5), dict(average=False),
-                                   dict(class_weight="balanced"), dict(schedule="hong"),
-                                   dict(schedule="exponential"), dict(fit_intercept=False),
-                                   dict(accountant="pld", epochs=2, batch_size=100)])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        dict(momentum=0.5),
+        dict(average=False),
+        dict(class_weight="balanced"),
+        dict(schedule="hong"),
+        dict(schedule="exponential"),
+        dict(fit_intercept=False),
+        dict(accountant="pld", epochs=2, batch_size=100),
+    ],
+)
 def test_mask_composes_with_the_other_options(extra):
     X, y = _data(800, 12)
-    kw = dict(epsilon=2.0, data_norm=1.0, n_samples=800, random_state=0, classes=[0, 1],
-              **extra)
+    kw = dict(epsilon=2.0, data_norm=1.0, n_samples=800, random_state=0, classes=[0, 1], **extra)
     plain = DPSGDClassifier(**kw).fit(X, y)
     masked = DPSGDClassifier(**kw, importance=ImportanceMask(scaling=True)).fit(X, y)
     assert masked.epsilon_ == plain.epsilon_
@@ -448,10 +573,18 @@ def test_linear_masked_weights_are_frozen_and_still_in_the_margins(sparse_input,
 
     rng = np.random.default_rng(4)
     X = rng.normal(size=(600, 10)) / 3
-    y = np.argmax(X[:, :len(classes)] + 0.3 * X[:, 5:5 + len(classes)], axis=1)
+    y = np.argmax(X[:, : len(classes)] + 0.3 * X[:, 5 : 5 + len(classes)], axis=1)
     Xf = sp.csr_matrix(X) if sparse_input else X
-    kw = dict(epsilon=np.inf, data_norm=2.0, n_samples=600, random_state=0, classes=classes,
-              batch_size=60, average=False, alpha=1e-3)
+    kw = dict(
+        epsilon=np.inf,
+        data_norm=2.0,
+        n_samples=600,
+        random_state=0,
+        classes=classes,
+        batch_size=60,
+        average=False,
+        alpha=1e-3,
+    )
     mask = ImportanceMask(pretrain_fraction=0.25, keep=0.5, unfreeze=1)
     full = DPSGDClassifier(**kw, epochs=4.0, importance=mask).fit(Xf, y)
     pre = DPSGDClassifier(**kw, epochs=1.0).fit(Xf, y)
@@ -481,8 +614,11 @@ def test_frozen_margin_columns_stay_inside_the_clip(sparse_input, n_out):
     s = np.array([0.1, 1.0, 10.0])
     loss = LOSS_LOGISTIC if n_out == 1 else LOSS_MULTINOMIAL
     base = rng.normal(size=(n, d))
-    y_base = (np.where(rng.random(n) < 0.5, 1.0, -1.0) if n_out == 1
-              else rng.integers(0, n_out, n).astype(float))
+    y_base = (
+        np.where(rng.random(n) < 0.5, 1.0, -1.0)
+        if n_out == 1
+        else rng.integers(0, n_out, n).astype(float)
+    )
     for scale_adv in (1e150, 1e3, 1.0):
         adv = np.zeros(d)
         adv[dropped] = scale_adv
@@ -495,13 +631,29 @@ def test_frozen_margin_columns_stay_inside_the_clip(sparse_input, n_out):
             cols = np.concatenate([kept, d + np.arange(n_out)])
             s_cols = np.concatenate([s, np.full(n_out, FROZEN_COLUMN_SCALE)])
             Xs = np.hstack([X, offsets])
-            Xk, aug, _ = _stage_data(sp.csr_matrix(Xs) if sparse_input else Xs, cols, s_cols,
-                                     row_scale, True)
-            coef = np.ascontiguousarray(np.hstack([coef_kept * s,
-                                                   np.eye(n_out) * FROZEN_COLUMN_SCALE]))
+            Xk, aug, _ = _stage_data(
+                sp.csr_matrix(Xs) if sparse_input else Xs, cols, s_cols, row_scale, True
+            )
+            coef = np.ascontiguousarray(
+                np.hstack([coef_kept * s, np.eye(n_out) * FROZEN_COLUMN_SCALE])
+            )
             gcoef, gint = np.zeros((n_out, cols.size)), np.zeros(n_out)
-            args = (y, np.ones(m), row_scale, aug, np.arange(m, dtype=np.int64), 0, m, loss,
-                    0.0, clip, coef, np.zeros(n_out), gcoef, gint)
+            args = (
+                y,
+                np.ones(m),
+                row_scale,
+                aug,
+                np.arange(m, dtype=np.int64),
+                0,
+                m,
+                loss,
+                0.0,
+                clip,
+                coef,
+                np.zeros(n_out),
+                gcoef,
+                gint,
+            )
             if sparse_input:
                 _sum_rows_csr(*Xk, *args)
             elif n_out == 1:

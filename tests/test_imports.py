@@ -99,7 +99,7 @@ def _cycle(graph):
         stack.append(m)
         for t in sorted(graph[m]):
             if state.get(t) == 1:
-                return stack[stack.index(t):] + [t]
+                return stack[stack.index(t) :] + [t]
             if t not in state:
                 found = visit(t)
                 if found:
@@ -155,8 +155,7 @@ NEVER_ABOVE = {
     "skdpgd._compute.kernels_second": {"skdpgd._compute.jit", "skdpgd._compute.kernels"},
     "skdpgd._compute.kernels_sgd": {"skdpgd._compute.jit", "skdpgd._compute.kernels"},
     # the numpy twins of the kernels for small problems: the kernels' constants and helpers
-    "skdpgd._compute.small_problems": {"skdpgd._compute.kernels",
-                                       "skdpgd._compute.kernels_second"},
+    "skdpgd._compute.small_problems": {"skdpgd._compute.kernels", "skdpgd._compute.kernels_second"},
 }
 
 
@@ -173,8 +172,13 @@ def test_the_arrow_check_finds_an_import_above():
     """The walker sees the subpackage's modules and a made-up edge upward would be caught."""
     graph = _graph(lazy=True)
     inside = {m for m in graph if m.startswith("skdpgd.accounting.")}
-    assert {"skdpgd.accounting.events", "skdpgd.accounting.gdp", "skdpgd.accounting.rdp",
-            "skdpgd.accounting.pld", "skdpgd.accounting.selection"} <= inside
+    assert {
+        "skdpgd.accounting.events",
+        "skdpgd.accounting.gdp",
+        "skdpgd.accounting.rdp",
+        "skdpgd.accounting.pld",
+        "skdpgd.accounting.selection",
+    } <= inside
     graph["skdpgd.accounting.gdp"].add("skdpgd.budget")
     assert {t for m in inside for t in graph[m]} - inside - NEVER_ABOVE["skdpgd.accounting"]
 
@@ -195,8 +199,11 @@ def test_the_kind_of_input_is_tested_in_one_place():
     for name, path in _modules().items():
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
-            if isinstance(node, ast.FunctionDef) and "dask" in node.name.lower() and \
-                    node.name.lstrip("_").startswith("is_"):
+            if (
+                isinstance(node, ast.FunctionDef)
+                and "dask" in node.name.lower()
+                and node.name.lstrip("_").startswith("is_")
+            ):
                 found.append((name, node.name))
             if isinstance(node, ast.Attribute) and node.attr == "__module__":
                 line = path.read_text().splitlines()[node.lineno - 1]
@@ -222,4 +229,3 @@ def test_subpackages_are_one_level_deep():
     """skdpgd/<wing>/<module>.py at most: a wing holds modules, not further folders."""
     for path in ROOT.rglob("*.py"):
         assert len(path.relative_to(ROOT).parts) <= 2, path
-

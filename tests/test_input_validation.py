@@ -92,6 +92,7 @@ def data(name, n=60, d=3, seed=0):
 #   raises=(exception types, regex) or check=callable(est, X) for a successful fit
 # --------------------------------------------------------------------------------------------
 
+
 def _with(X, i, j, v, dtype=None):
     X = X.astype(dtype) if dtype is not None else X.copy()
     X[i, j] = v
@@ -102,6 +103,7 @@ def _x_case(transform, raises):
     def case(name):
         X, y = data(name)
         return dict(X=transform(X), y=y, raises=raises)
+
     return case
 
 
@@ -109,6 +111,7 @@ def _param_case(params, word):
     def case(name):
         X, y = data(name)
         return dict(X=X, y=y, params=params, raises=(ValueError, word))
+
     return case
 
 
@@ -119,6 +122,7 @@ def _weights_case(make_w, ok=False):
         if not ok:
             out["raises"] = (ValueError, "sample_weight")
         return out
+
     return case
 
 
@@ -151,6 +155,7 @@ def case_string_labels(name):
     def check(est, X):
         np.testing.assert_array_equal(est.classes_, ["ham", "spam"])
         assert set(est.predict(X)) <= {"ham", "spam"}
+
     return dict(X=X, y=np.where(y == 1, "spam", "ham"), check=check)
 
 
@@ -178,6 +183,7 @@ def case_dataframe(name):
     def check(est, X):
         np.testing.assert_array_equal(est.feature_names_in_, ["age", "income", "score"])
         assert est.n_features_in_ == 3
+
     return dict(X=df, y=y, check=check)
 
 
@@ -202,14 +208,17 @@ def case_extreme_values_without_data_norm(name):
     X, y = data(name)
     X = X.copy()
     X[:5] *= 1e300
-    return dict(X=X, y=y, params=dict(data_norm=None),
-                raises=(ValueError, "data_norm"))
+    return dict(X=X, y=y, params=dict(data_norm=None), raises=(ValueError, "data_norm"))
 
 
 def case_wrong_sample_weight_length(name):
     X, y = data(name)
-    return dict(X=X, y=y, fit=dict(sample_weight=np.ones(len(y) - 1)),
-                raises=(ValueError, "sample_weight|inconsistent|samples"))
+    return dict(
+        X=X,
+        y=y,
+        fit=dict(sample_weight=np.ones(len(y) - 1)),
+        raises=(ValueError, "sample_weight|inconsistent|samples"),
+    )
 
 
 ALL = lambda name: True  # noqa: E731
@@ -222,12 +231,15 @@ CASES = {
     # X
     "X-nan": (ALL, _x_case(lambda X: _with(X, 3, 1, np.nan), (ValueError, "NaN"))),
     "X-inf": (ALL, _x_case(lambda X: _with(X, 3, 1, np.inf), (ValueError, "infinity|inf"))),
-    "X-object-dtype": (ALL, _x_case(lambda X: _with(X, 0, 0, "a", object),
-                                    (ValueError, "could not convert|float"))),
-    "X-string-dtype": (ALL, _x_case(lambda X: _with(X, 0, 0, "x", str),
-                                    (ValueError, "could not convert|float"))),
-    "X-3d": (ALL, _x_case(lambda X: X.reshape(X.shape[0], X.shape[1], 1),
-                          (ValueError, "2D|dim"))),
+    "X-object-dtype": (
+        ALL,
+        _x_case(lambda X: _with(X, 0, 0, "a", object), (ValueError, "could not convert|float")),
+    ),
+    "X-string-dtype": (
+        ALL,
+        _x_case(lambda X: _with(X, 0, 0, "x", str), (ValueError, "could not convert|float")),
+    ),
+    "X-3d": (ALL, _x_case(lambda X: X.reshape(X.shape[0], X.shape[1], 1), (ValueError, "2D|dim"))),
     "X-1d": (ALL, _x_case(lambda X: X[:, 0], (ValueError, "2D array"))),
     "X-zero-features": (ALL, _x_case(lambda X: X[:, :0], (ValueError, "0 feature|minimum"))),
     "X-float32": (ALL, _x_case(lambda X: X.astype(np.float32), None)),
@@ -241,11 +253,20 @@ CASES = {
     "X-extreme-values-with-data-norm": (ALL, case_extreme_values_with_data_norm),
     "X-extreme-values-without-data-norm": (DATA_NORM, case_extreme_values_without_data_norm),
     # sizes
-    "mismatched-lengths": (ALL, lambda n: dict(X=data(n)[0], y=data(n)[1][:-1],
-                                               raises=(ValueError, "inconsistent numbers of "
-                                                       "samples|samples"))),
-    "empty": (ALL, lambda n: dict(X=data(n)[0][:0], y=data(n)[1][:0],
-                                  raises=(ValueError, "0 sample|empty|minimum"))),
+    "mismatched-lengths": (
+        ALL,
+        lambda n: dict(
+            X=data(n)[0],
+            y=data(n)[1][:-1],
+            raises=(ValueError, "inconsistent numbers of samples|samples"),
+        ),
+    ),
+    "empty": (
+        ALL,
+        lambda n: dict(
+            X=data(n)[0][:0], y=data(n)[1][:0], raises=(ValueError, "0 sample|empty|minimum")
+        ),
+    ),
     "one-row": (ALL, case_one_row),
     # y
     "y-single-class": (CLF, case_single_class),
@@ -271,12 +292,15 @@ CASES = {
     "sample_weight-negative": (WEIGHTS, _weights_case(lambda n: np.r_[-0.5, np.ones(n - 1)])),
     "sample_weight-nan": (WEIGHTS, _weights_case(lambda n: np.full(n, np.nan))),
     "sample_weight-wrong-length": (WEIGHTS, case_wrong_sample_weight_length),
-    "sample_weight-valid": (WEIGHTS, _weights_case(lambda n: np.linspace(0.1, 1.0, n),
-                                                   ok=True)),
+    "sample_weight-valid": (WEIGHTS, _weights_case(lambda n: np.linspace(0.1, 1.0, n), ok=True)),
 }
 
-MATRIX = [pytest.param(est, case, id=f"{est}-{case}")
-          for est in ESTIMATORS for case, (applies, _) in CASES.items() if applies(est)]
+MATRIX = [
+    pytest.param(est, case, id=f"{est}-{case}")
+    for est in ESTIMATORS
+    for case, (applies, _) in CASES.items()
+    if applies(est)
+]
 
 
 def _snapshot(obj):
@@ -342,8 +366,11 @@ def test_input_handling(name, case):
 
 
 def test_matrix_covers_every_exported_estimator():
-    exported = {n for n in getattr(skdpgd, "__all__", dir(skdpgd))
-                if n.startswith("DP") and isinstance(getattr(skdpgd, n, None), type)}
+    exported = {
+        n
+        for n in getattr(skdpgd, "__all__", dir(skdpgd))
+        if n.startswith("DP") and isinstance(getattr(skdpgd, n, None), type)
+    }
     missing = exported - set(_EXTRA)
     assert not missing, f"add {sorted(missing)} to the input-validation matrix"
 
@@ -364,8 +391,11 @@ def test_an_empty_frame_gets_a_clear_error_from_a_private_pipeline():
     from skdpgd.preprocessing import schema_transformer
 
     df = pd.DataFrame({"a": pd.Series([], dtype=float), "b": pd.Series([], dtype=object)})
-    pipe = make_private_pipeline(schema_transformer({"a": (0, 1), "b": ["x", "y"]}),
-                                 DPLogisticRegression(classes=[0, 1]), epsilon=1.0)
+    pipe = make_private_pipeline(
+        schema_transformer({"a": (0, 1), "b": ["x", "y"]}),
+        DPLogisticRegression(classes=[0, 1]),
+        epsilon=1.0,
+    )
     with pytest.raises(ValueError, match="0 sample"):
         pipe.fit(df, np.array([], dtype=int))
     assert not hasattr(pipe, "epsilon_")
@@ -388,6 +418,7 @@ def test_a_tiny_epsilon_refusal_names_an_epsilon_that_works():
     assert "n_samples" in str(info.value) and "explicit delta" in str(info.value)
     assert not hasattr(est, "coef_")
     need = float(re.search(r"at least ([0-9.e+-]+)", str(info.value)).group(1))
-    fitted = DPSGDClassifier(epsilon=1.01 * need, data_norm=1.0, classes=[0, 1],
-                             random_state=0).fit(X, y)
+    fitted = DPSGDClassifier(
+        epsilon=1.01 * need, data_norm=1.0, classes=[0, 1], random_state=0
+    ).fit(X, y)
     assert fitted.epsilon_ <= 1.01 * need

@@ -36,23 +36,37 @@ def _run_as_nobody(env_extra, lock_tmp=False):
     package_parent = os.path.dirname(os.path.dirname(skdpgd.__file__))
     if os.access(package_parent, os.W_OK) and os.stat(package_parent).st_uid != 0:
         pytest.skip("the package is not in a root-owned location")
-    env = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "PYTHONPATH": package_parent,
-           "PYTHONDONTWRITEBYTECODE": "1", **env_extra}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": "/nonexistent",
+        "PYTHONPATH": package_parent,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        **env_extra,
+    }
     inner = (
-        "set -e; view=$(mktemp -d); mount --bind /root \"$view\"; "
+        'set -e; view=$(mktemp -d); mount --bind /root "$view"; '
         "mount -t tmpfs -o mode=755 none /root; "
-        "if [ -d \"$view/.pyenv\" ]; then mkdir -p /root/.pyenv; "
-        "mount --bind \"$view/.pyenv\" /root/.pyenv; fi; "
+        'if [ -d "$view/.pyenv" ]; then mkdir -p /root/.pyenv; '
+        'mount --bind "$view/.pyenv" /root/.pyenv; fi; '
         # temp dirs made read-only in place (their contents, such as a venv, stay visible)
-        + ("for d in /tmp /var/tmp /usr/tmp; do if [ -d $d ]; then "
-           "mount --bind $d $d; mount -o remount,bind,ro $d; fi; done; " if lock_tmp else "")
+        + (
+            "for d in /tmp /var/tmp /usr/tmp; do if [ -d $d ]; then "
+            "mount --bind $d $d; mount -o remount,bind,ro $d; fi; done; "
+            if lock_tmp
+            else ""
+        )
         + "exec setpriv --reuid=65534 --regid=65534 --clear-groups env -i "
         + " ".join(f"{k}={v}" for k, v in env.items())
-        + f" {sys.executable} -c \"$FIT\""
+        + f' {sys.executable} -c "$FIT"'
     )
-    out = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", inner],
-                         capture_output=True, text=True, timeout=600, cwd="/",
-                         env={**os.environ, "FIT": FIT})
+    out = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", inner],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd="/",
+        env={**os.environ, "FIT": FIT},
+    )
     if out.returncode != 0 and "unshare failed" in out.stderr:
         pytest.skip(f"no mount namespaces here: {out.stderr.strip()}")
     assert out.returncode == 0, out.stderr[-3000:]

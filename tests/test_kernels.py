@@ -9,8 +9,7 @@ from skdpgd._compute.backends import CSRRows, DenseRows
 
 from _support.reference import augmented_rows, clipped_gradient_sum, clipped_sum, gd_full_batch
 
-LOSSES = {"logistic": K.LOSS_LOGISTIC, "multinomial": K.LOSS_MULTINOMIAL,
-          "squared": K.LOSS_SQUARED}
+LOSSES = {"logistic": K.LOSS_LOGISTIC, "multinomial": K.LOSS_MULTINOMIAL, "squared": K.LOSS_SQUARED}
 
 
 def make_data(loss, n=300, d=7, seed=0, scale=3.0):
@@ -25,14 +24,28 @@ def make_data(loss, n=300, d=7, seed=0, scale=3.0):
     return X, y, n_out
 
 
-def released_sum(X, y, w, data_norm, fit_intercept, loss, clip, coef, intercept, noise=0.0,
-                 seed=0):
+def released_sum(X, y, w, data_norm, fit_intercept, loss, clip, coef, intercept, noise=0.0, seed=0):
     """The sum a step releases, read back from one kernel step (step 1, alpha 0, n = 1 scale)."""
     s, a = K.row_clip_factors(X, data_norm, fit_intercept)
     n = X.shape[0]
-    c1, b1 = gd_full_batch(X, y, w, s, a, LOSSES[loss], 0.0, clip, fit_intercept, 0.0,
-                                 np.ones(1), np.full(1, noise), 0.0, coef, intercept,
-                                 np.random.default_rng(seed))
+    c1, b1 = gd_full_batch(
+        X,
+        y,
+        w,
+        s,
+        a,
+        LOSSES[loss],
+        0.0,
+        clip,
+        fit_intercept,
+        0.0,
+        np.ones(1),
+        np.full(1, noise),
+        0.0,
+        coef,
+        intercept,
+        np.random.default_rng(seed),
+    )
     return n * (coef - c1), n * (intercept - b1)
 
 
@@ -68,8 +81,11 @@ def test_sensitivity_of_released_sum(loss, fit_intercept):
         X2, y2 = X.copy(), y.copy()
         i = trial % X.shape[0]
         X2[i] = rng.normal(size=X.shape[1]) * rng.choice([1e-3, 1.0, 1e6])
-        y2[i] = {"logistic": -y[i], "multinomial": (y[i] + 1) % n_out,
-                 "squared": rng.choice([-1e6, 1e6])}[loss]
+        y2[i] = {
+            "logistic": -y[i],
+            "multinomial": (y[i] + 1) % n_out,
+            "squared": rng.choice([-1e6, 1e6]),
+        }[loss]
         S2, Sb2 = released_sum(X2, y2, w, data_norm, fit_intercept, loss, clip, coef, intercept)
         diff = np.sqrt(np.sum((S - S2) ** 2) + np.sum((Sb - Sb2) ** 2))
         worst = max(worst, diff)
@@ -97,13 +113,15 @@ def test_noise_has_the_requested_scale():
     X, y, n_out = make_data("multinomial", n=10, d=200)
     w = np.zeros(X.shape[0])
     coef = np.zeros((n_out, X.shape[1]))
-    S, Sb = released_sum(X, y, w, 1.0, True, "multinomial", 1.0, coef, np.zeros(n_out),
-                         noise=3.0, seed=5)
+    S, Sb = released_sum(
+        X, y, w, 1.0, True, "multinomial", 1.0, coef, np.zeros(n_out), noise=3.0, seed=5
+    )
     samples = np.concatenate([S.ravel(), Sb])  # 804 independent N(0, 9) draws
     # chi-square 99.9% interval for the sample variance with 804 degrees of freedom
     from scipy import stats
+
     lo, hi = stats.chi2.ppf([0.0005, 0.9995], samples.size) / samples.size
-    assert lo * 9 < np.mean(samples ** 2) < hi * 9
+    assert lo * 9 < np.mean(samples**2) < hi * 9
     assert abs(np.mean(samples)) < 4 * 3 / np.sqrt(samples.size)
 
 
@@ -120,8 +138,23 @@ def test_same_blocks_same_numbers_on_any_thread_count_and_seed_reproduces():
         np.testing.assert_array_equal(u, v)
     other = K.dense_grad_sum(*args, n_blocks=1, parallel=False)
     np.testing.assert_allclose(one[0], other[0], rtol=1e-10, atol=1e-12)  # rounding only
-    gd = (X, y, w, s, a, K.LOSS_LOGISTIC, 0.0, np.sqrt(2.0), True, 1e-3, np.full(20, 0.5),
-          np.full(20, 3.0), 0.0, np.zeros((1, 30)), np.zeros(1))
+    gd = (
+        X,
+        y,
+        w,
+        s,
+        a,
+        K.LOSS_LOGISTIC,
+        0.0,
+        np.sqrt(2.0),
+        True,
+        1e-3,
+        np.full(20, 0.5),
+        np.full(20, 3.0),
+        0.0,
+        np.zeros((1, 30)),
+        np.zeros(1),
+    )
     c1, _ = gd_full_batch(*gd, np.random.default_rng(7))
     c2, _ = gd_full_batch(*gd, np.random.default_rng(7))
     np.testing.assert_array_equal(c1, c2)
@@ -134,16 +167,31 @@ def test_momentum_matches_reference_update():
     w = np.ones(X.shape[0])
     s, a = K.row_clip_factors(X, 10.0, True)
     T, beta, eta, alpha = 15, 0.8, 0.3, 0.01
-    coef, b = gd_full_batch(X, y, w, s, a, K.LOSS_LOGISTIC, 0.0, 100.0, True, alpha,
-                                  np.full(T, eta), np.zeros(T), beta, np.zeros((1, 4)),
-                                  np.zeros(1), np.random.default_rng(0))
+    coef, b = gd_full_batch(
+        X,
+        y,
+        w,
+        s,
+        a,
+        K.LOSS_LOGISTIC,
+        0.0,
+        100.0,
+        True,
+        alpha,
+        np.full(T, eta),
+        np.zeros(T),
+        beta,
+        np.zeros((1, 4)),
+        np.zeros(1),
+        np.random.default_rng(0),
+    )
     th, tb = np.zeros((1, 4)), np.zeros(1)
     v, vb = np.zeros((1, 4)), np.zeros(1)
     for t in range(1, T + 1):
         S, Sb = clipped_sum(X, y, w, 10.0, True, K.LOSS_LOGISTIC, 100.0, th, tb)
         g, gb = S / 100 + alpha * th, Sb / 100
         v, vb = beta * v + (1 - beta) * g, beta * vb + (1 - beta) * gb
-        th, tb = th - eta * v / (1 - beta ** t), tb - eta * vb / (1 - beta ** t)
+        th, tb = th - eta * v / (1 - beta**t), tb - eta * vb / (1 - beta**t)
     np.testing.assert_allclose(coef, th, rtol=1e-9)
     np.testing.assert_allclose(b, tb, rtol=1e-9)
 
@@ -160,8 +208,9 @@ def test_objective_gradient_is_the_gradient_of_the_objective():
         gc, gb = np.zeros_like(coef), np.zeros_like(b)
 
         def f(c, bb):  # the sum over the rows (no penalty, no 1/n: the mechanism adds them)
-            return K.objective_sum(X, y, w, s, a, LOSSES[loss], 0.0, clip, c, bb,
-                                   np.zeros_like(coef), np.zeros_like(b))
+            return K.objective_sum(
+                X, y, w, s, a, LOSSES[loss], 0.0, clip, c, bb, np.zeros_like(coef), np.zeros_like(b)
+            )
 
         K.objective_sum(X, y, w, s, a, LOSSES[loss], 0.0, clip, coef, b, gc, gb)
         h = 1e-6
@@ -173,16 +222,17 @@ def test_objective_gradient_is_the_gradient_of_the_objective():
                 assert num == pytest.approx(gc[k, j], rel=1e-5, abs=1e-7)
             e = np.zeros_like(b)
             e[k] = h
-            assert (f(coef, b + e) - f(coef, b - e)) / (2 * h) == pytest.approx(gb[k], rel=1e-5,
-                                                                               abs=1e-7)
+            assert (f(coef, b + e) - f(coef, b - e)) / (2 * h) == pytest.approx(
+                gb[k], rel=1e-5, abs=1e-7
+            )
 
 
 # --------------------------------------------------------------------------------------------
 # the row-summing kernels: every path against the numpy oracle
 # --------------------------------------------------------------------------------------------
 
-def _kernel_sum(X, y, w, s, a, loss, clip, coef, intercept, rows=None, lo=0, hi=None,
-                csr=False):
+
+def _kernel_sum(X, y, w, s, a, loss, clip, coef, intercept, rows=None, lo=0, hi=None, csr=False):
     """One call of the row kernel the backends and DP-SGD use (dense or CSR)."""
     k_out, d = coef.shape
     rows = np.empty(0, np.int64) if rows is None else np.asarray(rows, np.int64)
@@ -191,8 +241,9 @@ def _kernel_sum(X, y, w, s, a, loss, clip, coef, intercept, rows=None, lo=0, hi=
     common = (y, w, s, a, rows, lo, hi, loss, 0.0, clip, coef, intercept, gc, gi)
     if csr:
         Xc = sp.csr_matrix(X)
-        bad = K._sum_rows_csr(Xc.data.astype(float), Xc.indices.astype(np.int64),
-                              Xc.indptr.astype(np.int64), *common)
+        bad = K._sum_rows_csr(
+            Xc.data.astype(float), Xc.indices.astype(np.int64), Xc.indptr.astype(np.int64), *common
+        )
     else:
         bad = K._sum_rows(X, *common)
     return np.hstack([gc, gi[:, None]]), bad
@@ -220,8 +271,7 @@ def test_row_kernels_every_length_range_and_index_list(loss, csr, n):
     coef, b = rng.normal(size=(n_out, 9)) * 0.4, rng.normal(size=n_out)
     clip = 1.5
     for lo, hi in [(0, n), (n // 3, n), (n // 2, n // 2)]:
-        got, bad = _kernel_sum(X, y, w, s, a, LOSSES[loss], clip, coef, b, lo=lo, hi=hi,
-                               csr=csr)
+        got, bad = _kernel_sum(X, y, w, s, a, LOSSES[loss], clip, coef, b, lo=lo, hi=hi, csr=csr)
         want, _ = _oracle(X, y, w, s, a, LOSSES[loss], clip, coef, b, np.arange(lo, hi))
         assert bad == 0
         np.testing.assert_allclose(got, want if hi > lo else 0.0, rtol=1e-10, atol=1e-12)
@@ -273,15 +323,21 @@ def test_unknown_loss_or_shape_counts_every_row_as_not_finite():
     w, s, a = np.ones(10), np.ones(10), np.ones(10)
     for loss, k_out in [(99, 1), (K.LOSS_LOGISTIC, 2), (K.LOSS_SQUARED, 3)]:
         for csr in (False, True):
-            got, bad = _kernel_sum(X, y, w, s, a, loss, 1.0, np.zeros((k_out, 3)),
-                                   np.zeros(k_out), csr=csr)
+            got, bad = _kernel_sum(
+                X, y, w, s, a, loss, 1.0, np.zeros((k_out, 3)), np.zeros(k_out), csr=csr
+            )
             assert bad == 10
             np.testing.assert_array_equal(got, 0.0)
 
 
 def test_exp_tile_matches_numpy():
-    u = np.concatenate([np.linspace(-720, 720, 20001), [0.0, -0.0, 1e-300, np.log(2) / 2],
-                        np.random.default_rng(0).normal(size=1000) * 30])
+    u = np.concatenate(
+        [
+            np.linspace(-720, 720, 20001),
+            [0.0, -0.0, 1e-300, np.log(2) / 2],
+            np.random.default_rng(0).normal(size=1000) * 30,
+        ]
+    )
     got = u.copy()
     K._exp_tile(got, got.size)
     inside = np.abs(u) <= 708

@@ -47,8 +47,9 @@ def test_huge_epsilon_approaches_sklearn_logistic(n_classes):
 
     errors = []
     for eps in [1e2, 1e4, 1e6, np.inf]:
-        dp = DPLogisticRegression(epsilon=eps, data_norm=1.0, row_clip="data_norm",
-                                  alpha=alpha, random_state=0).fit(X, y)
+        dp = DPLogisticRegression(
+            epsilon=eps, data_norm=1.0, row_clip="data_norm", alpha=alpha, random_state=0
+        ).fit(X, y)
         errors.append(np.abs(centred(dp.coef_) - centred(sk.coef_)).max())
     assert errors[0] > errors[1] > errors[2] > errors[3]
     assert errors[2] < 1e-2  # eps = 1e6
@@ -64,8 +65,14 @@ def test_huge_epsilon_approaches_sklearn_ridge():
     sk = Ridge(alpha=alpha * X.shape[0]).fit(X, y)
     errors = []
     for eps in [1e2, 1e4, 1e6, np.inf]:
-        dp = DPRidge(epsilon=eps, data_norm=1.0, row_clip="data_norm", y_bound=5.0,
-                     alpha=alpha, random_state=0).fit(X, y)
+        dp = DPRidge(
+            epsilon=eps,
+            data_norm=1.0,
+            row_clip="data_norm",
+            y_bound=5.0,
+            alpha=alpha,
+            random_state=0,
+        ).fit(X, y)
         errors.append(max(np.abs(dp.coef_ - sk.coef_).max(), abs(dp.intercept_ - sk.intercept_)))
     assert errors[0] > errors[1] > errors[2] > errors[3]
     assert errors[2] < 2e-2
@@ -75,8 +82,12 @@ def test_huge_epsilon_approaches_sklearn_ridge():
 def test_breast_cancer_eps_one_beats_majority(cancer):
     Xtr, Xte, ytr, yte = cancer
     majority = max(np.mean(yte), 1 - np.mean(yte))
-    accs = [DPLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=s).fit(Xtr, ytr)
-            .score(Xte, yte) for s in range(5)]
+    accs = [
+        DPLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=s)
+        .fit(Xtr, ytr)
+        .score(Xte, yte)
+        for s in range(5)
+    ]
     assert np.median(accs) > majority + 0.15
 
 
@@ -84,8 +95,12 @@ def test_accuracy_does_not_fall_as_epsilon_grows(cancer):
     Xtr, Xte, ytr, yte = cancer
     med = []
     for eps in [0.1, 1.0, 10.0]:
-        accs = [DPLogisticRegression(epsilon=eps, data_norm=1.0, random_state=s).fit(Xtr, ytr)
-                .score(Xte, yte) for s in range(7)]
+        accs = [
+            DPLogisticRegression(epsilon=eps, data_norm=1.0, random_state=s)
+            .fit(Xtr, ytr)
+            .score(Xte, yte)
+            for s in range(7)
+        ]
         med.append(np.median(accs))
     assert med[0] <= med[1] + 0.01 <= med[2] + 0.02
     assert med[2] > 0.9
@@ -113,9 +128,9 @@ def test_privacy_attributes(Est, epsilon, delta, cancer):
     else:
         assert est.row_clip_noise_multiplier_ is not None and "row norm sum" in names
         # the query uses at most 10% of mu^2
-        assert est.row_clip_noise_multiplier_ ** -2 <= 0.1 * est.mu_ ** 2 * (1 + 1e-9)
+        assert est.row_clip_noise_multiplier_**-2 <= 0.1 * est.mu_**2 * (1 + 1e-9)
     assert est.mu_ == pytest.approx(compose_gdp(z_all))
-    assert est.rho_ == pytest.approx(est.mu_ ** 2 / 2)
+    assert est.rho_ == pytest.approx(est.mu_**2 / 2)
     assert gdp_epsilon(delta, est.mu_) == pytest.approx(est.epsilon_)
     assert est.mechanism_ in ("gradient", "newton", "ssp", "output", "prior")
     if est.mechanism_ in ("gradient", "newton"):
@@ -142,11 +157,9 @@ def test_infinite_epsilon_adds_no_noise(cancer):
 
 def test_add_remove_neighbouring_halves_the_noise(cancer):
     Xtr, _, ytr, _ = cancer
-    kw = dict(data_norm=1.0, random_state=0, max_iter=50, schedule="uniform",
-              row_clip="data_norm")
+    kw = dict(data_norm=1.0, random_state=0, max_iter=50, schedule="uniform", row_clip="data_norm")
     r = DPLogisticRegression(**kw).fit(Xtr, ytr)
-    a = DPLogisticRegression(neighbouring="add_remove", n_samples=Xtr.shape[0], **kw).fit(
-        Xtr, ytr)
+    a = DPLogisticRegression(neighbouring="add_remove", n_samples=Xtr.shape[0], **kw).fit(Xtr, ytr)
     # same budget and public N -> same multipliers; the sensitivity (and so the noise) halves
     np.testing.assert_allclose(r.noise_multipliers_, a.noise_multipliers_)
     assert a.neighbouring_ == "add/remove-one"
@@ -184,8 +197,11 @@ def test_data_norm_inferred_with_warning_and_not_otherwise(cancer):
 def test_pipeline_and_multiclass_strings():
     X, y = load_iris(return_X_y=True)
     labels = np.array(["setosa", "versicolor", "virginica"])[y]
-    pipe = make_pipeline(StandardScaler(), Normalizer(),
-                         DPLogisticRegression(epsilon=5.0, data_norm=1.0, random_state=0))
+    pipe = make_pipeline(
+        StandardScaler(),
+        Normalizer(),
+        DPLogisticRegression(epsilon=5.0, data_norm=1.0, random_state=0),
+    )
     with pytest.warns(PrivacyLeakWarning, match="final step of a scikit-learn Pipeline"):
         pipe.fit(X, labels)  # StandardScaler learns from the rows: warned, and the fit runs
     assert set(pipe.predict(X)) <= set(labels)
@@ -279,13 +295,23 @@ def test_one_step_moves_by_at_most_the_sensitivity(Est, data_norm, intercept_sca
     y = rng.integers(0, 2, n) if Est is DPLogisticRegression else rng.normal(size=n) * 3
     kw = {"y_bound": 2.0} if Est is DPRidge else {}
     c = intercept_scaling * data_norm
-    G = (np.sqrt(data_norm ** 2 + c ** 2) if Est is DPLogisticRegression
-         else 2.0 * np.sqrt(data_norm ** 2 + c ** 2))  # DPRidge: clip_norm = y_bound * row bound
+    G = (
+        np.sqrt(data_norm**2 + c**2)
+        if Est is DPLogisticRegression
+        else 2.0 * np.sqrt(data_norm**2 + c**2)
+    )  # DPRidge: clip_norm = y_bound * row bound
 
     def one_step(X, y):
-        est = Est(epsilon=np.inf, data_norm=data_norm, row_clip="data_norm",
-                  intercept_scaling=intercept_scaling, alpha=0.0, max_iter=1, random_state=0,
-                  **kw).fit(X, y)
+        est = Est(
+            epsilon=np.inf,
+            data_norm=data_norm,
+            row_clip="data_norm",
+            intercept_scaling=intercept_scaling,
+            alpha=0.0,
+            max_iter=1,
+            random_state=0,
+            **kw,
+        ).fit(X, y)
         theta = np.append(np.ravel(est.coef_), np.ravel(est.intercept_) / c)
         return theta, est.step_sizes_[0]
 
@@ -317,11 +343,12 @@ def test_private_row_clip_statistic_sensitivity_and_noise():
     assert release is None and b == R
     # the factor on the mean norm grows with the signal-to-noise ratio, from ROW_CLIP_FACTOR
     assert row_clip_factor(0.0) == ROW_CLIP_FACTOR == row_clip_factor(ROW_CLIP_SNR)
-    assert row_clip_factor(9 * ROW_CLIP_SNR) == pytest.approx(9 ** ROW_CLIP_POWER * ROW_CLIP_FACTOR)
+    assert row_clip_factor(9 * ROW_CLIP_SNR) == pytest.approx(9**ROW_CLIP_POWER * ROW_CLIP_FACTOR)
     b_lo, _, _ = private_row_clip(np.dot(w, norms), n, R, 1e3, np.random.default_rng(1), snr=1.0)
-    b_hi, _, _ = private_row_clip(np.dot(w, norms), n, R, 1e3, np.random.default_rng(1),
-                               snr=3 * ROW_CLIP_SNR)
-    assert b_hi == pytest.approx(min(R, 3 ** ROW_CLIP_POWER * b_lo))
+    b_hi, _, _ = private_row_clip(
+        np.dot(w, norms), n, R, 1e3, np.random.default_rng(1), snr=3 * ROW_CLIP_SNR
+    )
+    assert b_hi == pytest.approx(min(R, 3**ROW_CLIP_POWER * b_lo))
     # neighbours: any one term replaced by anything in [0, R] with weight in [0, 1]
     for i in range(n):
         for new in [0.0, R]:
@@ -377,10 +404,19 @@ def test_every_schedule_approaches_the_regularised_optimum_as_epsilon_grows(sche
     best = objective(ref.coef_[0], ref.intercept_[0])
     excess = []
     for eps in (0.3, 3.0, 1e4):
-        runs = [DPLogisticRegression(epsilon=eps, data_norm=1.0, row_clip="data_norm",
-                                     alpha=alpha, intercept_scaling=1.0, schedule=schedule,
-                                     max_iter=3000 if schedule == "exponential" else "auto",
-                                     random_state=s).fit(Xtr, ytr) for s in range(5)]
+        runs = [
+            DPLogisticRegression(
+                epsilon=eps,
+                data_norm=1.0,
+                row_clip="data_norm",
+                alpha=alpha,
+                intercept_scaling=1.0,
+                schedule=schedule,
+                max_iter=3000 if schedule == "exponential" else "auto",
+                random_state=s,
+            ).fit(Xtr, ytr)
+            for s in range(5)
+        ]
         excess.append(np.median([objective(r.coef_[0], r.intercept_[0]) - best for r in runs]))
     assert excess[0] > excess[1] > excess[2] >= -1e-9
     # output perturbation penalises the intercept too, so its limit is a slightly other optimum
@@ -433,8 +469,9 @@ def test_verbose_prints_only_public_progress(Est, capsys):
     X = rng.normal(size=(500, 3)) / 3
     y = (X[:, 0] > 0).astype(int) if Est is DPLogisticRegression else X[:, 0]
     kw = {"classes": [0, 1]} if Est is DPLogisticRegression else {"y_bound": 1.0}
-    est = Est(epsilon=1.0, data_norm=1.0, schedule="uniform", max_iter=40, verbose=2,
-              random_state=0, **kw).fit(X, y)
+    est = Est(
+        epsilon=1.0, data_norm=1.0, schedule="uniform", max_iter=40, verbose=2, random_state=0, **kw
+    ).fit(X, y)
     out = capsys.readouterr().out
     lines = [ln for ln in out.splitlines() if "step " in ln]
     assert 1 <= len(lines) <= 11 and "step 40/40" in lines[-1]
@@ -454,13 +491,15 @@ def test_defaults_converge_to_the_named_sklearn_models_as_epsilon_grows(cancer):
     Xtr, _, ytr, _ = cancer
     n = len(ytr)
     sk = LogisticRegression(tol=1e-10, max_iter=10_000).fit(Xtr, ytr)
-    est = DPLogisticRegression(epsilon=np.inf, data_norm=1.0, classes=[0, 1],
-                               random_state=0).fit(Xtr, ytr)
+    est = DPLogisticRegression(epsilon=np.inf, data_norm=1.0, classes=[0, 1], random_state=0).fit(
+        Xtr, ytr
+    )
     assert est.mechanism_ == "newton" and est.alpha_ == pytest.approx(1.0 / n)
     assert np.abs(est.coef_ - sk.coef_).max() <= 1e-4 * np.abs(sk.coef_).max()
     assert est.intercept_ == pytest.approx(sk.intercept_, abs=1e-4)
-    big = DPLogisticRegression(epsilon=1e6, data_norm=1.0, classes=[0, 1],
-                               random_state=0).fit(Xtr, ytr)
+    big = DPLogisticRegression(epsilon=1e6, data_norm=1.0, classes=[0, 1], random_state=0).fit(
+        Xtr, ytr
+    )
     assert big.alpha_ == pytest.approx(1.0 / n, rel=1e-2) and big.row_clip_ == 1.0
     assert np.mean(big.predict(Xtr) == sk.predict(Xtr)) >= 0.99
 
@@ -478,9 +517,15 @@ def test_auto_rule_reads_only_public_quantities():
     second-order at high signal-to-noise with few coefficients, output perturbation with
     many, output perturbation for the logistic losses between AUTO_LOW_OUTPUT_MIN_SNR and
     the second-order threshold, gradient descent otherwise or when max_iter is given."""
-    from skdpgd.policy import (AUTO_LOW_OUTPUT_MIN_SNR, AUTO_OUTPUT_MIN_SNR,
-                               AUTO_SECOND_ORDER_MAX_PARAMS, AUTO_SECOND_ORDER_MIN_SNR,
-                               auto_mechanism, consistent_alpha, signal_to_noise)
+    from skdpgd.policy import (
+        AUTO_LOW_OUTPUT_MIN_SNR,
+        AUTO_OUTPUT_MIN_SNR,
+        AUTO_SECOND_ORDER_MAX_PARAMS,
+        AUTO_SECOND_ORDER_MIN_SNR,
+        auto_mechanism,
+        consistent_alpha,
+        signal_to_noise,
+    )
 
     D = 16
     mu_hi = 2 * AUTO_SECOND_ORDER_MIN_SNR * np.sqrt(D) / 1000

@@ -44,8 +44,9 @@ def _check_report(est):
 @pytest.mark.parametrize("schedule", ["auto", "uniform"])
 def test_near_linearsvc_without_noise_generated(schedule):
     X, y = _data()
-    dp = DPLinearSVC(epsilon=1e6, data_norm=1.0, classes=[0, 1], schedule=schedule,
-                     random_state=0).fit(X, y)
+    dp = DPLinearSVC(
+        epsilon=1e6, data_norm=1.0, classes=[0, 1], schedule=schedule, random_state=0
+    ).fit(X, y)
     sk = LinearSVC(C=1.0 / (X.shape[0] * dp.alpha_), max_iter=20000).fit(X, y)
     assert abs(dp.score(X, y) - sk.score(X, y)) < 0.005
     # same direction (LinearSVC penalises its intercept; ours is not penalised)
@@ -79,22 +80,29 @@ def test_one_example_gradient_is_bounded():
         for scale in (0.1, 10.0, 1e4):
             coef, b = rng.normal(size=(1, 4)) * scale, rng.normal(size=1) * scale
             g, gi, bad = rows.grad_sum(coef, b, K.LOSS_SQUARED_HINGE, 0.0, G / c)
-            norm = c * np.sqrt(np.sum(g ** 2) + gi[0] ** 2)
+            norm = c * np.sqrt(np.sum(g**2) + gi[0] ** 2)
             assert bad == 0 and norm <= G * (1 + 1e-12)
             worst = max(worst, norm)
     assert worst == pytest.approx(G)
-    est = DPLinearSVC(epsilon=1.0, data_norm=1.0, row_clip="data_norm", classes=[0, 1],
-                      random_state=0).fit(*_data(n=300))
+    est = DPLinearSVC(
+        epsilon=1.0, data_norm=1.0, row_clip="data_norm", classes=[0, 1], random_state=0
+    ).fit(*_data(n=300))
     assert est.clip_norm_ == pytest.approx(G)
 
 
 @pytest.mark.parametrize("epsilon,delta", [(0.3, 1e-6), (2.0, 1e-5)])
 def test_epsilon_is_an_upper_bound_recomputed_independently(epsilon, delta, cancer):
     X, y = cancer
-    est = DPLinearSVC(epsilon=epsilon, delta=delta, data_norm=1.0, classes=[0, 1],
-                      class_weight="balanced", random_state=0).fit(X, y)
+    est = DPLinearSVC(
+        epsilon=epsilon,
+        delta=delta,
+        data_norm=1.0,
+        classes=[0, 1],
+        class_weight="balanced",
+        random_state=0,
+    ).fit(X, y)
     z = np.concatenate([r.multipliers for r in est.releases_])
-    mu = float(np.sqrt(np.sum(z ** -2.0)))  # Gaussian DP composition, by hand
+    mu = float(np.sqrt(np.sum(z**-2.0)))  # Gaussian DP composition, by hand
     assert mu == pytest.approx(compose_gdp(z))
     assert est.mu_ == pytest.approx(mu, rel=1e-9)
     assert mu <= gdp_mu(epsilon, delta) * (1 + 1e-9)
@@ -122,8 +130,16 @@ def test_one_vs_rest_under_a_shared_budget():
     X /= max(1.0, np.linalg.norm(X, axis=1).max())
     y = np.digitize(X[:, 0], [-0.15, 0.15])
     budget = PrivacyBudget(epsilon=3.0, delta=1e-6)
-    ovr = OneVsRestClassifier(DPLinearSVC(epsilon=1.0, delta=1e-6 / 3, data_norm=1.0,
-                                          classes=[0, 1], budget=budget, random_state=0))
+    ovr = OneVsRestClassifier(
+        DPLinearSVC(
+            epsilon=1.0,
+            delta=1e-6 / 3,
+            data_norm=1.0,
+            classes=[0, 1],
+            budget=budget,
+            random_state=0,
+        )
+    )
     ovr.fit(X, y)
     assert len(ovr.estimators_) == 3
     assert budget.spent_epsilon() <= 3.0
@@ -133,8 +149,9 @@ def test_one_vs_rest_under_a_shared_budget():
 
 def test_pipeline_and_report(cancer):
     X, y = cancer
-    pipe = make_pipeline(StandardScaler(), DPLinearSVC(epsilon=1.0, data_norm=8.0,
-                                                       classes=[0, 1], random_state=0))
+    pipe = make_pipeline(
+        StandardScaler(), DPLinearSVC(epsilon=1.0, data_norm=8.0, classes=[0, 1], random_state=0)
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         pipe.fit(X, y)

@@ -14,11 +14,21 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import FunctionTransformer, Normalizer, StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skdpgd import (BudgetExceededError, DPLogisticRegression, DPRidge, DPSGDClassifier,
-                    PrivacyBudget, PrivacyLeakWarning)
+from skdpgd import (
+    BudgetExceededError,
+    DPLogisticRegression,
+    DPRidge,
+    DPSGDClassifier,
+    PrivacyBudget,
+    PrivacyLeakWarning,
+)
 from skdpgd.accounting import RDP_DEFAULT_ORDERS as DEFAULT_ORDERS
-from skdpgd.model_selection import (PrivateRandomSearchCV, RepeatedSelection, draw_n_trials,
-                                    truncated_negative_binomial_gamma)
+from skdpgd.model_selection import (
+    PrivateRandomSearchCV,
+    RepeatedSelection,
+    draw_n_trials,
+    truncated_negative_binomial_gamma,
+)
 from skdpgd.pipeline import make_private_pipeline
 from skdpgd.preprocessing import BoundedScaler
 from _support.poison import Poison as _Poison
@@ -48,11 +58,13 @@ GRID = {"schedule": ["auto", "uniform"], "alpha": ["auto", 1e-3]}
 
 def _mp_gamma(mean, eta):
     """gamma of the truncated negative binomial of mean ``mean``, solved here by bisection."""
+
     def m(g):
         g = mpmath.mpf(g)
         if eta == 0:
             return (1 / g - 1) / mpmath.log(1 / g)
-        return eta * (1 - g) / (g * (1 - g ** eta))
+        return eta * (1 - g) / (g * (1 - g**eta))
+
     lo, hi = mpmath.mpf("1e-30"), mpmath.mpf(1) - mpmath.mpf("1e-30")
     for _ in range(200):  # the mean decreases in gamma
         mid = (lo + hi) / 2
@@ -71,8 +83,10 @@ def _mp_conversion(rdp_of, delta):
     for i in range(len(rdp) - 2, -1, -1):
         rdp[i] = min(rdp[i], rdp[i + 1])
     d = mpmath.mpf(delta)
-    return min(r + mpmath.log(1 - 1 / a) - (mpmath.log(d) + mpmath.log(a)) / (a - 1)
-               for r, a in zip(rdp, orders))
+    return min(
+        r + mpmath.log(1 - 1 / a) - (mpmath.log(d) + mpmath.log(a)) / (a - 1)
+        for r, a in zip(rdp, orders)
+    )
 
 
 def _mp_tnb_epsilon(mu, gamma, mean_k, eta, delta):
@@ -81,7 +95,7 @@ def _mp_tnb_epsilon(mu, gamma, mean_k, eta, delta):
     L = -mpmath.log(gamma)
 
     def inner(lh):
-        return (1 - 1 / lh) * lh * mu ** 2 / 2 + L / lh
+        return (1 - 1 / lh) * lh * mu**2 / 2 + L / lh
 
     # the inner function is convex in lam_hat: golden-section search on [1, 1e8]
     a, b = mpmath.mpf(1), mpmath.mpf(10) ** 8
@@ -93,29 +107,39 @@ def _mp_tnb_epsilon(mu, gamma, mean_k, eta, delta):
         else:
             a = c
     c_min = min(inner(a), inner(mpmath.mpf(1)))
-    return _mp_conversion(lambda lam: lam * mu ** 2 / 2 + (1 + eta) * c_min
-                          + mpmath.log(mean_k) / (lam - 1), delta)
+    return _mp_conversion(
+        lambda lam: lam * mu**2 / 2 + (1 + eta) * c_min + mpmath.log(mean_k) / (lam - 1), delta
+    )
 
 
 def _mp_gdp_delta(eps, mu):
-    return (mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2))
+    return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
 
 
 def _mp_poisson_epsilon(mu, m, delta):
     """Theorem 6 with e_hat = log(1 + 1/(lam - 1)) and d_hat the exact delta of mu-GDP."""
     mu, m = mpmath.mpf(mu), mpmath.mpf(m)
-    return _mp_conversion(lambda lam: lam * mu ** 2 / 2
-                          + m * _mp_gdp_delta(mpmath.log(1 + 1 / (lam - 1)), mu)
-                          + mpmath.log(m) / (lam - 1), delta)
+    return _mp_conversion(
+        lambda lam: (
+            lam * mu**2 / 2
+            + m * _mp_gdp_delta(mpmath.log(1 + 1 / (lam - 1)), mu)
+            + mpmath.log(m) / (lam - 1)
+        ),
+        delta,
+    )
 
 
-@pytest.mark.parametrize("eta,mean,epsilon,delta", [
-    (1.0, 10, 1.0, 1e-5), (0.0, 5, 0.5, 1e-6), (0.5, 3, 3.0, 1e-5), (2.0, 20, 8.0, 1e-7)])
-def test_epsilon_is_the_closed_form_bound_for_the_negative_binomial(data, eta, mean, epsilon,
-                                                                     delta):
+@pytest.mark.parametrize(
+    "eta,mean,epsilon,delta",
+    [(1.0, 10, 1.0, 1e-5), (0.0, 5, 0.5, 1e-6), (0.5, 3, 3.0, 1e-5), (2.0, 20, 8.0, 1e-7)],
+)
+def test_epsilon_is_the_closed_form_bound_for_the_negative_binomial(
+    data, eta, mean, epsilon, delta
+):
     X, y = data
-    s = PrivateRandomSearchCV(_lr(), GRID, epsilon=epsilon, delta=delta, n_iter=mean, shape=eta,
-                              random_state=0).fit(X, y)
+    s = PrivateRandomSearchCV(
+        _lr(), GRID, epsilon=epsilon, delta=delta, n_iter=mean, shape=eta, random_state=0
+    ).fit(X, y)
     gamma, mean_k = _mp_gamma(mean, eta)
     assert float(s.releases_[0].gamma) == pytest.approx(float(gamma), rel=1e-9)
     assert float(mean_k) == pytest.approx(mean, rel=1e-9)
@@ -171,13 +195,18 @@ def test_poisson_is_at_most_dp_accounting():
     assert ours <= acc.get_epsilon(1e-6) * (1 + 1e-9)
 
 
-@pytest.mark.parametrize("distribution,eta", [("negative_binomial", 1.0),
-                                              ("negative_binomial", 0.0),
-                                              ("negative_binomial", 0.5), ("poisson", 1.0)])
+@pytest.mark.parametrize(
+    "distribution,eta",
+    [
+        ("negative_binomial", 1.0),
+        ("negative_binomial", 0.0),
+        ("negative_binomial", 0.5),
+        ("poisson", 1.0),
+    ],
+)
 def test_number_of_trials_has_the_stated_mean(distribution, eta):
     mean = 6.0
-    gamma = (truncated_negative_binomial_gamma(mean, eta) if distribution != "poisson"
-             else math.nan)
+    gamma = truncated_negative_binomial_gamma(mean, eta) if distribution != "poisson" else math.nan
     gen = np.random.default_rng(1)
     k = np.array([draw_n_trials(gen, distribution, mean, eta, gamma) for _ in range(20000)])
     assert abs(k.mean() - mean) < 5 * k.std() / math.sqrt(k.size)
@@ -204,14 +233,21 @@ class _CountingLR(DPLogisticRegression):
 def test_budget_just_below_refuses_before_any_trial_and_sets_nothing(data):
     X, y = data
     delta = 1e-5
-    done = PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, delta=delta, n_iter=4,
-                                 random_state=0).fit(X, y)
+    done = PrivateRandomSearchCV(
+        _lr(), GRID, epsilon=1.0, delta=delta, n_iter=4, random_state=0
+    ).fit(X, y)
     spent = done.epsilon_
 
     budget = PrivacyBudget(spent * (1 - 1e-6), delta, neighbouring="replace")
     search = PrivateRandomSearchCV(
-        _CountingLR(data_norm=2.0, classes=[0, 1]), GRID, epsilon=1.0, delta=delta, n_iter=4,
-        random_state=0, budget=budget)
+        _CountingLR(data_norm=2.0, classes=[0, 1]),
+        GRID,
+        epsilon=1.0,
+        delta=delta,
+        n_iter=4,
+        random_state=0,
+        budget=budget,
+    )
     before = dict(search.__dict__)
     _CountingLR.fits = 0
     with pytest.raises(BudgetExceededError):
@@ -233,8 +269,9 @@ def test_budget_just_below_refuses_before_any_trial_and_sets_nothing(data):
 def test_estimator_budget_is_charged_once_for_the_whole_search(data):
     X, y = data
     budget = PrivacyBudget(2.0, 1e-5, neighbouring="replace")
-    s = PrivateRandomSearchCV(_lr(budget=budget), GRID, epsilon=1.0, delta=1e-5, n_iter=5,
-                              random_state=0).fit(X, y)
+    s = PrivateRandomSearchCV(
+        _lr(budget=budget), GRID, epsilon=1.0, delta=1e-5, n_iter=5, random_state=0
+    ).fit(X, y)
     assert len(budget.rdp_charges) == 1 and not budget.charges
     assert budget.spent_epsilon() == pytest.approx(s.epsilon_, rel=1e-12)
     # the winner carries the budget you gave the estimator (a refit of it is charged there),
@@ -245,8 +282,9 @@ def test_estimator_budget_is_charged_once_for_the_whole_search(data):
 def test_budget_rdp_charges_survive_pickling_detached(data):
     X, y = data
     budget = PrivacyBudget(2.0, 1e-5, neighbouring="replace")
-    PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, delta=1e-5, n_iter=3, random_state=0,
-                          budget=budget).fit(X, y)
+    PrivateRandomSearchCV(
+        _lr(), GRID, epsilon=1.0, delta=1e-5, n_iter=3, random_state=0, budget=budget
+    ).fit(X, y)
     _lr(epsilon=0.5, delta=1e-5, budget=budget).fit(X, y)
     copy = pickle.loads(pickle.dumps(budget))
     assert copy.detached
@@ -258,8 +296,12 @@ def test_budget_rdp_charges_survive_pickling_detached(data):
 def test_add_remove_budget_is_refused_before_any_trial(data):
     X, y = data
     _CountingLR.fits = 0
-    search = PrivateRandomSearchCV(_CountingLR(data_norm=2.0, classes=[0, 1]), GRID,
-                                   epsilon=1.0, budget=PrivacyBudget(5.0, 1e-5))
+    search = PrivateRandomSearchCV(
+        _CountingLR(data_norm=2.0, classes=[0, 1]),
+        GRID,
+        epsilon=1.0,
+        budget=PrivacyBudget(5.0, 1e-5),
+    )
     with pytest.raises(ValueError, match="replace"):
         search.fit(X, y)
     assert _CountingLR.fits == 0
@@ -268,8 +310,10 @@ def test_add_remove_budget_is_refused_before_any_trial(data):
 
 def test_winner_is_reproducible_with_random_state(data):
     X, y = data
-    fits = [PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=5, random_state=7).fit(X, y)
-            for _ in range(2)]
+    fits = [
+        PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=5, random_state=7).fit(X, y)
+        for _ in range(2)
+    ]
     a, b = fits
     assert a.best_params_ == b.best_params_
     assert a.best_score_ == b.best_score_
@@ -295,16 +339,22 @@ def test_only_released_values_are_stored(data):
 def test_refuses_what_it_cannot_account(data):
     X, y = data
     with pytest.raises(TypeError, match="replace-one"):
-        PrivateRandomSearchCV(DPSGDClassifier(data_norm=2.0, classes=[0, 1]), {"alpha": [1e-3]},
-                              epsilon=1.0).fit(X, y)
+        PrivateRandomSearchCV(
+            DPSGDClassifier(data_norm=2.0, classes=[0, 1]), {"alpha": [1e-3]}, epsilon=1.0
+        ).fit(X, y)
     with pytest.raises(ValueError, match="replace"):
-        PrivateRandomSearchCV(_lr(neighbouring="add_remove", n_samples=600), GRID,
-                              epsilon=1.0).fit(X, y)
+        PrivateRandomSearchCV(_lr(neighbouring="add_remove", n_samples=600), GRID, epsilon=1.0).fit(
+            X, y
+        )
     with pytest.raises(ValueError, match="may not set"):
         PrivateRandomSearchCV(_lr(), {"epsilon": [1.0, 2.0]}, epsilon=1.0).fit(X, y)
     _CountingLR.fits = 0
-    s = PrivateRandomSearchCV(_CountingLR(data_norm=2.0, classes=[0, 1]), GRID, epsilon=np.inf,
-                              budget=PrivacyBudget(5.0, 1e-5, neighbouring="replace"))
+    s = PrivateRandomSearchCV(
+        _CountingLR(data_norm=2.0, classes=[0, 1]),
+        GRID,
+        epsilon=np.inf,
+        budget=PrivacyBudget(5.0, 1e-5, neighbouring="replace"),
+    )
     with pytest.raises(ValueError, match="epsilon=inf"):
         s.fit(X, y)
     assert _CountingLR.fits == 0 and not [k for k in vars(s) if k.endswith("_")]
@@ -318,6 +368,7 @@ def test_refuses_what_it_cannot_account(data):
 def test_noisy_score_sensitivity():
     """The value released before noise moves by at most the stated sensitivity when one
     validation row is replaced, including rows far outside the public bound."""
+
     class Fixed:
         def __init__(self, pred):
             self.pred = pred
@@ -361,24 +412,34 @@ def test_noisy_score_sensitivity():
 def test_search_over_a_pipeline(data):
     X, y = data
     pipe = Pipeline([("norm", Normalizer()), ("clf", _lr())])
-    s = PrivateRandomSearchCV(pipe, {"clf__schedule": ["auto", "uniform"]}, epsilon=1.0,
-                              n_iter=3, random_state=0).fit(X, y)
+    s = PrivateRandomSearchCV(
+        pipe, {"clf__schedule": ["auto", "uniform"]}, epsilon=1.0, n_iter=3, random_state=0
+    ).fit(X, y)
     assert isinstance(s.best_estimator_, Pipeline)
     assert s.best_estimator_[-1].mu_ <= s.base_mu_
     assert s.predict(X).shape == y.shape
     assert s.predict_proba(X).shape == (X.shape[0], 2)
     assert 0.0 <= s.score(X, y) <= 1.0
     # an explicit epsilon_param is the same
-    t = PrivateRandomSearchCV(pipe, {"clf__schedule": ["auto", "uniform"]}, epsilon=1.0,
-                              n_iter=3, random_state=0, epsilon_param="clf__epsilon").fit(X, y)
+    t = PrivateRandomSearchCV(
+        pipe,
+        {"clf__schedule": ["auto", "uniform"]},
+        epsilon=1.0,
+        n_iter=3,
+        random_state=0,
+        epsilon_param="clf__epsilon",
+    ).fit(X, y)
     assert t.best_score_ == s.best_score_
 
 
 def test_search_as_a_pipeline_step(data):
     X, y = data
-    pipe = Pipeline([("norm", Normalizer()),
-                     ("search", PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=3,
-                                                      random_state=0))]).fit(X, y)
+    pipe = Pipeline(
+        [
+            ("norm", Normalizer()),
+            ("search", PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=3, random_state=0)),
+        ]
+    ).fit(X, y)
     assert pipe[-1].epsilon_ <= 1.0
     assert pipe.predict(X).shape == y.shape
 
@@ -387,8 +448,9 @@ def test_column_vector_target_is_scored_as_one_column(data):
     X, y = data
     a = PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=3, random_state=0).fit(X, y)
     with pytest.warns(Warning, match="column-vector y"):
-        b = PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=3,
-                                  random_state=0).fit(X, y[:, None])
+        b = PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=3, random_state=0).fit(
+            X, y[:, None]
+        )
     assert a.best_score_ == b.best_score_  # an (n, 1) y once broadcast to (n, n)
 
 
@@ -396,8 +458,13 @@ def test_regression_search(data):
     X, _ = data
     rng = np.random.default_rng(3)
     y = X @ np.array([1.0, -1.0, 0.5]) + 0.1 * rng.normal(size=X.shape[0])
-    s = PrivateRandomSearchCV(DPRidge(data_norm=2.0, y_bound=2.0), {"schedule": ["auto", "ssp"]},
-                              epsilon=2.0, n_iter=3, random_state=0).fit(X, y)
+    s = PrivateRandomSearchCV(
+        DPRidge(data_norm=2.0, y_bound=2.0),
+        {"schedule": ["auto", "ssp"]},
+        epsilon=2.0,
+        n_iter=3,
+        random_state=0,
+    ).fit(X, y)
     assert s.scoring_ == "neg_mean_squared_error"
     assert s.epsilon_ <= 2.0
     assert s.predict(X).shape == y.shape
@@ -421,40 +488,61 @@ def _refused(search, match):
 def test_a_pipeline_step_that_learns_from_the_rows_is_refused(data):
     X, y = data
     leaky = Pipeline([("s", StandardScaler()), ("m", _lr())])
-    _refused(PrivateRandomSearchCV(leaky, {"m__schedule": ["auto", "uniform"]}, epsilon=1.0,
-                                   n_iter=3, random_state=0),
-             r"step 's' \(StandardScaler\).*Private alternative: DPStandardScaler.*"
-             "ran no trial")
+    _refused(
+        PrivateRandomSearchCV(
+            leaky, {"m__schedule": ["auto", "uniform"]}, epsilon=1.0, n_iter=3, random_state=0
+        ),
+        r"step 's' \(StandardScaler\).*Private alternative: DPStandardScaler.*"
+        "ran no trial",
+    )
     # on real rows too: the exact means would be published in best_estimator_
     with pytest.raises(ValueError, match="StandardScaler"):
-        PrivateRandomSearchCV(leaky, {"m__schedule": ["auto"]}, epsilon=1.0, n_iter=3,
-                              random_state=0).fit(X, y)
+        PrivateRandomSearchCV(
+            leaky, {"m__schedule": ["auto"]}, epsilon=1.0, n_iter=3, random_state=0
+        ).fit(X, y)
     # nested, and in a private pipeline given to the search
     nested = Pipeline([("u", FeatureUnion([("s", StandardScaler())])), ("m", _lr())])
-    _refused(PrivateRandomSearchCV(nested, {"m__schedule": ["auto"]}, epsilon=1.0),
-             r"step 'u__s' \(StandardScaler\)")
-    private = make_private_pipeline(StandardScaler(), Normalizer(),
-                                    DPLogisticRegression(classes=[0, 1]), epsilon=1.0)
-    _refused(PrivateRandomSearchCV(private, {"dplogisticregression__schedule": ["auto"]},
-                                   epsilon=1.0), r"step 'standardscaler' \(StandardScaler\)")
+    _refused(
+        PrivateRandomSearchCV(nested, {"m__schedule": ["auto"]}, epsilon=1.0),
+        r"step 'u__s' \(StandardScaler\)",
+    )
+    private = make_private_pipeline(
+        StandardScaler(), Normalizer(), DPLogisticRegression(classes=[0, 1]), epsilon=1.0
+    )
+    _refused(
+        PrivateRandomSearchCV(private, {"dplogisticregression__schedule": ["auto"]}, epsilon=1.0),
+        r"step 'standardscaler' \(StandardScaler\)",
+    )
 
 
 def test_a_final_estimator_reading_its_classes_or_bounds_is_refused():
     grid = {"schedule": ["auto"]}
-    _refused(PrivateRandomSearchCV(DPLogisticRegression(data_norm=2.0), grid),
-             r"the estimator \(DPLogisticRegression\): classes=None")
-    _refused(PrivateRandomSearchCV(DPLogisticRegression(classes=[0, 1]), grid),
-             "data_norm=None reads the largest row norm")
-    _refused(PrivateRandomSearchCV(DPRidge(data_norm=2.0), grid, y_bound=2.0),
-             "y_bound=None")
+    _refused(
+        PrivateRandomSearchCV(DPLogisticRegression(data_norm=2.0), grid),
+        r"the estimator \(DPLogisticRegression\): classes=None",
+    )
+    _refused(
+        PrivateRandomSearchCV(DPLogisticRegression(classes=[0, 1]), grid),
+        "data_norm=None reads the largest row norm",
+    )
+    _refused(PrivateRandomSearchCV(DPRidge(data_norm=2.0), grid, y_bound=2.0), "y_bound=None")
     # a plain Pipeline does not pass on the bound its steps declare (a private pipeline does)
-    _refused(PrivateRandomSearchCV(Pipeline([("n", Normalizer()),
-                                             ("m", DPLogisticRegression(classes=[0, 1]))]),
-                                   {"m__schedule": ["auto"]}),
-             r"step 'm' \(DPLogisticRegression\): data_norm=None.*make_private_pipeline")
-    _refused(PrivateRandomSearchCV(make_private_pipeline(
-        FunctionTransformer(np.tanh), DPLogisticRegression(classes=[0, 1]), epsilon=1.0),
-        {"dplogisticregression__schedule": ["auto"]}), "declare no public row bound")
+    _refused(
+        PrivateRandomSearchCV(
+            Pipeline([("n", Normalizer()), ("m", DPLogisticRegression(classes=[0, 1]))]),
+            {"m__schedule": ["auto"]},
+        ),
+        r"step 'm' \(DPLogisticRegression\): data_norm=None.*make_private_pipeline",
+    )
+    _refused(
+        PrivateRandomSearchCV(
+            make_private_pipeline(
+                FunctionTransformer(np.tanh), DPLogisticRegression(classes=[0, 1]), epsilon=1.0
+            ),
+            {"dplogisticregression__schedule": ["auto"]},
+        ),
+        "declare no public row bound",
+    )
 
 
 def test_an_estimator_subclass_is_refused_unless_it_declares_its_privacy():
@@ -463,11 +551,16 @@ def test_an_estimator_subclass_is_refused_unless_it_declares_its_privacy():
             self.largest_ = float(np.max(np.abs(X)))
             return super().fit(X, y, sample_weight)
 
-    _refused(PrivateRandomSearchCV(Peeking(data_norm=2.0, classes=[0, 1]), GRID),
-             "subclass of DPLogisticRegression.*_skdpgd_privacy")
-    _refused(PrivateRandomSearchCV(Pipeline([("p", Peeking(data_norm=2.0, classes=[0, 1]))]),
-                                   {"p__schedule": ["auto"]}),
-             "final step 'p'.*not a skdpgd DP estimator")
+    _refused(
+        PrivateRandomSearchCV(Peeking(data_norm=2.0, classes=[0, 1]), GRID),
+        "subclass of DPLogisticRegression.*_skdpgd_privacy",
+    )
+    _refused(
+        PrivateRandomSearchCV(
+            Pipeline([("p", Peeking(data_norm=2.0, classes=[0, 1]))]), {"p__schedule": ["auto"]}
+        ),
+        "final step 'p'.*not a skdpgd DP estimator",
+    )
 
 
 def test_public_bound_pipelines_are_searched_without_a_warning(data):
@@ -476,24 +569,35 @@ def test_public_bound_pipelines_are_searched_without_a_warning(data):
         warnings.simplefilter("error", PrivacyLeakWarning)
         s = PrivateRandomSearchCV(
             Pipeline([("s", BoundedScaler(bounds=(-1, 1))), ("m", _lr())]),
-            {"m__schedule": ["auto", "uniform"]}, epsilon=1.0, n_iter=3,
-            random_state=0).fit(X, y)
+            {"m__schedule": ["auto", "uniform"]},
+            epsilon=1.0,
+            n_iter=3,
+            random_state=0,
+        ).fit(X, y)
         assert s.epsilon_ <= 1.0 and s.best_estimator_[-1].mu_ <= s.base_mu_
         assert type(s.best_estimator_[0]) is BoundedScaler
-        private = make_private_pipeline(BoundedScaler(bounds=(-1, 1)),
-                                        DPLogisticRegression(classes=[0, 1]), epsilon=1.0)
-        t = PrivateRandomSearchCV(private, {"dplogisticregression__schedule": ["auto"]},
-                                  epsilon=1.0, n_iter=3, random_state=0).fit(X, y)
+        private = make_private_pipeline(
+            BoundedScaler(bounds=(-1, 1)), DPLogisticRegression(classes=[0, 1]), epsilon=1.0
+        )
+        t = PrivateRandomSearchCV(
+            private,
+            {"dplogisticregression__schedule": ["auto"]},
+            epsilon=1.0,
+            n_iter=3,
+            random_state=0,
+        ).fit(X, y)
         assert t.epsilon_ <= 1.0 and t.best_estimator_.mu_ <= t.base_mu_
 
 
 @pytest.mark.filterwarnings(
-    "ignore:DPLogisticRegression is the final step:skdpgd.exceptions.PrivacyLeakWarning")
+    "ignore:DPLogisticRegression is the final step:skdpgd.exceptions.PrivacyLeakWarning"
+)
 def test_allow_leaks_warns_and_searches(data):
     X, y = data
     leaky = Pipeline([("s", StandardScaler()), ("m", _lr())])
-    search = PrivateRandomSearchCV(leaky, {"m__schedule": ["auto"]}, epsilon=1.0, n_iter=3,
-                                   allow_leaks=True, random_state=0)
+    search = PrivateRandomSearchCV(
+        leaky, {"m__schedule": ["auto"]}, epsilon=1.0, n_iter=3, allow_leaks=True, random_state=0
+    )
     with pytest.warns(PrivacyLeakWarning, match="step 's' .*epsilon_ does not cover") as rec:
         search.fit(X, y)
     assert rec[0].filename == __file__  # the warning points at the caller's fit
@@ -541,8 +645,9 @@ def test_warning_in_one_vs_rest_without_a_budget(data):
 def test_warning_names_the_search_for_a_private_search_in_cross_validation(data):
     X, y = data
     with pytest.warns(PrivacyLeakWarning, match="PrivateRandomSearchCV is being fitted"):
-        cross_val_score(PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=2,
-                                              random_state=0), X, y, cv=2)
+        cross_val_score(
+            PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=2, random_state=0), X, y, cv=2
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -550,11 +655,24 @@ def test_warning_names_the_search_for_a_private_search_in_cross_validation(data)
 # ---------------------------------------------------------------------------------------------
 
 
-@parametrize_with_checks([
-    PrivateRandomSearchCV(DPLogisticRegression(), {"schedule": ["auto", "uniform"]}, n_iter=2,
-                          allow_leaks=True, random_state=0),
-    PrivateRandomSearchCV(DPRidge(y_bound=5.0), {"schedule": ["auto", "uniform"]}, n_iter=2,
-                          allow_leaks=True, random_state=0)])
+@parametrize_with_checks(
+    [
+        PrivateRandomSearchCV(
+            DPLogisticRegression(),
+            {"schedule": ["auto", "uniform"]},
+            n_iter=2,
+            allow_leaks=True,
+            random_state=0,
+        ),
+        PrivateRandomSearchCV(
+            DPRidge(y_bound=5.0),
+            {"schedule": ["auto", "uniform"]},
+            n_iter=2,
+            allow_leaks=True,
+            random_state=0,
+        ),
+    ]
+)
 def test_sklearn_compatible_search(estimator, check):
     # the checks' data has no public classes or row bound: the estimators read them from the
     # rows, which the search allows only with allow_leaks=True (and a PrivacyLeakWarning)
@@ -591,16 +709,20 @@ def test_search_over_a_full_batch_mlp(data):
     from skdpgd import DPMLPClassifier
 
     X, y = data
-    s = PrivateRandomSearchCV(DPMLPClassifier(hidden_layer_sizes=(8,), max_iter=20,
-                                              classes=[0, 1]),
-                              {"learning_rate": [0.1, 0.5]}, epsilon=1.0, n_iter=2,
-                              random_state=0).fit(X, y)
+    s = PrivateRandomSearchCV(
+        DPMLPClassifier(hidden_layer_sizes=(8,), max_iter=20, classes=[0, 1]),
+        {"learning_rate": [0.1, 0.5]},
+        epsilon=1.0,
+        n_iter=2,
+        random_state=0,
+    ).fit(X, y)
     assert s.epsilon_ <= 1.0
     assert s.best_estimator_.neighbouring_ == "replace-one"
     assert s.best_estimator_.mu_ <= s.base_mu_
     with pytest.raises(TypeError, match="minibatches"):
-        PrivateRandomSearchCV(DPMLPClassifier(batch_size=32, classes=[0, 1]),
-                              {"learning_rate": [0.1]}, epsilon=1.0).fit(X, y)
+        PrivateRandomSearchCV(
+            DPMLPClassifier(batch_size=32, classes=[0, 1]), {"learning_rate": [0.1]}, epsilon=1.0
+        ).fit(X, y)
 
 
 def test_best_score_is_clipped_to_the_range_of_the_score():
@@ -612,9 +734,13 @@ def test_best_score_is_clipped_to_the_range_of_the_score():
     X[:, 0] += np.where(y == 1, 0.3, -0.3)
     scores = []
     for seed in range(5):
-        s = PrivateRandomSearchCV(DPLogisticRegression(data_norm=2.0, classes=[0, 1]),
-                                  {"alpha": [1e-3]}, epsilon=1.0, n_iter=3,
-                                  random_state=seed).fit(X, y)
+        s = PrivateRandomSearchCV(
+            DPLogisticRegression(data_norm=2.0, classes=[0, 1]),
+            {"alpha": [1e-3]},
+            epsilon=1.0,
+            n_iter=3,
+            random_state=seed,
+        ).fit(X, y)
         scores.append(s.best_score_)
         assert s.cv_results_["mean_test_score"].tolist() == [s.best_score_]
     assert all(0.0 <= v <= 1.0 for v in scores)

@@ -56,8 +56,10 @@ def _data(n=60, d=3, n_classes=2, seed=0):
 
 
 def test_import_skdpgd_does_not_import_torch():
-    code = ("import sys, skdpgd, skdpgd.neural, skdpgd.accounting, skdpgd.schedules; "
-            "assert 'torch' not in sys.modules, 'torch was imported'")
+    code = (
+        "import sys, skdpgd, skdpgd.neural, skdpgd.accounting, skdpgd.schedules; "
+        "assert 'torch' not in sys.modules, 'torch was imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -97,10 +99,11 @@ def _loop_grads(torch, layer_sizes, activation, coefs, intercepts, X, y, n_outpu
     out = []
     for i in range(X.shape[0]):
         model.zero_grad()
-        s = model(torch.tensor(X[i:i + 1], dtype=torch.float32))
+        s = model(torch.tensor(X[i : i + 1], dtype=torch.float32))
         if n_outputs == 1:
             loss = torch.nn.functional.binary_cross_entropy_with_logits(
-                s[:, 0], torch.tensor([float(y[i])]))
+                s[:, 0], torch.tensor([float(y[i])])
+            )
         else:
             loss = torch.nn.functional.cross_entropy(s, torch.tensor([int(y[i])]))
         loss.backward()
@@ -119,8 +122,13 @@ def test_per_example_grads_match_loop(torch, n_classes, activation):
     coefs, intercepts = _glorot_init(layer_sizes, activation, np.random.default_rng(0))
     model = tb.build_mlp(layer_sizes, activation)
     params = tb.params_to_torch(coefs, intercepts)
-    grads = tb.per_example_grads(model, params, torch.tensor(X, dtype=torch.float32),
-                                 tb.encode_targets(y, n_outputs), n_outputs)
+    grads = tb.per_example_grads(
+        model,
+        params,
+        torch.tensor(X, dtype=torch.float32),
+        tb.encode_targets(y, n_outputs),
+        n_outputs,
+    )
     loop = _loop_grads(torch, layer_sizes, activation, coefs, intercepts, X, y, n_outputs)
     for i, ref in enumerate(loop):
         for name, g in ref.items():
@@ -141,16 +149,20 @@ def test_clipped_contributions_within_clip_norm(torch):
     for C in (1e-3, 0.05, 1.0):
         factors, norms = tb.clip_factors(grads, C)
         assert float(norms.max()) > C  # clipping is active for some rows
-        clipped = [torch.cat([(factors[i].float() * g[i]).flatten() for g in grads.values()])
-                   for i in range(X.shape[0])]
-        clipped_norms = np.array([float(torch.linalg.vector_norm(c, dtype=torch.float64))
-                                  for c in clipped])
+        clipped = [
+            torch.cat([(factors[i].float() * g[i]).flatten() for g in grads.values()])
+            for i in range(X.shape[0])
+        ]
+        clipped_norms = np.array(
+            [float(torch.linalg.vector_norm(c, dtype=torch.float64)) for c in clipped]
+        )
         assert np.all(clipped_norms <= C), clipped_norms.max() / C
         # the released sum of one row is one clipped contribution: norm <= C (sensitivity)
         for i in (0, 1):
             for method in ("outer", "vmap"):
-                s = tb.clipped_grad_sum(model, params, Xt[i:i + 1], yt[i:i + 1], 1, C,
-                                        method=method)
+                s = tb.clipped_grad_sum(
+                    model, params, Xt[i : i + 1], yt[i : i + 1], 1, C, method=method
+                )
                 total = math.sqrt(sum(float((v.double() ** 2).sum()) for v in s.values()))
                 assert total <= C
 
@@ -181,8 +193,7 @@ def test_estimator_same_with_either_method(torch, monkeypatch):
     from skdpgd._network import torch_backend as tb
 
     X, y = _data(n=40, n_classes=3, seed=10)
-    params = dict(hidden_layer_sizes=(5,), epsilon=2.0, clip_norm=0.3, max_iter=8,
-                  random_state=0)
+    params = dict(hidden_layer_sizes=(5,), epsilon=2.0, clip_norm=0.3, max_iter=8, random_state=0)
     a = DPMLPClassifier(**params).fit(X, y)
     monkeypatch.setattr(tb, "PER_EXAMPLE_METHOD", "vmap")
     b = DPMLPClassifier(**params).fit(X, y)
@@ -199,8 +210,9 @@ def test_non_finite_gradients_are_zeroed(torch, method):
     model = tb.build_mlp(layer_sizes, "relu")
     params = tb.params_to_torch(coefs, intercepts)
     X = torch.tensor([[3e38, 3e38], [1.0, -1.0]], dtype=torch.float32)
-    s = tb.clipped_grad_sum(model, params, X, tb.encode_targets(np.array([0, 1]), 1), 1, 1.0,
-                            method=method)
+    s = tb.clipped_grad_sum(
+        model, params, X, tb.encode_targets(np.array([0, 1]), 1), 1, 1.0, method=method
+    )
     assert all(bool(torch.isfinite(v).all()) for v in s.values())
     total = math.sqrt(sum(float((v.double() ** 2).sum()) for v in s.values()))
     assert total <= 2.0
@@ -217,16 +229,24 @@ def test_noise_off_matches_plain_full_batch_gd(torch, momentum, n_classes):
     """epsilon=inf and a clip norm that never binds: the plain mean-loss GD of torch."""
     X, y = _data(n=50, d=4, n_classes=n_classes, seed=3)
     T, lr = 15, 0.3
-    clf = DPMLPClassifier(hidden_layer_sizes=(7,), activation="tanh", epsilon=np.inf,
-                          clip_norm=1e6, learning_rate=lr, max_iter=T, momentum=momentum,
-                          random_state=5).fit(X, y)
+    clf = DPMLPClassifier(
+        hidden_layer_sizes=(7,),
+        activation="tanh",
+        epsilon=np.inf,
+        clip_norm=1e6,
+        learning_rate=lr,
+        max_iter=T,
+        momentum=momentum,
+        random_state=5,
+    ).fit(X, y)
     assert np.all(clf.noise_multipliers_ == 0)
 
     n_outputs = 1 if n_classes == 2 else n_classes
     layer_sizes = [4, 7, n_outputs]
     coefs, intercepts = _glorot_init(layer_sizes, "tanh", _generator(5))
-    model = torch.nn.Sequential(torch.nn.Linear(4, 7), torch.nn.Tanh(),
-                                torch.nn.Linear(7, n_outputs))
+    model = torch.nn.Sequential(
+        torch.nn.Linear(4, 7), torch.nn.Tanh(), torch.nn.Linear(7, n_outputs)
+    )
     with torch.no_grad():
         for k, idx in enumerate((0, 2)):
             model[idx].weight.copy_(torch.tensor(coefs[k].T))
@@ -238,7 +258,8 @@ def test_noise_off_matches_plain_full_batch_gd(torch, momentum, n_classes):
         s = model(Xt)
         if n_outputs == 1:
             loss = torch.nn.functional.binary_cross_entropy_with_logits(
-                s[:, 0], torch.tensor(y, dtype=torch.float32))
+                s[:, 0], torch.tensor(y, dtype=torch.float32)
+            )
         else:
             loss = torch.nn.functional.cross_entropy(s, torch.tensor(y))
         loss.backward()
@@ -246,14 +267,16 @@ def test_noise_off_matches_plain_full_batch_gd(torch, momentum, n_classes):
             for v, p in zip(velocity, model.parameters()):
                 if momentum:
                     v.mul_(momentum).add_((1 - momentum) * p.grad)
-                    p -= lr * v / (1 - momentum ** t)
+                    p -= lr * v / (1 - momentum**t)
                 else:
                     p -= lr * p.grad
     for k, idx in enumerate((0, 2)):
-        np.testing.assert_allclose(clf.coefs_[k], model[idx].weight.detach().numpy().T,
-                                   rtol=1e-4, atol=1e-5)
-        np.testing.assert_allclose(clf.intercepts_[k], model[idx].bias.detach().numpy(),
-                                   rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(
+            clf.coefs_[k], model[idx].weight.detach().numpy().T, rtol=1e-4, atol=1e-5
+        )
+        np.testing.assert_allclose(
+            clf.intercepts_[k], model[idx].bias.detach().numpy(), rtol=1e-4, atol=1e-5
+        )
     assert clf.score(X, y) > 0.7
 
 
@@ -262,9 +285,17 @@ def test_noise_off_matches_plain_full_batch_gd(torch, momentum, n_classes):
 def test_accounting_matches_gdp_accountant(torch, schedule, neighbouring):
     X, y = _data(n=80, seed=4)
     eps, delta, T, C = 1.5, 1e-6, 12, 0.7
-    clf = DPMLPClassifier(hidden_layer_sizes=(3,), epsilon=eps, delta=delta, clip_norm=C,
-                          max_iter=T, schedule=schedule, neighbouring=neighbouring,
-                          n_samples=80, random_state=0).fit(X, y)
+    clf = DPMLPClassifier(
+        hidden_layer_sizes=(3,),
+        epsilon=eps,
+        delta=delta,
+        clip_norm=C,
+        max_iter=T,
+        schedule=schedule,
+        neighbouring=neighbouring,
+        n_samples=80,
+        random_state=0,
+    ).fit(X, y)
     acc = GaussianDPAccountant()
     if schedule == "uniform":
         shape = np.ones(T)
@@ -284,7 +315,7 @@ def test_accounting_matches_gdp_accountant(torch, schedule, neighbouring):
     # epsilon_ is recomputed from the multipliers actually used
     assert clf.epsilon_ == acc.epsilon(GaussianSteps(clf.noise_multipliers_), delta)
     assert clf.epsilon_ <= eps and clf.epsilon_ == pytest.approx(eps, rel=1e-9)
-    assert clf.mu_ == pytest.approx(compose_gdp(z)) and clf.rho_ == pytest.approx(clf.mu_ ** 2 / 2)
+    assert clf.mu_ == pytest.approx(compose_gdp(z)) and clf.rho_ == pytest.approx(clf.mu_**2 / 2)
     assert clf.delta_ == delta and clf.schedule_ == schedule
     assert clf.sensitivity_ == (2 * C if neighbouring == "replace" else C)
     assert clf.neighbouring_ == ("replace-one" if neighbouring == "replace" else "add/remove-one")
@@ -297,9 +328,16 @@ def test_noise_scale_is_multiplier_times_sensitivity(torch, neighbouring):
     n, d, C, lr = 50, 40, 0.3, 0.7
     X = np.zeros((n, d))
     y = np.arange(n) % 2
-    clf = DPMLPClassifier(hidden_layer_sizes=(100,), epsilon=1.0, clip_norm=C, learning_rate=lr,
-                          max_iter=1, neighbouring=neighbouring, n_samples=n,
-                          random_state=0).fit(X, y)
+    clf = DPMLPClassifier(
+        hidden_layer_sizes=(100,),
+        epsilon=1.0,
+        clip_norm=C,
+        learning_rate=lr,
+        max_iter=1,
+        neighbouring=neighbouring,
+        n_samples=n,
+        random_state=0,
+    ).fit(X, y)
     coefs0, _ = _glorot_init([d, 100, 1], "relu", _generator(0))
     noise = (clf.coefs_[0] - coefs0[0]) * (-n / lr)
     delta_sum = 2 * C if neighbouring == "replace" else C
@@ -324,8 +362,9 @@ def test_reproducible_with_random_state(torch):
 
 def test_predict_proba_consistent(torch):
     X, y = _data(n=60, n_classes=3, seed=7)
-    clf = DPMLPClassifier(hidden_layer_sizes=(6,), epsilon=5.0, max_iter=5,
-                          random_state=0).fit(X, y)
+    clf = DPMLPClassifier(hidden_layer_sizes=(6,), epsilon=5.0, max_iter=5, random_state=0).fit(
+        X, y
+    )
     p = clf.predict_proba(X)
     np.testing.assert_allclose(p.sum(axis=1), 1.0)
     np.testing.assert_allclose(np.exp(clf.predict_log_proba(X)), p, rtol=1e-10)
@@ -336,8 +375,13 @@ def test_schedule_object(torch):
     from skdpgd.schedules import Exponential, OutputPerturbation
 
     X, y = _data(n=50)
-    clf = DPMLPClassifier(hidden_layer_sizes=(3,), max_iter=6, epsilon=1.0,
-                          schedule=Exponential(decay=0.8), random_state=0).fit(X, y)
+    clf = DPMLPClassifier(
+        hidden_layer_sizes=(3,),
+        max_iter=6,
+        epsilon=1.0,
+        schedule=Exponential(decay=0.8),
+        random_state=0,
+    ).fit(X, y)
     z = clf.noise_multipliers_
     np.testing.assert_allclose(z[1:] / z[:-1], 0.8, rtol=1e-12)
     assert clf.n_iter_ == 6 and clf.epsilon_ <= 1.0
@@ -357,10 +401,12 @@ def test_batch_size_at_least_n_is_full_batch(torch):
     """A batch size at least the public N is full batch, still under add/remove-one: whether
     a batch size covers the data must not be decided by the private N."""
     X, y = _data(n=30)
-    a = DPMLPClassifier(hidden_layer_sizes=(3,), max_iter=3, batch_size=30, n_samples=30,
-                        random_state=0)
-    b = DPMLPClassifier(hidden_layer_sizes=(3,), max_iter=3, neighbouring="add_remove",
-                        n_samples=30, random_state=0)
+    a = DPMLPClassifier(
+        hidden_layer_sizes=(3,), max_iter=3, batch_size=30, n_samples=30, random_state=0
+    )
+    b = DPMLPClassifier(
+        hidden_layer_sizes=(3,), max_iter=3, neighbouring="add_remove", n_samples=30, random_state=0
+    )
     a.fit(X, y), b.fit(X, y)
     assert a.sampling_rate_ == 1.0 and a.neighbouring_ == "add/remove-one"
     np.testing.assert_array_equal(a.coefs_[0], b.coefs_[0])
@@ -369,8 +415,16 @@ def test_batch_size_at_least_n_is_full_batch(torch):
 def test_poisson_minibatch_accounting(torch):
     X, y = _data(n=200, seed=8)
     eps, delta, T, C, b = 2.0, 1e-5, 20, 0.5, 20
-    clf = DPMLPClassifier(hidden_layer_sizes=(4,), epsilon=eps, delta=delta, clip_norm=C,
-                          max_iter=T, batch_size=b, n_samples=200, random_state=0).fit(X, y)
+    clf = DPMLPClassifier(
+        hidden_layer_sizes=(4,),
+        epsilon=eps,
+        delta=delta,
+        clip_norm=C,
+        max_iter=T,
+        batch_size=b,
+        n_samples=200,
+        random_state=0,
+    ).fit(X, y)
     acc = RDPAccountant()
     z = acc.calibrate(np.ones(T), eps, delta, sampling_rate=b / 200)
     np.testing.assert_allclose(clf.noise_multipliers_, z, rtol=1e-12)
@@ -385,8 +439,16 @@ def test_poisson_noise_scale(torch):
     n, d, C, lr, b = 200, 40, 0.3, 0.7, 50
     X = np.zeros((n, d))
     y = np.arange(n) % 2
-    clf = DPMLPClassifier(hidden_layer_sizes=(100,), epsilon=1.0, clip_norm=C, learning_rate=lr,
-                          max_iter=1, batch_size=b, n_samples=n, random_state=0).fit(X, y)
+    clf = DPMLPClassifier(
+        hidden_layer_sizes=(100,),
+        epsilon=1.0,
+        clip_norm=C,
+        learning_rate=lr,
+        max_iter=1,
+        batch_size=b,
+        n_samples=n,
+        random_state=0,
+    ).fit(X, y)
     coefs0, _ = _glorot_init([d, 100, 1], "relu", _generator(0))
     noise = (clf.coefs_[0] - coefs0[0]) * (-b / lr)
     assert noise.std() == pytest.approx(clf.noise_multipliers_[0] * C, rel=0.05)
@@ -436,21 +498,24 @@ def test_mlp_classes_public_n_sample_weight_and_divergence(torch):
     # add/remove-one without a public N: an accounted noisy count
     ar = DPMLPClassifier(classes=[0, 1], neighbouring="add_remove", **kw).fit(X, y)
     assert ar.count_noise_multiplier_ is not None and ar.epsilon_ <= 1.0
-    assert ar.mu_ == pytest.approx(compose_gdp(np.concatenate(
-        [r.multipliers for r in ar.releases_])))
+    assert ar.mu_ == pytest.approx(
+        compose_gdp(np.concatenate([r.multipliers for r in ar.releases_]))
+    )
     # sample weights in [0, 1]: weight 0 is the example removed
     w = np.ones(60)
     w[0] = 0.0
     a = DPMLPClassifier(classes=[0, 1], epsilon=np.inf, **kw).fit(X, y, sample_weight=w)
-    b = DPMLPClassifier(classes=[0, 1], epsilon=np.inf, n_samples=60, neighbouring="add_remove",
-                        **kw).fit(X[1:], y[1:])
+    b = DPMLPClassifier(
+        classes=[0, 1], epsilon=np.inf, n_samples=60, neighbouring="add_remove", **kw
+    ).fit(X[1:], y[1:])
     for wa, wb in zip(a.coefs_, b.coefs_):
         assert np.abs(wa - wb).max() < 0.05  # same data but the normaliser (60 vs 59 ... 60)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         DPMLPClassifier(classes=[0, 1], **kw).fit(X, y, sample_weight=np.full(60, 2.0))
     # a diverging step size stops the fit and sets nothing
-    est = DPMLPClassifier(classes=[0, 1], learning_rate=1e38, hidden_layer_sizes=(4,),
-                          max_iter=20, random_state=0)
+    est = DPMLPClassifier(
+        classes=[0, 1], learning_rate=1e38, hidden_layer_sizes=(4,), max_iter=20, random_state=0
+    )
     with pytest.raises(DivergenceError, match="diverged"):
         est.fit(X * 1e3, y)
     assert not [k for k in vars(est) if k.endswith("_")]
@@ -470,8 +535,9 @@ def test_mlp_n_jobs_sets_and_restores_torch_threads(torch, monkeypatch):
     before = torch.get_num_threads()
     X, y = _data(n=40, seed=12)
     DPMLPClassifier(hidden_layer_sizes=(3,), max_iter=2, classes=[0, 1], random_state=0).fit(X, y)
-    DPMLPClassifier(hidden_layer_sizes=(3,), max_iter=2, classes=[0, 1], n_jobs=2,
-                    random_state=0).fit(X, y)
+    DPMLPClassifier(
+        hidden_layer_sizes=(3,), max_iter=2, classes=[0, 1], n_jobs=2, random_state=0
+    ).fit(X, y)
     assert seen == [1, 2] and torch.get_num_threads() == before
 
 
@@ -482,8 +548,15 @@ def test_one_overflowing_row_contributes_zero_and_stops_nothing(torch):
     X, y = _data(n=300, d=20, seed=3)
     Xo = np.vstack([X, np.full((1, 20), 3e38)])
     yo = np.append(y, 1)
-    kw = dict(hidden_layer_sizes=(8,), epsilon=1.0, max_iter=5, classes=[0, 1], n_samples=300,
-              neighbouring="add_remove", random_state=0)
+    kw = dict(
+        hidden_layer_sizes=(8,),
+        epsilon=1.0,
+        max_iter=5,
+        classes=[0, 1],
+        n_samples=300,
+        neighbouring="add_remove",
+        random_state=0,
+    )
     without = DPMLPClassifier(**kw).fit(X, y)
     with_row = DPMLPClassifier(**kw).fit(Xo, yo)
     for a, b in zip(without.coefs_ + without.intercepts_, with_row.coefs_ + with_row.intercepts_):
@@ -505,16 +578,18 @@ def test_mlp_full_batch_fit_is_charged_to_its_budget_exactly():
 
     X, y = _budget_data()
     budget = PrivacyBudget(3.0, 1e-5, neighbouring="replace")
-    clf = DPMLPClassifier(hidden_layer_sizes=(4,), epsilon=1.0, delta=1e-5, max_iter=10,
-                          random_state=0, budget=budget).fit(X, y)
+    clf = DPMLPClassifier(
+        hidden_layer_sizes=(4,), epsilon=1.0, delta=1e-5, max_iter=10, random_state=0, budget=budget
+    ).fit(X, y)
     assert clf.neighbouring_ == "replace-one"
-    (label, z, q), = budget.charges
+    ((label, z, q),) = budget.charges
     assert label == "DPMLPClassifier" and q == 1.0
     np.testing.assert_array_equal(z, clf.noise_multipliers_)
     assert budget.spent_epsilon() == pytest.approx(clf.epsilon_, rel=1e-9)
     # the same fit without a budget draws the same noise: charging changes nothing else
-    alone = DPMLPClassifier(hidden_layer_sizes=(4,), epsilon=1.0, delta=1e-5, max_iter=10,
-                            random_state=0).fit(X, y)
+    alone = DPMLPClassifier(
+        hidden_layer_sizes=(4,), epsilon=1.0, delta=1e-5, max_iter=10, random_state=0
+    ).fit(X, y)
     for a, b in zip(alone.coefs_, clf.coefs_):
         np.testing.assert_array_equal(a, b)
 
@@ -524,8 +599,9 @@ def test_mlp_budget_refusal_releases_nothing_and_sets_nothing():
 
     X, y = _budget_data()
     budget = PrivacyBudget(0.5, 1e-5, neighbouring="replace")
-    clf = DPMLPClassifier(hidden_layer_sizes=(4,), epsilon=1.0, delta=1e-5, max_iter=5,
-                          random_state=0, budget=budget)
+    clf = DPMLPClassifier(
+        hidden_layer_sizes=(4,), epsilon=1.0, delta=1e-5, max_iter=5, random_state=0, budget=budget
+    )
     with pytest.raises(BudgetExceededError):
         clf.fit(X, y)
     assert budget.charges == [] and budget.spent_epsilon() == 0.0
@@ -537,19 +613,28 @@ def test_mlp_auto_relation_follows_the_budget_and_minibatches_need_add_remove():
 
     X, y = _budget_data()
     budget = PrivacyBudget(5.0, 1e-5)  # add/remove-one: N is private
-    clf = DPMLPClassifier(hidden_layer_sizes=(4,), epsilon=1.0, max_iter=5, random_state=0,
-                          budget=budget).fit(X, y)
+    clf = DPMLPClassifier(
+        hidden_layer_sizes=(4,), epsilon=1.0, max_iter=5, random_state=0, budget=budget
+    ).fit(X, y)
     assert clf.neighbouring_ == "add/remove-one"
     assert clf.count_noise_multiplier_ is not None  # a noisy count, charged
     assert [label for label, _, _ in budget.charges] == [
-        "DPMLPClassifier (row count)", "DPMLPClassifier (gradient sums)"]
+        "DPMLPClassifier (row count)",
+        "DPMLPClassifier (gradient sums)",
+    ]
     with pytest.raises(ValueError, match="replace-one"):
-        DPMLPClassifier(hidden_layer_sizes=(4,), batch_size=20, max_iter=5, random_state=0,
-                        budget=PrivacyBudget(5.0, 1e-5, neighbouring="replace")).fit(X, y)
+        DPMLPClassifier(
+            hidden_layer_sizes=(4,),
+            batch_size=20,
+            max_iter=5,
+            random_state=0,
+            budget=PrivacyBudget(5.0, 1e-5, neighbouring="replace"),
+        ).fit(X, y)
     mb = PrivacyBudget(5.0, 1e-5)
-    clf = DPMLPClassifier(hidden_layer_sizes=(4,), batch_size=20, max_iter=5, n_samples=200,
-                          random_state=0, budget=mb).fit(X, y)
+    clf = DPMLPClassifier(
+        hidden_layer_sizes=(4,), batch_size=20, max_iter=5, n_samples=200, random_state=0, budget=mb
+    ).fit(X, y)
     assert mb.spent_epsilon() <= 5.0 and clf.epsilon_ <= 1.0
-    (label, z, q), = mb.charges
+    ((label, z, q),) = mb.charges
     assert q == pytest.approx(0.1)
     np.testing.assert_array_equal(z, clf.noise_multipliers_)

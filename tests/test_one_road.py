@@ -4,8 +4,7 @@ context per fit, whatever the estimator, and the set-up releases come from skdpg
 import numpy as np
 import pytest
 
-from skdpgd import (DPLogisticRegression, DPRidge, DPSGDClassifier, DPSGDRegressor, _fit,
-                    _setup)
+from skdpgd import DPLogisticRegression, DPRidge, DPSGDClassifier, DPSGDRegressor, _fit, _setup
 from skdpgd.preprocessing import DPStandardScaler
 
 
@@ -16,18 +15,18 @@ def _data(n=300, d=3, seed=0):
 
 
 def _estimators():
-    out = [DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=0),
-           DPRidge(epsilon=1.0, data_norm=1.0, y_bound=1.0, random_state=0),
-           DPSGDClassifier(epsilon=1.0, data_norm=1.0, classes=[0, 1], epochs=1,
-                           random_state=0),
-           DPSGDRegressor(epsilon=1.0, data_norm=1.0, y_bound=1.0, epochs=1, random_state=0),
-           DPStandardScaler(epsilon=1.0, bounds=(-2.0, 2.0), random_state=0)]
+    out = [
+        DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], random_state=0),
+        DPRidge(epsilon=1.0, data_norm=1.0, y_bound=1.0, random_state=0),
+        DPSGDClassifier(epsilon=1.0, data_norm=1.0, classes=[0, 1], epochs=1, random_state=0),
+        DPSGDRegressor(epsilon=1.0, data_norm=1.0, y_bound=1.0, epochs=1, random_state=0),
+        DPStandardScaler(epsilon=1.0, bounds=(-2.0, 2.0), random_state=0),
+    ]
     try:
         import torch  # noqa: F401
         from skdpgd import DPMLPClassifier
 
-        out.append(DPMLPClassifier((3,), epsilon=1.0, classes=[0, 1], max_iter=3,
-                                   random_state=0))
+        out.append(DPMLPClassifier((3,), epsilon=1.0, classes=[0, 1], max_iter=3, random_state=0))
     except ImportError:  # pragma: no cover - torch is a test dependency
         pass
     return out

@@ -40,6 +40,7 @@ def _check_report(est):
     grad = next(r for r in report.rows if r.name == "gradient sums")
     assert grad.sensitivity == pytest.approx(2.0 * est.clip_norm_, rel=1e-6)
 
+
 def test_reexported_from_linear_model():
     assert FromLinearModel is DPPoissonRegressor
 
@@ -47,14 +48,16 @@ def test_reexported_from_linear_model():
 @pytest.mark.parametrize("schedule", ["auto", "output"])
 def test_near_poissonregressor_without_noise_generated(schedule):
     X, y = _data()
-    dp = DPPoissonRegressor(epsilon=1e6, data_norm=1.0, y_bound=60.0, schedule=schedule,
-                            random_state=0).fit(X, y)
+    dp = DPPoissonRegressor(
+        epsilon=1e6, data_norm=1.0, y_bound=60.0, schedule=schedule, random_state=0
+    ).fit(X, y)
     sk = PoissonRegressor(alpha=dp.alpha_, max_iter=3000).fit(X, y)
     assert abs(dp.score(X, y) - sk.score(X, y)) < 0.005
     # without noise (epsilon=inf) the clipped objective's minimiser is PoissonRegressor's (at
     # 1e6 the output perturbation's noise, sqrt(D) 2G / (N alpha mu), is still about 0.05)
-    exact = DPPoissonRegressor(epsilon=np.inf, data_norm=1.0, y_bound=60.0, schedule=schedule,
-                               alpha=dp.alpha_).fit(X, y)
+    exact = DPPoissonRegressor(
+        epsilon=np.inf, data_norm=1.0, y_bound=60.0, schedule=schedule, alpha=dp.alpha_
+    ).fit(X, y)
     np.testing.assert_allclose(exact.coef_, sk.coef_, atol=0.01)
     assert exact.intercept_ == pytest.approx(sk.intercept_, abs=0.01)
 
@@ -84,7 +87,7 @@ def test_the_clip_bounds_one_example_gradient():
             coef, b = rng.normal(size=(1, 3)) * scale, rng.normal(size=1) * scale
             g, gi, bad = rows.grad_sum(coef, b, K.LOSS_POISSON, 0.0, C / c)
             assert bad == 0
-            assert c * np.sqrt(np.sum(g ** 2) + gi[0] ** 2) <= C * (1 + 1e-12)
+            assert c * np.sqrt(np.sum(g**2) + gi[0] ** 2) <= C * (1 + 1e-12)
 
 
 def test_default_clip_norm_and_constants():
@@ -94,8 +97,9 @@ def test_default_clip_norm_and_constants():
     # max(1, Y) * sqrt(R^2 + c^2) with c = 0.5 R
     assert est.clip_norm_ == pytest.approx(20.0 * np.sqrt(1.25))
     assert est.y_bound_ == 20.0
-    small = DPPoissonRegressor(epsilon=1.0, data_norm=1.0, y_bound=0.5, fit_intercept=False,
-                               random_state=0).fit(X, np.minimum(y, 0.5))
+    small = DPPoissonRegressor(
+        epsilon=1.0, data_norm=1.0, y_bound=0.5, fit_intercept=False, random_state=0
+    ).fit(X, np.minimum(y, 0.5))
     assert small.clip_norm_ == pytest.approx(1.0)  # max(1, 0.5) * R
 
 
@@ -103,11 +107,17 @@ def test_default_clip_norm_and_constants():
 @pytest.mark.parametrize("neighbouring", ["replace", "add_remove"])
 def test_epsilon_is_an_upper_bound_recomputed_independently(epsilon, delta, neighbouring):
     X, y = _data(n=800)
-    est = DPPoissonRegressor(epsilon=epsilon, delta=delta, data_norm=1.0, y_bound=40.0,
-                             neighbouring=neighbouring, n_samples=800.0,
-                             random_state=0).fit(X, y)
+    est = DPPoissonRegressor(
+        epsilon=epsilon,
+        delta=delta,
+        data_norm=1.0,
+        y_bound=40.0,
+        neighbouring=neighbouring,
+        n_samples=800.0,
+        random_state=0,
+    ).fit(X, y)
     z = np.concatenate([r.multipliers for r in est.releases_])
-    mu = float(np.sqrt(np.sum(z ** -2.0)))  # Gaussian DP composition, by hand
+    mu = float(np.sqrt(np.sum(z**-2.0)))  # Gaussian DP composition, by hand
     assert mu == pytest.approx(compose_gdp(z))
     assert est.mu_ == pytest.approx(mu, rel=1e-9)
     assert mu <= gdp_mu(epsilon, delta) * (1 + 1e-9)
@@ -144,8 +154,9 @@ def test_missing_bound_warns_and_pipeline_report():
     X, y = _data(n=600)
     with pytest.warns(PrivacyLeakWarning, match="y_bound"):
         DPPoissonRegressor(data_norm=1.0, random_state=0).fit(X, y)
-    pipe = make_pipeline(MaxAbsScaler(), DPPoissonRegressor(epsilon=1.0, data_norm=3.0,
-                                                            y_bound=40.0, random_state=0))
+    pipe = make_pipeline(
+        MaxAbsScaler(), DPPoissonRegressor(epsilon=1.0, data_norm=3.0, y_bound=40.0, random_state=0)
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         pipe.fit(X, y)
@@ -153,11 +164,14 @@ def test_missing_bound_warns_and_pipeline_report():
     _check_report(pipe[-1])
 
 
-@pytest.mark.parametrize("params,match", [
-    ({"y_bound": 0.0}, "y_bound"),
-    ({"clip_norm": -1.0}, "clip_norm"),
-    ({"y_bound": (0, 3)}, "y_bound"),
-])
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        ({"y_bound": 0.0}, "y_bound"),
+        ({"clip_norm": -1.0}, "clip_norm"),
+        ({"y_bound": (0, 3)}, "y_bound"),
+    ],
+)
 def test_bad_parameters_are_refused(params, match):
     X, y = _data(n=200)
     with pytest.raises(ValueError, match=match):
@@ -176,17 +190,24 @@ def test_fits_charged_to_a_shared_budget():
     X, y = _data(n=500)
     budget = PrivacyBudget(epsilon=1.0, delta=1e-5, neighbouring="replace")
     for _ in range(2):
-        DPPoissonRegressor(epsilon=0.7, delta=4e-6, data_norm=1.0, y_bound=40.0,
-                           budget=budget, random_state=0).fit(X, y)
+        DPPoissonRegressor(
+            epsilon=0.7, delta=4e-6, data_norm=1.0, y_bound=40.0, budget=budget, random_state=0
+        ).fit(X, y)
     assert budget.spent_epsilon() <= 1.0  # Gaussian DP composition of two: 0.963
     with pytest.raises(BudgetExceededError):
-        DPPoissonRegressor(epsilon=0.7, delta=4e-6, data_norm=1.0, y_bound=40.0,
-                           budget=budget).fit(X, y)
+        DPPoissonRegressor(epsilon=0.7, delta=4e-6, data_norm=1.0, y_bound=40.0, budget=budget).fit(
+            X, y
+        )
 
 
-@pytest.mark.parametrize("code,param,labels", [("LOSS_POISSON", 0.0, (0.0, 3.0, 40.0)),
-                                               ("LOSS_HUBER", 0.8, (-5.0, 0.2, 9.0)),
-                                               ("LOSS_SQUARED_HINGE", 0.0, (-1.0, 1.0))])
+@pytest.mark.parametrize(
+    "code,param,labels",
+    [
+        ("LOSS_POISSON", 0.0, (0.0, 3.0, 40.0)),
+        ("LOSS_HUBER", 0.8, (-5.0, 0.2, 9.0)),
+        ("LOSS_SQUARED_HINGE", 0.0, (-1.0, 1.0)),
+    ],
+)
 def test_clipped_loss_value_has_the_clipped_derivative(code, param, labels):
     """The exact solver (output perturbation) minimises the value the kernels compute; its
     derivative must be the clipped derivative the gradient kernels sum (central differences
@@ -200,8 +221,10 @@ def test_clipped_loss_value_has_the_clipped_derivative(code, param, labels):
             zs = np.linspace(-6.0, 6.0, 241)
             vals = np.array([K.loss_value(loss, np.array([z]), y, param, t) for z in zs])
             for z in zs[1:-1]:
-                num = (K.loss_value(loss, np.array([z + h]), y, param, t)
-                       - K.loss_value(loss, np.array([z - h]), y, param, t)) / (2 * h)
+                num = (
+                    K.loss_value(loss, np.array([z + h]), y, param, t)
+                    - K.loss_value(loss, np.array([z - h]), y, param, t)
+                ) / (2 * h)
                 d = K.dloss(loss, z, y, param)
                 assert num == pytest.approx(np.clip(d, -t, t), abs=1e-5 * max(1.0, abs(d)))
             assert np.all(np.diff(vals, 2) >= -1e-9)  # convex

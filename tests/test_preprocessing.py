@@ -19,14 +19,18 @@ from skdpgd.preprocessing import BoundedScaler, DPStandardScaler, output_bound, 
 def _mixed_frame(n=400, seed=0):
     """Mixed dtypes, missing values, out-of-range numbers, unseen levels."""
     rng = np.random.default_rng(seed)
-    df = pd.DataFrame({
-        "age": rng.uniform(-50, 250, n),                       # public range (18, 100)
-        "income": rng.lognormal(10, 2, n),                     # public range (0, 200_000)
-        "hours": pd.array(rng.integers(0, 120, n), dtype="Int64"),  # nullable integer
-        "job": rng.choice(["clerk", "nurse", "pilot", "astronaut", None], n),  # 'astronaut' unseen
-        "grade": rng.choice([1, 2, 3, 9], n).astype(float),    # numeric levels; 9 unseen
-        "region": pd.Categorical(rng.choice(["N", "S", "E"], n)),
-    })
+    df = pd.DataFrame(
+        {
+            "age": rng.uniform(-50, 250, n),  # public range (18, 100)
+            "income": rng.lognormal(10, 2, n),  # public range (0, 200_000)
+            "hours": pd.array(rng.integers(0, 120, n), dtype="Int64"),  # nullable integer
+            "job": rng.choice(
+                ["clerk", "nurse", "pilot", "astronaut", None], n
+            ),  # 'astronaut' unseen
+            "grade": rng.choice([1, 2, 3, 9], n).astype(float),  # numeric levels; 9 unseen
+            "region": pd.Categorical(rng.choice(["N", "S", "E"], n)),
+        }
+    )
     df.loc[::7, "age"] = np.nan
     df.loc[::11, "income"] = np.inf
     df.loc[::13, "hours"] = pd.NA
@@ -35,13 +39,20 @@ def _mixed_frame(n=400, seed=0):
     return df
 
 
-SCHEMA = {"age": (18, 100), "income": (0, 200_000), "hours": (0, 80),
-          "job": ["clerk", "nurse", "pilot"], "grade": [1, 2, 3], "region": ["N", "S", "E", "W"]}
+SCHEMA = {
+    "age": (18, 100),
+    "income": (0, 200_000),
+    "hours": (0, 80),
+    "job": ["clerk", "nurse", "pilot"],
+    "grade": [1, 2, 3],
+    "region": ["N", "S", "E", "W"],
+}
 
 
 # ------------------------------------------------------------------------------------------
 # BoundedScaler
 # ------------------------------------------------------------------------------------------
+
 
 def test_bounded_scaler_maps_and_clips():
     X = np.array([[0.0, 5.0], [100.0, -1.0], [50.0, np.inf], [-np.inf, 10.0]])
@@ -63,8 +74,9 @@ def test_bounded_scaler_fit_reads_only_the_shape():
 def test_bounded_scaler_missing_values():
     X = np.array([[np.nan, 1.0]])
     np.testing.assert_array_equal(BoundedScaler(bounds=(0, 2)).fit_transform(X), [[0.0, 0.0]])
-    np.testing.assert_array_equal(BoundedScaler(bounds=(0, 2), missing_value=-1.0)
-                                  .fit_transform(X), [[-1.0, 0.0]])
+    np.testing.assert_array_equal(
+        BoundedScaler(bounds=(0, 2), missing_value=-1.0).fit_transform(X), [[-1.0, 0.0]]
+    )
     with pytest.raises(ValueError, match="missing value"):
         BoundedScaler(bounds=(0, 2), missing_value=None).fit_transform(X)
 
@@ -93,6 +105,7 @@ def test_bounded_scaler_bad_bounds(bounds):
 # DPStandardScaler
 # ------------------------------------------------------------------------------------------
 
+
 def _worst_pair(d, n=50):
     """Two datasets differing in one row: that row at the bottom vs the top of every range."""
     rng = np.random.default_rng(1)
@@ -111,8 +124,8 @@ def test_dp_standard_scaler_sensitivities_hold():
     b = DPStandardScaler(epsilon=np.inf, bounds=(0, 10)).fit(X2)
     n = X.shape[0]
     ds1 = np.linalg.norm(n * (a.unit_mean_ - b.unit_mean_))
-    second_a = a.unit_mean_ ** 2 + a.unit_scale_ ** 2  # scale floor not hit on this data
-    second_b = b.unit_mean_ ** 2 + b.unit_scale_ ** 2
+    second_a = a.unit_mean_**2 + a.unit_scale_**2  # scale floor not hit on this data
+    second_b = b.unit_mean_**2 + b.unit_scale_**2
     ds2 = np.linalg.norm(n * (second_a - second_b))
     sums, squares = [r for r in a.releases_ if "column" in r.name]
     margin = 1 + sum_rounding_margin(n, d)
@@ -126,20 +139,21 @@ def test_dp_standard_scaler_sensitivities_hold():
     X3 = X.copy()
     X3[0] = 5.0
     c = DPStandardScaler(epsilon=np.inf, bounds=(0, 10)).fit(X3)
-    ds2b = np.linalg.norm(n * (second_a - (c.unit_mean_ ** 2 + c.unit_scale_ ** 2)))
+    ds2b = np.linalg.norm(n * (second_a - (c.unit_mean_**2 + c.unit_scale_**2)))
     assert ds2b == pytest.approx(math.sqrt(d))
 
 
 def test_dp_standard_scaler_accounting_is_exact():
     X = np.random.default_rng(0).uniform(0, 10, size=(3000, 4))
     sc = DPStandardScaler(epsilon=0.7, delta=1e-6, bounds=(0, 10), random_state=0).fit(X)
-    mu = math.sqrt(sum(float(np.sum(r.multipliers ** -2.0)) for r in sc.releases_))
+    mu = math.sqrt(sum(float(np.sum(r.multipliers**-2.0)) for r in sc.releases_))
     assert sc.mu_ == pytest.approx(mu, rel=1e-12)
     assert sc.epsilon_ == pytest.approx(gdp_epsilon(1e-6, mu), rel=1e-9)
     assert sc.epsilon_ <= 0.7 and sc.epsilon_ == pytest.approx(0.7, rel=1e-6)
     assert sc.neighbouring_ == "replace-one"
-    ar = DPStandardScaler(epsilon=0.7, delta=1e-6, bounds=(0, 10), neighbouring="add_remove",
-                          random_state=0).fit(X)
+    ar = DPStandardScaler(
+        epsilon=0.7, delta=1e-6, bounds=(0, 10), neighbouring="add_remove", random_state=0
+    ).fit(X)
     assert [r.name for r in ar.releases_][0] == "row count"
     assert ar.epsilon_ <= 0.7
 
@@ -166,8 +180,9 @@ def test_dp_standard_scaler_tiny_epsilon_keeps_the_bound():
 def test_dp_standard_scaler_budget_and_refusal_sets_nothing():
     X = np.random.default_rng(0).uniform(0, 10, size=(500, 2))
     budget = PrivacyBudget(1.0, 1e-6, neighbouring="replace")
-    sc = DPStandardScaler(epsilon=0.8, delta=1e-6, bounds=(0, 10), budget=budget,
-                          random_state=0).fit(X)
+    sc = DPStandardScaler(
+        epsilon=0.8, delta=1e-6, bounds=(0, 10), budget=budget, random_state=0
+    ).fit(X)
     assert budget.spent_epsilon() == pytest.approx(sc.epsilon_, rel=1e-9)
     again = DPStandardScaler(epsilon=0.8, delta=1e-6, bounds=(0, 10), budget=budget)
     with pytest.raises(BudgetExceededError):
@@ -188,6 +203,7 @@ def test_dp_standard_scaler_reproducible_and_pickles():
 # ------------------------------------------------------------------------------------------
 # schema_transformer and output bounds
 # ------------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("missing", ["constant", "indicator"])
 def test_schema_transformer_rows_within_bound(missing):
@@ -236,8 +252,7 @@ def test_schema_transformer_pandas_output_and_arrays():
     assert np.linalg.norm(arr, axis=1).max() <= 1.0
 
 
-@pytest.mark.parametrize("schema", [{}, {"a": (1, 0)}, {"a": []}, {"a": "x"},
-                                    {"a": ["u", "u"]}])
+@pytest.mark.parametrize("schema", [{}, {"a": (1, 0)}, {"a": []}, {"a": "x"}, {"a": ["u", "u"]}])
 def test_schema_transformer_bad_schema(schema):
     with pytest.raises(ValueError):
         schema_transformer(schema)
@@ -251,12 +266,14 @@ def test_output_bound_of_sklearn_pieces():
     assert output_bound(enc) == pytest.approx(math.sqrt(3))
     pipe = make_pipeline(BoundedScaler(bounds=(-3, 3)), Normalizer()).fit(X)
     assert output_bound(pipe) == 1.0
-    ct = ColumnTransformer([("a", BoundedScaler(bounds=(-3, 3)), [0, 1]),
-                            ("b", "passthrough", [2])]).fit(X)
+    ct = ColumnTransformer(
+        [("a", BoundedScaler(bounds=(-3, 3)), [0, 1]), ("b", "passthrough", [2])]
+    ).fit(X)
     assert output_bound(ct) is None  # a raw column has no public bound
-    ct = ColumnTransformer([("a", BoundedScaler(bounds=(-3, 3)), [0, 1]),
-                            ("b", BoundedScaler(bounds=(-3, 3)), [2])],
-                           transformer_weights={"a": 0.5, "b": 2.0}).fit(X)
+    ct = ColumnTransformer(
+        [("a", BoundedScaler(bounds=(-3, 3)), [0, 1]), ("b", BoundedScaler(bounds=(-3, 3)), [2])],
+        transformer_weights={"a": 0.5, "b": 2.0},
+    ).fit(X)
     assert output_bound(ct) == pytest.approx(math.sqrt(0.25 * 2 + 4 * 1))
     out = ct.transform(X * 100)
     assert np.linalg.norm(out, axis=1).max() <= output_bound(ct) * (1 + 1e-12)
@@ -297,6 +314,7 @@ def test_dp_standard_scaler_noise_has_the_declared_scale():
 # ------------------------------------------------------------------------------------------
 # schema_transformer: fitted attributes fixed by the schema, values outside the domain
 # ------------------------------------------------------------------------------------------
+
 
 def _fitted_attributes(obj, path="ct", out=None):
     """``{path: value}`` of every fitted attribute (name ending in '_') of ``obj`` and of the
@@ -341,10 +359,14 @@ def _assert_same_fitted_attributes(a, b):
 
 def _int_frame(n=60):
     k = np.arange(n)
-    return pd.DataFrame({"level": k % 3 + 1,                  # int64, levels [1, 2, 3]
-                         "half": k % 3,                       # int64, levels [0.5, 1, 2]
-                         "job": np.where(k % 2 == 0, "a", "b"),
-                         "age": 20 + k})
+    return pd.DataFrame(
+        {
+            "level": k % 3 + 1,  # int64, levels [1, 2, 3]
+            "half": k % 3,  # int64, levels [0.5, 1, 2]
+            "job": np.where(k % 2 == 0, "a", "b"),
+            "age": 20 + k,
+        }
+    )
 
 
 INT_SCHEMA = {"level": [1, 2, 3], "half": [0.5, 1, 2], "job": ["a", "b"], "age": (18, 100)}
@@ -379,21 +401,32 @@ def test_schema_transformer_keeps_float_levels_of_an_integer_column():
     cats = [v for k, v in _fitted_attributes(ct).items() if "categories_" in k]
     assert len(cats) == 1
     np.testing.assert_array_equal(cats[0].astype(float), [0.5, 1.0, 2.0])
-    np.testing.assert_array_equal(ct.transform(df), [[0, 0, 0], [0, 1, 0], [0, 0, 1],
-                                                     [0, 0, 0]])
+    np.testing.assert_array_equal(ct.transform(df), [[0, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]])
 
 
 def _odd_frame():
     """Cells of the wrong type or outside the declared domain, and the same frame with those
     cells missing."""
-    df = pd.DataFrame({"age": [30.0, 40.0, 50.0, 60.0, 70.0, 80.0],
-                       "job": ["a", "b", "a", "b", "a", "b"],
-                       "grade": [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]}).astype(object)
+    df = pd.DataFrame(
+        {
+            "age": [30.0, 40.0, 50.0, 60.0, 70.0, 80.0],
+            "job": ["a", "b", "a", "b", "a", "b"],
+            "grade": [1.0, 2.0, 3.0, 1.0, 2.0, 3.0],
+        }
+    ).astype(object)
     odd, gone = df.copy(), df.copy()
-    for row, col, value in [(0, "age", "forty"), (1, "age", None), (2, "age", np.inf),
-                            (3, "age", -np.inf), (4, "age", pd.Timestamp("2020-01-01")),
-                            (0, "job", 7), (2, "job", "zz"), (3, "job", 2.5),
-                            (1, "grade", "2"), (4, "grade", 2.5)]:
+    for row, col, value in [
+        (0, "age", "forty"),
+        (1, "age", None),
+        (2, "age", np.inf),
+        (3, "age", -np.inf),
+        (4, "age", pd.Timestamp("2020-01-01")),
+        (0, "job", 7),
+        (2, "job", "zz"),
+        (3, "job", 2.5),
+        (1, "grade", "2"),
+        (4, "grade", 2.5),
+    ]:
         odd.loc[row, col] = value
         gone.loc[row, col] = np.nan
     odd.loc[5, "grade"] = True  # a bool is a number: True is level 1
@@ -407,8 +440,9 @@ def test_schema_transformer_values_outside_the_domain_are_missing(missing):
     schema = {"age": (18, 100), "job": ["a", "b"], "grade": [1, 2, 3]}
     ct = schema_transformer(schema, missing=missing, numeric_fill=0.25)
     out = ct.fit_transform(odd)  # no error: one row cannot make the fit fail
-    np.testing.assert_array_equal(out, schema_transformer(schema, missing=missing,
-                                                          numeric_fill=0.25).fit_transform(gone))
+    np.testing.assert_array_equal(
+        out, schema_transformer(schema, missing=missing, numeric_fill=0.25).fit_transform(gone)
+    )
     np.testing.assert_array_equal(out, ct.transform(gone))
     s = 1 / math.sqrt(3)
     assert out[0, 0] == pytest.approx(0.25 * s)  # 'forty' -> numeric_fill
@@ -425,8 +459,7 @@ def test_schema_transformer_on_arrays_of_objects():
     X = np.array([[30, "a"], ["x", "b"], [None, 3], [250, "a"]], dtype=object)
     out = schema_transformer({0: (18, 100), 1: ["a", "b"]}).fit_transform(X)
     s = 1 / math.sqrt(2)
-    np.testing.assert_allclose(out, [[(30 - 59) / 41 * s, s, 0], [0, 0, s], [0, 0, 0],
-                                     [s, s, 0]])
+    np.testing.assert_allclose(out, [[(30 - 59) / 41 * s, s, 0], [0, 0, s], [0, 0, 0], [s, s, 0]])
 
 
 def test_schema_transformer_mixed_levels_are_refused():
@@ -440,9 +473,15 @@ def test_schema_transformer_mixed_levels_are_refused():
 def _codebook_frame():
     import pandas as pd
 
-    return pd.DataFrame({"age": [30, 45, 60, 41], "sex": ["Male", "Female", "Male", "Male"],
-                         "code": [1, 2, 6, 3], "flag": [0, 1, 1, 0],
-                         "day": pd.to_datetime(["2020-01-01"] * 4)})
+    return pd.DataFrame(
+        {
+            "age": [30, 45, 60, 41],
+            "sex": ["Male", "Female", "Male", "Male"],
+            "code": [1, 2, 6, 3],
+            "flag": [0, 1, 1, 0],
+            "day": pd.to_datetime(["2020-01-01"] * 4),
+        }
+    )
 
 
 def test_typed_entries_are_the_shorthands():
@@ -467,11 +506,14 @@ def test_a_range_written_as_a_list_is_an_error_naming_the_fix():
     assert out.sum() == pytest.approx(4.0)
 
 
-@pytest.mark.parametrize("schema, match", [
-    ({"code": ["yes", "no"]}, "holds numbers"),
-    ({"sex": (0, 1)}, "holds text"),
-    ({"day": (0, 1)}, "holds dates"),
-])
+@pytest.mark.parametrize(
+    "schema, match",
+    [
+        ({"code": ["yes", "no"]}, "holds numbers"),
+        ({"sex": (0, 1)}, "holds text"),
+        ({"day": (0, 1)}, "holds dates"),
+    ],
+)
 def test_a_declared_type_that_contradicts_the_dtype_is_refused(schema, match):
     from skdpgd.preprocessing import schema_transformer
 
@@ -500,14 +542,18 @@ def test_out_of_domain_counts_are_noisy_counts_of_cells_outside_the_codebook():
     from skdpgd.accounting import gdp_mu
     from skdpgd.preprocessing import out_of_domain_counts
 
-    df = pd.DataFrame({"sex": ["male", "Male", "female", None] * 250,
-                       "age": [30.0, 130.0, np.nan, 50.0] * 250, "n": ["1", 2, 3, 4] * 250})
+    df = pd.DataFrame(
+        {
+            "sex": ["male", "Male", "female", None] * 250,
+            "age": [30.0, 130.0, np.nan, 50.0] * 250,
+            "n": ["1", 2, 3, 4] * 250,
+        }
+    )
     schema = {"sex": ["Male", "Female"], "age": (18, 100), "n": [1, 2, 3, 4]}
     exact = out_of_domain_counts(df, schema, epsilon=1e9, random_state=0)  # hardly any noise
     assert exact.counts == pytest.approx({"age": 500.0, "sex": 750.0, "n": 250.0}, abs=1e-3)
     budget = PrivacyBudget(1.0, 1e-6, neighbouring="replace")
-    check = out_of_domain_counts(df, schema, epsilon=0.1, delta=1e-6, budget=budget,
-                                 random_state=0)
+    check = out_of_domain_counts(df, schema, epsilon=0.1, delta=1e-6, budget=budget, random_state=0)
     # one release of 3 counts: L2 sensitivity sqrt(3), noise sqrt(3) / mu, exactly charged
     assert check.noise_std == pytest.approx(np.sqrt(3) / gdp_mu(0.1, 1e-6), rel=1e-9)
     assert check.epsilon_ <= 0.1 and budget.spent_epsilon() == pytest.approx(0.1, rel=1e-9)
@@ -515,6 +561,7 @@ def test_out_of_domain_counts_are_noisy_counts_of_cells_outside_the_codebook():
     # a dtype that contradicts the codebook is refused before any value is read or charged
     spent = budget.spent_epsilon()
     with pytest.raises(ValueError, match="holds numbers"):
-        out_of_domain_counts(pd.DataFrame({"c": [1, 2]}), {"c": ["yes", "no"]}, epsilon=0.1,
-                             budget=budget)
+        out_of_domain_counts(
+            pd.DataFrame({"c": [1, 2]}), {"c": ["yes", "no"]}, epsilon=0.1, budget=budget
+        )
     assert budget.spent_epsilon() == spent

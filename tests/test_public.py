@@ -48,8 +48,7 @@ def test_class_count_noise_is_multiplier_times_the_relations_sensitivity(relatio
     y_index = np.repeat([0, 1], [700, 300])
     mu = 0.5
     gen = _FirstHistogramNoise(np.random.default_rng(0), 2)
-    w, _, release = resolve_class_weight("balanced", np.array([0, 1]), y_index, mu, gen,
-                                         relation)
+    w, _, release = resolve_class_weight("balanced", np.array([0, 1]), y_index, mu, gen, relation)
     z = release.multipliers[0]
     assert release.sensitivity == HISTOGRAM_SENSITIVITY
     assert release.noise_std[0] == pytest.approx(z * HISTOGRAM_SENSITIVITY[relation])
@@ -92,9 +91,15 @@ def test_full_batch_class_count_release_matches_its_noise(monkeypatch, relation)
 
     seen = _recording(monkeypatch, _fit)
     X, y = _data()
-    est = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], n_samples=1200,
-                               class_weight="balanced", neighbouring=relation,
-                               random_state=0).fit(X, y)
+    est = DPLogisticRegression(
+        epsilon=1.0,
+        data_norm=1.0,
+        classes=[0, 1],
+        n_samples=1200,
+        class_weight="balanced",
+        neighbouring=relation,
+        random_state=0,
+    ).fit(X, y)
     release = _class_count_release(est)
     assert release.sensitivity == HISTOGRAM_SENSITIVITY
     assert release.noise_std[0] == pytest.approx(seen[0], rel=1e-9)
@@ -105,8 +110,15 @@ def test_dp_sgd_class_count_release_matches_its_noise(monkeypatch):
 
     seen = _recording(monkeypatch, _fit)
     X, y = _data()
-    est = DPSGDClassifier(epsilon=1.0, data_norm=1.0, classes=[0, 1], n_samples=1200,
-                          class_weight="balanced", epochs=1, random_state=0).fit(X, y)
+    est = DPSGDClassifier(
+        epsilon=1.0,
+        data_norm=1.0,
+        classes=[0, 1],
+        n_samples=1200,
+        class_weight="balanced",
+        epochs=1,
+        random_state=0,
+    ).fit(X, y)
     release = _class_count_release(est)
     assert release.sensitivity == HISTOGRAM_SENSITIVITY
     assert release.noise_std[0] == pytest.approx(seen[0], rel=1e-9)
@@ -119,9 +131,16 @@ def test_mlp_class_count_release_matches_its_noise(monkeypatch, relation):
 
     seen = _recording(monkeypatch, _fit)
     X, y = _data(n=300)
-    est = DPMLPClassifier(hidden_layer_sizes=(4,), max_iter=3, epsilon=1.0, classes=[0, 1],
-                          n_samples=300, class_weight="balanced", neighbouring=relation,
-                          random_state=0).fit(X, y)
+    est = DPMLPClassifier(
+        hidden_layer_sizes=(4,),
+        max_iter=3,
+        epsilon=1.0,
+        classes=[0, 1],
+        n_samples=300,
+        class_weight="balanced",
+        neighbouring=relation,
+        random_state=0,
+    ).fit(X, y)
     release = _class_count_release(est)
     assert release.sensitivity == HISTOGRAM_SENSITIVITY
     assert release.noise_std[0] == pytest.approx(seen[0], rel=1e-9)

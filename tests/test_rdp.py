@@ -60,8 +60,12 @@ def log_moment(q, sigma, power):
     hi = u0 + 20.0 + 2.0 * abs(power) / sigma
     grid = np.linspace(u0, hi, 4001)[1:]
     m = grid[int(np.argmax([log_pos(u) for u in grid]))]
-    m = optimize.minimize_scalar(lambda u: -log_pos(u), bounds=(max(u0 + 1e-12, m - 1.0), m + 1.0),
-                                 method="bounded", options={"xatol": 1e-10}).x
+    m = optimize.minimize_scalar(
+        lambda u: -log_pos(u),
+        bounds=(max(u0 + 1e-12, m - 1.0), m + 1.0),
+        method="bounded",
+        options={"xatol": 1e-10},
+    ).x
     top = log_pos(m)
     a, b = max(u0, m - 60.0), m + 60.0
 
@@ -155,8 +159,9 @@ def test_fractional_orders_never_looser_than_dp_accounting():
 
     for q, sigma, alpha in [(0.01, 1.0, 1.5), (0.1, 5.0, 1.1), (0.1, 20.0, 2.5), (0.01, 2.0, 3.5)]:
         ours = rdp_subsampled_gaussian(q, [sigma], [alpha])[0]
-        theirs = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(
-            q, sigma, [alpha])[0]
+        theirs = rdp_privacy_accountant._compute_rdp_poisson_subsampled_gaussian(q, sigma, [alpha])[
+            0
+        ]
         ref = rdp_integral(q, sigma, alpha)
         assert ours <= theirs * (1 + 1e-12)
         assert ours == pytest.approx(ref, rel=1e-6)
@@ -193,10 +198,16 @@ def test_orders_two_and_three_closed_forms(q, sigma):
     assert ours[1] == pytest.approx(r3, rel=2e-12) and ours[1] >= r3
 
 
-@pytest.mark.parametrize("q, sigma, alpha", [
-    (0.01, 1.0, 64.0), (0.1, 3.0, 256.0), (0.001, 0.8, 16.0), (0.5, 2.0, 32.0),
-    (0.05, 10.0, 1024.0),
-])
+@pytest.mark.parametrize(
+    "q, sigma, alpha",
+    [
+        (0.01, 1.0, 64.0),
+        (0.1, 3.0, 256.0),
+        (0.001, 0.8, 16.0),
+        (0.5, 2.0, 32.0),
+        (0.05, 10.0, 1024.0),
+    ],
+)
 def test_integer_orders_match_integral(q, sigma, alpha):
     ours = rdp_subsampled_gaussian(q, [sigma], [alpha])[0]
     ref = rdp_integral(q, sigma, alpha)
@@ -269,17 +280,24 @@ def test_composition_is_additive_and_grouping_invariant():
     both = rdp_subsampled_gaussian(0.03, np.concatenate([z1, z2]), orders)
     parts = rdp_subsampled_gaussian(0.03, z1, orders) + rdp_subsampled_gaussian(0.03, z2, orders)
     np.testing.assert_allclose(both, parts, rtol=1e-12)
-    np.testing.assert_array_equal(rdp_subsampled_gaussian(0.03, rng.permutation(z1), orders),
-                                  rdp_subsampled_gaussian(0.03, z1, orders))
+    np.testing.assert_array_equal(
+        rdp_subsampled_gaussian(0.03, rng.permutation(z1), orders),
+        rdp_subsampled_gaussian(0.03, z1, orders),
+    )
     # repeated multipliers count once per step
-    np.testing.assert_allclose(rdp_subsampled_gaussian(0.03, [1.1] * 7, orders),
-                               7 * rdp_subsampled_gaussian(0.03, [1.1], orders), rtol=1e-13)
+    np.testing.assert_allclose(
+        rdp_subsampled_gaussian(0.03, [1.1] * 7, orders),
+        7 * rdp_subsampled_gaussian(0.03, [1.1], orders),
+        rtol=1e-13,
+    )
     # the accountant composes a list of GaussianSteps with different rates
     acc = RDPAccountant()
     steps = [GaussianSteps(z1, 0.03), GaussianSteps([0.8, 2.0], 1.0)]
     np.testing.assert_allclose(
         acc.rdp(steps),
-        acc.rdp(steps[0]) + acc.orders * (1 / (2 * 0.8**2) + 1 / (2 * 2.0**2)), rtol=1e-14)
+        acc.rdp(steps[0]) + acc.orders * (1 / (2 * 0.8**2) + 1 / (2 * 2.0**2)),
+        rtol=1e-14,
+    )
 
 
 def test_special_values_and_validation():
@@ -287,16 +305,25 @@ def test_special_values_and_validation():
     assert np.all(np.isinf(rdp_subsampled_gaussian(0.1, [1.0, 0.0], orders)))
     np.testing.assert_array_equal(rdp_subsampled_gaussian(0.1, [np.inf, np.inf], orders), 0.0)
     np.testing.assert_array_equal(rdp_subsampled_gaussian(0.1, [], orders), 0.0)
-    np.testing.assert_allclose(rdp_subsampled_gaussian(0.1, [1.0, np.inf], orders),
-                               rdp_subsampled_gaussian(0.1, [1.0], orders), rtol=0)
+    np.testing.assert_allclose(
+        rdp_subsampled_gaussian(0.1, [1.0, np.inf], orders),
+        rdp_subsampled_gaussian(0.1, [1.0], orders),
+        rtol=0,
+    )
     acc = RDPAccountant()
     assert acc.epsilon(GaussianSteps([1.0, 0.0], 0.1), 1e-5) == math.inf
     assert acc.delta(GaussianSteps([1.0, 0.0], 0.1), 5.0) == 1.0
     assert acc.epsilon(GaussianSteps([np.inf], 0.1), 1e-5) == 0.0
     assert acc.supports(GaussianSteps([1.0], 0.01)) and acc.supports(GaussianSteps([1.0]))
     assert acc.name == "rdp"
-    for bad in [dict(sampling_rate=0.0), dict(sampling_rate=1.5), dict(noise_multipliers=[-1.0]),
-                dict(noise_multipliers=[np.nan]), dict(orders=[1.0, 2.0]), dict(orders=[])]:
+    for bad in [
+        dict(sampling_rate=0.0),
+        dict(sampling_rate=1.5),
+        dict(noise_multipliers=[-1.0]),
+        dict(noise_multipliers=[np.nan]),
+        dict(orders=[1.0, 2.0]),
+        dict(orders=[]),
+    ]:
         kw = dict(sampling_rate=0.1, noise_multipliers=[1.0], orders=[2.0])
         kw.update(bad)
         with pytest.raises(ValueError):
@@ -341,8 +368,10 @@ def test_conversion_stable_for_tiny_delta_and_large_epsilon():
         assert all(a >= b for a, b in zip(ds, ds[1:]))
     # the formula itself, order by order, at delta = 1e-12 (no exponentials involved)
     eps, order = rdp_epsilon([0.3, 2.0], [2.0, 30.0], 1e-12, return_order=True)
-    per_order = [0.3 + math.log(0.5) - (math.log(1e-12) + math.log(2.0)),
-                 2.0 + math.log1p(-1 / 30) - (math.log(1e-12) + math.log(30.0)) / 29]
+    per_order = [
+        0.3 + math.log(0.5) - (math.log(1e-12) + math.log(2.0)),
+        2.0 + math.log1p(-1 / 30) - (math.log(1e-12) + math.log(30.0)) / 29,
+    ]
     assert eps == pytest.approx(min(per_order), rel=1e-14) and order == 30.0
 
 
@@ -471,14 +500,28 @@ def test_tiny_epsilon_dp_sgd_works_end_to_end(delta):
     y = (X[:, 0] > 0).astype(int)
     # schedule='uniform': the Poisson-sampled steps themselves (the default's floor rule
     # returns the intercept-only model at this budget, accounted exactly in GDP)
-    clf = DPSGDClassifier(epsilon=1e-6, delta=delta, data_norm=1.0, classes=[0, 1],
-                          n_samples=2000, random_state=0, schedule="uniform").fit(X, y)
+    clf = DPSGDClassifier(
+        epsilon=1e-6,
+        delta=delta,
+        data_norm=1.0,
+        classes=[0, 1],
+        n_samples=2000,
+        random_state=0,
+        schedule="uniform",
+    ).fit(X, y)
     assert 0.999e-6 <= clf.epsilon_ <= 1e-6
     with pytest.raises(ValueError, match="smallest epsilon .* certify"):
-        DPSGDClassifier(epsilon=1e-6, delta=1e-12, data_norm=1.0, classes=[0, 1],
-                        n_samples=2000, schedule="uniform").fit(X, y)
-    prior = DPSGDClassifier(epsilon=1e-6, delta=1e-12, data_norm=1.0, classes=[0, 1],
-                            n_samples=2000, random_state=0).fit(X, y)
+        DPSGDClassifier(
+            epsilon=1e-6,
+            delta=1e-12,
+            data_norm=1.0,
+            classes=[0, 1],
+            n_samples=2000,
+            schedule="uniform",
+        ).fit(X, y)
+    prior = DPSGDClassifier(
+        epsilon=1e-6, delta=1e-12, data_norm=1.0, classes=[0, 1], n_samples=2000, random_state=0
+    ).fit(X, y)
     assert prior.schedule_ == "prior" and 0.999e-6 <= prior.epsilon_ <= 1e-6
 
 
@@ -528,8 +571,19 @@ def _log_a_both(q, sigma, orders):
     o, is_int, off, lgc = _rdp._order_tables(tuple(float(a) for a in orders))
     v = np.array([1.0 / sigma**2])
     ref = np.empty((o.size, 1))
-    rdp_numba._log_a_grid(o, is_int, lgc, off, math.log(q), math.log1p(-q), v, _rdp._CRVZ_W,
-                           _rdp._CRVZ_INV_D, _rdp._CRVZ_ABS, ref)
+    rdp_numba._log_a_grid(
+        o,
+        is_int,
+        lgc,
+        off,
+        math.log(q),
+        math.log1p(-q),
+        v,
+        _rdp._CRVZ_W,
+        _rdp._CRVZ_INV_D,
+        _rdp._CRVZ_ABS,
+        ref,
+    )
     return _rdp._log_a_grid(o, is_int, lgc, off, math.log(q), math.log1p(-q), v)[:, 0], ref[:, 0]
 
 
@@ -545,16 +599,28 @@ def test_log_a_matches_the_former_numba_kernels(q, sigma):
     np.testing.assert_allclose(new[~is_int], ref[~is_int], rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("alpha, q, sigma, k_max", [
-    (867362, 1e-6, 1e5, 300), (145519, 1e-4, 1e3, 600), (4096, 0.03, 2.0, 4096),
-    (37, 0.2, 0.7, 37), (2, 0.5, 0.3, 2)])
+@pytest.mark.parametrize(
+    "alpha, q, sigma, k_max",
+    [
+        (867362, 1e-6, 1e5, 300),
+        (145519, 1e-4, 1e3, 600),
+        (4096, 0.03, 2.0, 4096),
+        (37, 0.2, 0.7, 37),
+        (2, 0.5, 0.3, 2),
+    ],
+)
 def test_log_a_integer_orders_never_below_the_exact_sum(alpha, q, sigma, k_max):
     mpmath = pytest.importorskip("mpmath")
     with mpmath.workdps(40):
         v, qq = mpmath.mpf(1) / mpmath.mpf(sigma) ** 2, mpmath.mpf(q)
-        exact = mpmath.log1p(mpmath.fsum(
-            mpmath.binomial(alpha, k) * qq**k * (1 - qq) ** (alpha - k)
-            * mpmath.expm1(k * (k - 1) * v / 2)
-            for k in range(2, k_max + 1)))  # the terms beyond k_max are below 1e-40 of the sum
+        exact = mpmath.log1p(
+            mpmath.fsum(
+                mpmath.binomial(alpha, k)
+                * qq**k
+                * (1 - qq) ** (alpha - k)
+                * mpmath.expm1(k * (k - 1) * v / 2)
+                for k in range(2, k_max + 1)
+            )
+        )  # the terms beyond k_max are below 1e-40 of the sum
     got = float(rdp_subsampled_gaussian(q, [sigma], orders=[float(alpha)])[0]) * (alpha - 1)
     assert exact <= got <= exact * (1 + 1e-6)

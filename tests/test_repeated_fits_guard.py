@@ -29,8 +29,9 @@ def _leak_messages(record):
 
 def test_cross_validating_a_private_pipeline_without_a_shared_budget_warns(data):
     X, y = data
-    pipe = make_private_pipeline(BoundedScaler(bounds=(-1, 1)),
-                                 DPLogisticRegression(classes=[0, 1]), epsilon=1.0)
+    pipe = make_private_pipeline(
+        BoundedScaler(bounds=(-1, 1)), DPLogisticRegression(classes=[0, 1]), epsilon=1.0
+    )
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         cross_val_score(pipe, X, y, cv=3)
@@ -43,9 +44,12 @@ def test_cross_validating_a_private_pipeline_without_a_shared_budget_warns(data)
 def test_cross_validating_a_private_pipeline_on_a_shared_budget_reports_the_total(data):
     X, y = data
     budget = PrivacyBudget(10.0, 1e-5, neighbouring="replace")
-    pipe = make_private_pipeline(BoundedScaler(bounds=(-1, 1)),
-                                 DPLogisticRegression(classes=[0, 1]), epsilon=1.0,
-                                 budget=budget)
+    pipe = make_private_pipeline(
+        BoundedScaler(bounds=(-1, 1)),
+        DPLogisticRegression(classes=[0, 1]),
+        epsilon=1.0,
+        budget=budget,
+    )
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
         scores = cross_val_score(pipe, X, y, cv=3)
@@ -56,21 +60,24 @@ def test_cross_validating_a_private_pipeline_on_a_shared_budget_reports_the_tota
     assert len([c for c in budget.charges]) >= 3
 
 
-@pytest.mark.parametrize("leaky", [StandardScaler(), make_pipeline(Normalizer(),
-                                                                   StandardScaler())])
+@pytest.mark.parametrize("leaky", [StandardScaler(), make_pipeline(Normalizer(), StandardScaler())])
 def test_a_dp_estimator_after_a_step_that_learns_from_the_rows_warns(data, leaky):
     X, y = data
     with pytest.warns(PrivacyLeakWarning, match="standardscaler.*make_private_pipeline"):
-        make_pipeline(leaky, DPLogisticRegression(epsilon=1.0, data_norm=2.0,
-                                                  classes=[0, 1])).fit(X, y)
+        make_pipeline(leaky, DPLogisticRegression(epsilon=1.0, data_norm=2.0, classes=[0, 1])).fit(
+            X, y
+        )
 
 
-@pytest.mark.parametrize("step", [BoundedScaler(bounds=(-1, 1)), Normalizer(),
-                                  DPStandardScaler(bounds=(-1, 1), epsilon=1.0)])
+@pytest.mark.parametrize(
+    "step",
+    [BoundedScaler(bounds=(-1, 1)), Normalizer(), DPStandardScaler(bounds=(-1, 1), epsilon=1.0)],
+)
 def test_public_bound_and_dp_steps_in_a_plain_pipeline_do_not_warn(data, step):
     X, y = data
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
-        make_pipeline(step, DPLogisticRegression(epsilon=1.0, data_norm=2.0,
-                                                 classes=[0, 1])).fit(X, y)
+        make_pipeline(step, DPLogisticRegression(epsilon=1.0, data_norm=2.0, classes=[0, 1])).fit(
+            X, y
+        )
     assert not _leak_messages(record)

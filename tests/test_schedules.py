@@ -25,9 +25,16 @@ LOGISTIC_G, LOGISTIC_B = math.sqrt(2), math.log(2)
 
 
 def problem(n=500, d=10, alpha=1e-2, G=LOGISTIC_G, replace=True, momentum=0.0, B=LOGISTIC_B):
-    return Problem(n_samples=n, n_params=d, sensitivity=(2 * G if replace else G), lipschitz=G,
-                   smoothness=G * G / 4 + alpha, strong_convexity=alpha, loss_bound=B,
-                   momentum=momentum)
+    return Problem(
+        n_samples=n,
+        n_params=d,
+        sensitivity=(2 * G if replace else G),
+        lipschitz=G,
+        smoothness=G * G / 4 + alpha,
+        strong_convexity=alpha,
+        loss_bound=B,
+        momentum=momentum,
+    )
 
 
 SCHEDULES = [Uniform(), Hong(), PUR(), Exponential(0.98), Hong(), OutputPerturbation()]
@@ -60,9 +67,9 @@ def test_uniform_T_minimises_hong_theorem_4_2_bound():
     mu = 0.5
     kappa = p.smoothness / 0.01
     gamma = 1 - 1 / kappa
-    a = 20 * (2 * math.sqrt(2)) ** 2 / (2 * mu ** 2 * p.smoothness * 1000 ** 2 * math.log(2))
+    a = 20 * (2 * math.sqrt(2)) ** 2 / (2 * mu**2 * p.smoothness * 1000**2 * math.log(2))
     Ts = np.arange(1, MAX_AUTO_ITER + 1)
-    bound = gamma ** Ts + a * kappa * (1 - gamma ** Ts) * Ts
+    bound = gamma**Ts + a * kappa * (1 - gamma**Ts) * Ts
     plan = Uniform().plan(p, mu)
     assert plan.n_steps == Ts[np.argmin(bound)]
     assert 1 < plan.n_steps < MAX_AUTO_ITER  # an interior minimum: the test means something
@@ -96,7 +103,7 @@ def test_hong_alpha_maps_their_normalisation_onto_ours():
     M, B = G * G / 4 + alpha, math.log(2)
     rho = zcdp_rho(4.0, 1e-8)  # their experiment's budget: 0.1963-zCDP
     R = 2 * rho
-    theirs = d * G ** 2 / (2 * R * M * n ** 2 * B)
+    theirs = d * G**2 / (2 * R * M * n**2 * B)
     add_remove = Problem(n, d, G, G, M, alpha, B)
     replace = Problem(n, d, 2 * G, G, M, alpha, B)
     assert add_remove.hong_alpha(math.sqrt(R)) == pytest.approx(theirs, rel=1e-12)
@@ -104,7 +111,7 @@ def test_hong_alpha_maps_their_normalisation_onto_ours():
     # and the noise a plan implies on the mean gradient is sigma_t G / N
     plan = Hong().plan(add_remove, math.sqrt(R))
     z = GaussianDPAccountant().calibrate(plan.noise_multipliers, 4.0, 1e-8)
-    assert np.sum(z ** -2.0) <= gdp_mu(4.0, 1e-8) ** 2  # exact GDP budget >= zCDP's R
+    assert np.sum(z**-2.0) <= gdp_mu(4.0, 1e-8) ** 2  # exact GDP budget >= zCDP's R
 
 
 def test_hong_gd_shape_and_T_are_theorem_4_4():
@@ -116,19 +123,21 @@ def test_hong_gd_shape_and_T_are_theorem_4_4():
     plan = Hong().plan(p, mu)
     # T minimises Theorem 4.4's bound with Lemma 4.3's optimal variances (brute force)
     Ts = np.arange(1, MAX_AUTO_ITER + 1)
-    bound = gamma ** Ts + a * np.array([np.sum(gamma ** ((T - np.arange(1, T + 1)) / 2)) ** 2
-                                        for T in Ts[:2000]] + [np.inf] * (len(Ts) - 2000))
+    bound = gamma**Ts + a * np.array(
+        [np.sum(gamma ** ((T - np.arange(1, T + 1)) / 2)) ** 2 for T in Ts[:2000]]
+        + [np.inf] * (len(Ts) - 2000)
+    )
     assert plan.n_steps == Ts[np.argmin(bound)]
     # sigma_t^2 proportional to gamma^(t/2): consecutive multipliers shrink by gamma^(1/4)
     z = plan.noise_multipliers
     T = plan.n_steps
     assert gamma ** (-T / 4) < 10  # the MAX_SHAPE_RATIO cap does not bind here
-    np.testing.assert_allclose(z[1:] / z[:-1], gamma ** 0.25, rtol=1e-12)
+    np.testing.assert_allclose(z[1:] / z[:-1], gamma**0.25, rtol=1e-12)
     # Lemma 4.3 closed form for the calibrated values: sigma_t^2 = (1/R) sum_i sqrt(q_i/q_t)
     q = gamma ** (T - np.arange(1, T + 1))
     R = mu * mu
     expected = np.sqrt(np.sum(np.sqrt(q)) / np.sqrt(q) / R)
-    zc = z * math.sqrt(np.sum(z ** -2.0) / R)  # scale to sum z^-2 = R
+    zc = z * math.sqrt(np.sum(z**-2.0) / R)  # scale to sum z^-2 = R
     np.testing.assert_allclose(zc, expected, rtol=1e-10)
     np.testing.assert_allclose(plan.step_sizes, 1 / p.smoothness)
 
@@ -143,11 +152,14 @@ def test_hong_shape_is_capped_at_max_shape_ratio():
 def test_hong_momentum_influence_matches_brute_force_double_sum():
     T, gamma, beta = 40, 0.97, 0.6
     t = np.arange(1, T + 1)
-    b = (1 - beta) / (1 - beta ** t)
-    q = np.array([sum(gamma ** (T - s) * b[s - 1] ** 2 * beta ** (2 * (s - i))
-                      for s in range(i, T + 1)) for i in range(1, T + 1)])
-    np.testing.assert_allclose(hong_momentum_log_influence(T, gamma, beta), np.log(q),
-                               rtol=1e-12)
+    b = (1 - beta) / (1 - beta**t)
+    q = np.array(
+        [
+            sum(gamma ** (T - s) * b[s - 1] ** 2 * beta ** (2 * (s - i)) for s in range(i, T + 1))
+            for i in range(1, T + 1)
+        ]
+    )
+    np.testing.assert_allclose(hong_momentum_log_influence(T, gamma, beta), np.log(q), rtol=1e-12)
 
 
 def test_hong_momentum_step_and_eta0_fixed_point():
@@ -158,8 +170,9 @@ def test_hong_momentum_step_and_eta0_fixed_point():
     assert eta0 == pytest.approx(bound, rel=1e-10)
     p = problem(alpha=0.01, momentum=beta)
     plan = Hong().plan(p, 0.5)
-    np.testing.assert_allclose(plan.step_sizes, hong_momentum_eta0(beta, p.kappa) /
-                               (2 * p.smoothness))
+    np.testing.assert_allclose(
+        plan.step_sizes, hong_momentum_eta0(beta, p.kappa) / (2 * p.smoothness)
+    )
 
 
 def test_hong_and_output_refuse_without_strong_convexity():
@@ -184,8 +197,8 @@ def test_pur_strongly_convex_shape_and_remainder():
     sigma = np.sqrt(2 * 0.05 * math.log(2) * r ** np.arange(T - 1) / 10)
     np.testing.assert_allclose(z[:-1], sigma * 20000 / p.sensitivity, rtol=1e-12)
     # the budget is exhausted exactly, the last step takes the remainder (noisier or equal)
-    assert np.sum(z ** -2.0) == pytest.approx(mu * mu, rel=1e-12)
-    assert z[-1] >= z[-2] * r ** 0.5 * (1 - 1e-12)
+    assert np.sum(z**-2.0) == pytest.approx(mu * mu, rel=1e-12)
+    assert z[-1] >= z[-2] * r**0.5 * (1 - 1e-12)
     np.testing.assert_allclose(plan.step_sizes, 1 / (2 * p.smoothness))
 
 
@@ -196,7 +209,7 @@ def test_pur_convex_shape_decays_as_one_over_t():
     t = np.arange(1, len(z) + 1)
     expected = 4 * p.smoothness * math.sqrt(math.log(2)) / (math.sqrt(10) * t)
     np.testing.assert_allclose(z, expected * 20000 / p.sensitivity, rtol=1e-12)
-    assert np.sum(plan.noise_multipliers ** -2.0) == pytest.approx(1.5 ** 2, rel=1e-12)
+    assert np.sum(plan.noise_multipliers**-2.0) == pytest.approx(1.5**2, rel=1e-12)
 
 
 # --- exponential --------------------------------------------------------------------------
@@ -212,7 +225,8 @@ def test_exponential_shape():
     rho_mu = 4.0
     plan = Exponential(decay=rho_mu ** (-1 / 30), n_iter=30).plan(p, 1.0)
     assert plan.noise_multipliers[0] / plan.noise_multipliers[-1] == pytest.approx(
-        rho_mu ** (29 / 30))
+        rho_mu ** (29 / 30)
+    )
 
 
 def test_max_iter_overrides_theory():
@@ -240,13 +254,20 @@ def test_prior_releases_the_class_prior_with_its_sensitivity():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(3000, 4)) / 3
     y = (rng.uniform(size=3000) < 0.3).astype(int)
-    exact = DPLogisticRegression(epsilon=np.inf, data_norm=1.0, classes=[0, 1],
-                                 schedule="prior").fit(X, y)
+    exact = DPLogisticRegression(
+        epsilon=np.inf, data_norm=1.0, classes=[0, 1], schedule="prior"
+    ).fit(X, y)
     assert np.all(exact.coef_ == 0)
     assert exact.intercept_[0] == pytest.approx(math.log(y.mean() / (1 - y.mean())), rel=1e-12)
-    noisy = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1],
-                                 schedule="prior", row_clip="data_norm",
-                                 random_state=0).fit(X, y)
+    noisy = DPLogisticRegression(
+        epsilon=1.0,
+        delta=1e-6,
+        data_norm=1.0,
+        classes=[0, 1],
+        schedule="prior",
+        row_clip="data_norm",
+        random_state=0,
+    ).fit(X, y)
     (release,) = noisy.releases_
     assert release.name == "class counts"
     # relabelling one example moves two counts by one (replace-one); adding one moves one
@@ -255,19 +276,28 @@ def test_prior_releases_the_class_prior_with_its_sensitivity():
     assert 1.0 <= release.sensitivity["add_remove"] <= 1.0 + 1e-6
     assert noisy.mu_ == pytest.approx(compose_gdp(release.multipliers), rel=1e-12)
     assert noisy.epsilon_ <= 1.0
-    three = DPLogisticRegression(epsilon=np.inf, data_norm=1.0, classes=[0, 1, 2],
-                                 schedule="prior").fit(X, y)
+    three = DPLogisticRegression(
+        epsilon=np.inf, data_norm=1.0, classes=[0, 1, 2], schedule="prior"
+    ).fit(X, y)
     logf = np.log(np.array([np.mean(y == 0), np.mean(y == 1), 0.5 / len(y)]))
     np.testing.assert_allclose(three.intercept_, logf - logf.mean(), rtol=1e-12)
     yr = X[:, 0] + 0.2
     ridge = DPRidge(epsilon=np.inf, data_norm=1.0, y_bound=2.0, schedule="prior").fit(X, yr)
     assert float(ridge.intercept_) == pytest.approx(yr.mean(), rel=1e-12)
-    noisy_r = DPRidge(epsilon=1.0, delta=1e-6, data_norm=1.0, y_bound=2.0, schedule="prior",
-                      row_clip="data_norm", random_state=0).fit(X, yr)
+    noisy_r = DPRidge(
+        epsilon=1.0,
+        delta=1e-6,
+        data_norm=1.0,
+        y_bound=2.0,
+        schedule="prior",
+        row_clip="data_norm",
+        random_state=0,
+    ).fit(X, yr)
     assert 4.0 <= noisy_r.releases_[0].sensitivity["replace"] <= 4.0 * (1 + 1e-6)
     with pytest.raises(ValueError, match="fit_intercept"):
-        DPRidge(epsilon=1.0, data_norm=1.0, y_bound=2.0, schedule="prior",
-                fit_intercept=False).fit(X, yr)
+        DPRidge(epsilon=1.0, data_norm=1.0, y_bound=2.0, schedule="prior", fit_intercept=False).fit(
+            X, yr
+        )
 
 
 # --- the warm start from the class prior (schedule='auto') -----------------------------------
@@ -288,26 +318,36 @@ def test_warm_start_spends_its_share_and_composes_exactly(epsilon, neighbouring)
     from skdpgd.schedules import Auto
 
     X, y = _imbalanced()
-    kw = dict(epsilon=epsilon, delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0,
-              row_clip="data_norm", neighbouring=neighbouring)
+    kw = dict(
+        epsilon=epsilon,
+        delta=1e-6,
+        data_norm=1.0,
+        classes=[0, 1],
+        random_state=0,
+        row_clip="data_norm",
+        neighbouring=neighbouring,
+    )
     if neighbouring == "add_remove":
         kw["n_samples"] = len(y)  # a public N keeps the noisy count out of the shares
-    est = DPLogisticRegression(schedule=Auto(prior_share=0.2, prior_switch=False, select=False),
-                               **kw).fit(X, y)
+    est = DPLogisticRegression(
+        schedule=Auto(prior_share=0.2, prior_switch=False, select=False), **kw
+    ).fit(X, y)
     *fit, counts = est.releases_
     assert counts.name == "class counts (start)"
     unit = math.sqrt(2.0) if neighbouring == "replace" else 1.0
     assert unit <= counts.sensitivity[neighbouring] <= unit * (1 + 1e-6)
     inv2 = [np.sum(np.asarray(r.multipliers, float) ** -2.0) for r in est.releases_]
     assert inv2[-1] / sum(inv2) == pytest.approx(0.2, rel=1e-9)
-    assert est.mu_ == pytest.approx(compose_gdp(np.concatenate(
-        [r.multipliers for r in est.releases_])), rel=1e-12)
+    assert est.mu_ == pytest.approx(
+        compose_gdp(np.concatenate([r.multipliers for r in est.releases_])), rel=1e-12
+    )
     assert est.mu_ == pytest.approx(gdp_mu(epsilon, 1e-6), rel=1e-6)
     assert est.epsilon_ <= epsilon
     # the fit's own releases come first; share 0 releases no counts at all
     assert fit[0].name == "gradient sums"
-    cold = DPLogisticRegression(schedule=Auto(prior_share=0.0, prior_switch=False, select=False),
-                                **kw).fit(X, y)
+    cold = DPLogisticRegression(
+        schedule=Auto(prior_share=0.0, prior_switch=False, select=False), **kw
+    ).fit(X, y)
     assert all(r.name != "class counts (start)" for r in cold.releases_)
     assert cold.mu_ == pytest.approx(est.mu_, rel=1e-9)
 
@@ -326,12 +366,20 @@ def test_warm_start_keeps_a_noisy_fit_at_the_majority_class(use_policy):
     warm, cold = [], []
     for seed in range(5):
         kw = dict(epsilon=0.05, data_norm=1.0, classes=[0, 1], random_state=seed)
-        warm.append(DPLogisticRegression(
-            schedule=Auto(prior_share=0.1, prior_switch=False, select=False),
-            **kw).fit(X, y).score(X, y))
-        cold.append(DPLogisticRegression(
-            schedule=Auto(prior_share=0.0, prior_switch=False, select=False),
-            **kw).fit(X, y).score(X, y))
+        warm.append(
+            DPLogisticRegression(
+                schedule=Auto(prior_share=0.1, prior_switch=False, select=False), **kw
+            )
+            .fit(X, y)
+            .score(X, y)
+        )
+        cold.append(
+            DPLogisticRegression(
+                schedule=Auto(prior_share=0.0, prior_switch=False, select=False), **kw
+            )
+            .fit(X, y)
+            .score(X, y)
+        )
     assert np.median(warm) >= majority - 0.005
     assert np.median(cold) < majority - 0.005  # the failure the warm start removes
 
@@ -343,6 +391,7 @@ def test_warm_start_is_reproducible_and_leaves_the_exact_fit_alone():
 
     X, y = _imbalanced(n=800)
     kw = dict(epsilon=0.5, data_norm=1.0, classes=[0, 1], random_state=3)
+
     def warm_start():
         return Auto(prior_share=0.1, prior_switch=False, select=False)
 
@@ -353,8 +402,9 @@ def test_warm_start_is_reproducible_and_leaves_the_exact_fit_alone():
     assert a.releases_[-1].name == "class counts (start)"
     # the counts' noise comes from a separate stream: with a vanishing share the fit draws the
     # same gradient noise as the fit from 0 (and the default, share 0, releases no counts)
-    tiny = DPLogisticRegression(schedule=Auto(prior_share=1e-12, prior_switch=False, select=False),
-                                **kw).fit(X, y)
+    tiny = DPLogisticRegression(
+        schedule=Auto(prior_share=1e-12, prior_switch=False, select=False), **kw
+    ).fit(X, y)
     cold = DPLogisticRegression(schedule=Auto(prior_switch=False, select=False), **kw).fit(X, y)
     assert all(r.name != "class counts (start)" for r in cold.releases_)
     np.testing.assert_allclose(tiny.coef_, cold.coef_, rtol=1e-3, atol=1e-3)
@@ -372,9 +422,16 @@ def test_prior_switch_spends_the_same_budget_on_either_branch(switch):
 
     X, y = _imbalanced(n=1500)
     budget = PrivacyBudget(epsilon=2.0, delta=1e-6, neighbouring="replace")
-    est = DPLogisticRegression(epsilon=0.3, delta=1e-6, data_norm=1.0, classes=[0, 1],
-                               random_state=0, row_clip="data_norm", budget=budget,
-                               schedule=Auto(prior_share=0.1, prior_switch=switch)).fit(X, y)
+    est = DPLogisticRegression(
+        epsilon=0.3,
+        delta=1e-6,
+        data_norm=1.0,
+        classes=[0, 1],
+        random_state=0,
+        row_clip="data_norm",
+        budget=budget,
+        schedule=Auto(prior_share=0.1, prior_switch=switch),
+    ).fit(X, y)
     names = [r.name for r in est.releases_]
     switched = switch[0] > 0 and switch[1] <= 1.0  # snr below 1e9, any majority share
     if switched:
@@ -387,8 +444,9 @@ def test_prior_switch_spends_the_same_budget_on_either_branch(switch):
     else:
         assert names[-1] == "class counts (start)" and "class counts" not in names
         assert est.mechanism_ != "prior"
-    assert est.mu_ == pytest.approx(compose_gdp(np.concatenate(
-        [r.multipliers for r in est.releases_])), rel=1e-12)
+    assert est.mu_ == pytest.approx(
+        compose_gdp(np.concatenate([r.multipliers for r in est.releases_])), rel=1e-12
+    )
     assert est.mu_ == pytest.approx(gdp_mu(0.3, 1e-6), rel=1e-6)
     assert budget.spent_epsilon() == pytest.approx(0.3, rel=1e-9)
     assert est.epsilon_ <= 0.3
@@ -416,8 +474,9 @@ def test_a_switch_takes_the_prior_only_below_its_signal_to_noise_ratio(use_polic
     assert [r.name for r in low.releases_] == ["class counts (start)", "class counts"]
     assert low.predict(X).tolist() == [0] * len(y)  # the majority class
     high = DPLogisticRegression(epsilon=30.0, schedule=Auto(prior_switch=TIERS), **kw).fit(X, y)
-    off = DPLogisticRegression(epsilon=30.0, schedule=Auto(prior_switch=False, select=False),
-                               **kw).fit(X, y)
+    off = DPLogisticRegression(
+        epsilon=30.0, schedule=Auto(prior_switch=False, select=False), **kw
+    ).fit(X, y)
     assert all(r.name != "class counts (start)" for r in high.releases_)
     np.testing.assert_array_equal(high.coef_, off.coef_)
 
@@ -438,8 +497,9 @@ def test_the_default_selects_below_its_ratio_and_fits_alone_above_it():
     eps = 1e4
     assert signal_to_noise(1000, X.shape[1] + 1, gdp_mu(eps, 1e-6)) > AUTO_SELECT[0]
     high = DPLogisticRegression(epsilon=eps, **kw).fit(X, y)
-    off = DPLogisticRegression(epsilon=eps, schedule=Auto(prior_switch=False, select=False),
-                               **kw).fit(X, y)
+    off = DPLogisticRegression(
+        epsilon=eps, schedule=Auto(prior_switch=False, select=False), **kw
+    ).fit(X, y)
     assert all("class counts" not in r.name for r in high.releases_)
     np.testing.assert_array_equal(high.coef_, off.coef_)
 
@@ -484,8 +544,9 @@ def test_hong_shape_is_lemma_4_3_for_a_given_gamma():
     plan = hong_shape(gamma, T).plan(problem(), 1.0)
     z = plan.noise_multipliers
     assert plan.n_steps == T
-    np.testing.assert_allclose(z / z[-1], gamma ** (np.arange(T) / 4.0) / gamma ** ((T - 1) / 4),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        z / z[-1], gamma ** (np.arange(T) / 4.0) / gamma ** ((T - 1) / 4), rtol=1e-12
+    )
     assert z[0] / z[-1] > MAX_SHAPE_RATIO  # the spread is not capped
 
 
@@ -514,11 +575,20 @@ def test_prior_switch_tiers_parse_one_pair_triples_and_off():
     assert prior_switch_tiers((10, 0.5)) == ((10.0, 0.5, AUTO_PRIOR_SWITCH_SHARE),)
     assert prior_switch_tiers((np.int64(10), np.float32(0.5), 0.2)) == ((10.0, 0.5, 0.2),)
     assert prior_switch_tiers([[10, 0.5], (100, 0.7, 0.05)]) == (
-        (10.0, 0.5, AUTO_PRIOR_SWITCH_SHARE), (100.0, 0.7, 0.05))
+        (10.0, 0.5, AUTO_PRIOR_SWITCH_SHARE),
+        (100.0, 0.7, 0.05),
+    )
     assert prior_switch_tiers(((10, 0.5, 0.1), (100, 0.7, 0.05))) == (
-        (10.0, 0.5, 0.1), (100.0, 0.7, 0.05))
-    for bad in [((100, 0.5), (10, 0.7)), ((10, 0.5, 1.0),), ((10,),), ((-1, 0.5),),
-                ((10, float("nan")),)]:
+        (10.0, 0.5, 0.1),
+        (100.0, 0.7, 0.05),
+    )
+    for bad in [
+        ((100, 0.5), (10, 0.7)),
+        ((10, 0.5, 1.0),),
+        ((10,),),
+        ((-1, 0.5),),
+        ((10, float("nan")),),
+    ]:
         with pytest.raises(ValueError, match="prior-switch tier"):
             prior_switch_tiers(bad)
 
@@ -547,13 +617,14 @@ def test_second_tier_switches_an_imbalanced_set_and_spends_its_own_share():
     X, y = _imbalanced(n=1500)
     eps = _snr_between(1500, X.shape[1], s1, s2)
     assert s1 < signal_to_noise(1500, X.shape[1] + 1, gdp_mu(eps, 1e-6)) < s2
-    kw = dict(epsilon=eps, delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0,
-              row_clip="data_norm")
+    kw = dict(
+        epsilon=eps, delta=1e-6, data_norm=1.0, classes=[0, 1], random_state=0, row_clip="data_norm"
+    )
     est = DPLogisticRegression(schedule=Auto(prior_switch=TIERS), **kw).fit(X, y)
     assert est.mechanism_ == "prior" and np.all(est.coef_ == 0)
     first, second = est.releases_
     z = np.array([first.multipliers[0], second.multipliers[0]])
-    assert first.multipliers[0] ** -2 / np.sum(z ** -2) == pytest.approx(share2, rel=1e-9)
+    assert first.multipliers[0] ** -2 / np.sum(z**-2) == pytest.approx(share2, rel=1e-9)
     assert est.mu_ == pytest.approx(gdp_mu(eps, 1e-6), rel=1e-6)
     assert est.mu_ == pytest.approx(compose_gdp(z), rel=1e-12)
     # the first tier alone keeps the fit there, with no counts released
@@ -574,15 +645,21 @@ def test_second_tier_keeps_the_fit_of_a_balanced_set_started_from_its_prior():
     X = rng.normal(size=(1500, 5)) / (2 * math.sqrt(5))
     y = (X[:, 0] > 0).astype(int)
     eps = _snr_between(1500, 5, s1, s2)
-    est = DPLogisticRegression(epsilon=eps, delta=1e-6, data_norm=1.0, classes=[0, 1],
-                               random_state=0, row_clip="data_norm",
-                               schedule=Auto(prior_switch=TIERS)).fit(X, y)
+    est = DPLogisticRegression(
+        epsilon=eps,
+        delta=1e-6,
+        data_norm=1.0,
+        classes=[0, 1],
+        random_state=0,
+        row_clip="data_norm",
+        schedule=Auto(prior_switch=TIERS),
+    ).fit(X, y)
     assert est.mechanism_ != "prior"
     names = [r.name for r in est.releases_]
     assert names[-1] == "class counts (start)" and "class counts" not in names
     z_counts = est.releases_[-1].multipliers
     z_all = np.concatenate([r.multipliers for r in est.releases_])
-    assert np.sum(z_counts ** -2) / np.sum(z_all ** -2) == pytest.approx(share2, rel=1e-9)
+    assert np.sum(z_counts**-2) / np.sum(z_all**-2) == pytest.approx(share2, rel=1e-9)
     assert est.mu_ == pytest.approx(compose_gdp(z_all), rel=1e-12)
     assert est.mu_ == pytest.approx(gdp_mu(est.epsilon, 1e-6), rel=1e-6)
     assert np.any(est.coef_ != 0)
@@ -598,8 +675,7 @@ def test_below_a_tiny_ratio_a_binary_fit_is_the_majority_class_with_the_whole_bu
     kw = dict(delta=1e-6, data_norm=1.0, random_state=0, row_clip="data_norm")
     assert signal_to_noise(1000, X.shape[1] + 1, gdp_mu(0.01, 1e-6)) < AUTO_PRIOR_MAX_SNR_BINARY
     binary = DPLogisticRegression(epsilon=0.01, classes=[0, 1], **kw).fit(X, y)
-    assert binary.mechanism_ == "prior" and [r.name for r in binary.releases_] == [
-        "class counts"]
+    assert binary.mechanism_ == "prior" and [r.name for r in binary.releases_] == ["class counts"]
     assert binary.mu_ == pytest.approx(gdp_mu(0.01, 1e-6), rel=1e-9)
     three = np.where(X[:, 1] > 0.1, 2, y)
     multi = DPLogisticRegression(epsilon=0.01, classes=[0, 1, 2], **kw).fit(X, three)

@@ -79,28 +79,49 @@ def test_symmetric_noise_has_the_claimed_covariance():
 @pytest.mark.parametrize("relation", ["replace", "add_remove"])
 def test_accounting_is_exact_gdp_over_every_release(Est, schedule, relation):
     X, y = _data()
-    kw = (dict(classes=[0, 1], row_clip="data_norm") if Est is DPLogisticRegression
-          else dict(y_bound=1.0))
+    kw = (
+        dict(classes=[0, 1], row_clip="data_norm")
+        if Est is DPLogisticRegression
+        else dict(y_bound=1.0)
+    )
     yy = y if Est is DPLogisticRegression else X[:, 0]
-    fit = Est(epsilon=1.0, delta=1e-6, data_norm=1.0, schedule=schedule, neighbouring=relation,
-              n_samples=600, random_state=0, **kw).fit(X, yy)
+    fit = Est(
+        epsilon=1.0,
+        delta=1e-6,
+        data_norm=1.0,
+        schedule=schedule,
+        neighbouring=relation,
+        n_samples=600,
+        random_state=0,
+        **kw,
+    ).fit(X, yy)
     z = np.concatenate([r.multipliers for r in fit.releases_])
     assert fit.mu_ == pytest.approx(compose_gdp(z), rel=1e-12)
     assert fit.epsilon_ <= 1.0 and fit.epsilon_ == pytest.approx(1.0, rel=1e-9)
     assert fit.mechanism_ == schedule
     names = [r.name for r in fit.releases_]
-    assert names == (["gradient sums", "Hessian sums"] if schedule == "newton"
-                     else ["X'y", "X'X"])
+    assert names == (["gradient sums", "Hessian sums"] if schedule == "newton" else ["X'y", "X'X"])
     # a budget charges the matrix releases by their own (sqrt 2 vs 1) rule (a replace-one fit
     # cannot be charged to an add/remove-one budget: it reads N, private there)
     if relation == "replace":
         return
     other = "replace"
     budget = PrivacyBudget(epsilon=50.0, delta=1e-6, neighbouring=other)
-    Est(epsilon=1.0, delta=1e-6, data_norm=1.0, schedule=schedule, neighbouring=relation,
-        n_samples=600, random_state=0, budget=budget, **kw).fit(X, yy)
-    inv2 = sum(float(np.sum((r.sensitivity[other] / (r.multipliers * r.sensitivity[relation]))
-                            ** 2)) for r in fit.releases_)
+    Est(
+        epsilon=1.0,
+        delta=1e-6,
+        data_norm=1.0,
+        schedule=schedule,
+        neighbouring=relation,
+        n_samples=600,
+        random_state=0,
+        budget=budget,
+        **kw,
+    ).fit(X, yy)
+    inv2 = sum(
+        float(np.sum((r.sensitivity[other] / (r.multipliers * r.sensitivity[relation])) ** 2))
+        for r in fit.releases_
+    )
     assert budget.spent_epsilon() == pytest.approx(gdp_epsilon(1e-6, math.sqrt(inv2)), rel=1e-9)
 
 
@@ -110,8 +131,15 @@ def test_newton_without_noise_reaches_sklearn_in_a_few_iterations(alpha_n):
     alpha_n, where gradient descent would need thousands of steps."""
     X, y = _data(n=800, seed=3)
     n = X.shape[0]
-    fit = DPLogisticRegression(epsilon=np.inf, data_norm=2.0, classes=[0, 1], schedule="newton",
-                               max_iter=10, alpha=alpha_n / n, row_clip="data_norm").fit(X, y)
+    fit = DPLogisticRegression(
+        epsilon=np.inf,
+        data_norm=2.0,
+        classes=[0, 1],
+        schedule="newton",
+        max_iter=10,
+        alpha=alpha_n / n,
+        row_clip="data_norm",
+    ).fit(X, y)
     ref = LogisticRegression(C=1.0 / alpha_n, tol=1e-12, max_iter=10_000).fit(X, y)
     assert fit.n_iter_ == 10
     np.testing.assert_allclose(fit.coef_, ref.coef_, rtol=1e-6, atol=1e-6)
@@ -124,18 +152,20 @@ def test_ssp_without_noise_is_sklearn_ridge_and_sparse_equals_dense():
     X[rng.random(X.shape) < 0.5] = 0.0
     y = X @ rng.normal(size=5) + 0.1 * rng.normal(size=500)
     y = np.clip(y, -1, 1)
-    fit = DPRidge(epsilon=np.inf, data_norm=3.0, y_bound=1.0, schedule="ssp",
-                  alpha=2.0 / 500).fit(X, y)
+    fit = DPRidge(epsilon=np.inf, data_norm=3.0, y_bound=1.0, schedule="ssp", alpha=2.0 / 500).fit(
+        X, y
+    )
     ref = Ridge(alpha=2.0).fit(X, y)
     np.testing.assert_allclose(fit.coef_, ref.coef_, rtol=1e-9, atol=1e-12)
     assert fit.intercept_ == pytest.approx(ref.intercept_, abs=1e-12)
-    for schedule, Est, yy, kw in [("ssp", DPRidge, y, {"y_bound": 1.0}),
-                                  ("newton", DPLogisticRegression, (y > 0).astype(int),
-                                   {"classes": [0, 1]})]:
-        dense = Est(epsilon=1.0, data_norm=1.0, schedule=schedule, random_state=0,
-                    **kw).fit(X, yy)
-        csr = Est(epsilon=1.0, data_norm=1.0, schedule=schedule, random_state=0,
-                  **kw).fit(sparse.csr_matrix(X), yy)
+    for schedule, Est, yy, kw in [
+        ("ssp", DPRidge, y, {"y_bound": 1.0}),
+        ("newton", DPLogisticRegression, (y > 0).astype(int), {"classes": [0, 1]}),
+    ]:
+        dense = Est(epsilon=1.0, data_norm=1.0, schedule=schedule, random_state=0, **kw).fit(X, yy)
+        csr = Est(epsilon=1.0, data_norm=1.0, schedule=schedule, random_state=0, **kw).fit(
+            sparse.csr_matrix(X), yy
+        )
         np.testing.assert_allclose(csr.coef_, dense.coef_, rtol=1e-8, atol=1e-10)
     with pytest.raises(ValueError, match="squared loss"):
         DPLogisticRegression(data_norm=1.0, classes=[0, 1], schedule="ssp").fit(X, (y > 0))
@@ -153,8 +183,8 @@ def test_auto_ssp_uses_its_public_share_and_composes_exactly():
     assert fit.mechanism_ == "ssp"
     (zb,), (za,) = (r.multipliers for r in fit.releases_)
     mu = gdp_mu(1.0, 1e-6)
-    assert zb ** -2 == pytest.approx(AUTO_SSP_SHARE * mu ** 2, rel=1e-9)
-    assert za ** -2 == pytest.approx((1 - AUTO_SSP_SHARE) * mu ** 2, rel=1e-9)
+    assert zb**-2 == pytest.approx(AUTO_SSP_SHARE * mu**2, rel=1e-9)
+    assert za**-2 == pytest.approx((1 - AUTO_SSP_SHARE) * mu**2, rel=1e-9)
     assert fit.epsilon_ == pytest.approx(1.0, rel=1e-9) and fit.epsilon_ <= 1.0
 
 
@@ -168,8 +198,9 @@ def test_ssp_eigenvalue_floor_is_the_public_constant():
 
     def fit(f):
         with policy.using(SSP_FLOOR=f):
-            return DPRidge(epsilon=0.5, data_norm=1.0, y_bound=1.0, alpha=1e-6, schedule="ssp",
-                           random_state=0).fit(X, y)
+            return DPRidge(
+                epsilon=0.5, data_norm=1.0, y_bound=1.0, alpha=1e-6, schedule="ssp", random_state=0
+            ).fit(X, y)
 
     base, none, huge = fit(policy.SSP_FLOOR), fit(0.0), fit(1e6)
     assert [r.multipliers for r in base.releases_] == [r.multipliers for r in huge.releases_]
@@ -212,8 +243,9 @@ def test_poisson_subsample_is_a_function_of_seed_and_position():
     full = poisson_subsample(11, 0.2, 0, 300_000)
     # any cut into chunks (as a dask array's) selects the same rows
     cuts = [0, 1, 65_535, 65_537, 200_001, 300_000]
-    parts = np.concatenate([poisson_subsample(11, 0.2, a, b) + a
-                            for a, b in zip(cuts[:-1], cuts[1:])])
+    parts = np.concatenate(
+        [poisson_subsample(11, 0.2, a, b) + a for a, b in zip(cuts[:-1], cuts[1:])]
+    )
     np.testing.assert_array_equal(parts, full)
     assert abs(full.size / 300_000 - 0.2) < 5 * math.sqrt(0.2 * 0.8 / 300_000)
     assert not np.array_equal(full, poisson_subsample(12, 0.2, 0, 300_000))
@@ -277,7 +309,8 @@ def test_hessian_steps_and_rate_rule():
     assert 100 * 51 / 1e6 < q1 < 1.0
     # the noise-floor term, in closed form: rho sqrt(2) z u D^1.5 / (N s)
     from skdpgd.policy import AUTO_HESSIAN_SNR
-    assert q1 == pytest.approx(AUTO_HESSIAN_SNR * 2 * 50.0 * 51 ** 1.5 / 1e6, rel=1e-12)
+
+    assert q1 == pytest.approx(AUTO_HESSIAN_SNR * 2 * 50.0 * 51**1.5 / 1e6, rel=1e-12)
     # larger multiplier or smaller signal scale: larger rate; add/remove-one: smaller
     assert hessian_rate(1e6, 51, 100.0, math.sqrt(2)) > q1
     assert hessian_rate(1e6, 51, 50.0, math.sqrt(2), 0.5) > q1
@@ -290,9 +323,17 @@ def test_hessian_steps_and_rate_rule():
 def test_fewer_and_subsampled_hessian_releases_are_accounted_exactly(relation):
     X, y = _data(n=4000)
     sched = Newton(n_iter=6, gradient_share=0.8, n_hessians=3, hessian_rate=0.4)
-    fit = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1],
-                               row_clip="data_norm", schedule=sched, neighbouring=relation,
-                               n_samples=4000, random_state=0).fit(X, y)
+    fit = DPLogisticRegression(
+        epsilon=1.0,
+        delta=1e-6,
+        data_norm=1.0,
+        classes=[0, 1],
+        row_clip="data_norm",
+        schedule=sched,
+        neighbouring=relation,
+        n_samples=4000,
+        random_state=0,
+    ).fit(X, y)
     grads, hess = fit.releases_
     assert (grads.name, hess.name) == ("gradient sums", "Hessian sums")
     assert grads.multipliers.shape == (6,) and hess.multipliers.shape == (3,)
@@ -300,7 +341,7 @@ def test_fewer_and_subsampled_hessian_releases_are_accounted_exactly(relation):
     z = np.concatenate([r.multipliers for r in fit.releases_])
     assert fit.mu_ == pytest.approx(compose_gdp(z), rel=1e-12)
     # the split: the gradients get 80% of mu^2, the Hessians 20%
-    g2, h2 = np.sum(grads.multipliers ** -2.0), np.sum(hess.multipliers ** -2.0)
+    g2, h2 = np.sum(grads.multipliers**-2.0), np.sum(hess.multipliers**-2.0)
     assert g2 / (g2 + h2) == pytest.approx(0.8, rel=1e-12)
     # the subsampled release keeps the full sum's sensitivity (no amplification claimed)
     r2 = fit.releases_[1].sensitivity
@@ -314,8 +355,9 @@ def test_subsampled_newton_is_reproducible_and_its_draws_come_from_random_state(
     sched = Newton(n_iter=5, n_hessians=2, hessian_rate=0.3)
 
     def fit(eps, rs):
-        return DPLogisticRegression(epsilon=eps, data_norm=1.0, classes=[0, 1],
-                                    schedule=sched, random_state=rs).fit(X, y)
+        return DPLogisticRegression(
+            epsilon=eps, data_norm=1.0, classes=[0, 1], schedule=sched, random_state=rs
+        ).fit(X, y)
 
     np.testing.assert_array_equal(fit(1.0, 3).coef_, fit(1.0, 3).coef_)
     # without noise only the subsample is random: it follows random_state
@@ -329,9 +371,15 @@ def test_subsampled_newton_without_noise_reaches_sklearn():
     converge to scikit-learn's minimiser."""
     X, y = _data(n=20000, d=5, seed=5)
     n = X.shape[0]
-    fit = DPLogisticRegression(epsilon=np.inf, data_norm=2.0, classes=[0, 1],
-                               schedule=Newton(n_iter=12, hessian_rate=0.05, n_hessians=6),
-                               alpha=1.0 / n, row_clip="data_norm", random_state=0).fit(X, y)
+    fit = DPLogisticRegression(
+        epsilon=np.inf,
+        data_norm=2.0,
+        classes=[0, 1],
+        schedule=Newton(n_iter=12, hessian_rate=0.05, n_hessians=6),
+        alpha=1.0 / n,
+        row_clip="data_norm",
+        random_state=0,
+    ).fit(X, y)
     ref = LogisticRegression(tol=1e-12, max_iter=10_000).fit(X, y)
     np.testing.assert_allclose(fit.coef_, ref.coef_, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(fit.intercept_, ref.intercept_, rtol=1e-5, atol=1e-6)
@@ -341,8 +389,9 @@ def test_subsampled_newton_without_noise_reaches_sklearn():
 def test_default_at_huge_epsilon_matches_sklearn_with_subsampled_hessians(classes):
     X, y = _data(n=30000, d=4, seed=6, classes=classes)
     Xt, yt = _data(n=20000, d=4, seed=7, classes=classes)
-    fit = DPLogisticRegression(epsilon=1e6, data_norm=2.0, classes=list(range(classes)),
-                               random_state=0).fit(X, y)
+    fit = DPLogisticRegression(
+        epsilon=1e6, data_norm=2.0, classes=list(range(classes)), random_state=0
+    ).fit(X, y)
     assert fit.mechanism_ == "newton"
     assert np.all(fit.hessian_rates_ < 0.2)  # the subsampled releases ran
     ref = LogisticRegression().fit(X, y)
@@ -361,8 +410,11 @@ def test_dask_subsampled_hessian_equals_in_memory():
     dsk = make_rows(da.from_array(X, chunks=(20_000, 3)), y, w, True)
     for rows in (mem, dsk):
         rows.clip_rows(1.0, 1.0)
-    np.testing.assert_allclose(dsk.hessian_sum(coef, b, 0, sample=(5, 0.3)),
-                               mem.hessian_sum(coef, b, 0, sample=(5, 0.3)), rtol=1e-12)
+    np.testing.assert_allclose(
+        dsk.hessian_sum(coef, b, 0, sample=(5, 0.3)),
+        mem.hessian_sum(coef, b, 0, sample=(5, 0.3)),
+        rtol=1e-12,
+    )
     g1 = mem.grad_hessian_sum(coef, b, 0, 0.0, 1.0)
     g2 = dsk.grad_hessian_sum(coef, b, 0, 0.0, 1.0)
     for u, v in zip(g1, g2):
@@ -378,8 +430,9 @@ def test_float32_x_is_read_as_is_with_float64_sums(schedule):
     rows = make_rows(X32, np.where(y == 1, 1.0, -1.0), np.ones(3000), True)
     assert rows.X.dtype == np.float32 and np.shares_memory(rows.X, X32)
     assert rows._norms.dtype == np.float64
-    np.testing.assert_allclose(rows._norms, np.linalg.norm(X32.astype(np.float64), axis=1),
-                               rtol=1e-15)
+    np.testing.assert_allclose(
+        rows._norms, np.linalg.norm(X32.astype(np.float64), axis=1), rtol=1e-15
+    )
     kw = dict(epsilon=1.0, data_norm=1.0, classes=[0, 1], schedule=schedule, random_state=0)
     a = DPLogisticRegression(**kw).fit(X32, y)
     b = DPLogisticRegression(**kw).fit(X32.astype(np.float64), y)
@@ -449,7 +502,7 @@ def test_hessian_rates_are_reported_when_newton_runs_from_the_warm_start():
     assert np.all(warm.hessian_rates_ >= cold.hessian_rates_)
     # the switch to the intercept-only model: Newton never ran
     imbalanced = (X[:, 0] > 0.4).astype(int)
-    prior = DPLogisticRegression(epsilon=5.0, schedule=Auto(prior_share=0.1,
-                                                            prior_switch=(1e9, 0.5)),
-                                 **kw).fit(X, imbalanced)
+    prior = DPLogisticRegression(
+        epsilon=5.0, schedule=Auto(prior_share=0.1, prior_switch=(1e9, 0.5)), **kw
+    ).fit(X, imbalanced)
     assert prior.mechanism_ == "prior" and prior.hessian_rates_ is None

@@ -47,7 +47,8 @@ def test_correct_counts_match_a_numpy_reference(k, kind):
         rows = DaskRows(da.from_array(X, chunks=(128, 4)), y, w, True)
     else:
         rows = (DenseRows if kind == "dense" else CSRRows)(
-            X if kind == "dense" else sp.csr_matrix(X), y, w, True)
+            X if kind == "dense" else sp.csr_matrix(X), y, w, True
+        )
     rows.clip_rows(1.5, 0.7)
     got = rows.correct_counts(models, 2.0)
     np.testing.assert_allclose(got, _reference_counts(X, y, w, models, 2.0, 0.7), rtol=1e-12)
@@ -70,8 +71,9 @@ def _data(n, strong, seed=0):
 
 def test_the_selection_is_a_release_with_its_sensitivity_and_composes_exactly():
     X, y = _data(2000, True)
-    clf = DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], schedule=SELECT,
-                               random_state=0).fit(X, y)
+    clf = DPLogisticRegression(
+        epsilon=1.0, data_norm=1.0, classes=[0, 1], schedule=SELECT, random_state=0
+    ).fit(X, y)
     names = [r.name for r in clf.releases_]
     assert names[-1].startswith("selection")
     sel = clf.releases_[-1]
@@ -79,8 +81,7 @@ def test_the_selection_is_a_release_with_its_sensitivity_and_composes_exactly():
     assert sel.sensitivity["add_remove"] >= SELECTION_SENSITIVITY["add_remove"]
     # shares of mu^2 left after the set-up release (the row-norm statistic): 5% counts, 5%
     # selection, the rest the fit; the whole composes exactly to the budget's mu
-    inv2 = [float(np.sum(r.multipliers ** -2.0)) for r in clf.releases_
-            if r.name != "row norm sum"]
+    inv2 = [float(np.sum(r.multipliers**-2.0)) for r in clf.releases_ if r.name != "row norm sum"]
     total = sum(inv2)
     assert inv2[-1] / total == pytest.approx(0.05, rel=1e-9)
     assert inv2[-2] / total == pytest.approx(0.05, rel=1e-9)
@@ -91,15 +92,25 @@ def test_the_selection_is_a_release_with_its_sensitivity_and_composes_exactly():
 
 def test_strong_signal_keeps_the_fit_and_pure_noise_returns_the_constant_model():
     X, y = _data(3000, True)
-    kept = [DPLogisticRegression(epsilon=1.0, data_norm=1.0, classes=[0, 1], schedule=SELECT,
-                                 random_state=s).fit(X, y).mechanism_ for s in range(5)]
+    kept = [
+        DPLogisticRegression(
+            epsilon=1.0, data_norm=1.0, classes=[0, 1], schedule=SELECT, random_state=s
+        )
+        .fit(X, y)
+        .mechanism_
+        for s in range(5)
+    ]
     assert "prior" not in kept
     # a 10% minority independent of X: the noisy fit predicts worse than the majority class,
     # and the selection returns the constant model
     rng = np.random.default_rng(1)
     y = (rng.uniform(size=3000) < 0.1).astype(int)
-    fits = [DPLogisticRegression(epsilon=0.3, data_norm=1.0, classes=[0, 1], schedule=SELECT,
-                                 random_state=s).fit(X, y) for s in range(10)]
+    fits = [
+        DPLogisticRegression(
+            epsilon=0.3, data_norm=1.0, classes=[0, 1], schedule=SELECT, random_state=s
+        ).fit(X, y)
+        for s in range(10)
+    ]
     assert [f.mechanism_ for f in fits].count("prior") >= 8
     assert np.median([f.score(X, y) for f in fits]) >= 1 - y.mean() - 0.005
 
@@ -107,8 +118,15 @@ def test_strong_signal_keeps_the_fit_and_pure_noise_returns_the_constant_model()
 def test_the_selection_charges_a_budget_once_with_every_release():
     X, y = _data(1000, True)
     budget = PrivacyBudget(2.0, 1e-6, neighbouring="replace")
-    clf = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm=1.0, classes=[0, 1],
-                               schedule=SELECT, budget=budget, random_state=0).fit(X, y)
+    clf = DPLogisticRegression(
+        epsilon=1.0,
+        delta=1e-6,
+        data_norm=1.0,
+        classes=[0, 1],
+        schedule=SELECT,
+        budget=budget,
+        random_state=0,
+    ).fit(X, y)
     assert budget.spent_epsilon() == pytest.approx(clf.epsilon_, rel=1e-9)
     assert len(budget.charges) == len(clf.releases_)
 
@@ -122,8 +140,7 @@ class _WithSelection:
     def plan(self, problem, mu, max_iter=None):
         from dataclasses import replace
 
-        return replace(self.inner.plan(problem, mu, max_iter), prior_share=0.05,
-                       select_share=0.05)
+        return replace(self.inner.plan(problem, mu, max_iter), prior_share=0.05, select_share=0.05)
 
 
 @pytest.mark.parametrize("name", ["output", "newton", "uniform"])
@@ -131,9 +148,13 @@ def test_the_selection_wraps_every_mechanism_of_the_classifier(name):
     from skdpgd.schedules import get_schedule
 
     X, y = _data(4000, True)
-    clf = DPLogisticRegression(epsilon=3.0, data_norm=1.0, classes=[0, 1],
-                               schedule=_WithSelection(get_schedule(name)),
-                               random_state=1).fit(X, y)
+    clf = DPLogisticRegression(
+        epsilon=3.0,
+        data_norm=1.0,
+        classes=[0, 1],
+        schedule=_WithSelection(get_schedule(name)),
+        random_state=1,
+    ).fit(X, y)
     assert clf.releases_[-1].name.startswith("selection")
     assert clf.mechanism_ == ("gradient" if name == "uniform" else name)
     assert clf.score(X, y) > 0.9

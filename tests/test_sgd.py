@@ -71,15 +71,38 @@ def test_removing_one_example_moves_the_step_sum_by_at_most_clip_norm(clip):
     X = rng.normal(size=(n, d)) * 3
     y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
     norms = np.linalg.norm(X, axis=1)
-    aug = np.sqrt(norms ** 2 + 1)
+    aug = np.sqrt(norms**2 + 1)
     worst = 0.0
     for k in range(n):
         out = []
         for w in (np.ones(n), np.where(np.arange(n) == k, 0.0, 1.0)):
             state = sgd_state(1, d)
-            assert sgd_dense(X, y, w, np.ones(n), aug, LOSS_LOGISTIC, 0.0, clip, True, 0.0,
-                             1.0, float(n), np.ones(1), np.zeros(1), 0.0, np.inf, state, 0,
-                             1, 0, np.random.default_rng(0)) == -1
+            assert (
+                sgd_dense(
+                    X,
+                    y,
+                    w,
+                    np.ones(n),
+                    aug,
+                    LOSS_LOGISTIC,
+                    0.0,
+                    clip,
+                    True,
+                    0.0,
+                    1.0,
+                    float(n),
+                    np.ones(1),
+                    np.zeros(1),
+                    0.0,
+                    np.inf,
+                    state,
+                    0,
+                    1,
+                    0,
+                    np.random.default_rng(0),
+                )
+                == -1
+            )
             c, b = state[0], state[1]
             out.append(np.concatenate([c.ravel(), b]) * n)
         worst = max(worst, np.linalg.norm(out[0] - out[1]))
@@ -94,15 +117,22 @@ def test_removing_one_example_moves_the_step_sum_by_at_most_clip_norm(clip):
 @pytest.mark.parametrize("schedule", ["uniform", "exponential", "hong"])
 def test_fit_spends_the_budget_exactly_by_rdp(epsilon, delta, batch_size, schedule):
     X, y = _synthetic(n=3000)
-    clf = DPSGDClassifier(epsilon=epsilon, delta=delta, data_norm=2.0, batch_size=batch_size,
-                          epochs=2, schedule=schedule, n_samples=3000, random_state=0).fit(X, y)
+    clf = DPSGDClassifier(
+        epsilon=epsilon,
+        delta=delta,
+        data_norm=2.0,
+        batch_size=batch_size,
+        epochs=2,
+        schedule=schedule,
+        n_samples=3000,
+        random_state=0,
+    ).fit(X, y)
     assert clf.epsilon_ <= epsilon
     assert clf.epsilon_ >= epsilon * (1 - 1e-9)
     q = batch_size / 3000
     assert clf.sampling_rate_ == q
     assert clf.n_iter_ == math.ceil(2 / q) == len(clf.noise_multipliers_)
-    assert clf.epsilon_ == RDPAccountant().epsilon(GaussianSteps(clf.noise_multipliers_, q),
-                                                   delta)
+    assert clf.epsilon_ == RDPAccountant().epsilon(GaussianSteps(clf.noise_multipliers_, q), delta)
     assert clf.neighbouring_ == "add/remove-one"
     z = clf.noise_multipliers_
     if schedule == "uniform":
@@ -113,8 +143,10 @@ def test_fit_spends_the_budget_exactly_by_rdp(epsilon, delta, batch_size, schedu
 
 def test_more_budget_less_noise_and_infinite_budget_no_noise():
     X, y = _synthetic(n=2000)
-    z = [DPSGDClassifier(epsilon=e, data_norm=2.0, random_state=0).fit(X, y)
-         .noise_multipliers_[0] for e in (0.5, 1.0, 4.0, np.inf)]
+    z = [
+        DPSGDClassifier(epsilon=e, data_norm=2.0, random_state=0).fit(X, y).noise_multipliers_[0]
+        for e in (0.5, 1.0, 4.0, np.inf)
+    ]
     assert z[0] > z[1] > z[2] > z[3] == 0.0
 
 
@@ -125,11 +157,24 @@ def test_full_batch_sgd_is_full_batch_gd():
     """With q = 1 and no noise, DP-SGD is the full-batch kernel's gradient descent."""
     X, y = _synthetic(n=500, d=5)
     # clip at the logistic loss's gradient bound ||(x, c)|| <= 1.5 sqrt(1 + 0.5^2), as GD does
-    sgd = DPSGDClassifier(epsilon=np.inf, data_norm=1.5, clip_norm=1.5 * math.sqrt(1.25),
-                          batch_size=10**6, epochs=40, average=False, random_state=0).fit(X, y)
-    gd = DPLogisticRegression(epsilon=np.inf, data_norm=1.5, row_clip="data_norm",
-                              alpha=sgd.alpha_, schedule="uniform", max_iter=40,
-                              random_state=0).fit(X, y)
+    sgd = DPSGDClassifier(
+        epsilon=np.inf,
+        data_norm=1.5,
+        clip_norm=1.5 * math.sqrt(1.25),
+        batch_size=10**6,
+        epochs=40,
+        average=False,
+        random_state=0,
+    ).fit(X, y)
+    gd = DPLogisticRegression(
+        epsilon=np.inf,
+        data_norm=1.5,
+        row_clip="data_norm",
+        alpha=sgd.alpha_,
+        schedule="uniform",
+        max_iter=40,
+        random_state=0,
+    ).fit(X, y)
     assert sgd.n_iter_ == 40
     np.testing.assert_allclose(sgd.coef_, gd.coef_, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(sgd.intercept_, gd.intercept_, rtol=1e-10, atol=1e-12)
@@ -157,10 +202,14 @@ def test_sparse_and_dense_give_the_same_model(Est):
 def test_non_canonical_csr_is_not_modified():
     X, y = _synthetic(n=400, d=6)
     Xs = sp.csr_matrix(X)
-    Xs = sp.csr_matrix((np.concatenate([Xs.data, [0.5]]),
-                        np.concatenate([Xs.indices, [0]]),
-                        np.concatenate([Xs.indptr[:-1], [Xs.indptr[-1] + 1]])),
-                       shape=X.shape)  # a duplicate entry in the last row
+    Xs = sp.csr_matrix(
+        (
+            np.concatenate([Xs.data, [0.5]]),
+            np.concatenate([Xs.indices, [0]]),
+            np.concatenate([Xs.indptr[:-1], [Xs.indptr[-1] + 1]]),
+        ),
+        shape=X.shape,
+    )  # a duplicate entry in the last row
     assert not Xs.has_canonical_format
     before = (Xs.data.copy(), Xs.indices.copy(), Xs.indptr.copy())
     DPSGDClassifier(epsilon=1.0, data_norm=2.0, random_state=0).fit(Xs, y)
@@ -196,8 +245,9 @@ def test_classifier_losses_learn_at_epsilon_one(loss):
 def test_multinomial_and_margin_losses_on_multiclass():
     X, y = load_iris(return_X_y=True)
     X = (X - X.mean(0)) / X.std(0)
-    clf = DPSGDClassifier(epsilon=np.inf, data_norm=4.0, batch_size=32, epochs=50,
-                          alpha=1e-3, random_state=0).fit(X, y)
+    clf = DPSGDClassifier(
+        epsilon=np.inf, data_norm=4.0, batch_size=32, epochs=50, alpha=1e-3, random_state=0
+    ).fit(X, y)
     assert clf.coef_.shape == (3, 4) and clf.intercept_.shape == (3,)
     assert clf.score(X, y) > 0.85
     with pytest.raises(ValueError, match="handles two classes"):
@@ -219,8 +269,9 @@ def test_regressor_learns_and_warns_without_bounds():
     X = rng.uniform(-1, 1, size=(20000, 3)) / math.sqrt(3)
     y = X @ np.array([1.0, -2.0, 0.5]) + 0.05 * rng.normal(size=20000)
     for loss in ("squared_error", "huber"):
-        reg = DPSGDRegressor(loss, epsilon=1.0, data_norm=1.0, y_bound=2.0,
-                             random_state=0).fit(X, y)
+        reg = DPSGDRegressor(loss, epsilon=1.0, data_norm=1.0, y_bound=2.0, random_state=0).fit(
+            X, y
+        )
         assert reg.score(X, y) > 0.8
     with pytest.warns(PrivacyLeakWarning, match="y_bound"):
         DPSGDRegressor(epsilon=1.0, data_norm=1.0, random_state=0).fit(X, y)
@@ -246,11 +297,13 @@ def test_float32_input_keeps_float32_weights(sparse_input):
     Xin = sp.csr_matrix(X) if sparse_input else X
     clf = DPSGDClassifier(data_norm=1.0, classes=[0, 1], n_samples=500, random_state=0).fit(Xin, y)
     reg = DPSGDRegressor(data_norm=1.0, y_bound=1.0, n_samples=500, random_state=0).fit(
-        Xin, X[:, 0])
+        Xin, X[:, 0]
+    )
     assert clf.coef_.dtype == np.float32 and reg.coef_.dtype == np.float32
     assert clf.intercept_.dtype == np.float64  # as scikit-learn's SGD estimators
     ref = DPSGDClassifier(data_norm=1.0, classes=[0, 1], n_samples=500, random_state=0).fit(
-        X.astype(np.float64), y)
+        X.astype(np.float64), y
+    )
     np.testing.assert_allclose(clf.coef_, ref.coef_, rtol=1e-5, atol=1e-6)
     assert not hasattr(clf, "_input_dtype")
 
@@ -262,8 +315,15 @@ def test_pld_accountant_cuts_the_noise_and_never_overspends():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20000, 3)) / 3
     y = (X[:, 0] > 0).astype(int)
-    kw = dict(epsilon=1.0, delta=1e-5, data_norm=1.0, classes=[0, 1], n_samples=20000,
-              epochs=2, random_state=0)
+    kw = dict(
+        epsilon=1.0,
+        delta=1e-5,
+        data_norm=1.0,
+        classes=[0, 1],
+        n_samples=20000,
+        epochs=2,
+        random_state=0,
+    )
     rdp = DPSGDClassifier(**kw).fit(X, y)
     pld = DPSGDClassifier(accountant="pld", **kw).fit(X, y)
     assert pld.accountant_ == "pld" and rdp.accountant_ == "rdp"
@@ -310,8 +370,15 @@ def test_divergence_is_decided_on_released_values():
     # the iterate grows fast: the extreme row's margin overflows long before the others'
     # (the old code stopped at step 9 with the row, and without it returned weights of 1e198
     # without a word)
-    kw = dict(epsilon=1.0, data_norm=1.0, classes=[0, 1], n_samples=1000, alpha=1.0,
-              learning_rate=1e10, random_state=0)
+    kw = dict(
+        epsilon=1.0,
+        data_norm=1.0,
+        classes=[0, 1],
+        n_samples=1000,
+        alpha=1.0,
+        learning_rate=1e10,
+        random_state=0,
+    )
     messages = []
     for A, b in ((X, y), _with_extreme_row(X, y)):
         est = DPSGDClassifier(**kw)
@@ -334,14 +401,34 @@ def test_kernel_goes_on_past_non_finite_gradients_and_stops_on_the_iterate():
     ones = np.ones(n)
     scale = np.where(np.arange(n) == 0, 1e-308, 1.0)  # row 0 scaled to norm 1.7 sqrt(3)
     norms = np.linalg.norm(X[1:], axis=1)
-    aug = np.sqrt(np.concatenate([[3 * 1.7 ** 2], norms ** 2]) + 1.0)
+    aug = np.sqrt(np.concatenate([[3 * 1.7**2], norms**2]) + 1.0)
 
     def one_step(w, max_norm, start=1.0):
         state = sgd_state(1, d)
         state[0][:] = start  # an iterate whose margin on row 0 overflows
-        t = sgd_dense(X, y, w, scale, aug, LOSS_LOGISTIC, 0.0, 1.0, True, 0.0, 1.0, float(n),
-                      np.ones(1), np.zeros(1), 0.0, max_norm, state, 0, 1, 0,
-                      np.random.default_rng(0))
+        t = sgd_dense(
+            X,
+            y,
+            w,
+            scale,
+            aug,
+            LOSS_LOGISTIC,
+            0.0,
+            1.0,
+            True,
+            0.0,
+            1.0,
+            float(n),
+            np.ones(1),
+            np.zeros(1),
+            0.0,
+            max_norm,
+            state,
+            0,
+            1,
+            0,
+            np.random.default_rng(0),
+        )
         return t, np.concatenate([state[0].ravel(), state[1]])
 
     t_all, theta_all = one_step(ones, np.inf)
@@ -389,8 +476,9 @@ def test_classifier_at_infinite_epsilon_matches_sklearn_sgd(loss, data):
 
     X, y = _text_set() if data == "tfidf" else _dense_set()
     sk = SGDClassifier(loss=loss, random_state=0).fit(X, y).score(X, y)
-    clf = DPSGDClassifier(loss, epsilon=np.inf, data_norm=1.0, classes=[0, 1],
-                          random_state=0).fit(X, y)
+    clf = DPSGDClassifier(loss, epsilon=np.inf, data_norm=1.0, classes=[0, 1], random_state=0).fit(
+        X, y
+    )
     assert clf.alpha_ == 1e-4  # scikit-learn's default
     assert clf.score(X, y) >= sk - 0.015, (clf.score(X, y), sk)
 
@@ -403,8 +491,9 @@ def test_multinomial_at_infinite_epsilon_matches_sklearn_sgd():
     y = np.argmax(X[:, :3] + 0.3 * rng.normal(size=(3000, 3)), axis=1)
     X /= np.linalg.norm(X, axis=1).max()
     sk = SGDClassifier(loss="log_loss", random_state=0).fit(X, y).score(X, y)
-    clf = DPSGDClassifier(epsilon=np.inf, data_norm=1.0, classes=[0, 1, 2],
-                          random_state=0).fit(X, y)
+    clf = DPSGDClassifier(epsilon=np.inf, data_norm=1.0, classes=[0, 1, 2], random_state=0).fit(
+        X, y
+    )
     assert clf.alpha_ == 1e-4
     assert clf.score(X, y) >= sk - 0.015, (clf.score(X, y), sk)
 
@@ -427,10 +516,12 @@ def test_regressor_at_infinite_epsilon_matches_sklearn_sgd(loss):
 
     X, y = _regression_set()
     sk = SGDRegressor(loss=loss, random_state=0).fit(X, y).score(X, y)
-    sk_conv = SGDRegressor(loss=loss, random_state=0, max_iter=20000, tol=None,
-                           learning_rate="optimal").fit(X, y).score(X, y)
-    reg = DPSGDRegressor(loss, epsilon=np.inf, data_norm=1.0, y_bound=1.0,
-                         random_state=0).fit(X, y)
+    sk_conv = (
+        SGDRegressor(loss=loss, random_state=0, max_iter=20000, tol=None, learning_rate="optimal")
+        .fit(X, y)
+        .score(X, y)
+    )
+    reg = DPSGDRegressor(loss, epsilon=np.inf, data_norm=1.0, y_bound=1.0, random_state=0).fit(X, y)
     assert reg.alpha_ == 1e-4
     assert reg.score(X, y) >= sk - 0.01, (reg.score(X, y), sk)
     assert abs(reg.score(X, y) - sk_conv) <= 0.01, (reg.score(X, y), sk_conv)
@@ -440,8 +531,10 @@ def test_default_alpha_shrinks_to_sklearn_as_epsilon_grows():
     """alpha_ = 1e-4 + c sqrt(p) C r / (N mu): decreasing in epsilon, 1e-4 at inf; the number
     of steps grows with the condition number (more steps at large epsilon)."""
     X, y = _synthetic(n=5000)
-    fits = [DPSGDClassifier(epsilon=e, data_norm=2.0, n_samples=5000, random_state=0).fit(X, y)
-            for e in (0.1, 1.0, 10.0, 1e6, np.inf)]
+    fits = [
+        DPSGDClassifier(epsilon=e, data_norm=2.0, n_samples=5000, random_state=0).fit(X, y)
+        for e in (0.1, 1.0, 10.0, 1e6, np.inf)
+    ]
     alphas = [f.alpha_ for f in fits]
     assert all(a > b for a, b in zip(alphas, alphas[1:]))
     assert alphas[-1] == 1e-4 and alphas[-2] == pytest.approx(1e-4, rel=1e-2)
@@ -483,8 +576,9 @@ def test_sgd_prior_switch_returns_the_intercept_only_model_with_exact_accounting
 
     X, y = _imbalanced()
     budget = PrivacyBudget(1.0, 1e-6)
-    clf = DPSGDClassifier(epsilon=0.01, delta=1e-6, data_norm=1.0, n_samples=2000,
-                          random_state=0, budget=budget).fit(X, y)
+    clf = DPSGDClassifier(
+        epsilon=0.01, delta=1e-6, data_norm=1.0, n_samples=2000, random_state=0, budget=budget
+    ).fit(X, y)
     s, _, share = policy.SGD_PRIOR_SWITCH
     assert policy.signal_to_noise(2000, 6, gdp_mu(0.01, 1e-6)) < s
     assert clf.schedule_ == "prior" and clf.n_iter_ == 0
@@ -520,21 +614,24 @@ def test_sgd_prior_switch_keeps_the_fit_when_no_class_dominates(use_policy):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(3000, 4)) / 2
     y = rng.integers(0, 4, size=3000)
-    clf = DPSGDClassifier(epsilon=0.02, delta=1e-6, data_norm=1.0, n_samples=3000,
-                          random_state=0).fit(X, y)
+    clf = DPSGDClassifier(
+        epsilon=0.02, delta=1e-6, data_norm=1.0, n_samples=3000, random_state=0
+    ).fit(X, y)
     assert clf.schedule_ != "prior" and clf.n_iter_ > 0
     assert [r.name for r in clf.releases_] == ["class counts (prior)", "gradient sums"]
     first, grads = clf.releases_
-    z = RDPAccountant().calibrate(np.ones(clf.n_iter_), 0.02, 1e-6,
-                                  sampling_rate=grads.sampling_rate, prior=first.multipliers)
+    z = RDPAccountant().calibrate(
+        np.ones(clf.n_iter_), 0.02, 1e-6, sampling_rate=grads.sampling_rate, prior=first.multipliers
+    )
     scale = clf.prior_switch_["noise_scale"]
     assert clf.prior_switch_["branch"] == "sgd" and scale > 1.0
     np.testing.assert_allclose(grads.multipliers, z * scale, rtol=1e-12)
     assert RDPAccountant().epsilon(clf.releases_, 1e-6) < 0.02 == clf.epsilon_
     # without the rule: no counts release, the whole budget on the gradient sums
     use_policy(SGD_PRIOR_SWITCH=None)
-    off = DPSGDClassifier(epsilon=0.02, delta=1e-6, data_norm=1.0, n_samples=3000,
-                          random_state=0).fit(X, y)
+    off = DPSGDClassifier(
+        epsilon=0.02, delta=1e-6, data_norm=1.0, n_samples=3000, random_state=0
+    ).fit(X, y)
     assert [r.name for r in off.releases_] == ["gradient sums"]
     assert np.all(off.noise_multipliers_ < clf.noise_multipliers_)
 
@@ -542,12 +639,16 @@ def test_sgd_prior_switch_keeps_the_fit_when_no_class_dominates(use_policy):
 def test_sgd_prior_switch_leaves_other_fits_bit_identical(use_policy):
 
     X, y = _imbalanced()
-    cases = [dict(epsilon=5.0),                                  # above the ratio
-             dict(epsilon=0.01, schedule="uniform"),             # not "auto"
-             dict(epsilon=0.01, loss="hinge"),                   # not a logistic loss
-             dict(epsilon=0.01, fit_intercept=False)]            # no intercept
-    fits = [DPSGDClassifier(data_norm=1.0, n_samples=2000, random_state=3, **kw).fit(X, y)
-            for kw in cases]
+    cases = [
+        dict(epsilon=5.0),  # above the ratio
+        dict(epsilon=0.01, schedule="uniform"),  # not "auto"
+        dict(epsilon=0.01, loss="hinge"),  # not a logistic loss
+        dict(epsilon=0.01, fit_intercept=False),
+    ]  # no intercept
+    fits = [
+        DPSGDClassifier(data_norm=1.0, n_samples=2000, random_state=3, **kw).fit(X, y)
+        for kw in cases
+    ]
     use_policy(SGD_PRIOR_SWITCH=None)
     for kw, on in zip(cases, fits):
         off = DPSGDClassifier(data_norm=1.0, n_samples=2000, random_state=3, **kw).fit(X, y)
@@ -575,20 +676,24 @@ def test_sgd_release_sensitivities_carry_the_rounding_margin(n_samples, monkeypa
     prior = DPSGDClassifier(epsilon=0.01, n_samples=2000, **kw).fit(X, y)
     assert sgd.schedule_ == "uniform" and prior.schedule_ == "prior"
     for fit in (sgd, prior):
-        n_bound = (2000 if fit.count_noise_multiplier_ is None
-                   else fit.n_samples_ + COUNT_BOUND_SIGMAS * fit.count_noise_multiplier_)
+        n_bound = (
+            2000
+            if fit.count_noise_multiplier_ is None
+            else fit.n_samples_ + COUNT_BOUND_SIGMAS * fit.count_noise_multiplier_
+        )
         margin = sum_rounding_margin(n_bound, 1 * (d + 2) + 1)
         assert margin > 1e-12
         made = [r for r in fit.releases_ if r.name != "row count"]  # an integer: exact
-        assert [r.name for r in made] in (["gradient sums"],
-                                          ["class counts (prior)", "class counts"])
+        assert [r.name for r in made] in (
+            ["gradient sums"],
+            ["class counts (prior)", "class counts"],
+        )
         for r in made:
             base = fit.clip_norm_ if r.name == "gradient sums" else 1.0
             assert r.relation == "add_remove"
             assert r.sensitivity["add_remove"] == pytest.approx(base * (1 + margin), rel=1e-14)
             assert r.sensitivity["add_remove"] > base * (1 + margin)  # rounded up
-            np.testing.assert_array_equal(r.noise_std,
-                                          r.multipliers * r.sensitivity["add_remove"])
+            np.testing.assert_array_equal(r.noise_std, r.multipliers * r.sensitivity["add_remove"])
     # the kernel draws the raised noise: without the margin the same draws give another model
     monkeypatch.setattr(_minibatch, "sum_rounding_margin", lambda n, dim: 0.0)
     bare = DPSGDClassifier(epsilon=1.0, n_samples=n_samples, **kw).fit(X, y)

@@ -9,8 +9,16 @@ from skdpgd._compute import backends as _backends
 from skdpgd._compute import kernels as _kernels
 from skdpgd._compute import kernels_sgd as _kernels_sgd
 from skdpgd._compute import small_problems as _small_problems
-from skdpgd._compute.kernels import (LOSS_HINGE, LOSS_HUBER, LOSS_LOGISTIC, LOSS_MODIFIED_HUBER,
-                             LOSS_MULTINOMIAL, LOSS_POISSON, LOSS_SQUARED, LOSS_SQUARED_HINGE)
+from skdpgd._compute.kernels import (
+    LOSS_HINGE,
+    LOSS_HUBER,
+    LOSS_LOGISTIC,
+    LOSS_MODIFIED_HUBER,
+    LOSS_MULTINOMIAL,
+    LOSS_POISSON,
+    LOSS_SQUARED,
+    LOSS_SQUARED_HINGE,
+)
 
 
 def test_the_path_is_chosen_by_the_shape_only():
@@ -20,8 +28,7 @@ def test_the_path_is_chosen_by_the_shape_only():
     X = np.zeros((limit // 10 + 1, 10))
     rows = _backends.DenseRows(X, np.ones(X.shape[0]), np.ones(X.shape[0]), True)
     assert not rows.small
-    assert _backends.DenseRows(X[:-1], np.ones(X.shape[0] - 1), np.ones(X.shape[0] - 1),
-                               True).small
+    assert _backends.DenseRows(X[:-1], np.ones(X.shape[0] - 1), np.ones(X.shape[0] - 1), True).small
 
 
 def _problem(n=203, d=7, k=1, seed=0, dtype=np.float64):
@@ -58,13 +65,21 @@ def _close(a, b, tol=1e-12):
 
 
 #: every one-output loss code of the kernels (a new one needs its numpy twin: it shows here)
-_ONE_OUTPUT_LOSSES = sorted(v for k, v in vars(_kernels).items()
-                            if k.startswith("LOSS_") and v != LOSS_MULTINOMIAL)
+_ONE_OUTPUT_LOSSES = sorted(
+    v for k, v in vars(_kernels).items() if k.startswith("LOSS_") and v != LOSS_MULTINOMIAL
+)
 
 
 def test_every_loss_code_is_compared():
-    assert {LOSS_LOGISTIC, LOSS_SQUARED, LOSS_HINGE, LOSS_MODIFIED_HUBER, LOSS_SQUARED_HINGE,
-            LOSS_HUBER, LOSS_POISSON} <= set(_ONE_OUTPUT_LOSSES)
+    assert {
+        LOSS_LOGISTIC,
+        LOSS_SQUARED,
+        LOSS_HINGE,
+        LOSS_MODIFIED_HUBER,
+        LOSS_SQUARED_HINGE,
+        LOSS_HUBER,
+        LOSS_POISSON,
+    } <= set(_ONE_OUTPUT_LOSSES)
 
 
 @pytest.mark.parametrize("loss", _ONE_OUTPUT_LOSSES)
@@ -80,8 +95,16 @@ def test_grad_sum_matches_the_kernel(loss, dtype, monkeypatch):
         assert bads == badb == 0
 
 
-@pytest.mark.parametrize("loss,k", [(LOSS_LOGISTIC, 1), (LOSS_SQUARED, 1), (LOSS_HUBER, 1),
-                                    (LOSS_MULTINOMIAL, 3), (LOSS_SQUARED, 2)])
+@pytest.mark.parametrize(
+    "loss,k",
+    [
+        (LOSS_LOGISTIC, 1),
+        (LOSS_SQUARED, 1),
+        (LOSS_HUBER, 1),
+        (LOSS_MULTINOMIAL, 3),
+        (LOSS_SQUARED, 2),
+    ],
+)
 def test_terms_that_are_not_finite_contribute_zero_and_are_counted(loss, k, monkeypatch):
     X, y, w, coef, b = _problem(k=k)
     if k == 1:
@@ -114,8 +137,10 @@ def test_second_order_sums_match_the_kernels(k, fit_intercept, monkeypatch):
         _close(a, c)
     assert gs[2] == gb[2] == 0
     for sample in (None, (12345, 0.4)):
-        _close(small.hessian_sum(coef, b, loss, sample=sample),
-               big.hessian_sum(coef, b, loss, sample=sample))
+        _close(
+            small.hessian_sum(coef, b, loss, sample=sample),
+            big.hessian_sum(coef, b, loss, sample=sample),
+        )
     fs = small.grad_hessian_sum(coef, b, loss, 0.0, 0.3)
     fb = big.grad_hessian_sum(coef, b, loss, 0.0, 0.3)
     for a, c in zip(fs[:2] + fs[3:], fb[:2] + fb[3:]):
@@ -126,8 +151,9 @@ def test_second_order_sums_match_the_kernels(k, fit_intercept, monkeypatch):
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
-def test_squared_loss_hessian_and_sufficient_statistics_match_the_kernels(fit_intercept,
-                                                                          monkeypatch):
+def test_squared_loss_hessian_and_sufficient_statistics_match_the_kernels(
+    fit_intercept, monkeypatch
+):
     X, y, w, coef, b = _problem(dtype=np.float32)
     small, big = _both(X, y * 0.7, w, fit_intercept, monkeypatch)
     _close(small.hessian_sum(coef, b, LOSS_SQUARED), big.hessian_sum(coef, b, LOSS_SQUARED))
@@ -137,8 +163,9 @@ def test_squared_loss_hessian_and_sufficient_statistics_match_the_kernels(fit_in
     assert np.array_equal(Ss, Ss.T)
 
 
-@pytest.mark.parametrize("n,q", [(1, 0.5), (50, 0.02), (400, 0.1), (300, 0.97), (30, 1.0),
-                                 (2000, 0.5)])
+@pytest.mark.parametrize(
+    "n,q", [(1, 0.5), (50, 0.02), (400, 0.1), (300, 0.97), (30, 1.0), (2000, 0.5)]
+)
 def test_poisson_sample_takes_the_kernels_rows_and_draws(n, q):
     g1, g2 = np.random.default_rng(7), np.random.default_rng(7)
     out = np.empty(n, np.int64)
@@ -155,8 +182,19 @@ def _sgd(sgd_dense, X, y, w, k, loss, fit_intercept, momentum, std, q, gen):
     scale, aug = _kernels.row_clip_factors(X, 1.0, fit_intercept)
     T = 60
     state = _kernels_sgd.sgd_state(k, d)
-    common = (loss, 0.4, 0.7, fit_intercept, 1e-3, q, q * n, np.full(T, 0.5),
-              np.linspace(std, std / 3, T), momentum, 1e6)
+    common = (
+        loss,
+        0.4,
+        0.7,
+        fit_intercept,
+        1e-3,
+        q,
+        q * n,
+        np.full(T, 0.5),
+        np.linspace(std, std / 3, T),
+        momentum,
+        1e6,
+    )
     bad = sgd_dense(X, y, w, scale, aug, *common, state, 0, 25, 30, gen)
     bad2 = sgd_dense(X, y, w, scale, aug, *common, state, 25, T, 30, gen)
     return bad, bad2, state
@@ -165,21 +203,31 @@ def _sgd(sgd_dense, X, y, w, k, loss, fit_intercept, momentum, std, q, gen):
 _BOTH_SGD = (_small_problems.sgd_dense, _kernels_sgd.sgd_dense)
 
 
-@pytest.mark.parametrize("loss,k", [(LOSS_LOGISTIC, 1), (LOSS_HUBER, 1), (LOSS_HINGE, 1),
-                                    (LOSS_POISSON, 1), (LOSS_MULTINOMIAL, 3)])
-@pytest.mark.parametrize("fit_intercept,momentum,std,q", [(True, 0.0, 0.5, 0.1),
-                                                          (False, 0.9, 0.5, 0.3),
-                                                          (True, 0.5, 0.0, 1.0)])
-def test_sgd_run_matches_the_kernel_from_the_same_draws(loss, k, fit_intercept, momentum, std,
-                                                        q):
+@pytest.mark.parametrize(
+    "loss,k",
+    [
+        (LOSS_LOGISTIC, 1),
+        (LOSS_HUBER, 1),
+        (LOSS_HINGE, 1),
+        (LOSS_POISSON, 1),
+        (LOSS_MULTINOMIAL, 3),
+    ],
+)
+@pytest.mark.parametrize(
+    "fit_intercept,momentum,std,q",
+    [(True, 0.0, 0.5, 0.1), (False, 0.9, 0.5, 0.3), (True, 0.5, 0.0, 1.0)],
+)
+def test_sgd_run_matches_the_kernel_from_the_same_draws(loss, k, fit_intercept, momentum, std, q):
     X, y, w, _, _ = _problem(n=150, d=6, k=k, dtype=np.float32)
     if loss == LOSS_POISSON:
         y = np.abs(y) * 2.0
     runs = []
     for sgd_dense in _BOTH_SGD:
         gen = np.random.default_rng(3)
-        runs.append(_sgd(sgd_dense, X, y, w, k, loss, fit_intercept, momentum, std, q, gen)
-                    + (gen.bit_generator.state,))
+        runs.append(
+            _sgd(sgd_dense, X, y, w, k, loss, fit_intercept, momentum, std, q, gen)
+            + (gen.bit_generator.state,)
+        )
     (a1, a2, sa, ga), (b1, b2, sb, gb) = runs
     assert (a1, a2) == (b1, b2) == (-1, -1)
     assert ga == gb  # the same number of draws: later releases draw the same noise
@@ -195,15 +243,37 @@ def test_sgd_divergence_is_found_at_the_same_step():
     for sgd_dense in _BOTH_SGD:
         scale, aug = _kernels.row_clip_factors(X, 1.0, True)
         state = _kernels_sgd.sgd_state(1, 5)
-        steps.append(sgd_dense(
-            X, y, w, scale, aug, LOSS_LOGISTIC, 0.0, 1.0, True, 0.0, 0.5, 60.0,
-            np.full(40, 1.0), np.full(40, 200.0), 0.0, 50.0, state, 0, 40, 20,
-            np.random.default_rng(0)))
+        steps.append(
+            sgd_dense(
+                X,
+                y,
+                w,
+                scale,
+                aug,
+                LOSS_LOGISTIC,
+                0.0,
+                1.0,
+                True,
+                0.0,
+                0.5,
+                60.0,
+                np.full(40, 1.0),
+                np.full(40, 200.0),
+                0.0,
+                50.0,
+                state,
+                0,
+                40,
+                20,
+                np.random.default_rng(0),
+            )
+        )
     assert steps[0] == steps[1] >= 0
 
 
-@pytest.mark.parametrize("fit_intercept,momentum,std", [(True, 0.0, 0.7), (False, 0.9, 0.7),
-                                                        (True, 0.5, 0.0)])
+@pytest.mark.parametrize(
+    "fit_intercept,momentum,std", [(True, 0.0, 0.7), (False, 0.9, 0.7), (True, 0.5, 0.0)]
+)
 def test_noisy_update_matches_the_kernel_from_the_same_draws(fit_intercept, momentum, std):
     rng = np.random.default_rng(5)
     blocks, blocks_int = rng.standard_normal((3, 2, 4)), rng.standard_normal((3, 2))
@@ -213,8 +283,19 @@ def test_noisy_update_matches_the_kernel_from_the_same_draws(fit_intercept, mome
         gen = np.random.default_rng(11)
         state = [a.copy() for a in start]  # coef, intercept, vcoef, vint: updated in place
         for t in range(3):
-            update(blocks, blocks_int, std, 40.0, 0.01, 0.3, momentum, momentum ** (t + 1),
-                   fit_intercept, *state, gen)
+            update(
+                blocks,
+                blocks_int,
+                std,
+                40.0,
+                0.01,
+                0.3,
+                momentum,
+                momentum ** (t + 1),
+                fit_intercept,
+                *state,
+                gen,
+            )
         out.append((gen.bit_generator.state, state))
     (g1, s1), (g2, s2) = out
     assert g1 == g2  # as many draws
@@ -223,8 +304,10 @@ def test_noisy_update_matches_the_kernel_from_the_same_draws(fit_intercept, mome
         _close(a, b, 1e-14)
 
 
-@pytest.mark.parametrize("loss,k", [(loss, 1) for loss in _ONE_OUTPUT_LOSSES]
-                         + [(LOSS_MULTINOMIAL, 3), (LOSS_SQUARED, 2)])
+@pytest.mark.parametrize(
+    "loss,k",
+    [(loss, 1) for loss in _ONE_OUTPUT_LOSSES] + [(LOSS_MULTINOMIAL, 3), (LOSS_SQUARED, 2)],
+)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_objective_matches_the_kernel(loss, k, dtype, monkeypatch):
     X, y, w, coef, b = _problem(k=k, dtype=dtype)
@@ -233,8 +316,9 @@ def test_objective_matches_the_kernel(loss, k, dtype, monkeypatch):
         coef = coef * 2.0
     small, big = _both(X, y, w, True, monkeypatch)
     for clip in (0.05, 0.5, 50.0):
-        (fs, gs, gis), (fb, gb, gib) = (rows.objective(coef, b, loss, 0.3, clip)
-                                        for rows in (small, big))
+        (fs, gs, gis), (fb, gb, gib) = (
+            rows.objective(coef, b, loss, 0.3, clip) for rows in (small, big)
+        )
         # value and gradient summed in the kernel's order (L-BFGS's stop is sensitive to it)
         assert np.isnan(fs) == np.isnan(fb)
         if not np.isnan(fb):

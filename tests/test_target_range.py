@@ -36,10 +36,22 @@ def test_a_range_far_from_zero_beats_the_symmetric_bound_that_covers_it(data, Es
     X, y = data
     half, full = [], []
     for seed in range(3):
-        half.append(r2_score(y, Est(epsilon=1.0, data_norm=1.0, y_bound=8.0,
-                                    random_state=seed).fit(X, y).predict(X)))
-        full.append(r2_score(y, Est(epsilon=1.0, data_norm=1.0, y_bound=(0, 16),
-                                    random_state=seed).fit(X, y).predict(X)))
+        half.append(
+            r2_score(
+                y,
+                Est(epsilon=1.0, data_norm=1.0, y_bound=8.0, random_state=seed)
+                .fit(X, y)
+                .predict(X),
+            )
+        )
+        full.append(
+            r2_score(
+                y,
+                Est(epsilon=1.0, data_norm=1.0, y_bound=(0, 16), random_state=seed)
+                .fit(X, y)
+                .predict(X),
+            )
+        )
     # y_bound=8 clips every target above 8: the range recovers the signal
     assert np.median(full) > 0.8 > np.median(half)
 
@@ -78,7 +90,12 @@ def test_an_off_centre_range_needs_an_intercept(data, Est):
 
 def test_the_private_search_scores_on_the_estimators_range(data):
     X, y = data
-    s = PrivateRandomSearchCV(DPRidge(data_norm=1.0, y_bound=(0, 16)), {"alpha": [1e-3, 1e-2]},
-                              epsilon=1.0, n_iter=3, random_state=0).fit(X, y)
+    s = PrivateRandomSearchCV(
+        DPRidge(data_norm=1.0, y_bound=(0, 16)),
+        {"alpha": [1e-3, 1e-2]},
+        epsilon=1.0,
+        n_iter=3,
+        random_state=0,
+    ).fit(X, y)
     assert -256.0 <= s.best_score_ <= 0.0
     assert r2_score(y, s.predict(X)) > 0.5

@@ -37,12 +37,20 @@ def main(jobs_path, out_path):
             t0 = time.perf_counter()
             try:
                 if job["task"] == "classification":
-                    m = LogisticRegression(epsilon=eps, data_norm=1.0, random_state=job["seed"],
-                                           accountant=BudgetAccountant())
+                    m = LogisticRegression(
+                        epsilon=eps,
+                        data_norm=1.0,
+                        random_state=job["seed"],
+                        accountant=BudgetAccountant(),
+                    )
                 else:
-                    m = LinearRegression(epsilon=eps, bounds_X=(bounds[:, 0], bounds[:, 1]),
-                                         bounds_y=(-1.0, 1.0), random_state=job["seed"],
-                                         accountant=BudgetAccountant())
+                    m = LinearRegression(
+                        epsilon=eps,
+                        bounds_X=(bounds[:, 0], bounds[:, 1]),
+                        bounds_y=(-1.0, 1.0),
+                        random_state=job["seed"],
+                        accountant=BudgetAccountant(),
+                    )
                 m.fit(Xtr, ytr)
                 row["fit_time"] = time.perf_counter() - t0
                 row["score"] = float(m.score(Xte, yte))

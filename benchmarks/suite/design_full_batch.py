@@ -18,14 +18,27 @@ from __future__ import annotations
 import skdpgd.policy as _P
 
 #: the library's constants as shipped
-DEFAULTS = dict(AUTO_ALPHA_NOISE=0.3, AUTO_ALPHA_NOISE_SQUARED=1.0,
-                AUTO_SECOND_ORDER_MIN_SNR=20.0, AUTO_SECOND_ORDER_MAX_PARAMS=256,
-                AUTO_OUTPUT_MIN_SNR=300.0, AUTO_OUTPUT_ALPHA=5.0, AUTO_NEWTON_ITER=8,
-                AUTO_NEWTON_SHARE=0.8, AUTO_SIGNAL_POWER=2.0, ROW_CLIP_FACTOR=0.35,
-                ROW_CLIP_SNR=20.0, ROW_CLIP_POWER=0.5, AUTO_PRIOR_MAX_SNR=0.0,
-                AUTO_NEWTON_HESSIANS=2, AUTO_HESSIAN_SNR=1.0, AUTO_HESSIAN_MIN_ROWS=100.0,
-                AUTO_HESSIAN_MAX_WORK=0.5, AUTO_HESSIAN_FREE_RATIO=0.01,
-                AUTO_PRIOR_SWITCH=((10.0, 0.5, 0.1), (100.0, 0.7, 0.05)))
+DEFAULTS = dict(
+    AUTO_ALPHA_NOISE=0.3,
+    AUTO_ALPHA_NOISE_SQUARED=1.0,
+    AUTO_SECOND_ORDER_MIN_SNR=20.0,
+    AUTO_SECOND_ORDER_MAX_PARAMS=256,
+    AUTO_OUTPUT_MIN_SNR=300.0,
+    AUTO_OUTPUT_ALPHA=5.0,
+    AUTO_NEWTON_ITER=8,
+    AUTO_NEWTON_SHARE=0.8,
+    AUTO_SIGNAL_POWER=2.0,
+    ROW_CLIP_FACTOR=0.35,
+    ROW_CLIP_SNR=20.0,
+    ROW_CLIP_POWER=0.5,
+    AUTO_PRIOR_MAX_SNR=0.0,
+    AUTO_NEWTON_HESSIANS=2,
+    AUTO_HESSIAN_SNR=1.0,
+    AUTO_HESSIAN_MIN_ROWS=100.0,
+    AUTO_HESSIAN_MAX_WORK=0.5,
+    AUTO_HESSIAN_FREE_RATIO=0.01,
+    AUTO_PRIOR_SWITCH=((10.0, 0.5, 0.1), (100.0, 0.7, 0.05)),
+)
 
 
 def make(name, row_clip=None, **knobs):
@@ -41,10 +54,16 @@ def make(name, row_clip=None, **knobs):
             setattr(_P, key, value)
         extra = {} if row_clip is None else {"row_clip": row_clip}
         if ctx.task == "classification":
-            return DPLogisticRegression(epsilon=ctx.epsilon, data_norm=ctx.data_norm,
-                                        random_state=ctx.seed, **extra)
-        return DPRidge(epsilon=ctx.epsilon, data_norm=ctx.data_norm, y_bound=ctx.y_bound,
-                       random_state=ctx.seed, **extra)
+            return DPLogisticRegression(
+                epsilon=ctx.epsilon, data_norm=ctx.data_norm, random_state=ctx.seed, **extra
+            )
+        return DPRidge(
+            epsilon=ctx.epsilon,
+            data_norm=ctx.data_norm,
+            y_bound=ctx.y_bound,
+            random_state=ctx.seed,
+            **extra,
+        )
 
     factory.suite_name = name
     return factory
@@ -87,8 +106,9 @@ c_prior2 = make("c_prior2", AUTO_PRIOR_MAX_SNR=2.0)
 # issue 21: Hessian releases at fewer iterations than gradients (budget split re-chosen), and
 # the Poisson rate of the Hessian releases (the suite's sets are small: the rate is mostly 1).
 # Before issue 21: a Hessian at every iteration, over all rows, share 0.7.
-c_h8_full = make("c_h8_full", AUTO_NEWTON_HESSIANS=None, AUTO_NEWTON_SHARE=0.7,
-                 AUTO_HESSIAN_MIN_ROWS=1e12)
+c_h8_full = make(
+    "c_h8_full", AUTO_NEWTON_HESSIANS=None, AUTO_NEWTON_SHARE=0.7, AUTO_HESSIAN_MIN_ROWS=1e12
+)
 c_h8 = make("c_h8", AUTO_NEWTON_HESSIANS=None, AUTO_NEWTON_SHARE=0.7)
 c_h4 = make("c_h4", AUTO_NEWTON_HESSIANS=4, AUTO_NEWTON_SHARE=0.7)
 c_h2 = make("c_h2", AUTO_NEWTON_HESSIANS=2, AUTO_NEWTON_SHARE=0.7)
@@ -129,9 +149,6 @@ c_tier1_3_6 = make("c_tier1_3_6", AUTO_PRIOR_SWITCH=((3.0, 0.5, 0.1), (10.0, 0.6
 c_tier1_5_6 = make("c_tier1_5_6", AUTO_PRIOR_SWITCH=((5.0, 0.5, 0.1), (10.0, 0.6, 0.1), _SECOND))
 c_tier1_5 = make("c_tier1_5", AUTO_PRIOR_SWITCH=((5.0, 0.5, 0.1), _SECOND))
 c_tier1_3 = make("c_tier1_3", AUTO_PRIOR_SWITCH=((3.0, 0.5, 0.1), _SECOND))
-c_tier1_5_55 = make("c_tier1_5_55", AUTO_PRIOR_SWITCH=((5.0, 0.5, 0.1), (10.0, 0.55, 0.1),
-                                                       _SECOND))
-c_tier1_5_65 = make("c_tier1_5_65", AUTO_PRIOR_SWITCH=((5.0, 0.5, 0.1), (10.0, 0.65, 0.1),
-                                                       _SECOND))
-c_tier1_3_65 = make("c_tier1_3_65", AUTO_PRIOR_SWITCH=((3.0, 0.5, 0.1), (10.0, 0.65, 0.1),
-                                                       _SECOND))
+c_tier1_5_55 = make("c_tier1_5_55", AUTO_PRIOR_SWITCH=((5.0, 0.5, 0.1), (10.0, 0.55, 0.1), _SECOND))
+c_tier1_5_65 = make("c_tier1_5_65", AUTO_PRIOR_SWITCH=((5.0, 0.5, 0.1), (10.0, 0.65, 0.1), _SECOND))
+c_tier1_3_65 = make("c_tier1_3_65", AUTO_PRIOR_SWITCH=((3.0, 0.5, 0.1), (10.0, 0.65, 0.1), _SECOND))

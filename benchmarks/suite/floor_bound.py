@@ -16,6 +16,7 @@ folder (default ``benchmarks/out/suite``; see :mod:`benchmarks.suite.targets`) a
 ``floor_bound.csv`` there (one row per cell), which ``targets --causes`` reads to name the
 floor misses' cause.
 """
+
 import argparse
 import os
 import warnings
@@ -58,11 +59,17 @@ def prior_score(ds, protocol, eps, task, seeds=5, draws=DRAWS):
         for k in range(draws):
             rs = 1000 * seed + k
             if task == "classification":
-                m = DPLogisticRegression(epsilon=eps, data_norm=p.data_norm, schedule="prior",
-                                         random_state=rs)
+                m = DPLogisticRegression(
+                    epsilon=eps, data_norm=p.data_norm, schedule="prior", random_state=rs
+                )
             else:
-                m = DPRidge(epsilon=eps, data_norm=p.data_norm, y_bound=p.y_bound,
-                            schedule="prior", random_state=rs)
+                m = DPRidge(
+                    epsilon=eps,
+                    data_norm=p.data_norm,
+                    y_bound=p.y_bound,
+                    schedule="prior",
+                    random_state=rs,
+                )
             scores.append(m.fit(p.X_train, p.y_train).score(p.X_test, p.y_test))
     return float(np.mean(scores))
 
@@ -75,18 +82,31 @@ def main(argv=None):
     warnings.filterwarnings("ignore")
     misses = floor_misses(args.version, args.results)
     cache, rows = {}, []
-    print("| half | set | protocol | eps | estimator | default | floor | intercept-only, whole "
-          "budget | floor reachable by it |")
+    print(
+        "| half | set | protocol | eps | estimator | default | floor | intercept-only, whole "
+        "budget | floor reachable by it |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for half, ds, pr, eps, task, m, s, floor in misses:
         key = (ds, pr, eps)
         if key not in cache:
             cache[key] = prior_score(ds, pr, eps, task)
         b = cache[key]
-        rows.append({"half": half, "dataset": ds, "protocol": pr, "epsilon": eps, "task": task,
-                     "prior_score": b, "floor": floor})
-        print(f"| {half} | {ds} | {pr} | {eps:g} | {m} | {s:.3f} | {floor:.3f} | {b:.3f} | "
-              f"{'yes' if b >= floor - TOL else 'no'} |")
+        rows.append(
+            {
+                "half": half,
+                "dataset": ds,
+                "protocol": pr,
+                "epsilon": eps,
+                "task": task,
+                "prior_score": b,
+                "floor": floor,
+            }
+        )
+        print(
+            f"| {half} | {ds} | {pr} | {eps:g} | {m} | {s:.3f} | {floor:.3f} | {b:.3f} | "
+            f"{'yes' if b >= floor - TOL else 'no'} |"
+        )
     out = pd.DataFrame(rows).drop_duplicates(["half", "dataset", "protocol", "epsilon"])
     out.to_csv(os.path.join(args.results, "floor_bound.csv"), index=False)
 

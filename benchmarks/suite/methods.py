@@ -94,8 +94,7 @@ class Method:
 def _dp_logistic(ctx):
     from skdpgd import DPLogisticRegression
 
-    return DPLogisticRegression(epsilon=ctx.epsilon, data_norm=ctx.data_norm,
-                                random_state=ctx.seed)
+    return DPLogisticRegression(epsilon=ctx.epsilon, data_norm=ctx.data_norm, random_state=ctx.seed)
 
 
 def _dp_sgd_classifier(ctx):
@@ -107,15 +106,17 @@ def _dp_sgd_classifier(ctx):
 def _dp_ridge(ctx):
     from skdpgd import DPRidge
 
-    return DPRidge(epsilon=ctx.epsilon, data_norm=ctx.data_norm, y_bound=ctx.y_bound,
-                   random_state=ctx.seed)
+    return DPRidge(
+        epsilon=ctx.epsilon, data_norm=ctx.data_norm, y_bound=ctx.y_bound, random_state=ctx.seed
+    )
 
 
 def _dp_sgd_regressor(ctx):
     from skdpgd import DPSGDRegressor
 
-    return DPSGDRegressor(epsilon=ctx.epsilon, data_norm=ctx.data_norm, y_bound=ctx.y_bound,
-                          random_state=ctx.seed)
+    return DPSGDRegressor(
+        epsilon=ctx.epsilon, data_norm=ctx.data_norm, y_bound=ctx.y_bound, random_state=ctx.seed
+    )
 
 
 class UnderPolicy:
@@ -144,9 +145,15 @@ def naive_factory(T, alpha):
     """Uniform DP-GD with a fixed (T, alpha): one point of the after-the-fact-tuned peer."""
 
     def f(ctx):
-        common = dict(epsilon=ctx.epsilon, data_norm=ctx.data_norm, schedule="uniform",
-                      row_clip="data_norm", alpha=alpha, max_iter=int(T),
-                      random_state=ctx.seed)
+        common = dict(
+            epsilon=ctx.epsilon,
+            data_norm=ctx.data_norm,
+            schedule="uniform",
+            row_clip="data_norm",
+            alpha=alpha,
+            max_iter=int(T),
+            random_state=ctx.seed,
+        )
         if ctx.task == CLASSIFICATION:
             from skdpgd import DPLogisticRegression
 
@@ -225,8 +232,15 @@ def builtin_methods(naive_grid=NAIVE_GRID):
         Method("DPRidge", _dp_ridge, kind="skdpgd", tasks=(REGRESSION,)),
         Method("DPSGDRegressor", _dp_sgd_regressor, kind="skdpgd", tasks=(REGRESSION,)),
     ]
-    ms += [Method(naive_name(T, a), naive_factory(T, a), kind="naive",
-                  params={"T": int(T), "alpha": float(a)}) for T, a in naive_grid]
+    ms += [
+        Method(
+            naive_name(T, a),
+            naive_factory(T, a),
+            kind="naive",
+            params={"T": int(T), "alpha": float(a)},
+        )
+        for T, a in naive_grid
+    ]
     ms += [
         Method("diffprivlib", _external, kind="peer", external=True),
         Method("sklearn", _sklearn, private=False, kind="nonprivate"),
@@ -271,8 +285,10 @@ def resolve(spec, task, naive_grid=NAIVE_GRID):
         elif ":" in item:
             names.append(item)
         else:
-            raise ValueError(f"unknown method {item!r}; known: {sorted(builtins)}, groups "
-                             f"{sorted(GROUPS)}, or module:callable")
+            raise ValueError(
+                f"unknown method {item!r}; known: {sorted(builtins)}, groups "
+                f"{sorted(GROUPS)}, or module:callable"
+            )
     out, seen = [], set()
     for n in names:
         if n in seen:
@@ -292,8 +308,9 @@ def load_extra(spec):
         f = getattr(f, part)
     if not callable(f):
         raise TypeError(f"{spec} is not callable")
-    return Method(getattr(f, "suite_name", spec), f, private=bool(getattr(f, "private", True)),
-                  kind="extra")
+    return Method(
+        getattr(f, "suite_name", spec), f, private=bool(getattr(f, "private", True)), kind="extra"
+    )
 
 
 def is_nan(x):

@@ -25,9 +25,13 @@ def _dppca(k):
         from skdpgd.decomposition import DPPCA
         from skdpgd.pipeline import make_private_pipeline
 
-        return make_private_pipeline(DPPCA(n_components=k, data_norm=ctx.data_norm),
-                                     DPLogisticRegression(), epsilon=ctx.epsilon,
-                                     random_state=ctx.seed, allow_leaks=True)
+        return make_private_pipeline(
+            DPPCA(n_components=k, data_norm=ctx.data_norm),
+            DPLogisticRegression(),
+            epsilon=ctx.epsilon,
+            random_state=ctx.seed,
+            allow_leaks=True,
+        )
 
     factory.suite_name = f"dppca_k{k}"
     return factory

@@ -6,6 +6,7 @@
 
     PYTHONPATH=. python -m benchmarks.suite.penalty_check
 """
+
 import warnings
 
 import numpy as np
@@ -24,24 +25,33 @@ def main():
     print("movies (a), eps 3: seed, alpha_*N, DP score, LR(C=1/(alpha_ N)), LR(C=1)")
     for seed in range(5):
         p = P.prepare(raw, "a", seed)
-        m = DPLogisticRegression(epsilon=3, data_norm=1, random_state=seed).fit(p.X_train,
-                                                                                 p.y_train)
+        m = DPLogisticRegression(epsilon=3, data_norm=1, random_state=seed).fit(
+            p.X_train, p.y_train
+        )
         a = float(np.max(m.alpha_))
         n = p.n_train
         lr_a = LogisticRegression(C=1 / (a * n), max_iter=5000).fit(p.X_train, p.y_train)
         lr_1 = LogisticRegression(max_iter=5000).fit(p.X_train, p.y_train)
-        print(seed, f"{a * n:.2f}", f"{m.score(p.X_test, p.y_test):.4f}",
-              f"{lr_a.score(p.X_test, p.y_test):.4f}", f"{lr_1.score(p.X_test, p.y_test):.4f}",
-              getattr(m, "mechanism_", "?"))
+        print(
+            seed,
+            f"{a * n:.2f}",
+            f"{m.score(p.X_test, p.y_test):.4f}",
+            f"{lr_a.score(p.X_test, p.y_test):.4f}",
+            f"{lr_1.score(p.X_test, p.y_test):.4f}",
+            getattr(m, "mechanism_", "?"),
+        )
     raw = D.load("mnist5k")
     print("mnist5k, eps 1e6, seed 0: protocol, mechanism_, DP score, LR(C=1)")
     for protocol in ("a", "b"):
         p = P.prepare(raw, protocol, 0)
-        m = DPLogisticRegression(epsilon=1e6, data_norm=1, random_state=0).fit(p.X_train,
-                                                                               p.y_train)
+        m = DPLogisticRegression(epsilon=1e6, data_norm=1, random_state=0).fit(p.X_train, p.y_train)
         lr = LogisticRegression(max_iter=5000).fit(p.X_train, p.y_train)
-        print(protocol, getattr(m, "mechanism_", "?"), f"{m.score(p.X_test, p.y_test):.4f}",
-              f"{lr.score(p.X_test, p.y_test):.4f}")
+        print(
+            protocol,
+            getattr(m, "mechanism_", "?"),
+            f"{m.score(p.X_test, p.y_test):.4f}",
+            f"{lr.score(p.X_test, p.y_test):.4f}",
+        )
 
 
 if __name__ == "__main__":

@@ -33,8 +33,18 @@ from . import datasets as D
 from . import protocols as P
 from . import split as S
 
-FIELDS = ["dataset", "half", "protocol", "seed", "epsilon", "score", "epsilon_spent",
-          "fit_time", "n_train", "error"]
+FIELDS = [
+    "dataset",
+    "half",
+    "protocol",
+    "seed",
+    "epsilon",
+    "score",
+    "epsilon_spent",
+    "fit_time",
+    "n_train",
+    "error",
+]
 
 
 def raw_frame(raw):
@@ -58,8 +68,9 @@ def _pipeline_b(schema, eps, seed, classes):
     from skdpgd.pipeline import make_private_pipeline
     from skdpgd.preprocessing import schema_transformer
 
-    return make_private_pipeline(schema_transformer(schema), _model(eps, seed, classes),
-                                 epsilon=eps, random_state=seed)
+    return make_private_pipeline(
+        schema_transformer(schema), _model(eps, seed, classes), epsilon=eps, random_state=seed
+    )
 
 
 def _pipeline_c(raw, eps, seed, classes, share=None):
@@ -71,18 +82,32 @@ def _pipeline_c(raw, eps, seed, classes, share=None):
 
     parts = []
     if raw.num_names:
-        parts.append(("num", DPStandardScaler(bounds=np.asarray(raw.num_ranges, dtype=float)),
-                      [str(n) for n in raw.num_names]))
+        parts.append(
+            (
+                "num",
+                DPStandardScaler(bounds=np.asarray(raw.num_ranges, dtype=float)),
+                [str(n) for n in raw.num_names],
+            )
+        )
     if raw.cat_names:
-        parts.append(("cat", OneHotEncoder(categories=[list(lv) for lv in raw.cat_levels],
-                                           handle_unknown="ignore", sparse_output=False),
-                      [str(n) for n in raw.cat_names]))
+        parts.append(
+            (
+                "cat",
+                OneHotEncoder(
+                    categories=[list(lv) for lv in raw.cat_levels],
+                    handle_unknown="ignore",
+                    sparse_output=False,
+                ),
+                [str(n) for n in raw.cat_names],
+            )
+        )
     ct = ColumnTransformer(parts, sparse_threshold=0)
     shares = None
     if share is not None and raw.num_names:
         shares = {"columntransformer__num": share, "dplogisticregression": 1.0 - share}
-    return make_private_pipeline(ct, _model(eps, seed, classes), epsilon=eps,
-                                 random_state=seed, shares=shares)
+    return make_private_pipeline(
+        ct, _model(eps, seed, classes), epsilon=eps, random_state=seed, shares=shares
+    )
 
 
 def run_set(name, seeds, epsilons, max_train=P.MAX_TRAIN, check=True, c_shares=()):
@@ -105,19 +130,41 @@ def run_set(name, seeds, epsilons, max_train=P.MAX_TRAIN, check=True, c_shares=(
                 raise AssertionError(f"{name}: schema_transformer differs from (b) by {gap}")
         for eps in epsilons:
             jobs = {
-                "a": (lambda: _model(eps, seed, classes, data_norm=1.0), pa.X_train, pa.y_train,
-                      pa.X_test, pa.y_test),
-                "b": (lambda: _model(eps, seed, classes, data_norm=1.0), pb.X_train, pb.y_train,
-                      pb.X_test, pb.y_test),
+                "a": (
+                    lambda: _model(eps, seed, classes, data_norm=1.0),
+                    pa.X_train,
+                    pa.y_train,
+                    pa.X_test,
+                    pa.y_test,
+                ),
+                "b": (
+                    lambda: _model(eps, seed, classes, data_norm=1.0),
+                    pb.X_train,
+                    pb.y_train,
+                    pb.X_test,
+                    pb.y_test,
+                ),
                 "b-pipe": (lambda: _pipeline_b(schema, eps, seed, classes), Xtr, ytr, Xte, yte),
                 "c": (lambda: _pipeline_c(raw, eps, seed, classes), Xtr, ytr, Xte, yte),
             }
             for share in c_shares:  # (c) at other scaler shares of mu^2 (design runs)
-                jobs[f"c{share:g}"] = (lambda share=share: _pipeline_c(raw, eps, seed, classes,
-                                                                      share), Xtr, ytr, Xte, yte)
+                jobs[f"c{share:g}"] = (
+                    lambda share=share: _pipeline_c(raw, eps, seed, classes, share),
+                    Xtr,
+                    ytr,
+                    Xte,
+                    yte,
+                )
             for protocol, (make, X1, y1, X2, y2) in jobs.items():
-                row = {"dataset": name, "half": S.half_of(name), "protocol": protocol,
-                       "seed": seed, "epsilon": eps, "n_train": len(y1), "error": ""}
+                row = {
+                    "dataset": name,
+                    "half": S.half_of(name),
+                    "protocol": protocol,
+                    "seed": seed,
+                    "epsilon": eps,
+                    "n_train": len(y1),
+                    "error": "",
+                }
                 t0 = time.perf_counter()
                 try:
                     with warnings.catch_warnings():
@@ -135,16 +182,20 @@ def run_set(name, seeds, epsilons, max_train=P.MAX_TRAIN, check=True, c_shares=(
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--half", default="report")
-    ap.add_argument("--sets", default=None, help="comma-separated; default: the half's "
-                    "classification sets")
+    ap.add_argument(
+        "--sets", default=None, help="comma-separated; default: the half's classification sets"
+    )
     ap.add_argument("--eps", default="0.3,1,3")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--max-train", type=int, default=P.MAX_TRAIN)
     ap.add_argument("--out", default=None)
-    ap.add_argument("--c-shares", default="", help="extra scaler shares of mu^2 for (c), e.g. "
-                    "0.03,0.3 (design runs)")
+    ap.add_argument(
+        "--c-shares",
+        default="",
+        help="extra scaler shares of mu^2 for (c), e.g. 0.03,0.3 (design runs)",
+    )
     args = ap.parse_args(argv)
-    names = (args.sets.split(",") if args.sets else S.sets(args.half, D.CLASSIFICATION))
+    names = args.sets.split(",") if args.sets else S.sets(args.half, D.CLASSIFICATION)
     epsilons = [float(e) for e in args.eps.split(",")]
     rows = []
     for name in names:
@@ -158,8 +209,9 @@ def main(argv=None):
                 w = csv.DictWriter(f, fieldnames=FIELDS)
                 w.writeheader()
                 w.writerows(rows)
-    table = pd.DataFrame(rows).pivot_table(index=["dataset", "epsilon"], columns="protocol",
-                                           values="score", aggfunc="mean")
+    table = pd.DataFrame(rows).pivot_table(
+        index=["dataset", "epsilon"], columns="protocol", values="score", aggfunc="mean"
+    )
     print(table.round(3).to_string())
     return rows
 

@@ -92,8 +92,9 @@ def split_indices(raw: RawData, seed, test_size=TEST_SIZE, max_train=MAX_TRAIN):
     n_full = tr.shape[0]
     if max_train is not None and n_full > max_train:
         strat_tr = raw.y[tr] if raw.task == CLASSIFICATION else None
-        tr, _ = train_test_split(tr, train_size=int(max_train), random_state=seed + 10_000,
-                                 stratify=strat_tr)
+        tr, _ = train_test_split(
+            tr, train_size=int(max_train), random_state=seed + 10_000, stratify=strat_tr
+        )
         return tr, te, n_full
     return tr, te, None
 
@@ -132,8 +133,7 @@ def _protocol_b(raw, tr, te):
     # ||row||^2 <= n_num * 1 + n_cat * 1 = n_columns before the division: <= 1 after it.
     # Guard the last ulp of rounding so the public bound holds exactly.
     X = _clip_rows(X)
-    bounds = np.vstack([np.tile([-s, s], (num.shape[1], 1)),
-                        np.tile([0.0, s], (cat.shape[1], 1))])
+    bounds = np.vstack([np.tile([-s, s], (num.shape[1], 1)), np.tile([0.0, s], (cat.shape[1], 1))])
     if raw.task == REGRESSION:
         ylo, yhi = raw.y_range
         y = (raw.y - ylo) / (yhi - ylo) * 2.0 - 1.0
@@ -161,7 +161,17 @@ def prepare(raw: RawData, protocol, seed, max_train=MAX_TRAIN):
     tr, te, n_full = split_indices(raw, seed, max_train=max_train)
     fn = _protocol_a if protocol == "a" else _protocol_b
     Xtr, ytr, Xte, yte, bounds, y_bound = fn(raw, tr, te)
-    return Prepared(dataset=raw.name, task=raw.task, protocol=protocol, seed=int(seed),
-                    X_train=np.ascontiguousarray(Xtr), y_train=ytr,
-                    X_test=np.ascontiguousarray(Xte), y_test=yte, feature_bounds=bounds,
-                    data_norm=1.0, y_bound=y_bound, subsampled_from=n_full)
+    return Prepared(
+        dataset=raw.name,
+        task=raw.task,
+        protocol=protocol,
+        seed=int(seed),
+        X_train=np.ascontiguousarray(Xtr),
+        y_train=ytr,
+        X_test=np.ascontiguousarray(Xte),
+        y_test=yte,
+        feature_bounds=bounds,
+        data_norm=1.0,
+        y_bound=y_bound,
+        subsampled_from=n_full,
+    )

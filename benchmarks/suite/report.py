@@ -54,8 +54,9 @@ SHOW = ("naive_tuned", "diffprivlib", "sklearn", "sklearn_sgd", "majority")
 
 def load(paths):
     df = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
-    df = df.drop_duplicates(subset=["dataset", "protocol", "seed", "method", "epsilon"],
-                            keep="last")
+    df = df.drop_duplicates(
+        subset=["dataset", "protocol", "seed", "method", "epsilon"], keep="last"
+    )
     return df
 
 
@@ -128,15 +129,21 @@ def check_targets(med, task, ests):
                 if np.isclose(eps, CONSISTENCY_EPS):
                     ref = val(COUNTERPART, eps)
                     if np.isfinite(ref):
-                        _count(res["consistency"], abs(s - ref) <= TOL,
-                               f"{ds}@{eps:g}: {s:.3f} vs {ref:.3f}")
+                        _count(
+                            res["consistency"],
+                            abs(s - ref) <= TOL,
+                            f"{ds}@{eps:g}: {s:.3f} vs {ref:.3f}",
+                        )
             # monotone
             for i, e1 in enumerate(eps_run):
-                for e2 in eps_run[i + 1:]:
+                for e2 in eps_run[i + 1 :]:
                     if MONOTONE_RATIO[0] <= e2 / e1 <= MONOTONE_RATIO[1]:
                         s1, s2 = val(e, e1), val(e, e2)
-                        _count(res["monotone"], s2 >= s1 - TOL,
-                               f"{ds}@{e1:g}->{e2:g}: {s1:.3f} -> {s2:.3f}")
+                        _count(
+                            res["monotone"],
+                            s2 >= s1 - TOL,
+                            f"{ds}@{e1:g}->{e2:g}: {s1:.3f} -> {s2:.3f}",
+                        )
         out[e] = res
     return out
 
@@ -172,8 +179,9 @@ def time_ratios(df, ests):
         r = [ds]
         for e in ests:
             ge = g[g["method"] == e]
-            r.append(float(np.median(ge["fit_time"] / ge["baseline_time"])) if len(ge)
-                     else float("nan"))
+            r.append(
+                float(np.median(ge["fit_time"] / ge["baseline_time"])) if len(ge) else float("nan")
+            )
         out.append(r)
     return out
 
@@ -189,8 +197,10 @@ def section(df, task, protocol, half, plots=True, log=print):
     sets = [s for s in S.sets("all", task) if s in set(d["dataset"])]
     nseeds = d.groupby(["dataset"])["seed"].nunique()
     log(f"\n## {task}, protocol ({protocol}), {half} half\n")
-    log(f"Sets: {', '.join(sets)}. Seeds per set: {int(nseeds.min())}-{int(nseeds.max())}. "
-        "Medians over seeds.\n")
+    log(
+        f"Sets: {', '.join(sets)}. Seeds per set: {int(nseeds.min())}-{int(nseeds.max())}. "
+        "Medians over seeds.\n"
+    )
     # 1. medians
     tab = _pivot(med)
     cols = [c for c in ests + list(SHOW) if c in tab.columns]
@@ -207,8 +217,12 @@ def section(df, task, protocol, half, plots=True, log=print):
     # 2. targets
     res = check_targets(med, task, ests)
     log("\n### Targets met (cells)\n")
-    log(B.md_table(["estimator"] + list(TARGETS),
-                   [[e] + [f"{res[e][t][0]}/{res[e][t][1]}" for t in TARGETS] for e in res]))
+    log(
+        B.md_table(
+            ["estimator"] + list(TARGETS),
+            [[e] + [f"{res[e][t][0]}/{res[e][t][1]}" for t in TARGETS] for e in res],
+        )
+    )
     for e in res:
         for t in TARGETS:
             miss = res[e][t][2]
@@ -260,8 +274,9 @@ def _plot_sets(med, task, protocol, half, sets, ests):
         axes[k // ncol][k % ncol].axis("off")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7)
-    fig.suptitle(f"{task}, protocol ({protocol}), {half} half: median score vs epsilon",
-                 fontsize=10)
+    fig.suptitle(
+        f"{task}, protocol ({protocol}), {half} half: median score vs epsilon", fontsize=10
+    )
     fig.tight_layout(rect=(0, 0.08, 1, 0.96))
     path = os.path.join(IMG, f"{task}_{protocol}_{half}_sets.png")
     fig.savefig(path, dpi=90)
@@ -282,8 +297,14 @@ def plot_gaps(all_gaps, half):
         g = info["gaps"]
         x = [float(r[0]) for r in g]
         for j, e in enumerate(info["ests"]):
-            ax.plot(x, [r[j + 1] for r in g], marker="o", ms=3,
-                    ls="-" if protocol == "a" else "--", label=f"{e} ({protocol})")
+            ax.plot(
+                x,
+                [r[j + 1] for r in g],
+                marker="o",
+                ms=3,
+                ls="-" if protocol == "a" else "--",
+                label=f"{e} ({protocol})",
+            )
     ax.set_xscale("log")
     ax.axhline(0, color="k", lw=0.8)
     ax.set_xlabel("epsilon")

@@ -33,8 +33,13 @@ def _patched(name, constants=None, **params):
     def factory(ctx):
         if ctx.task != "regression":
             return None
-        return Candidate(epsilon=ctx.epsilon, data_norm=ctx.data_norm, y_bound=ctx.y_bound,
-                         random_state=ctx.seed, **params)
+        return Candidate(
+            epsilon=ctx.epsilon,
+            data_norm=ctx.data_norm,
+            y_bound=ctx.y_bound,
+            random_state=ctx.seed,
+            **params,
+        )
 
     factory.suite_name = name
     return factory

@@ -48,9 +48,28 @@ RESULTS = os.path.join(os.path.dirname(HERE), "out", "suite")
 DPL_CACHE = os.path.join(RESULTS, "diffprivlib_cache.csv")
 DPL_PYTHON = "/work/venvs/diffprivlib/bin/python"
 
-FIELDS = ["dataset", "task", "half", "protocol", "seed", "method", "kind", "epsilon", "score",
-          "fit_time", "baseline_time", "epsilon_spent", "n_iter", "alpha", "n_train",
-          "n_features", "n_classes", "subsampled_from", "error", "mechanism"]
+FIELDS = [
+    "dataset",
+    "task",
+    "half",
+    "protocol",
+    "seed",
+    "method",
+    "kind",
+    "epsilon",
+    "score",
+    "fit_time",
+    "baseline_time",
+    "epsilon_spent",
+    "n_iter",
+    "alpha",
+    "n_train",
+    "n_features",
+    "n_classes",
+    "subsampled_from",
+    "error",
+    "mechanism",
+]
 
 
 # ------------------------------------------------------------------------------------------
@@ -59,10 +78,19 @@ FIELDS = ["dataset", "task", "half", "protocol", "seed", "method", "kind", "epsi
 
 
 def _ctx(p, eps):
-    return M.Context(task=p.task, dataset=p.dataset, protocol=p.protocol, seed=p.seed,
-                     epsilon=eps, n_train=p.n_train, n_features=p.n_features,
-                     n_classes=p.n_classes, data_norm=p.data_norm, y_bound=p.y_bound,
-                     feature_bounds=p.feature_bounds)
+    return M.Context(
+        task=p.task,
+        dataset=p.dataset,
+        protocol=p.protocol,
+        seed=p.seed,
+        epsilon=eps,
+        n_train=p.n_train,
+        n_features=p.n_features,
+        n_classes=p.n_classes,
+        data_norm=p.data_norm,
+        y_bound=p.y_bound,
+        feature_bounds=p.feature_bounds,
+    )
 
 
 def _fit_one(method, p, eps):
@@ -111,10 +139,17 @@ def run_split(job):
     raw = D.load(name)
     p = P.prepare(raw, protocol, seed, max_train=max_train)
     methods = [m for m in M.resolve(spec, raw.task, naive_grid) if not m.external]
-    base = {"dataset": name, "task": raw.task, "half": S.half_of(name), "protocol": protocol,
-            "seed": seed, "n_train": p.n_train, "n_features": p.n_features,
-            "n_classes": p.n_classes if p.n_classes is not None else "",
-            "subsampled_from": p.subsampled_from if p.subsampled_from is not None else ""}
+    base = {
+        "dataset": name,
+        "task": raw.task,
+        "half": S.half_of(name),
+        "protocol": protocol,
+        "seed": seed,
+        "n_train": p.n_train,
+        "n_features": p.n_features,
+        "n_classes": p.n_classes if p.n_classes is not None else "",
+        "subsampled_from": p.subsampled_from if p.subsampled_from is not None else "",
+    }
     # the baseline timing: the non-private sklearn fit on this split, in this process
     baseline = _fit_one(M.builtin_methods()["sklearn"], p, math.nan)
     base["baseline_time"] = baseline["fit_time"]
@@ -122,7 +157,7 @@ def run_split(job):
     for m in methods:
         if m.name in skip:
             continue
-        for eps in (epsilons if m.private else [math.nan]):
+        for eps in epsilons if m.private else [math.nan]:
             r = _fit_one(m, p, eps)
             if r is not None:
                 rows.append({**base, **r})
@@ -140,8 +175,11 @@ def _init_worker():
 
 def _data_hash(p):
     h = hashlib.sha1()
-    for a in (p.X_train, np.asarray(p.y_train, dtype=str) if p.task == D.CLASSIFICATION
-              else p.y_train, p.X_test):
+    for a in (
+        p.X_train,
+        np.asarray(p.y_train, dtype=str) if p.task == D.CLASSIFICATION else p.y_train,
+        p.X_test,
+    ):
         h.update(np.ascontiguousarray(a).tobytes())
     return h.hexdigest()[:16]
 
@@ -153,8 +191,17 @@ def _read_cache():
         return {(r["hash"], float(r["epsilon"]), int(r["seed"])): r for r in csv.DictReader(f)}
 
 
-_CACHE_FIELDS = ["hash", "dataset", "protocol", "seed", "epsilon", "score", "fit_time",
-                 "dpl_version", "error"]
+_CACHE_FIELDS = [
+    "hash",
+    "dataset",
+    "protocol",
+    "seed",
+    "epsilon",
+    "score",
+    "fit_time",
+    "dpl_version",
+    "error",
+]
 
 
 def _append_cache(rows):
@@ -190,32 +237,56 @@ def run_diffprivlib(name, protocols, seeds, epsilons, max_train, python, log):
             jobs = []
             for k, (p, key, missing) in enumerate(todo):
                 path = os.path.join(tmp, f"split{k}.npz")
-                y_tr = np.asarray(p.y_train).astype(str) if p.task == D.CLASSIFICATION \
-                    else p.y_train
-                y_te = np.asarray(p.y_test).astype(str) if p.task == D.CLASSIFICATION \
-                    else p.y_test
-                np.savez(path, X_train=p.X_train, y_train=y_tr, X_test=p.X_test, y_test=y_te,
-                         feature_bounds=p.feature_bounds)
-                jobs.append({"key": key, "npz": path, "task": p.task, "seed": p.seed,
-                             "epsilons": [float(e) for e in missing],
-                             "protocol": p.protocol})
+                y_tr = (
+                    np.asarray(p.y_train).astype(str) if p.task == D.CLASSIFICATION else p.y_train
+                )
+                y_te = np.asarray(p.y_test).astype(str) if p.task == D.CLASSIFICATION else p.y_test
+                np.savez(
+                    path,
+                    X_train=p.X_train,
+                    y_train=y_tr,
+                    X_test=p.X_test,
+                    y_test=y_te,
+                    feature_bounds=p.feature_bounds,
+                )
+                jobs.append(
+                    {
+                        "key": key,
+                        "npz": path,
+                        "task": p.task,
+                        "seed": p.seed,
+                        "epsilons": [float(e) for e in missing],
+                        "protocol": p.protocol,
+                    }
+                )
             jobs_path, out_path = os.path.join(tmp, "jobs.json"), os.path.join(tmp, "out.json")
             with open(jobs_path, "w") as f:
                 json.dump(jobs, f)
             env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
             worker = os.path.join(HERE, "_diffprivlib_worker.py")
-            proc = subprocess.run([python, worker, jobs_path, out_path], env=env,
-                                  capture_output=True, text=True)
+            proc = subprocess.run(
+                [python, worker, jobs_path, out_path], env=env, capture_output=True, text=True
+            )
             if proc.returncode != 0:
                 log(f"  diffprivlib failed on {name}: {proc.stderr[-500:]}")
                 return []
             with open(out_path) as f:
                 out = json.load(f)
         meta = {j["key"]: j for j in jobs}
-        new_rows = [{"hash": r["key"], "dataset": name, "protocol": meta[r["key"]]["protocol"],
-                     "seed": meta[r["key"]]["seed"], "epsilon": r["epsilon"],
-                     "score": r["score"], "fit_time": r["fit_time"],
-                     "dpl_version": r["dpl_version"], "error": r["error"]} for r in out]
+        new_rows = [
+            {
+                "hash": r["key"],
+                "dataset": name,
+                "protocol": meta[r["key"]]["protocol"],
+                "seed": meta[r["key"]]["seed"],
+                "epsilon": r["epsilon"],
+                "score": r["score"],
+                "fit_time": r["fit_time"],
+                "dpl_version": r["dpl_version"],
+                "error": r["error"],
+            }
+            for r in out
+        ]
         _append_cache(new_rows)
         cache = _read_cache()
         log(f"  diffprivlib on {name}: {len(out)} fits in {time.time() - t0:.1f} s")
@@ -225,13 +296,26 @@ def run_diffprivlib(name, protocols, seeds, epsilons, max_train, python, log):
             c = cache.get((key, float(eps), int(seed)))
             if c is None:
                 continue
-            rows.append({"dataset": name, "task": raw.task, "half": S.half_of(name),
-                         "protocol": protocol, "seed": seed, "method": "diffprivlib",
-                         "kind": "peer", "epsilon": float(eps), "score": float(c["score"]),
-                         "fit_time": float(c["fit_time"]), "baseline_time": "",
-                         "n_train": p.n_train, "n_features": p.n_features,
-                         "n_classes": p.n_classes if p.n_classes is not None else "",
-                         "subsampled_from": p.subsampled_from or "", "error": c["error"]})
+            rows.append(
+                {
+                    "dataset": name,
+                    "task": raw.task,
+                    "half": S.half_of(name),
+                    "protocol": protocol,
+                    "seed": seed,
+                    "method": "diffprivlib",
+                    "kind": "peer",
+                    "epsilon": float(eps),
+                    "score": float(c["score"]),
+                    "fit_time": float(c["fit_time"]),
+                    "baseline_time": "",
+                    "n_train": p.n_train,
+                    "n_features": p.n_features,
+                    "n_classes": p.n_classes if p.n_classes is not None else "",
+                    "subsampled_from": p.subsampled_from or "",
+                    "error": c["error"],
+                }
+            )
     return rows
 
 
@@ -254,31 +338,44 @@ def _done(path):
     if not os.path.exists(path):
         return set()
     with open(path) as f:
-        return {(r["dataset"], r["protocol"], int(r["seed"]), r["method"])
-                for r in csv.DictReader(f)}
+        return {
+            (r["dataset"], r["protocol"], int(r["seed"]), r["method"]) for r in csv.DictReader(f)
+        }
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--task", default="classification,regression",
-                    help="classification, regression or both (comma-separated)")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--task",
+        default="classification,regression",
+        help="classification, regression or both (comma-separated)",
+    )
     ap.add_argument("--half", default="design", choices=["design", "report", "all"])
     ap.add_argument("--protocol", default="a,b", help="a, b or a,b")
     ap.add_argument("--eps", default="0.01,0.1,0.3,1,3,10,1e6")
     ap.add_argument("--seeds", type=int, default=5, help="seeds 0..seeds-1")
-    ap.add_argument("--methods", default="all",
-                    help="comma-separated: all, skdpgd, naive, peers, cheap, a method name, "
-                         "or module:callable")
+    ap.add_argument(
+        "--methods",
+        default="all",
+        help="comma-separated: all, skdpgd, naive, peers, cheap, a method name, or module:callable",
+    )
     ap.add_argument("--sets", default=None, help="restrict to these sets (comma-separated)")
-    ap.add_argument("--naive-grid", default=None,
-                    help="T:alpha pairs of the naive peer, e.g. 100:1e-3,1000:1e-4")
+    ap.add_argument(
+        "--naive-grid",
+        default=None,
+        help="T:alpha pairs of the naive peer, e.g. 100:1e-3,1000:1e-4",
+    )
     ap.add_argument("--max-train", type=int, default=P.MAX_TRAIN)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--diffprivlib-python", default=DPL_PYTHON)
     ap.add_argument("--out", default=os.path.join(RESULTS, "results.csv"))
-    ap.add_argument("--append", action="store_true",
-                    help="append to --out, skipping (set, protocol, seed, method) present")
+    ap.add_argument(
+        "--append",
+        action="store_true",
+        help="append to --out, skipping (set, protocol, seed, method) present",
+    )
     args = ap.parse_args(argv)
 
     tasks = [t.strip() for t in args.task.split(",")]
@@ -308,21 +405,30 @@ def main(argv=None):
         print(msg, flush=True)
 
     t_start = time.time()
-    log(f"sets: {names}; protocols {protocols}; eps {epsilons}; seeds {len(seeds)}; "
-        f"workers {args.workers}")
+    log(
+        f"sets: {names}; protocols {protocols}; eps {epsilons}; seeds {len(seeds)}; "
+        f"workers {args.workers}"
+    )
 
     # diffprivlib first (subprocess per set, cached)
     for name in names:
         ms = M.resolve(args.methods, D.DATASETS[name].task, grid)
         if any(m.external for m in ms):
-            todo_seeds = [s for s in seeds
-                          if any((name, pr, s, "diffprivlib") not in done for pr in protocols)]
+            todo_seeds = [
+                s
+                for s in seeds
+                if any((name, pr, s, "diffprivlib") not in done for pr in protocols)
+            ]
             if not todo_seeds:
                 continue
-            rows = run_diffprivlib(name, protocols, todo_seeds, epsilons, args.max_train,
-                                   args.diffprivlib_python, log)
-            rows = [r for r in rows
-                    if (r["dataset"], r["protocol"], r["seed"], "diffprivlib") not in done]
+            rows = run_diffprivlib(
+                name, protocols, todo_seeds, epsilons, args.max_train, args.diffprivlib_python, log
+            )
+            rows = [
+                r
+                for r in rows
+                if (r["dataset"], r["protocol"], r["seed"], "diffprivlib") not in done
+            ]
             _write(args.out, rows, header)
             header = False
 
@@ -334,16 +440,21 @@ def main(argv=None):
             for seed in seeds:
                 skip = {m.name for m in ms if (name, protocol, seed, m.name) in done}
                 if len(skip) < len(ms):
-                    jobs.append((name, protocol, seed, epsilons, args.methods, grid,
-                                 args.max_train, skip))
+                    jobs.append(
+                        (name, protocol, seed, epsilons, args.methods, grid, args.max_train, skip)
+                    )
 
     n_done = 0
     if args.workers > 1:
         import multiprocessing as mp
 
         # one thread per worker process: set before the children import numba / BLAS
-        for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                    "MKL_NUM_THREADS"):
+        for var in (
+            "NUMBA_NUM_THREADS",
+            "OMP_NUM_THREADS",
+            "OPENBLAS_NUM_THREADS",
+            "MKL_NUM_THREADS",
+        ):
             os.environ[var] = "1"
         with mp.get_context("spawn").Pool(args.workers, initializer=_init_worker) as pool:
             for rows in pool.imap_unordered(run_split, jobs):
@@ -351,16 +462,20 @@ def main(argv=None):
                 header = False
                 n_done += 1
                 r0 = rows[0] if rows else {}
-                log(f"[{n_done}/{len(jobs)}] {r0.get('dataset')} {r0.get('protocol')} "
-                    f"seed {r0.get('seed')}: {len(rows)} rows, {time.time() - t_start:.0f} s")
+                log(
+                    f"[{n_done}/{len(jobs)}] {r0.get('dataset')} {r0.get('protocol')} "
+                    f"seed {r0.get('seed')}: {len(rows)} rows, {time.time() - t_start:.0f} s"
+                )
     else:
         for job in jobs:
             rows = run_split(job)
             _write(args.out, rows, header)
             header = False
             n_done += 1
-            log(f"[{n_done}/{len(jobs)}] {job[0]} {job[1]} seed {job[2]}: {len(rows)} rows, "
-                f"{time.time() - t_start:.0f} s")
+            log(
+                f"[{n_done}/{len(jobs)}] {job[0]} {job[1]} seed {job[2]}: {len(rows)} rows, "
+                f"{time.time() - t_start:.0f} s"
+            )
     log(f"done in {time.time() - t_start:.0f} s -> {args.out}")
 
 

@@ -30,12 +30,21 @@ def _fixed(schedule, task=None):
         if ctx.task == "classification":
             from skdpgd import DPLogisticRegression
 
-            return DPLogisticRegression(epsilon=ctx.epsilon, data_norm=ctx.data_norm,
-                                        schedule=schedule, random_state=ctx.seed)
+            return DPLogisticRegression(
+                epsilon=ctx.epsilon,
+                data_norm=ctx.data_norm,
+                schedule=schedule,
+                random_state=ctx.seed,
+            )
         from skdpgd import DPRidge
 
-        return DPRidge(epsilon=ctx.epsilon, data_norm=ctx.data_norm, y_bound=ctx.y_bound,
-                       schedule=schedule, random_state=ctx.seed)
+        return DPRidge(
+            epsilon=ctx.epsilon,
+            data_norm=ctx.data_norm,
+            y_bound=ctx.y_bound,
+            schedule=schedule,
+            random_state=ctx.seed,
+        )
 
     factory.suite_name = f"fixed_{schedule}"
     return factory
@@ -48,8 +57,10 @@ fixed_ssp = _fixed("ssp", "regression")
 fixed_prior = _fixed("prior")
 
 #: the fixed mechanisms of each task that the self-oracle takes the best of
-ORACLE = {"classification": ("fixed_uniform", "fixed_newton", "fixed_output"),
-          "regression": ("fixed_uniform", "fixed_ssp")}
+ORACLE = {
+    "classification": ("fixed_uniform", "fixed_newton", "fixed_output"),
+    "regression": ("fixed_uniform", "fixed_ssp"),
+}
 
 
 #: the shipped defaults' method names in a results file
@@ -80,11 +91,20 @@ def tables(path, default=None, eps_min=0.1, eps_max=10.0, margin=0.02, floor_mar
         best = max(fixed) if fixed else np.nan
         base = 0.0 if task == "regression" else floor.get((ds, prot), np.nan)
         target = max(best, base) - margin
-        rows.append(dict(dataset=ds, protocol=prot, epsilon=eps, default=scores[name],
-                         best_fixed=best, floor=base, oracle_ok=scores[name] >= target,
-                         floor_ok=scores[name] >= base - floor_margin,
-                         gap=scores[name] - max(best, base),
-                         best_name=max(ORACLE[task], key=lambda m: scores.get(m, -np.inf))))
+        rows.append(
+            dict(
+                dataset=ds,
+                protocol=prot,
+                epsilon=eps,
+                default=scores[name],
+                best_fixed=best,
+                floor=base,
+                oracle_ok=scores[name] >= target,
+                floor_ok=scores[name] >= base - floor_margin,
+                gap=scores[name] - max(best, base),
+                best_name=max(ORACLE[task], key=lambda m: scores.get(m, -np.inf)),
+            )
+        )
     return pd.DataFrame(rows)
 
 
@@ -100,9 +120,11 @@ def main(argv=None):
 
     with pd.option_context("display.width", 160, "display.max_rows", 500):
         print(t.round(3).to_string(index=False))
-    print(f"\nself-oracle met in {int(t.oracle_ok.sum())} of {len(t)} cells; floor in "
-          f"{int(t.floor_ok.sum())} of {len(t)}; mean gap to max(best fixed, floor) "
-          f"{t.gap.mean():+.4f}")
+    print(
+        f"\nself-oracle met in {int(t.oracle_ok.sum())} of {len(t)} cells; floor in "
+        f"{int(t.floor_ok.sum())} of {len(t)}; mean gap to max(best fixed, floor) "
+        f"{t.gap.mean():+.4f}"
+    )
     return 0
 
 
@@ -115,9 +137,13 @@ if __name__ == "__main__":
 # ------------------------------------------------------------------------------------------
 
 #: module constants a candidate may override, with the values the library ships
-KNOBS = {"AUTO_SECOND_ORDER_MIN_SNR": 20.0, "AUTO_SELECT_BIAS": 0.0,
-         "AUTO_LOW_OUTPUT_MIN_SNR": float("inf"), "AUTO_PRIOR_MAX_SNR": 0.0,
-         "AUTO_PRIOR_MAX_SNR_BINARY": 0.0}
+KNOBS = {
+    "AUTO_SECOND_ORDER_MIN_SNR": 20.0,
+    "AUTO_SELECT_BIAS": 0.0,
+    "AUTO_LOW_OUTPUT_MIN_SNR": float("inf"),
+    "AUTO_PRIOR_MAX_SNR": 0.0,
+    "AUTO_PRIOR_MAX_SNR_BINARY": 0.0,
+}
 #: the constants as shipped (the candidates above were run against KNOBS, the values before)
 
 
@@ -133,9 +159,12 @@ def candidate(name, select, prior_switch=False, **knobs):
 
         if ctx.task != "classification":
             return None
-        est = DPLogisticRegression(epsilon=ctx.epsilon, data_norm=ctx.data_norm,
-                                   schedule=Auto(select=select, prior_switch=prior_switch),
-                                   random_state=ctx.seed)
+        est = DPLogisticRegression(
+            epsilon=ctx.epsilon,
+            data_norm=ctx.data_norm,
+            schedule=Auto(select=select, prior_switch=prior_switch),
+            random_state=ctx.seed,
+        )
         return UnderPolicy(est, dict(KNOBS, **knobs))
 
     factory.suite_name = name
@@ -163,12 +192,15 @@ c_sel_3_5_b10 = candidate("c_sel_3_5_b10", (INF, 0.03, 0.05), AUTO_SELECT_BIAS=1
 c_sel100_5_5_b3 = candidate("c_sel100_5_5_b3", (100.0, 0.05, 0.05), AUTO_SELECT_BIAS=3.0)
 c_sel300_5_5_b3 = candidate("c_sel300_5_5_b3", (300.0, 0.05, 0.05), AUTO_SELECT_BIAS=3.0)
 c_sel1000_5_5_b3 = candidate("c_sel1000_5_5_b3", (1000.0, 0.05, 0.05), AUTO_SELECT_BIAS=3.0)
-c_sel_5_5_b3_o2 = candidate("c_sel_5_5_b3_o2", (INF, 0.05, 0.05), AUTO_SELECT_BIAS=3.0,
-                            AUTO_LOW_OUTPUT_MIN_SNR=2.0)
-c_sel_5_5_b3_o5 = candidate("c_sel_5_5_b3_o5", (INF, 0.05, 0.05), AUTO_SELECT_BIAS=3.0,
-                            AUTO_LOW_OUTPUT_MIN_SNR=5.0)
-c_sel_5_5_b3_o0 = candidate("c_sel_5_5_b3_o0", (INF, 0.05, 0.05), AUTO_SELECT_BIAS=3.0,
-                            AUTO_LOW_OUTPUT_MIN_SNR=0.0)
+c_sel_5_5_b3_o2 = candidate(
+    "c_sel_5_5_b3_o2", (INF, 0.05, 0.05), AUTO_SELECT_BIAS=3.0, AUTO_LOW_OUTPUT_MIN_SNR=2.0
+)
+c_sel_5_5_b3_o5 = candidate(
+    "c_sel_5_5_b3_o5", (INF, 0.05, 0.05), AUTO_SELECT_BIAS=3.0, AUTO_LOW_OUTPUT_MIN_SNR=5.0
+)
+c_sel_5_5_b3_o0 = candidate(
+    "c_sel_5_5_b3_o0", (INF, 0.05, 0.05), AUTO_SELECT_BIAS=3.0, AUTO_LOW_OUTPUT_MIN_SNR=0.0
+)
 #: the rule before the selection (the public-ratio prior switch's two tiers, gradient descent
 #: below the second-order threshold), for before/after tables
 c_before = candidate("c_before", False, prior_switch=((10.0, 0.5, 0.1), (100.0, 0.7, 0.05)))
@@ -180,8 +212,9 @@ def _sgd(schedule):
             return None
         from skdpgd import DPSGDClassifier
 
-        return DPSGDClassifier(epsilon=ctx.epsilon, data_norm=ctx.data_norm, schedule=schedule,
-                               random_state=ctx.seed)
+        return DPSGDClassifier(
+            epsilon=ctx.epsilon, data_norm=ctx.data_norm, schedule=schedule, random_state=ctx.seed
+        )
 
     factory.suite_name = f"sgd_{schedule}"
     return factory

@@ -35,14 +35,35 @@ from .datasets import CLASSIFICATION, DATASETS, REGRESSION
 
 HALVES = {
     "design": {
-        CLASSIFICATION: ["iris", "anes96", "digits", "turnout", "nwtco", "chile", "aids2",
-                         "rwm5yr", "bundesliga", "digits_3v8", "digits_4v9", "biopsy",
-                         "crabs"],
+        CLASSIFICATION: [
+            "iris",
+            "anes96",
+            "digits",
+            "turnout",
+            "nwtco",
+            "chile",
+            "aids2",
+            "rwm5yr",
+            "bundesliga",
+            "digits_3v8",
+            "digits_4v9",
+            "biopsy",
+            "crabs",
+        ],
         REGRESSION: ["diabetes", "computers", "budgetfood"],
     },
     "report": {
-        CLASSIFICATION: ["wine", "breast_cancer", "mnist5k", "benefits", "hdma", "car", "fair",
-                         "hi", "movies"],
+        CLASSIFICATION: [
+            "wine",
+            "breast_cancer",
+            "mnist5k",
+            "benefits",
+            "hdma",
+            "car",
+            "fair",
+            "hi",
+            "movies",
+        ],
         REGRESSION: ["autompg", "slid", "diamonds"],
     },
 }

@@ -48,14 +48,21 @@ from .run import RESULTS
 VERSIONS = ("before", "after")
 HALVES = ("design", "report")
 PROTOCOLS = ("a", "b")
-TASK_ESTS = {"classification": ("DPLogisticRegression", "DPSGDClassifier"),
-             "regression": ("DPRidge", "DPSGDRegressor")}
+TASK_ESTS = {
+    "classification": ("DPLogisticRegression", "DPSGDClassifier"),
+    "regression": ("DPRidge", "DPSGDRegressor"),
+}
 SGD = ("DPSGDClassifier", "DPSGDRegressor")
 # the targets asked of the defaults (per estimator, report half, each protocol)
-TARGET_TEXT = {"classification": {"peer": ">= 42/45", "floor": "63/63", "consistency": "9/9",
-                                  "monotone": "36/36"},
-               "regression": {"peer": ">= 14/15", "floor": "21/21", "consistency": "3/3",
-                              "monotone": "-"}}
+TARGET_TEXT = {
+    "classification": {
+        "peer": ">= 42/45",
+        "floor": "63/63",
+        "consistency": "9/9",
+        "monotone": "36/36",
+    },
+    "regression": {"peer": ">= 14/15", "floor": "21/21", "consistency": "3/3", "monotone": "-"},
+}
 
 
 def load(results, half, version, after="after"):
@@ -146,8 +153,10 @@ def _floor_bounds(results):
     if not os.path.exists(path):
         return {}
     fb = pd.read_csv(path)
-    return {(r.half, r.dataset, r.protocol, float(r.epsilon)): float(r.prior_score)
-            for r in fb.itertuples()}
+    return {
+        (r.half, r.dataset, r.protocol, float(r.epsilon)): float(r.prior_score)
+        for r in fb.itertuples()
+    }
 
 
 def _mechanism(raw, ds, eps, est):
@@ -185,8 +194,10 @@ def cause(target, est, half, protocol, miss, med, raw, bounds):
     if target == "monotone":
         mechs = [_mechanism(raw, ds, e, est) for e in eps]
         if mechs[0] == "prior" and mechs[1] != "prior":
-            return ("monotone: intercept-only model at the lower budget, the fit at the higher",
-                    "->".join(mechs))
+            return (
+                "monotone: intercept-only model at the lower budget, the fit at the higher",
+                "->".join(mechs),
+            )
         return "monotone: two fits' noise", "->".join(mechs)
     e = eps[0]
     s = _val(med, ds, e, est)
@@ -205,8 +216,10 @@ def cause(target, est, half, protocol, miss, med, raw, bounds):
         sk = _val(med, ds, e, "sklearn_sgd")
         if s > sk:
             return "consistency: above scikit-learn's early-stopped SGD", f"{s:.3f} vs {sk:.3f}"
-        return ("consistency: below scikit-learn's early-stopped SGD",
-                f"{s - sk:+.3f}; against the converged objective {s - ref:+.3f}")
+        return (
+            "consistency: below scikit-learn's early-stopped SGD",
+            f"{s - sk:+.3f}; against the converged objective {s - ref:+.3f}",
+        )
     if target.startswith("consistency"):
         return f"{target}: {mech}", f"{s - ref:+.3f} against {ref_name}, n_iter_ {it:g}"
     maj = _val(med, ds, e, "majority")
@@ -226,8 +239,11 @@ def _groups(results, halves, versions, after):
             df = load(results, half, version, after)
             for task in TASK_ESTS:
                 for protocol in PROTOCOLS:
-                    d = df[(df["task"] == task) & (df["protocol"] == protocol)
-                           & df["dataset"].isin(S.sets(half, task))]
+                    d = df[
+                        (df["task"] == task)
+                        & (df["protocol"] == protocol)
+                        & df["dataset"].isin(S.sets(half, task))
+                    ]
                     yield half, version, task, protocol, d, R.medians(d)
 
 
@@ -266,8 +282,10 @@ def counts(results, halves=HALVES, after="after"):
         med = meds[(half, protocol, version, task)]
         med_other = meds[(half, protocol, other, task)]
         for t in r:
-            r[t][2] = [_annotate(m, t, e, med, med_other, other,
-                                 raws[(half, protocol, version, task)]) for m in r[t][2]]
+            r[t][2] = [
+                _annotate(m, t, e, med, med_other, other, raws[(half, protocol, version, task)])
+                for m in r[t][2]
+            ]
     return out
 
 
@@ -297,8 +315,9 @@ def misses(out, version, halves=HALVES):
                     r = out[(h, p, version, e)]
                     for t, (met, n, miss) in r.items():
                         if miss:
-                            lines.append(f"- {h} ({p}) {e} {t} {met}/{n}, misses: "
-                                         + "; ".join(miss))
+                            lines.append(
+                                f"- {h} ({p}) {e} {t} {met}/{n}, misses: " + "; ".join(miss)
+                            )
     return "\n".join(lines)
 
 
@@ -307,15 +326,21 @@ def main(argv=None):
     ap.add_argument("--results", default=RESULTS)
     ap.add_argument("--misses", default="after", choices=["after", "before", "none"])
     ap.add_argument("--halves", default="design,report")
-    ap.add_argument("--after", default="after",
-                    help="the after rows: AFTER_<half>.csv (default: after)")
-    ap.add_argument("--causes", action="store_true",
-                    help="each missed cell of the after rows with its measured cause")
+    ap.add_argument(
+        "--after", default="after", help="the after rows: AFTER_<half>.csv (default: after)"
+    )
+    ap.add_argument(
+        "--causes",
+        action="store_true",
+        help="each missed cell of the after rows with its measured cause",
+    )
     args = ap.parse_args(argv)
     halves = args.halves.split(",")
     out = counts(args.results, halves, args.after)
-    print("Cells met, before → after (medians over the seeds in the CSVs; before:"
-          f" before_<half>.csv, after: {args.after}_<half>.csv):\n")
+    print(
+        "Cells met, before → after (medians over the seeds in the CSVs; before:"
+        f" before_<half>.csv, after: {args.after}_<half>.csv):\n"
+    )
     print(table(out, halves))
     if args.causes:
         lines, summary = causes(out, "after", args.results, halves, args.after)

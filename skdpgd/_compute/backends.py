@@ -51,7 +51,7 @@ from .kernels_sgd import csr_row_norms
 #: Otherwise the kernels' products ``s_i^2 x_ia x_ib`` underflow (``s_i^2`` ~ 1e-600 -> 0) and
 #: their margins ``x_i . theta`` overflow: the row would silently count as 0 instead of
 #: being clipped to R. Dividing by a power of two is exact.
-PRESCALE_NORM = 2.0 ** 300
+PRESCALE_NORM = 2.0**300
 #: Rows x features read at a time by :meth:`Rows.correct_counts` (bounds its memory).
 _CORRECT_CHUNK_ENTRIES = 1 << 22
 
@@ -83,8 +83,8 @@ def poisson_subsample(seed, rate, start, stop):
     for b in range(start // B, (stop - 1) // B + 1 if stop > start else start // B):
         u = np.random.default_rng([int(seed), b]).random(B)
         lo, hi = max(start, b * B), min(stop, (b + 1) * B)
-        parts.append(np.flatnonzero(u[lo - b * B:hi - b * B] < rate) + (lo - start))
-    return (np.concatenate(parts).astype(np.int64) if parts else np.empty(0, np.int64))
+        parts.append(np.flatnonzero(u[lo - b * B : hi - b * B] < rate) + (lo - start))
+    return np.concatenate(parts).astype(np.int64) if parts else np.empty(0, np.int64)
 
 
 def canonical_csr(X):
@@ -141,7 +141,8 @@ class Rows:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             clipped = np.minimum(self._norms, bound) / column
             self.row_norm_aug = np.ascontiguousarray(
-                np.sqrt(clipped * clipped + (1.0 if self.fit_intercept else 0.0)))
+                np.sqrt(clipped * clipped + (1.0 if self.fit_intercept else 0.0))
+            )
         self.row_bound, self.column = float(bound), float(column)
         self.row_scale = np.ascontiguousarray(self._scale_at(bound))
 
@@ -150,8 +151,7 @@ class Rows:
         the row scale of :meth:`clip_rows`, computed without overflow."""
         unit, pre = self._unit, self._pre
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            scale = np.where(unit > 0, np.minimum(pre, bound / np.where(unit > 0, unit, 1.0)),
-                             1.0)
+            scale = np.where(unit > 0, np.minimum(pre, bound / np.where(unit > 0, unit, 1.0)), 1.0)
         return scale / self.column
 
     def weight_sum(self):
@@ -172,8 +172,7 @@ class Rows:
         ``sample``, see there) at the same point, the same per-example terms (so the same
         bounds), computed in one pass where the backend can (full Hessian: in memory and on
         dask; subsampled Hessian: on dask, where a pass is a read of every chunk)."""
-        if sample is None and int(loss_code) in (_kernels.LOSS_LOGISTIC,
-                                                 _kernels.LOSS_MULTINOMIAL):
+        if sample is None and int(loss_code) in (_kernels.LOSS_LOGISTIC, _kernels.LOSS_MULTINOMIAL):
             fused = self._fused_grad_hessian(coef, intercept, int(loss_code), float(clip_norm))
             if fused is not None:
                 return fused
@@ -228,7 +227,7 @@ class Rows:
             for m, (coef, intercept) in enumerate(models):
                 k = np.asarray(coef).shape[0]
                 with np.errstate(over="ignore", invalid="ignore"):
-                    z = margins[:, at:at + k] + np.asarray(intercept, dtype=np.float64)
+                    z = margins[:, at : at + k] + np.asarray(intercept, dtype=np.float64)
                 at += k
                 ok = np.all(np.isfinite(z), axis=1)  # a non-finite margin is never right
                 if k == 1:
@@ -249,17 +248,35 @@ class Rows:
         noise, no penalty, no normaliser, for exact solvers (the same contract for dense and
         CSR rows: :func:`skdpgd._compute.kernels.objective_sum`)."""
         if getattr(self, "small", False):
-            return _small_problems.objective(self.X, self.y, self.sample_weight,
-                                             self.row_scale, self.row_norm_aug, loss_code,
-                                             param, clip_norm, coef, intercept)
+            return _small_problems.objective(
+                self.X,
+                self.y,
+                self.sample_weight,
+                self.row_scale,
+                self.row_norm_aug,
+                loss_code,
+                param,
+                clip_norm,
+                coef,
+                intercept,
+            )
         gcoef = np.zeros(coef.shape)
         gint = np.zeros(coef.shape[0])
         kernel, x = self._objective_x()
         total = kernel(
-            *x, self.y, self.sample_weight, self.row_scale,
-            self.row_norm_aug, int(loss_code), float(param), float(clip_norm),
+            *x,
+            self.y,
+            self.sample_weight,
+            self.row_scale,
+            self.row_norm_aug,
+            int(loss_code),
+            float(param),
+            float(clip_norm),
             np.ascontiguousarray(coef, dtype=np.float64),
-            np.ascontiguousarray(intercept, dtype=np.float64), gcoef, gint)
+            np.ascontiguousarray(intercept, dtype=np.float64),
+            gcoef,
+            gint,
+        )
         return total, gcoef, gint
 
 
@@ -296,26 +313,58 @@ class DenseRows(Rows):
         if self.small:
             if sample is None:
                 return _small_problems.hessian_sum(
-                    self.X, self.row_scale, self.sample_weight, self.fit_intercept,
-                    int(loss_code), coef, intercept)
-            return _gathered_hessian(self, coef, intercept, loss_code, sample, lambda idx: (
-                _small_problems.hessian_sum(
-                    self.X[idx], self.row_scale[idx], self.sample_weight[idx],
-                    self.fit_intercept, int(loss_code), coef, intercept)))
+                    self.X,
+                    self.row_scale,
+                    self.sample_weight,
+                    self.fit_intercept,
+                    int(loss_code),
+                    coef,
+                    intercept,
+                )
+            return _gathered_hessian(
+                self,
+                coef,
+                intercept,
+                loss_code,
+                sample,
+                lambda idx: _small_problems.hessian_sum(
+                    self.X[idx],
+                    self.row_scale[idx],
+                    self.sample_weight[idx],
+                    self.fit_intercept,
+                    int(loss_code),
+                    coef,
+                    intercept,
+                ),
+            )
         if sample is None:
             return _kernels_second.hessian_sum(
-                self.X, self.row_scale, self.sample_weight, self.fit_intercept, int(loss_code),
-                coef, intercept, parallel=self.parallel)
+                self.X,
+                self.row_scale,
+                self.sample_weight,
+                self.fit_intercept,
+                int(loss_code),
+                coef,
+                intercept,
+                parallel=self.parallel,
+            )
         buf = []
 
         def part(idx):
             if not buf:  # one buffer of a chunk's rows, reused
                 buf.append(np.empty((idx.shape[0], self.n_features), dtype=self.X.dtype))
-            Xs = buf[0][:idx.shape[0]]
+            Xs = buf[0][: idx.shape[0]]
             np.take(self.X, idx, axis=0, out=Xs)
             return _kernels_second.hessian_sum(
-                Xs, self.row_scale[idx], self.sample_weight[idx], self.fit_intercept,
-                int(loss_code), coef, intercept, parallel=self.parallel)
+                Xs,
+                self.row_scale[idx],
+                self.sample_weight[idx],
+                self.fit_intercept,
+                int(loss_code),
+                coef,
+                intercept,
+                parallel=self.parallel,
+            )
 
         return _gathered_hessian(self, coef, intercept, loss_code, sample, part)
 
@@ -323,19 +372,45 @@ class DenseRows(Rows):
         """One pass: :func:`_kernels_second.grad_hessian_sum`."""
         if self.small:
             return _small_problems.grad_hessian_sum(
-                self.X, self.y, self.sample_weight, self.row_scale, self.row_norm_aug,
-                self.fit_intercept, loss_code, clip_norm, coef, intercept)
+                self.X,
+                self.y,
+                self.sample_weight,
+                self.row_scale,
+                self.row_norm_aug,
+                self.fit_intercept,
+                loss_code,
+                clip_norm,
+                coef,
+                intercept,
+            )
         return _kernels_second.grad_hessian_sum(
-            self.X, self.y, self.sample_weight, self.row_scale, self.row_norm_aug,
-            self.fit_intercept, loss_code, clip_norm, coef, intercept, parallel=self.parallel)
+            self.X,
+            self.y,
+            self.sample_weight,
+            self.row_scale,
+            self.row_norm_aug,
+            self.fit_intercept,
+            loss_code,
+            clip_norm,
+            coef,
+            intercept,
+            parallel=self.parallel,
+        )
 
     def suff_stats(self):
         """See :meth:`Rows.suff_stats`."""
         if self.small:
-            return _small_problems.suff_stats(self.X, self.row_scale, self.sample_weight,
-                                              self.fit_intercept, self.y)
-        return _kernels_second.suff_stats(self.X, self.row_scale, self.sample_weight,
-                                          self.fit_intercept, self.y, parallel=self.parallel)
+            return _small_problems.suff_stats(
+                self.X, self.row_scale, self.sample_weight, self.fit_intercept, self.y
+            )
+        return _kernels_second.suff_stats(
+            self.X,
+            self.row_scale,
+            self.sample_weight,
+            self.fit_intercept,
+            self.y,
+            parallel=self.parallel,
+        )
 
     def grad_sum(self, coef, intercept, loss_code, param, clip_norm):
         """``(sum_i w_i clip(g_i) for the weights, ... for the intercepts, n_bad)``.
@@ -348,12 +423,31 @@ class DenseRows(Rows):
         added in order: the same numbers on any number of threads.
         """
         if self.small:
-            return _small_problems.grad_sum(self.X, self.y, self.sample_weight, self.row_scale,
-                                            self.row_norm_aug, loss_code, param, clip_norm,
-                                            coef, intercept)
-        return _kernels.dense_grad_sum(self.X, self.y, self.sample_weight, self.row_scale,
-                                       self.row_norm_aug, loss_code, param, clip_norm, coef,
-                                       intercept, parallel=self.parallel)
+            return _small_problems.grad_sum(
+                self.X,
+                self.y,
+                self.sample_weight,
+                self.row_scale,
+                self.row_norm_aug,
+                loss_code,
+                param,
+                clip_norm,
+                coef,
+                intercept,
+            )
+        return _kernels.dense_grad_sum(
+            self.X,
+            self.y,
+            self.sample_weight,
+            self.row_scale,
+            self.row_norm_aug,
+            loss_code,
+            param,
+            clip_norm,
+            coef,
+            intercept,
+            parallel=self.parallel,
+        )
 
 
 class CSRRows(Rows):
@@ -381,7 +475,7 @@ class CSRRows(Rows):
         data, indptr = self.data.copy(), self.indptr  # never modify the caller's X
         pre = np.empty(len(idx))
         for k, i in enumerate(idx):
-            row = data[indptr[i]:indptr[i + 1]]
+            row = data[indptr[i] : indptr[i + 1]]
             pre[k] = _power_of_two(np.max(np.abs(row)))
             row /= pre[k]
         self.data = data
@@ -391,33 +485,68 @@ class CSRRows(Rows):
         """See :meth:`Rows.hessian_sum` (pairs of a row's stored entries)."""
         if sample is None:
             return _kernels_second.hessian_sum_csr(
-                self.data, self.indices, self.indptr, self.n_features, self.row_scale,
-                self.sample_weight, self.fit_intercept, int(loss_code), coef, intercept,
-                parallel=self.parallel)
+                self.data,
+                self.indices,
+                self.indptr,
+                self.n_features,
+                self.row_scale,
+                self.sample_weight,
+                self.fit_intercept,
+                int(loss_code),
+                coef,
+                intercept,
+                parallel=self.parallel,
+            )
 
         def part(idx):
             sub = self.X[idx]  # rows of a canonical CSR matrix: still sorted, no duplicates
             return _kernels_second.hessian_sum_csr(
                 np.ascontiguousarray(sub.data, dtype=np.float64),
                 np.ascontiguousarray(sub.indices, dtype=np.int64),
-                np.ascontiguousarray(sub.indptr, dtype=np.int64), self.n_features,
-                self.row_scale[idx], self.sample_weight[idx], self.fit_intercept,
-                int(loss_code), coef, intercept, parallel=self.parallel)
+                np.ascontiguousarray(sub.indptr, dtype=np.int64),
+                self.n_features,
+                self.row_scale[idx],
+                self.sample_weight[idx],
+                self.fit_intercept,
+                int(loss_code),
+                coef,
+                intercept,
+                parallel=self.parallel,
+            )
 
         return _gathered_hessian(self, coef, intercept, loss_code, sample, part)
 
     def _fused_grad_hessian(self, coef, intercept, loss_code, clip_norm):
         """One pass over the stored entries: :func:`_kernels_second.grad_hessian_sum_csr`."""
         return _kernels_second.grad_hessian_sum_csr(
-            self.data, self.indices, self.indptr, self.n_features, self.y, self.sample_weight,
-            self.row_scale, self.row_norm_aug, self.fit_intercept, loss_code, clip_norm, coef,
-            intercept, parallel=self.parallel)
+            self.data,
+            self.indices,
+            self.indptr,
+            self.n_features,
+            self.y,
+            self.sample_weight,
+            self.row_scale,
+            self.row_norm_aug,
+            self.fit_intercept,
+            loss_code,
+            clip_norm,
+            coef,
+            intercept,
+            parallel=self.parallel,
+        )
 
     def suff_stats(self):
         """See :meth:`Rows.suff_stats`."""
         return _kernels_second.suff_stats_csr(
-            self.data, self.indices, self.indptr, self.n_features, self.row_scale,
-            self.sample_weight, self.fit_intercept, self.y)
+            self.data,
+            self.indices,
+            self.indptr,
+            self.n_features,
+            self.row_scale,
+            self.sample_weight,
+            self.fit_intercept,
+            self.y,
+        )
 
     def grad_sum(self, coef, intercept, loss_code, param, clip_norm):
         """As :meth:`DenseRows.grad_sum`, for CSR rows."""
@@ -425,10 +554,24 @@ class CSRRows(Rows):
         gcoef = np.zeros((k_out, d))
         gint = np.zeros(k_out)
         bad = _kernels._sum_rows_csr(
-            self.data, self.indices, self.indptr, self.y, self.sample_weight, self.row_scale,
-            self.row_norm_aug, np.empty(0, np.int64), 0, self.n_samples, int(loss_code),
-            float(param), float(clip_norm), np.ascontiguousarray(coef, dtype=np.float64),
-            np.ascontiguousarray(intercept, dtype=np.float64), gcoef, gint)
+            self.data,
+            self.indices,
+            self.indptr,
+            self.y,
+            self.sample_weight,
+            self.row_scale,
+            self.row_norm_aug,
+            np.empty(0, np.int64),
+            0,
+            self.n_samples,
+            int(loss_code),
+            float(param),
+            float(clip_norm),
+            np.ascontiguousarray(coef, dtype=np.float64),
+            np.ascontiguousarray(intercept, dtype=np.float64),
+            gcoef,
+            gint,
+        )
         return gcoef, gint, int(bad)
 
 
@@ -444,5 +587,5 @@ def _gathered_hessian(rows, coef, intercept, loss_code, sample, part):
     chunk = _kernels_second._chunk_rows(rows.n_params, n_pair)
     H = np.zeros((D, D))
     for lo in range(0, sample.shape[0], chunk):
-        H += part(sample[lo:lo + chunk])
+        H += part(sample[lo : lo + chunk])
     return H

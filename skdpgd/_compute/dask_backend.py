@@ -38,8 +38,12 @@ def as_dask_array(X):
 
 
 def _chunk_rows(Xb, yb, wb, fit_intercept, bound, column):
-    rows = DenseRows(np.asarray(Xb), np.asarray(yb, dtype=np.float64),
-                     np.asarray(wb, dtype=np.float64), fit_intercept)
+    rows = DenseRows(
+        np.asarray(Xb),
+        np.asarray(yb, dtype=np.float64),
+        np.asarray(wb, dtype=np.float64),
+        fit_intercept,
+    )
     rows.clip_rows(bound, column)
     # dask's scheduler owns the threads: each task's kernels run on its own thread only, so
     # dask's worker threads and skdpgd's never oversubscribe the cores
@@ -48,8 +52,7 @@ def _chunk_rows(Xb, yb, wb, fit_intercept, bound, column):
 
 
 def _grad(Xb, yb, wb, fi, bound, column, coef, intercept, loss, param, clip):
-    return _chunk_rows(Xb, yb, wb, fi, bound, column).grad_sum(coef, intercept, loss, param,
-                                                               clip)
+    return _chunk_rows(Xb, yb, wb, fi, bound, column).grad_sum(coef, intercept, loss, param, clip)
 
 
 def _hess(Xb, yb, wb, fi, bound, column, coef, intercept, loss, sample=None, start=0):
@@ -69,11 +72,13 @@ def _hess(Xb, yb, wb, fi, bound, column, coef, intercept, loss, sample=None, sta
     return sub.hessian_sum(coef, intercept, loss)
 
 
-def _grad_hess(Xb, yb, wb, fi, bound, column, coef, intercept, loss, param, clip, sample=None,
-               start=0):
+def _grad_hess(
+    Xb, yb, wb, fi, bound, column, coef, intercept, loss, param, clip, sample=None, start=0
+):
     if sample is None:
-        return _chunk_rows(Xb, yb, wb, fi, bound, column).grad_hessian_sum(coef, intercept,
-                                                                           loss, param, clip)
+        return _chunk_rows(Xb, yb, wb, fi, bound, column).grad_hessian_sum(
+            coef, intercept, loss, param, clip
+        )
     # one read of the chunk serves the gradient over all its rows and the Hessian over its
     # rows in the subsample
     gcoef, gint, bad = _grad(Xb, yb, wb, fi, bound, column, coef, intercept, loss, param, clip)
@@ -86,8 +91,7 @@ def _suff(Xb, yb, wb, fi, bound, column):
 
 
 def _objective(Xb, yb, wb, fi, bound, column, coef, intercept, loss, param, clip):
-    return _chunk_rows(Xb, yb, wb, fi, bound, column).objective(coef, intercept, loss, param,
-                                                                clip)
+    return _chunk_rows(Xb, yb, wb, fi, bound, column).objective(coef, intercept, loss, param, clip)
 
 
 def _correct(Xb, yb, wb, fi, bound, column, models, clip_bound):
@@ -122,8 +126,10 @@ class DaskRows:
         summed on the cluster by a fixed tree (:func:`_tree_sum`); returns the sum."""
         import dask
 
-        tasks = [dask.delayed(fn)(xb, yb, wb, self.fit_intercept, self.row_bound, self.column,
-                                  *args) for xb, yb, wb in self._blocks()]
+        tasks = [
+            dask.delayed(fn)(xb, yb, wb, self.fit_intercept, self.row_bound, self.column, *args)
+            for xb, yb, wb in self._blocks()
+        ]
         return dask.compute(_tree_sum(tasks))[0]
 
     # --- the interface of skdpgd._compute.backends.Rows
@@ -143,9 +149,14 @@ class DaskRows:
         return float(dask.compute(_tree_sum(tasks))[0])
 
     def grad_sum(self, coef, intercept, loss_code, param, clip_norm):
-        gcoef, gint, bad = self._map(_grad, np.asarray(coef, dtype=np.float64),
-                                     np.asarray(intercept, dtype=np.float64), int(loss_code),
-                                     float(param), float(clip_norm))
+        gcoef, gint, bad = self._map(
+            _grad,
+            np.asarray(coef, dtype=np.float64),
+            np.asarray(intercept, dtype=np.float64),
+            int(loss_code),
+            float(param),
+            float(clip_norm),
+        )
         return gcoef, gint, int(bad)
 
     def hessian_sum(self, coef, intercept, loss_code, sample=None):
@@ -156,10 +167,22 @@ class DaskRows:
         import dask
 
         starts = np.concatenate([[0], np.cumsum(self.X.chunks[0])[:-1]])
-        tasks = [dask.delayed(_hess)(xb, yb, wb, self.fit_intercept, self.row_bound,
-                                     self.column, coef, intercept, int(loss_code),
-                                     (int(sample[0]), float(sample[1])), int(st))
-                 for (xb, yb, wb), st in zip(self._blocks(), starts)]
+        tasks = [
+            dask.delayed(_hess)(
+                xb,
+                yb,
+                wb,
+                self.fit_intercept,
+                self.row_bound,
+                self.column,
+                coef,
+                intercept,
+                int(loss_code),
+                (int(sample[0]), float(sample[1])),
+                int(st),
+            )
+            for (xb, yb, wb), st in zip(self._blocks(), starts)
+        ]
         return dask.compute(_tree_sum(tasks))[0]
 
     def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm, sample=None):
@@ -171,10 +194,24 @@ class DaskRows:
         intercept = np.asarray(intercept, dtype=np.float64)
         sample = None if sample is None else (int(sample[0]), float(sample[1]))
         starts = np.concatenate([[0], np.cumsum(self.X.chunks[0])[:-1]])
-        tasks = [dask.delayed(_grad_hess)(xb, yb, wb, self.fit_intercept, self.row_bound,
-                                          self.column, coef, intercept, int(loss_code),
-                                          float(param), float(clip_norm), sample, int(st))
-                 for (xb, yb, wb), st in zip(self._blocks(), starts)]
+        tasks = [
+            dask.delayed(_grad_hess)(
+                xb,
+                yb,
+                wb,
+                self.fit_intercept,
+                self.row_bound,
+                self.column,
+                coef,
+                intercept,
+                int(loss_code),
+                float(param),
+                float(clip_norm),
+                sample,
+                int(st),
+            )
+            for (xb, yb, wb), st in zip(self._blocks(), starts)
+        ]
         gcoef, gint, bad, H = dask.compute(_tree_sum(tasks))[0]
         return gcoef, gint, int(bad), H
 
@@ -182,14 +219,20 @@ class DaskRows:
         return self._map(_suff)
 
     def correct_counts(self, models, bound):
-        models = [(np.asarray(c, dtype=np.float64), np.asarray(b, dtype=np.float64))
-                  for c, b in models]
+        models = [
+            (np.asarray(c, dtype=np.float64), np.asarray(b, dtype=np.float64)) for c, b in models
+        ]
         return np.asarray(self._map(_correct, models, float(bound)), dtype=np.float64)
 
     def objective(self, coef, intercept, loss_code, param, clip_norm):
-        f, gcoef, gint = self._map(_objective, np.asarray(coef, dtype=np.float64),
-                                   np.asarray(intercept, dtype=np.float64), int(loss_code),
-                                   float(param), float(clip_norm))
+        f, gcoef, gint = self._map(
+            _objective,
+            np.asarray(coef, dtype=np.float64),
+            np.asarray(intercept, dtype=np.float64),
+            int(loss_code),
+            float(param),
+            float(clip_norm),
+        )
         return float(f), gcoef, gint
 
 
@@ -217,6 +260,8 @@ def _tree_sum(tasks):
 
     level = list(tasks)
     while len(level) > 1:
-        level = [dask.delayed(_add_parts)(*level[i:i + TREE_FAN_IN])
-                 for i in range(0, len(level), TREE_FAN_IN)]
+        level = [
+            dask.delayed(_add_parts)(*level[i : i + TREE_FAN_IN])
+            for i in range(0, len(level), TREE_FAN_IN)
+        ]
     return level[0]

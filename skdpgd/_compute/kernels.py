@@ -58,7 +58,7 @@ def row_norms(X, chunk=8192):
     n = X.shape[0]
     norms = np.empty(n)
     for start in range(0, n, chunk):
-        block = X[start:start + chunk]
+        block = X[start : start + chunk]
         # float64 whatever the dtype of X (float32 rows are converted exactly, so the clip
         # holds for the values the kernels read)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -70,7 +70,7 @@ def row_norms(X, chunk=8192):
             m = np.where(m > 0, m, 1.0)
             with np.errstate(over="ignore"):
                 nb[bad] = m * np.sqrt(np.einsum("ij,ij->i", rows / m[:, None], rows / m[:, None]))
-        norms[start:start + chunk] = nb
+        norms[start : start + chunk] = nb
     return norms
 
 
@@ -247,16 +247,20 @@ _EXP_ARG_MAX = 708.0  # arguments are clamped to +-708, where e^u and 2^k are no
 @intrinsic
 def _float_bits(typingctx, x):
     """The int64 with the bits of the float64 ``x`` (a free reinterpretation)."""
+
     def codegen(context, builder, sig, args):
         return builder.bitcast(args[0], llvm_ir.IntType(64))
+
     return types.int64(types.float64), codegen
 
 
 @intrinsic
 def _bits_float(typingctx, x):
     """The float64 with the bits of the int64 ``x``."""
+
     def codegen(context, builder, sig, args):
         return builder.bitcast(args[0], llvm_ir.DoubleType())
+
     return types.float64(types.int64), codegen
 
 
@@ -277,10 +281,46 @@ def _exp_tile(U, m):
         kr = u * _LOG2E + _ROUND
         kf = kr - _ROUND
         x = (u - kf * _LN2_HI) - kf * _LN2_LO
-        ex = 1.0 + x * (1.0 + x * (1.0 / 2.0 + x * (1.0 / 6.0 + x * (1.0 / 24.0 + x * (
-            1.0 / 120.0 + x * (1.0 / 720.0 + x * (1.0 / 5040.0 + x * (1.0 / 40320.0 + x * (
-                1.0 / 362880.0 + x * (1.0 / 3628800.0 + x * (1.0 / 39916800.0 + x * (
-                    1.0 / 479001600.0))))))))))))
+        ex = 1.0 + x * (
+            1.0
+            + x
+            * (
+                1.0 / 2.0
+                + x
+                * (
+                    1.0 / 6.0
+                    + x
+                    * (
+                        1.0 / 24.0
+                        + x
+                        * (
+                            1.0 / 120.0
+                            + x
+                            * (
+                                1.0 / 720.0
+                                + x
+                                * (
+                                    1.0 / 5040.0
+                                    + x
+                                    * (
+                                        1.0 / 40320.0
+                                        + x
+                                        * (
+                                            1.0 / 362880.0
+                                            + x
+                                            * (
+                                                1.0 / 3628800.0
+                                                + x * (1.0 / 39916800.0 + x * (1.0 / 479001600.0))
+                                            )
+                                        )
+                                    )
+                                )
+                            )
+                        )
+                    )
+                )
+            )
+        )
         U[p] = ex * _bits_float((_float_bits(kr) - (_ROUND_BITS - 1023)) << 52)
 
 
@@ -289,8 +329,23 @@ TILE_ROWS = 64
 
 
 @njit(fastmath=_FASTMATH, error_model="numpy", nogil=True)
-def _sum_rows_single(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss, param,
-                     clip_norm, coef, intercept, gcoef, gint):
+def _sum_rows_single(
+    X,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    rows,
+    lo,
+    hi,
+    loss,
+    param,
+    clip_norm,
+    coef,
+    intercept,
+    gcoef,
+    gint,
+):
     """:func:`_sum_rows` for one output (every loss but the multinomial).
 
     A tile of rows at a time: (1) the margins, four rows at a time (the four dot products
@@ -421,8 +476,23 @@ def _clip_scale(loss, param, clip_norm, z, yi, wi, ai, dz):
 
 
 @njit(fastmath=_FASTMATH, error_model="numpy", nogil=True)
-def _sum_rows_multi(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss, param,
-                    clip_norm, coef, intercept, gcoef, gint):
+def _sum_rows_multi(
+    X,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    rows,
+    lo,
+    hi,
+    loss,
+    param,
+    clip_norm,
+    coef,
+    intercept,
+    gcoef,
+    gint,
+):
     """:func:`_sum_rows` for several outputs: the multinomial loss, ``l' = p - e_y``.
 
     Tiles as in :func:`_sum_rows_single`: the margins of each output four rows at a time,
@@ -532,15 +602,29 @@ def _sum_rows_multi(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, 
                     i2 = idx[r + 2]
                     i3 = idx[r + 3]
                     for j in range(d):
-                        gk[j] += (f0 * X[i0, j] + f1 * X[i1, j]) + (f2 * X[i2, j]
-                                                                    + f3 * X[i3, j])
+                        gk[j] += (f0 * X[i0, j] + f1 * X[i1, j]) + (f2 * X[i2, j] + f3 * X[i3, j])
             gint[k] += gi
     return bad
 
 
 @njit(nogil=True)
-def _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss, param,
-              clip_norm, coef, intercept, gcoef, gint):
+def _sum_rows(
+    X,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    rows,
+    lo,
+    hi,
+    loss,
+    param,
+    clip_norm,
+    coef,
+    intercept,
+    gcoef,
+    gint,
+):
     """``sum_p w_i clip(grad_i)`` over ``i = rows[p]``, ``lo <= p < hi`` (``i = p`` if ``rows``
     is empty), written into (gcoef, gint). Each term has norm <= clip_norm.
 
@@ -549,15 +633,62 @@ def _sum_rows(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss, 
     so that only that one is compiled.)
     """
     if coef.shape[0] == 1:
-        return _sum_rows_single(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi,
-                                loss, param, clip_norm, coef, intercept, gcoef, gint)
-    return _sum_rows_multi(X, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi, loss,
-                           param, clip_norm, coef, intercept, gcoef, gint)
+        return _sum_rows_single(
+            X,
+            y,
+            sample_weight,
+            row_scale,
+            row_norm_aug,
+            rows,
+            lo,
+            hi,
+            loss,
+            param,
+            clip_norm,
+            coef,
+            intercept,
+            gcoef,
+            gint,
+        )
+    return _sum_rows_multi(
+        X,
+        y,
+        sample_weight,
+        row_scale,
+        row_norm_aug,
+        rows,
+        lo,
+        hi,
+        loss,
+        param,
+        clip_norm,
+        coef,
+        intercept,
+        gcoef,
+        gint,
+    )
 
 
 @njit(fastmath=_FASTMATH, nogil=True)
-def _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, rows, lo, hi,
-                  loss, param, clip_norm, coef, intercept, gcoef, gint):
+def _sum_rows_csr(
+    data,
+    indices,
+    indptr,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    rows,
+    lo,
+    hi,
+    loss,
+    param,
+    clip_norm,
+    coef,
+    intercept,
+    gcoef,
+    gint,
+):
     """:func:`_sum_rows` for X in CSR form (canonical: sorted indices, no duplicates), one
     row at a time; only the stored entries are read. Same terms, same bound, same count of
     rows whose gradient was not finite (returned; they contribute 0)."""
@@ -607,8 +738,22 @@ def _noisy_sum(blocks, std, gen):
 
 
 @njit
-def _noisy_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_intercept,
-                  coef, intercept, vcoef, vint, gen):
+def _noisy_update(
+    gcoef,
+    gint,
+    std,
+    n_norm,
+    alpha,
+    eta,
+    momentum,
+    beta_pow,
+    fit_intercept,
+    coef,
+    intercept,
+    vcoef,
+    vint,
+    gen,
+):
     """Add the noise to the block sums, then take one (momentum) step: post-processing.
 
     ``g = (sum_blocks S + N(0, std^2)) / n_norm + alpha * w``; ``v = beta v + (1 - beta) g``;
@@ -664,8 +809,11 @@ def n_threads():
 
 def use_parallel(n_samples, n_features):
     """Whether a sum over X of this shape runs on several threads (same numbers either way)."""
-    return (n_threads() > 1 and n_samples * n_features >= PARALLEL_MIN_ENTRIES
-            and n_row_blocks(n_samples, n_features) > 1)
+    return (
+        n_threads() > 1
+        and n_samples * n_features >= PARALLEL_MIN_ENTRIES
+        and n_row_blocks(n_samples, n_features) > 1
+    )
 
 
 _POOL = None
@@ -698,8 +846,20 @@ def run_split(work, n_items, parallel):
     return [first] + rest
 
 
-def dense_grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef,
-                   intercept, n_blocks=None, parallel=None):
+def dense_grad_sum(
+    X,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    loss,
+    param,
+    clip_norm,
+    coef,
+    intercept,
+    n_blocks=None,
+    parallel=None,
+):
     """``(sum_i w_i clip(g_i) for the weights, ... for the intercepts, n_bad)`` over dense X.
 
     Each term has norm ``<= clip_norm`` (see :func:`_sum_rows`); ``n_bad`` counts the rows
@@ -725,9 +885,23 @@ def dense_grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param, cl
     def work(c0, c1):
         bad = 0
         for c in range(c0, c1):
-            bad += kernel(X, y, sample_weight, row_scale, row_norm_aug, _NO_ROWS,
-                          c * n // n_blocks, (c + 1) * n // n_blocks, loss, param, clip_norm,
-                          coef, intercept, gcoef[c], gint[c])
+            bad += kernel(
+                X,
+                y,
+                sample_weight,
+                row_scale,
+                row_norm_aug,
+                _NO_ROWS,
+                c * n // n_blocks,
+                (c + 1) * n // n_blocks,
+                loss,
+                param,
+                clip_norm,
+                coef,
+                intercept,
+                gcoef[c],
+                gint[c],
+            )
         return bad
 
     bad = sum(run_split(work, n_blocks, parallel and n_blocks > 1))
@@ -737,8 +911,20 @@ def dense_grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param, cl
 
 
 @njit
-def objective_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef,
-                  intercept, gcoef, gint):
+def objective_sum(
+    X,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    loss,
+    param,
+    clip_norm,
+    coef,
+    intercept,
+    gcoef,
+    gint,
+):
     """Exact clipped objective and its gradient (no noise), for exact solvers: returns
     ``sum_i w_i l_clip(theta; x~_i, y_i)`` and writes its gradient, the sum of the clipped
     per-example gradients, into (gcoef, gint). No penalty, no 1/n: the caller adds them.
@@ -783,8 +969,22 @@ def objective_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param, cli
 
 
 @njit
-def objective_sum_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, loss,
-                      param, clip_norm, coef, intercept, gcoef, gint):
+def objective_sum_csr(
+    data,
+    indices,
+    indptr,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    loss,
+    param,
+    clip_norm,
+    coef,
+    intercept,
+    gcoef,
+    gint,
+):
     """:func:`objective_sum` for canonical CSR X: only stored entries are read."""
     n = indptr.shape[0] - 1
     n_out = coef.shape[0]

@@ -105,8 +105,9 @@ def _hessian_weights(X, row_scale, sample_weight, loss, coef, intercept, lo, hi,
 
 
 @njit(fastmath=_FASTMATH, nogil=True)
-def _hessian_weights_csr(data, indices, indptr, row_scale, sample_weight, loss, coef, intercept,
-                         lo, hi, W):
+def _hessian_weights_csr(
+    data, indices, indptr, row_scale, sample_weight, loss, coef, intercept, lo, hi, W
+):
     """:func:`_hessian_weights` for CSR rows (only stored entries are read)."""
     k_out = coef.shape[0]
     z = np.empty(k_out)
@@ -185,8 +186,7 @@ def _outer_dense(X, row_scale, W, E, lo, hi, a0, a1, H):
                 v2 = u2 * x2
                 v3 = u3 * x3
                 for c in range(e):
-                    row[d + c] += (v0 * E[i0, c] + v1 * E[i1, c]) + (v2 * E[i2, c]
-                                                                     + v3 * E[i3, c])
+                    row[d + c] += (v0 * E[i0, c] + v1 * E[i1, c]) + (v2 * E[i2, c] + v3 * E[i3, c])
             for a in range(max(a0, d), min(a1, d + e)):
                 ca = a - d
                 v0 = w0 * E[i0, ca]
@@ -195,8 +195,7 @@ def _outer_dense(X, row_scale, W, E, lo, hi, a0, a1, H):
                 v3 = w3 * E[i3, ca]
                 row = Hm[a]
                 for c in range(ca, e):
-                    row[d + c] += (v0 * E[i0, c] + v1 * E[i1, c]) + (v2 * E[i2, c]
-                                                                     + v3 * E[i3, c])
+                    row[d + c] += (v0 * E[i0, c] + v1 * E[i1, c]) + (v2 * E[i2, c] + v3 * E[i3, c])
 
 
 @njit(fastmath=_FASTMATH, nogil=True)
@@ -284,8 +283,10 @@ def _outer_sums(n, P, n_pair, weights, outer, parallel, panels=True):
         parallel = n * n_pair * P * P / 2.0 >= PARALLEL_MIN_WORK
     k = max(1, min(K.n_threads(), P)) if parallel else 1
     cuts = _row_splits(P, k)
-    per_thread = [_panels(cuts[t], cuts[t + 1], P, n_pair) if panels
-                  else [(cuts[t], cuts[t + 1])] for t in range(k)]
+    per_thread = [
+        _panels(cuts[t], cuts[t + 1], P, n_pair) if panels else [(cuts[t], cuts[t + 1])]
+        for t in range(k)
+    ]
     chunk = _chunk_rows(P, n_pair)
     for lo in range(0, n, chunk):
         hi = min(n, lo + chunk)
@@ -315,8 +316,8 @@ def _assemble(H, loss, k_out):
     for a in range(k_out):
         for b in range(a, k_out):
             B = _symmetric(H[q])  # each block is itself symmetric: sum of f_i x'_i x'_i^T
-            out[a * P:(a + 1) * P, b * P:(b + 1) * P] = B
-            out[b * P:(b + 1) * P, a * P:(a + 1) * P] = B
+            out[a * P : (a + 1) * P, b * P : (b + 1) * P] = B
+            out[b * P : (b + 1) * P, a * P : (a + 1) * P] = B
             q += 1
     return out
 
@@ -342,27 +343,28 @@ def _hessian_setup(loss, coef, intercept, fit_intercept, n, d):
     P = d + E.shape[1]
     coef = np.ascontiguousarray(coef, dtype=np.float64)
     # without an intercept column the intercept is not a parameter (taken as 0)
-    intercept = (np.ascontiguousarray(intercept, dtype=np.float64) if fit_intercept
-                 else np.zeros(k_out))
+    intercept = (
+        np.ascontiguousarray(intercept, dtype=np.float64) if fit_intercept else np.zeros(k_out)
+    )
     buf = np.empty((min(n, _chunk_rows(P, n_pair)), n_pair))
     return k_out, n_pair, E, P, coef, intercept, buf
 
 
-def hessian_sum(X, row_scale, sample_weight, fit_intercept, loss, coef, intercept,
-                parallel=None):
+def hessian_sum(X, row_scale, sample_weight, fit_intercept, loss, coef, intercept, parallel=None):
     """``sum_i w_i H_i`` over dense X, shape ``(K P, K P)`` (see :mod:`skdpgd._compute.backends`).
 
     X, the scales and weights: C-contiguous float64. ``parallel`` (default: by the amount of
     work) splits the result rows between threads; the numbers are the same either way.
     """
     n, d = X.shape
-    k_out, n_pair, E, P, coef, intercept, buf = _hessian_setup(loss, coef, intercept,
-                                                               fit_intercept, n, d)
+    k_out, n_pair, E, P, coef, intercept, buf = _hessian_setup(
+        loss, coef, intercept, fit_intercept, n, d
+    )
 
     def weights(lo, hi):
         if loss == K.LOSS_SQUARED:
             return sample_weight[lo:hi].reshape(-1, 1)
-        W = buf[:hi - lo]
+        W = buf[: hi - lo]
         _hessian_weights(X, row_scale, sample_weight, loss, coef, intercept, lo, hi, W)
         return W
 
@@ -372,20 +374,33 @@ def hessian_sum(X, row_scale, sample_weight, fit_intercept, loss, coef, intercep
     return _assemble(_outer_sums(n, P, n_pair, weights, outer, parallel), loss, k_out)
 
 
-def hessian_sum_csr(data, indices, indptr, n_features, row_scale, sample_weight, fit_intercept,
-                    loss, coef, intercept, parallel=None):
+def hessian_sum_csr(
+    data,
+    indices,
+    indptr,
+    n_features,
+    row_scale,
+    sample_weight,
+    fit_intercept,
+    loss,
+    coef,
+    intercept,
+    parallel=None,
+):
     """:func:`hessian_sum` for canonical CSR X (data float64, indices and indptr int64)."""
     n = indptr.shape[0] - 1
     d = int(n_features)
-    k_out, n_pair, E, P, coef, intercept, buf = _hessian_setup(loss, coef, intercept,
-                                                               fit_intercept, n, d)
+    k_out, n_pair, E, P, coef, intercept, buf = _hessian_setup(
+        loss, coef, intercept, fit_intercept, n, d
+    )
 
     def weights(lo, hi):
         if loss == K.LOSS_SQUARED:
             return sample_weight[lo:hi].reshape(-1, 1)
-        W = buf[:hi - lo]
-        _hessian_weights_csr(data, indices, indptr, row_scale, sample_weight, loss, coef,
-                             intercept, lo, hi, W)
+        W = buf[: hi - lo]
+        _hessian_weights_csr(
+            data, indices, indptr, row_scale, sample_weight, loss, coef, intercept, lo, hi, W
+        )
         return W
 
     def outer(W, lo, hi, a0, a1, H):
@@ -394,8 +409,7 @@ def hessian_sum_csr(data, indices, indptr, n_features, row_scale, sample_weight,
     nnz_work = float(data.shape[0]) * max(1.0, data.shape[0] / max(n, 1)) / 2.0
     if parallel is None:
         parallel = n_pair * nnz_work >= PARALLEL_MIN_WORK
-    return _assemble(_outer_sums(n, P, n_pair, weights, outer, parallel, panels=False), loss,
-                     k_out)
+    return _assemble(_outer_sums(n, P, n_pair, weights, outer, parallel, panels=False), loss, k_out)
 
 
 def suff_stats(X, row_scale, sample_weight, fit_intercept, y, parallel=None):
@@ -408,14 +422,14 @@ def suff_stats(X, row_scale, sample_weight, fit_intercept, y, parallel=None):
     def outer(W, lo, hi, a0, a1, H):
         _outer_dense(X, row_scale, W, E, lo, hi, a0, a1, H)
 
-    H = _outer_sums(n, P, 1, lambda lo, hi: sample_weight[lo:hi].reshape(-1, 1), outer,
-                    parallel)
+    H = _outer_sums(n, P, 1, lambda lo, hi: sample_weight[lo:hi].reshape(-1, 1), outer, parallel)
     S = _symmetric(H[0])
     return S[:-1, :-1].copy(), S[:-1, -1].copy()
 
 
-def suff_stats_csr(data, indices, indptr, n_features, row_scale, sample_weight, fit_intercept,
-                   y, parallel=None):
+def suff_stats_csr(
+    data, indices, indptr, n_features, row_scale, sample_weight, fit_intercept, y, parallel=None
+):
     """:func:`suff_stats` for canonical CSR X."""
     n = indptr.shape[0] - 1
     d = int(n_features)
@@ -426,10 +440,12 @@ def suff_stats_csr(data, indices, indptr, n_features, row_scale, sample_weight, 
         _outer_csr(data, indices, indptr, d, row_scale, W, E, lo, hi, a0, a1, H)
 
     if parallel is None:
-        parallel = float(data.shape[0]) * max(1.0, data.shape[0] / max(n, 1)) / 2.0 \
-            >= PARALLEL_MIN_WORK
-    H = _outer_sums(n, P, 1, lambda lo, hi: sample_weight[lo:hi].reshape(-1, 1), outer,
-                    parallel, panels=False)
+        parallel = (
+            float(data.shape[0]) * max(1.0, data.shape[0] / max(n, 1)) / 2.0 >= PARALLEL_MIN_WORK
+        )
+    H = _outer_sums(
+        n, P, 1, lambda lo, hi: sample_weight[lo:hi].reshape(-1, 1), outer, parallel, panels=False
+    )
     S = _symmetric(H[0])
     return S[:-1, :-1].copy(), S[:-1, -1].copy()
 
@@ -446,8 +462,7 @@ def _fused_weights(n_rows_chunk, d, entries_per_row, kernel_call, k_out, paralle
     gradient partial of that sub-block into ``(gc, gi)``; partials are added to
     ``totals = [gcoef, gint, bad]`` in sub-block order (the sub-blocks are fixed by the
     chunk's size and the entries per row, never by the thread count)."""
-    n_sub = int(max(1, min(64, n_rows_chunk * max(entries_per_row, 1)
-                           // FUSED_BLOCK_ENTRIES)))
+    n_sub = int(max(1, min(64, n_rows_chunk * max(entries_per_row, 1) // FUSED_BLOCK_ENTRIES)))
     gparts = np.empty((n_sub, k_out, d))
     iparts = np.empty((n_sub, k_out))
 
@@ -470,8 +485,19 @@ def _check_fused_loss(loss):
         raise ValueError(f"no fused gradient and Hessian pass for loss code {loss}.")
 
 
-def grad_hessian_sum(X, y, sample_weight, row_scale, row_norm_aug, fit_intercept, loss,
-                     clip_norm, coef, intercept, parallel=None):
+def grad_hessian_sum(
+    X,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    fit_intercept,
+    loss,
+    clip_norm,
+    coef,
+    intercept,
+    parallel=None,
+):
     """The clipped gradient sum and the Hessian sum at the same point, in one pass over dense X.
 
     Returns ``(gcoef, gint, n_bad, H)``: ``(gcoef, gint, n_bad)`` as
@@ -485,8 +511,9 @@ def grad_hessian_sum(X, y, sample_weight, row_scale, row_norm_aug, fit_intercept
     """
     _check_fused_loss(loss)
     n, d = X.shape
-    k_out, n_pair, E, P, coef, intercept, buf = _hessian_setup(loss, coef, intercept,
-                                                               fit_intercept, n, d)
+    k_out, n_pair, E, P, coef, intercept, buf = _hessian_setup(
+        loss, coef, intercept, fit_intercept, n, d
+    )
     clip_norm = float(clip_norm)
     par = K.use_parallel(n, d) if parallel is None else bool(parallel)
     totals = [np.zeros((k_out, d)), np.zeros(k_out), 0]
@@ -494,15 +521,31 @@ def grad_hessian_sum(X, y, sample_weight, row_scale, row_norm_aug, fit_intercept
     grad_kernel = K._sum_rows_single if k_out == 1 else K._sum_rows_multi
 
     def weights(lo, hi):
-        W = buf[:hi - lo]
+        W = buf[: hi - lo]
 
         def call(a, b, gc, gi):
             # the sub-block's gradient (the tiled kernel of dense_grad_sum), then its Hessian
             # weights while its rows are still in cache: one read of X from memory
-            bad = grad_kernel(X, y, sample_weight, row_scale, row_norm_aug, K._NO_ROWS,
-                              lo + a, lo + b, loss, 0.0, clip_norm, coef, intercept, gc, gi)
-            _hessian_weights(X, row_scale, sample_weight, loss, coef, intercept, lo + a, lo + b,
-                             W[a:b])
+            bad = grad_kernel(
+                X,
+                y,
+                sample_weight,
+                row_scale,
+                row_norm_aug,
+                K._NO_ROWS,
+                lo + a,
+                lo + b,
+                loss,
+                0.0,
+                clip_norm,
+                coef,
+                intercept,
+                gc,
+                gi,
+            )
+            _hessian_weights(
+                X, row_scale, sample_weight, loss, coef, intercept, lo + a, lo + b, W[a:b]
+            )
             return bad
 
         _fused_weights(hi - lo, d, d, call, k_out, par, totals)
@@ -515,15 +558,29 @@ def grad_hessian_sum(X, y, sample_weight, row_scale, row_norm_aug, fit_intercept
     return totals[0], totals[1], int(totals[2]), H
 
 
-def grad_hessian_sum_csr(data, indices, indptr, n_features, y, sample_weight, row_scale,
-                         row_norm_aug, fit_intercept, loss, clip_norm, coef, intercept,
-                         parallel=None):
+def grad_hessian_sum_csr(
+    data,
+    indices,
+    indptr,
+    n_features,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    fit_intercept,
+    loss,
+    clip_norm,
+    coef,
+    intercept,
+    parallel=None,
+):
     """:func:`grad_hessian_sum` for canonical CSR X (data float64, indices and indptr int64)."""
     _check_fused_loss(loss)
     n = indptr.shape[0] - 1
     d = int(n_features)
-    k_out, n_pair, E, P, coef, intercept, buf = _hessian_setup(loss, coef, intercept,
-                                                               fit_intercept, n, d)
+    k_out, n_pair, E, P, coef, intercept, buf = _hessian_setup(
+        loss, coef, intercept, fit_intercept, n, d
+    )
     clip_norm = float(clip_norm)
     nnz_work = float(data.shape[0]) * max(1.0, data.shape[0] / max(n, 1)) / 2.0
     if parallel is None:
@@ -532,14 +589,41 @@ def grad_hessian_sum_csr(data, indices, indptr, n_features, y, sample_weight, ro
     avg_nnz = max(1, data.shape[0] // max(n, 1))
 
     def weights(lo, hi):
-        W = buf[:hi - lo]
+        W = buf[: hi - lo]
 
         def call(a, b, gc, gi):
-            bad = K._sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale,
-                                  row_norm_aug, K._NO_ROWS, lo + a, lo + b, loss, 0.0,
-                                  clip_norm, coef, intercept, gc, gi)
-            _hessian_weights_csr(data, indices, indptr, row_scale, sample_weight, loss, coef,
-                                 intercept, lo + a, lo + b, W[a:b])
+            bad = K._sum_rows_csr(
+                data,
+                indices,
+                indptr,
+                y,
+                sample_weight,
+                row_scale,
+                row_norm_aug,
+                K._NO_ROWS,
+                lo + a,
+                lo + b,
+                loss,
+                0.0,
+                clip_norm,
+                coef,
+                intercept,
+                gc,
+                gi,
+            )
+            _hessian_weights_csr(
+                data,
+                indices,
+                indptr,
+                row_scale,
+                sample_weight,
+                loss,
+                coef,
+                intercept,
+                lo + a,
+                lo + b,
+                W[a:b],
+            )
             return bad
 
         _fused_weights(hi - lo, d, avg_nnz, call, k_out, bool(parallel), totals)
@@ -548,6 +632,5 @@ def grad_hessian_sum_csr(data, indices, indptr, n_features, y, sample_weight, ro
     def outer(W, lo, hi, a0, a1, H):
         _outer_csr(data, indices, indptr, d, row_scale, W, E, lo, hi, a0, a1, H)
 
-    H = _assemble(_outer_sums(n, P, n_pair, weights, outer, parallel, panels=False), loss,
-                  k_out)
+    H = _assemble(_outer_sums(n, P, n_pair, weights, outer, parallel, panels=False), loss, k_out)
     return totals[0], totals[1], int(totals[2]), H

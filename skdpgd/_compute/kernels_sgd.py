@@ -31,8 +31,14 @@ import math
 import numpy as np
 from .jit import njit
 
-from .kernels import (_intercept_step, _noisy_sum, _noisy_update, _sum_rows_csr,
-                       _sum_rows_multi, _sum_rows_single)
+from .kernels import (
+    _intercept_step,
+    _noisy_sum,
+    _noisy_update,
+    _sum_rows_csr,
+    _sum_rows_multi,
+    _sum_rows_single,
+)
 
 
 @njit
@@ -91,9 +97,29 @@ def _scratch(n, state):
     return np.zeros((1, k, d)), np.zeros((1, k)), np.empty(max(n, 1), np.int64)
 
 
-def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-              fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm, state,
-              t0, t1, average_start, gen):
+def sgd_dense(
+    X,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    loss,
+    param,
+    clip_norm,
+    fit_intercept,
+    alpha,
+    q,
+    n_norm,
+    step_sizes,
+    noise_std,
+    momentum,
+    max_norm,
+    state,
+    t0,
+    t1,
+    average_start,
+    gen,
+):
     """DP-SGD on dense X: steps ``t0 <= t < t1`` of a run of Poisson-sampled noisy steps
     (module docstring), continuing from ``state`` (:func:`sgd_state`, updated in place), so a
     run split into several calls gives the same numbers as one call.
@@ -109,15 +135,59 @@ def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_no
     ``_sum_rows_multi``); the work arrays are made here, not in compiled code.
     """
     run = _sgd_dense_single if state[0].shape[0] == 1 else _sgd_dense_multi
-    return run(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-               fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm, state,
-               t0, t1, average_start, gen, *_scratch(X.shape[0], state))
+    return run(
+        X,
+        y,
+        sample_weight,
+        row_scale,
+        row_norm_aug,
+        loss,
+        param,
+        clip_norm,
+        fit_intercept,
+        alpha,
+        q,
+        n_norm,
+        step_sizes,
+        noise_std,
+        momentum,
+        max_norm,
+        state,
+        t0,
+        t1,
+        average_start,
+        gen,
+        *_scratch(X.shape[0], state),
+    )
 
 
 @njit
-def _sgd_dense_single(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-                      fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm,
-                      state, t0, t1, average_start, gen, gcoef, gint, rows):
+def _sgd_dense_single(
+    X,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    loss,
+    param,
+    clip_norm,
+    fit_intercept,
+    alpha,
+    q,
+    n_norm,
+    step_sizes,
+    noise_std,
+    momentum,
+    max_norm,
+    state,
+    t0,
+    t1,
+    average_start,
+    gen,
+    gcoef,
+    gint,
+    rows,
+):
     """:func:`sgd_dense` for one output."""
     n = X.shape[0]
     coef, intercept, vcoef, vint, acoef, aint, beta = state
@@ -125,61 +195,243 @@ def _sgd_dense_single(X, y, sample_weight, row_scale, row_norm_aug, loss, param,
         m = poisson_sample(n, q, gen, rows)
         # rows is never empty here, so the sum reads rows[0:m] (m = 0 gives a zero sum);
         # the count of rows with a non-finite gradient (they contributed 0) is private: unused
-        _sum_rows_single(X, y, sample_weight, row_scale, row_norm_aug, rows, 0, m, loss, param,
-                         clip_norm, coef, intercept, gcoef[0], gint[0])
+        _sum_rows_single(
+            X,
+            y,
+            sample_weight,
+            row_scale,
+            row_norm_aug,
+            rows,
+            0,
+            m,
+            loss,
+            param,
+            clip_norm,
+            coef,
+            intercept,
+            gcoef[0],
+            gint[0],
+        )
         beta[0] *= momentum
-        _noisy_update(gcoef, gint, noise_std[t], n_norm, alpha, step_sizes[t], momentum,
-                      beta[0], fit_intercept, coef, intercept, vcoef, vint, gen)
+        _noisy_update(
+            gcoef,
+            gint,
+            noise_std[t],
+            n_norm,
+            alpha,
+            step_sizes[t],
+            momentum,
+            beta[0],
+            fit_intercept,
+            coef,
+            intercept,
+            vcoef,
+            vint,
+            gen,
+        )
         if _after_step(coef, intercept, acoef, aint, max_norm, t >= average_start):
             return t  # decided on released values only
     return -1
 
 
 @njit
-def _sgd_dense_multi(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-                     fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm,
-                     state, t0, t1, average_start, gen, gcoef, gint, rows):
+def _sgd_dense_multi(
+    X,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    loss,
+    param,
+    clip_norm,
+    fit_intercept,
+    alpha,
+    q,
+    n_norm,
+    step_sizes,
+    noise_std,
+    momentum,
+    max_norm,
+    state,
+    t0,
+    t1,
+    average_start,
+    gen,
+    gcoef,
+    gint,
+    rows,
+):
     """:func:`sgd_dense` for several outputs: :func:`_sgd_dense_single` with the
     multi-output row kernel (same release, same sensitivity)."""
     n = X.shape[0]
     coef, intercept, vcoef, vint, acoef, aint, beta = state
     for t in range(t0, t1):
         m = poisson_sample(n, q, gen, rows)
-        _sum_rows_multi(X, y, sample_weight, row_scale, row_norm_aug, rows, 0, m, loss, param,
-                        clip_norm, coef, intercept, gcoef[0], gint[0])
+        _sum_rows_multi(
+            X,
+            y,
+            sample_weight,
+            row_scale,
+            row_norm_aug,
+            rows,
+            0,
+            m,
+            loss,
+            param,
+            clip_norm,
+            coef,
+            intercept,
+            gcoef[0],
+            gint[0],
+        )
         beta[0] *= momentum
-        _noisy_update(gcoef, gint, noise_std[t], n_norm, alpha, step_sizes[t], momentum,
-                      beta[0], fit_intercept, coef, intercept, vcoef, vint, gen)
+        _noisy_update(
+            gcoef,
+            gint,
+            noise_std[t],
+            n_norm,
+            alpha,
+            step_sizes[t],
+            momentum,
+            beta[0],
+            fit_intercept,
+            coef,
+            intercept,
+            vcoef,
+            vint,
+            gen,
+        )
         if _after_step(coef, intercept, acoef, aint, max_norm, t >= average_start):
             return t
     return -1
 
 
-def sgd_csr(data, indices, indptr, n_features, y, sample_weight, row_scale, row_norm_aug, loss,
-            param, clip_norm, fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum,
-            max_norm, state, t0, t1, average_start, gen):
+def sgd_csr(
+    data,
+    indices,
+    indptr,
+    n_features,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    loss,
+    param,
+    clip_norm,
+    fit_intercept,
+    alpha,
+    q,
+    n_norm,
+    step_sizes,
+    noise_std,
+    momentum,
+    max_norm,
+    state,
+    t0,
+    t1,
+    average_start,
+    gen,
+):
     """:func:`sgd_dense` for X in canonical CSR form, without densifying it (same release,
     same sensitivity, same random draws: the same seed gives the same batches and noise)."""
-    return _sgd_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, loss,
-                    param, clip_norm, fit_intercept, alpha, q, n_norm, step_sizes, noise_std,
-                    momentum, max_norm, state, t0, t1, average_start, gen,
-                    *_scratch(indptr.shape[0] - 1, state))
+    return _sgd_csr(
+        data,
+        indices,
+        indptr,
+        y,
+        sample_weight,
+        row_scale,
+        row_norm_aug,
+        loss,
+        param,
+        clip_norm,
+        fit_intercept,
+        alpha,
+        q,
+        n_norm,
+        step_sizes,
+        noise_std,
+        momentum,
+        max_norm,
+        state,
+        t0,
+        t1,
+        average_start,
+        gen,
+        *_scratch(indptr.shape[0] - 1, state),
+    )
 
 
 @njit
-def _sgd_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, loss, param,
-             clip_norm, fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum,
-             max_norm, state, t0, t1, average_start, gen, gcoef, gint, rows):
+def _sgd_csr(
+    data,
+    indices,
+    indptr,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    loss,
+    param,
+    clip_norm,
+    fit_intercept,
+    alpha,
+    q,
+    n_norm,
+    step_sizes,
+    noise_std,
+    momentum,
+    max_norm,
+    state,
+    t0,
+    t1,
+    average_start,
+    gen,
+    gcoef,
+    gint,
+    rows,
+):
     """:func:`sgd_csr`'s compiled loop (one row kernel for any number of outputs)."""
     n = indptr.shape[0] - 1
     coef, intercept, vcoef, vint, acoef, aint, beta = state
     for t in range(t0, t1):
         m = poisson_sample(n, q, gen, rows)
-        _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, rows, 0,
-                      m, loss, param, clip_norm, coef, intercept, gcoef[0], gint[0])
+        _sum_rows_csr(
+            data,
+            indices,
+            indptr,
+            y,
+            sample_weight,
+            row_scale,
+            row_norm_aug,
+            rows,
+            0,
+            m,
+            loss,
+            param,
+            clip_norm,
+            coef,
+            intercept,
+            gcoef[0],
+            gint[0],
+        )
         beta[0] *= momentum
-        _noisy_update(gcoef, gint, noise_std[t], n_norm, alpha, step_sizes[t], momentum,
-                      beta[0], fit_intercept, coef, intercept, vcoef, vint, gen)
+        _noisy_update(
+            gcoef,
+            gint,
+            noise_std[t],
+            n_norm,
+            alpha,
+            step_sizes[t],
+            momentum,
+            beta[0],
+            fit_intercept,
+            coef,
+            intercept,
+            vcoef,
+            vint,
+            gen,
+        )
         if _after_step(coef, intercept, acoef, aint, max_norm, t >= average_start):
             return t
     return -1
@@ -189,8 +441,15 @@ def sgd_state(n_outputs, n_features):
     """The state a DP-SGD run carries between calls: iterate, momentum buffers, sums of the
     averaged iterates, and ``beta^t`` (a one-element array)."""
     k, d = n_outputs, n_features
-    return (np.zeros((k, d)), np.zeros(k), np.zeros((k, d)), np.zeros(k), np.zeros((k, d)),
-            np.zeros(k), np.ones(1))
+    return (
+        np.zeros((k, d)),
+        np.zeros(k),
+        np.zeros((k, d)),
+        np.zeros(k),
+        np.zeros((k, d)),
+        np.zeros(k),
+        np.ones(1),
+    )
 
 
 @njit
@@ -235,9 +494,28 @@ def csr_row_norms(data, indptr):
 
 
 @njit
-def _masked_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_intercept,
-                   coef, intercept, vcoef, vint, gen, pre, scale, noise_var_scale, score,
-                   second, decay):
+def _masked_update(
+    gcoef,
+    gint,
+    std,
+    n_norm,
+    alpha,
+    eta,
+    momentum,
+    beta_pow,
+    fit_intercept,
+    coef,
+    intercept,
+    vcoef,
+    vint,
+    gen,
+    pre,
+    scale,
+    noise_var_scale,
+    score,
+    second,
+    decay,
+):
     """:func:`skdpgd._compute.kernels._noisy_update` with a per-column step ``pre`` (= s^2), and the
     released noisy mean gradient restored to theta's scale (``g^ = scale * (S + noise) /
     n_norm``) added to the statistics: ``score += |g^|`` and ``second <- decay second +
@@ -254,7 +532,8 @@ def _masked_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit
             score[k, j] += abs(ghat)
             nv = scale[j] * std / n_norm
             second[k, j] = decay * second[k, j] + (1.0 - decay) * (
-                ghat * ghat - noise_var_scale * nv * nv)
+                ghat * ghat - noise_var_scale * nv * nv
+            )
             if pre[j] == 0.0:  # a frozen column (its weight is a constant of the stage)
                 continue
             g = pre[j] * g / n_norm + alpha * coef[k, j]
@@ -264,9 +543,33 @@ def _masked_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit
             _intercept_step(gint, k, std, n_norm, eta, momentum, corr, intercept, vint, gen)
 
 
-def sgd_masked(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-               fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm, state,
-               t0, t1, average_start, gen, pre, scale, stats, decay):
+def sgd_masked(
+    X,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    loss,
+    param,
+    clip_norm,
+    fit_intercept,
+    alpha,
+    q,
+    n_norm,
+    step_sizes,
+    noise_std,
+    momentum,
+    max_norm,
+    state,
+    t0,
+    t1,
+    average_start,
+    gen,
+    pre,
+    scale,
+    stats,
+    decay,
+):
     """Steps ``t0 <= t < t1`` of one stage of importance-masked DP-SGD (see the comment above)
     on X' (dense, or a CSR triple ``(data, indices, indptr)``) with ``state`` in the stage's
     coordinates; ``stats = (score, second)`` (arrays shaped like the coefficients) collect the
@@ -275,74 +578,312 @@ def sgd_masked(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_n
     score, second = stats
     if isinstance(X, tuple):
         data, indices, indptr = X
-        return _sgd_masked_csr(data, indices, indptr, y, sample_weight, row_scale,
-                               row_norm_aug, loss, param, clip_norm, fit_intercept, alpha, q,
-                               n_norm, step_sizes, noise_std, momentum, max_norm, state, t0, t1,
-                               average_start, gen, pre, scale, score, second, decay,
-                               *_scratch(indptr.shape[0] - 1, state))
+        return _sgd_masked_csr(
+            data,
+            indices,
+            indptr,
+            y,
+            sample_weight,
+            row_scale,
+            row_norm_aug,
+            loss,
+            param,
+            clip_norm,
+            fit_intercept,
+            alpha,
+            q,
+            n_norm,
+            step_sizes,
+            noise_std,
+            momentum,
+            max_norm,
+            state,
+            t0,
+            t1,
+            average_start,
+            gen,
+            pre,
+            scale,
+            score,
+            second,
+            decay,
+            *_scratch(indptr.shape[0] - 1, state),
+        )
     run = _sgd_masked_single if state[0].shape[0] == 1 else _sgd_masked_multi
-    return run(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-               fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm, state,
-               t0, t1, average_start, gen, pre, scale, score, second, decay,
-               *_scratch(X.shape[0], state))
+    return run(
+        X,
+        y,
+        sample_weight,
+        row_scale,
+        row_norm_aug,
+        loss,
+        param,
+        clip_norm,
+        fit_intercept,
+        alpha,
+        q,
+        n_norm,
+        step_sizes,
+        noise_std,
+        momentum,
+        max_norm,
+        state,
+        t0,
+        t1,
+        average_start,
+        gen,
+        pre,
+        scale,
+        score,
+        second,
+        decay,
+        *_scratch(X.shape[0], state),
+    )
 
 
 @njit
-def _sgd_masked_single(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-                       fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum,
-                       max_norm, state, t0, t1, average_start, gen, pre, scale, score, second,
-                       decay, gcoef, gint, rows):
+def _sgd_masked_single(
+    X,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    loss,
+    param,
+    clip_norm,
+    fit_intercept,
+    alpha,
+    q,
+    n_norm,
+    step_sizes,
+    noise_std,
+    momentum,
+    max_norm,
+    state,
+    t0,
+    t1,
+    average_start,
+    gen,
+    pre,
+    scale,
+    score,
+    second,
+    decay,
+    gcoef,
+    gint,
+    rows,
+):
     n = X.shape[0]
     coef, intercept, vcoef, vint, acoef, aint, beta = state
     for t in range(t0, t1):
         m = poisson_sample(n, q, gen, rows)
         # each term: the masked, scaled gradient clipped to clip_norm (sensitivity clip_norm)
-        _sum_rows_single(X, y, sample_weight, row_scale, row_norm_aug, rows, 0, m, loss, param,
-                         clip_norm, coef, intercept, gcoef[0], gint[0])
+        _sum_rows_single(
+            X,
+            y,
+            sample_weight,
+            row_scale,
+            row_norm_aug,
+            rows,
+            0,
+            m,
+            loss,
+            param,
+            clip_norm,
+            coef,
+            intercept,
+            gcoef[0],
+            gint[0],
+        )
         beta[0] *= momentum
-        _masked_update(gcoef, gint, noise_std[t], n_norm, alpha, step_sizes[t], momentum,
-                       beta[0], fit_intercept, coef, intercept, vcoef, vint, gen, pre, scale,
-                       1.0, score, second, decay)
+        _masked_update(
+            gcoef,
+            gint,
+            noise_std[t],
+            n_norm,
+            alpha,
+            step_sizes[t],
+            momentum,
+            beta[0],
+            fit_intercept,
+            coef,
+            intercept,
+            vcoef,
+            vint,
+            gen,
+            pre,
+            scale,
+            1.0,
+            score,
+            second,
+            decay,
+        )
         if _after_step(coef, intercept, acoef, aint, max_norm, t >= average_start):
             return t
     return -1
 
 
 @njit
-def _sgd_masked_multi(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-                      fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum,
-                      max_norm, state, t0, t1, average_start, gen, pre, scale, score, second,
-                      decay, gcoef, gint, rows):
+def _sgd_masked_multi(
+    X,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    loss,
+    param,
+    clip_norm,
+    fit_intercept,
+    alpha,
+    q,
+    n_norm,
+    step_sizes,
+    noise_std,
+    momentum,
+    max_norm,
+    state,
+    t0,
+    t1,
+    average_start,
+    gen,
+    pre,
+    scale,
+    score,
+    second,
+    decay,
+    gcoef,
+    gint,
+    rows,
+):
     n = X.shape[0]
     coef, intercept, vcoef, vint, acoef, aint, beta = state
     for t in range(t0, t1):
         m = poisson_sample(n, q, gen, rows)
-        _sum_rows_multi(X, y, sample_weight, row_scale, row_norm_aug, rows, 0, m, loss, param,
-                        clip_norm, coef, intercept, gcoef[0], gint[0])
+        _sum_rows_multi(
+            X,
+            y,
+            sample_weight,
+            row_scale,
+            row_norm_aug,
+            rows,
+            0,
+            m,
+            loss,
+            param,
+            clip_norm,
+            coef,
+            intercept,
+            gcoef[0],
+            gint[0],
+        )
         beta[0] *= momentum
-        _masked_update(gcoef, gint, noise_std[t], n_norm, alpha, step_sizes[t], momentum,
-                       beta[0], fit_intercept, coef, intercept, vcoef, vint, gen, pre, scale,
-                       1.0, score, second, decay)
+        _masked_update(
+            gcoef,
+            gint,
+            noise_std[t],
+            n_norm,
+            alpha,
+            step_sizes[t],
+            momentum,
+            beta[0],
+            fit_intercept,
+            coef,
+            intercept,
+            vcoef,
+            vint,
+            gen,
+            pre,
+            scale,
+            1.0,
+            score,
+            second,
+            decay,
+        )
         if _after_step(coef, intercept, acoef, aint, max_norm, t >= average_start):
             return t
     return -1
 
 
 @njit
-def _sgd_masked_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, loss,
-                    param, clip_norm, fit_intercept, alpha, q, n_norm, step_sizes, noise_std,
-                    momentum, max_norm, state, t0, t1, average_start, gen, pre, scale, score,
-                    second, decay, gcoef, gint, rows):
+def _sgd_masked_csr(
+    data,
+    indices,
+    indptr,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    loss,
+    param,
+    clip_norm,
+    fit_intercept,
+    alpha,
+    q,
+    n_norm,
+    step_sizes,
+    noise_std,
+    momentum,
+    max_norm,
+    state,
+    t0,
+    t1,
+    average_start,
+    gen,
+    pre,
+    scale,
+    score,
+    second,
+    decay,
+    gcoef,
+    gint,
+    rows,
+):
     n = indptr.shape[0] - 1
     coef, intercept, vcoef, vint, acoef, aint, beta = state
     for t in range(t0, t1):
         m = poisson_sample(n, q, gen, rows)
-        _sum_rows_csr(data, indices, indptr, y, sample_weight, row_scale, row_norm_aug, rows, 0,
-                      m, loss, param, clip_norm, coef, intercept, gcoef[0], gint[0])
+        _sum_rows_csr(
+            data,
+            indices,
+            indptr,
+            y,
+            sample_weight,
+            row_scale,
+            row_norm_aug,
+            rows,
+            0,
+            m,
+            loss,
+            param,
+            clip_norm,
+            coef,
+            intercept,
+            gcoef[0],
+            gint[0],
+        )
         beta[0] *= momentum
-        _masked_update(gcoef, gint, noise_std[t], n_norm, alpha, step_sizes[t], momentum,
-                       beta[0], fit_intercept, coef, intercept, vcoef, vint, gen, pre, scale,
-                       1.0, score, second, decay)
+        _masked_update(
+            gcoef,
+            gint,
+            noise_std[t],
+            n_norm,
+            alpha,
+            step_sizes[t],
+            momentum,
+            beta[0],
+            fit_intercept,
+            coef,
+            intercept,
+            vcoef,
+            vint,
+            gen,
+            pre,
+            scale,
+            1.0,
+            score,
+            second,
+            decay,
+        )
         if _after_step(coef, intercept, acoef, aint, max_norm, t >= average_start):
             return t
     return -1

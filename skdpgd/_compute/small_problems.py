@@ -24,9 +24,17 @@ import math
 
 import numpy as np
 
-from .kernels import (LOSS_HINGE, LOSS_HUBER, LOSS_LOGISTIC, LOSS_MODIFIED_HUBER,
-                       LOSS_MULTINOMIAL, LOSS_POISSON, LOSS_SQUARED, LOSS_SQUARED_HINGE,
-                       POISSON_MAX_MARGIN)
+from .kernels import (
+    LOSS_HINGE,
+    LOSS_HUBER,
+    LOSS_LOGISTIC,
+    LOSS_MODIFIED_HUBER,
+    LOSS_MULTINOMIAL,
+    LOSS_POISSON,
+    LOSS_SQUARED,
+    LOSS_SQUARED_HINGE,
+    POISSON_MAX_MARGIN,
+)
 from .kernels_second import _assemble, _check_loss, _symmetric
 
 #: Dense X with at most this many entries (n_samples x n_features) is reduced in numpy (this
@@ -49,8 +57,9 @@ def _as64(X):
 def margins(X, row_scale, coef, intercept):
     """``z_ik = s_i x_i . coef_k + b_k``, shape (n, K) (float64 whatever the dtype of X)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return (_as64(X) @ np.asarray(coef, dtype=np.float64).T) * row_scale[:, None] \
-            + np.asarray(intercept, dtype=np.float64)
+        return (_as64(X) @ np.asarray(coef, dtype=np.float64).T) * row_scale[:, None] + np.asarray(
+            intercept, dtype=np.float64
+        )
 
 
 def dloss(loss, z, y, param, exp=np.exp):
@@ -102,16 +111,16 @@ def _clipped_factors(loss, param, clip_norm, Z, y, w, aug):
     return F, int(np.count_nonzero(bad))
 
 
-def grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef,
-             intercept):
+def grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef, intercept):
     """``(sum_i w_i clip(g_i) for the weights, ... for the intercepts, n_bad)`` over dense X
     (:func:`skdpgd._compute.kernels.dense_grad_sum`): each term has norm ``<= clip_norm``, so
     the sum moves by at most ``clip_norm`` when a row is added or removed; rows whose gradient
     is not finite contribute 0 and are counted."""
     Z = margins(X, row_scale, coef, intercept)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        F, bad = _clipped_factors(int(loss), float(param), float(clip_norm), Z, y,
-                                  sample_weight, row_norm_aug)
+        F, bad = _clipped_factors(
+            int(loss), float(param), float(clip_norm), Z, y, sample_weight, row_norm_aug
+        )
     return (F * row_scale[:, None]).T @ _as64(X), np.sum(F, axis=0), bad
 
 
@@ -139,8 +148,14 @@ def hessian_weights(loss, Z, w):
             E = np.exp(Z - np.max(Z, axis=1, keepdims=True))
             p = E / np.sum(E, axis=1, keepdims=True)
             k_out = Z.shape[1]
-            W = np.stack([w * p[:, a] * ((1.0 if a == b else 0.0) - p[:, b])
-                          for a in range(k_out) for b in range(a, k_out)], axis=1)
+            W = np.stack(
+                [
+                    w * p[:, a] * ((1.0 if a == b else 0.0) - p[:, b])
+                    for a in range(k_out)
+                    for b in range(a, k_out)
+                ],
+                axis=1,
+            )
         else:  # squared loss
             W = w[:, None].astype(np.float64)
     ok = np.all(np.isfinite(W), axis=1)
@@ -155,8 +170,7 @@ def hessian_sum(X, row_scale, sample_weight, fit_intercept, loss, coef, intercep
     coef = np.asarray(coef, dtype=np.float64)
     k_out = coef.shape[0]
     n = X.shape[0]
-    intercept = (np.asarray(intercept, dtype=np.float64) if fit_intercept
-                 else np.zeros(k_out))
+    intercept = np.asarray(intercept, dtype=np.float64) if fit_intercept else np.zeros(k_out)
     A = _augmented(X, row_scale, [np.ones((n, 1))] if fit_intercept else [])
     if loss == LOSS_SQUARED:
         W = sample_weight[:, None]
@@ -166,14 +180,16 @@ def hessian_sum(X, row_scale, sample_weight, fit_intercept, loss, coef, intercep
     return _assemble(H, loss, k_out)
 
 
-def grad_hessian_sum(X, y, sample_weight, row_scale, row_norm_aug, fit_intercept, loss,
-                     clip_norm, coef, intercept):
+def grad_hessian_sum(
+    X, y, sample_weight, row_scale, row_norm_aug, fit_intercept, loss, clip_norm, coef, intercept
+):
     """``(gcoef, gint, n_bad, H)``: :func:`grad_sum` and :func:`hessian_sum` at the same
     point (:func:`skdpgd._compute.kernels_second.grad_hessian_sum`; the same terms and bounds)."""
     if not fit_intercept:  # not a parameter: taken as 0 by both sums, as in the kernel
         intercept = np.zeros(np.shape(coef)[0])
-    gcoef, gint, bad = grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, 0.0,
-                                clip_norm, coef, intercept)
+    gcoef, gint, bad = grad_sum(
+        X, y, sample_weight, row_scale, row_norm_aug, loss, 0.0, clip_norm, coef, intercept
+    )
     H = hessian_sum(X, row_scale, sample_weight, fit_intercept, loss, coef, intercept)
     return gcoef, gint, bad, H
 
@@ -229,8 +245,11 @@ def _loss_values(loss, Z, y, param, thr):
     n = Z.shape[0]
     if loss == LOSS_MULTINOMIAL:
         m = np.max(Z, axis=1)
-        return m + _libm_log(_in_order(_libm_exp(Z - m[:, None]), 1)) \
+        return (
+            m
+            + _libm_log(_in_order(_libm_exp(Z - m[:, None]), 1))
             - Z[np.arange(n), y.astype(np.int64)]
+        )
     z = Z[:, 0]
     if loss == LOSS_LOGISTIC:
         t = y * z
@@ -243,19 +262,29 @@ def _loss_values(loss, Z, y, param, thr):
     if loss == LOSS_SQUARED_HINGE:
         u = y * z
         u0 = 1.0 - 0.5 * thr
-        return np.where(u >= 1.0, 0.0, np.where(
-            u >= u0, (1.0 - u) * (1.0 - u), 0.25 * thr * thr + thr * (u0 - u)))
+        return np.where(
+            u >= 1.0,
+            0.0,
+            np.where(u >= u0, (1.0 - u) * (1.0 - u), 0.25 * thr * thr + thr * (u0 - u)),
+        )
     if loss == LOSS_POISSON:
         z_hi, z_lo = _libm_log(y + thr), _libm_log(y - thr)
         inside = _libm_exp(np.where(np.isinf(thr), np.minimum(z, POISSON_MAX_MARGIN), z)) - y * z
-        return np.where(np.isinf(thr), inside, np.where(
-            z > z_hi, (y + thr) - y * z_hi + thr * (z - z_hi), np.where(
-                (y > thr) & (z < z_lo), (y - thr) - y * z_lo - thr * (z - z_lo), inside)))
+        return np.where(
+            np.isinf(thr),
+            inside,
+            np.where(
+                z > z_hi,
+                (y + thr) - y * z_hi + thr * (z - z_hi),
+                np.where((y > thr) & (z < z_lo), (y - thr) - y * z_lo - thr * (z - z_lo), inside),
+            ),
+        )
     return np.full(n, np.nan)
 
 
-def objective(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef,
-              intercept):
+def objective(
+    X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef, intercept
+):
     """``(sum_i w_i l_clip_i, its gradient for the weights, for the intercepts)``: the exact
     clipped objective of :func:`skdpgd._compute.kernels.objective_sum` (no noise, no
     penalty), for the exact solvers, with the kernel's very roundings (sums added in its order,
@@ -270,8 +299,9 @@ def objective(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_no
         return 0.0, np.zeros(coef.shape), np.zeros(k_out)
     loss, param, clip_norm = int(loss), float(param), float(clip_norm)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        Z = row_scale[:, None] * _in_order(X[:, None, :] * coef[None, :, :], 2) \
-            + np.asarray(intercept, dtype=np.float64)
+        Z = row_scale[:, None] * _in_order(X[:, None, :] * coef[None, :, :], 2) + np.asarray(
+            intercept, dtype=np.float64
+        )
         if loss == LOSS_MULTINOMIAL:  # l' = softmax - e_y (kernels.loss_derivative)
             E = _libm_exp(Z - np.max(Z, axis=1, keepdims=True))
             D = E / _in_order(E, 1)[:, None]
@@ -289,19 +319,60 @@ def objective(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_no
     return total, gcoef, _in_order(F, 0)
 
 
-def noisy_update(gcoef, gint, std, n_norm, alpha, eta, momentum, beta_pow, fit_intercept, coef,
-                 intercept, vcoef, vint, gen):
+def noisy_update(
+    gcoef,
+    gint,
+    std,
+    n_norm,
+    alpha,
+    eta,
+    momentum,
+    beta_pow,
+    fit_intercept,
+    coef,
+    intercept,
+    vcoef,
+    vint,
+    gen,
+):
     """:func:`skdpgd._compute.kernels._noisy_update` in numpy (same arguments: blocks of sums
     of shapes (B, K, d) and (B, K), added in order): adds ``N(0, std^2)`` to each coordinate,
     then takes the (momentum) step in place (:func:`_update`)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        _update(np.add.reduce(np.asarray(gcoef, dtype=np.float64), axis=0),
-                np.add.reduce(np.asarray(gint, dtype=np.float64), axis=0), std, n_norm, alpha,
-                eta, momentum, 1.0 - beta_pow, fit_intercept, coef, intercept, vcoef, vint, gen)
+        _update(
+            np.add.reduce(np.asarray(gcoef, dtype=np.float64), axis=0),
+            np.add.reduce(np.asarray(gint, dtype=np.float64), axis=0),
+            std,
+            n_norm,
+            alpha,
+            eta,
+            momentum,
+            1.0 - beta_pow,
+            fit_intercept,
+            coef,
+            intercept,
+            vcoef,
+            vint,
+            gen,
+        )
 
 
-def _update(gcoef, gint, std, n_norm, alpha, eta, momentum, corr, fit_intercept, coef,
-            intercept, vcoef, vint, gen):
+def _update(
+    gcoef,
+    gint,
+    std,
+    n_norm,
+    alpha,
+    eta,
+    momentum,
+    corr,
+    fit_intercept,
+    coef,
+    intercept,
+    vcoef,
+    vint,
+    gen,
+):
     """The release and its post-processing, as in the kernel: ``S + N(0, std^2)`` on each
     coordinate of the sums ``(gcoef, gint)`` (modified; drawn in the kernel's order: output k's
     weights, then its intercept; no draw when ``std`` is 0), then ``g = (S + noise) / n_norm +
@@ -355,9 +426,29 @@ def poisson_sample(n, q, gen, log1mq):
     return (parts[0] if len(parts) == 1 else np.concatenate(parts)).astype(np.int64)
 
 
-def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-              fit_intercept, alpha, q, n_norm, step_sizes, noise_std, momentum, max_norm, state,
-              t0, t1, average_start, gen):
+def sgd_dense(
+    X,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    loss,
+    param,
+    clip_norm,
+    fit_intercept,
+    alpha,
+    q,
+    n_norm,
+    step_sizes,
+    noise_std,
+    momentum,
+    max_norm,
+    state,
+    t0,
+    t1,
+    average_start,
+    gen,
+):
     """:func:`skdpgd._compute.kernels_sgd.sgd_dense` in numpy, step by step: the same Poisson
     batches, the same release per step (the batch's clipped sum, each term of norm
     ``<= clip_norm``, so sensitivity ``clip_norm`` under add/remove-one, plus
@@ -370,26 +461,75 @@ def sgd_dense(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_no
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # as the kernel
         for t in range(t0, t1):
             rows = poisson_sample(n, q, gen, log1mq)
-            if _sgd_step(X[rows], y[rows], sample_weight[rows], row_scale[rows],
-                         row_norm_aug[rows], loss, param, clip_norm, fit_intercept, alpha,
-                         n_norm, step_sizes[t], noise_std[t], momentum, max_norm, state,
-                         t >= average_start, gen):
+            if _sgd_step(
+                X[rows],
+                y[rows],
+                sample_weight[rows],
+                row_scale[rows],
+                row_norm_aug[rows],
+                loss,
+                param,
+                clip_norm,
+                fit_intercept,
+                alpha,
+                n_norm,
+                step_sizes[t],
+                noise_std[t],
+                momentum,
+                max_norm,
+                state,
+                t >= average_start,
+                gen,
+            ):
                 return t  # decided on released values only
     return -1
 
 
-def _sgd_step(Xb, yb, wb, sb, ab, loss, param, clip_norm, fit_intercept, alpha, n_norm, eta,
-              std, momentum, max_norm, state, average, gen):
+def _sgd_step(
+    Xb,
+    yb,
+    wb,
+    sb,
+    ab,
+    loss,
+    param,
+    clip_norm,
+    fit_intercept,
+    alpha,
+    n_norm,
+    eta,
+    std,
+    momentum,
+    max_norm,
+    state,
+    average,
+    gen,
+):
     """One step of :func:`sgd_dense` on the batch's rows: True if the iterate then broke
     ``max_norm`` (or is not finite), else False after adding it to the averages if
     ``average`` (:func:`skdpgd._compute.kernels_sgd._after_step`)."""
     coef, intercept, vcoef, vint, acoef, aint, beta = state
     # the count of rows whose gradient was not finite (they contribute 0) is private: unused
-    F, _ = _clipped_factors(loss, param, clip_norm, (Xb @ coef.T) * sb[:, None] + intercept,
-                            yb, wb, ab)
+    F, _ = _clipped_factors(
+        loss, param, clip_norm, (Xb @ coef.T) * sb[:, None] + intercept, yb, wb, ab
+    )
     beta[0] *= momentum
-    _update((F * sb[:, None]).T @ Xb, np.sum(F, axis=0), std, n_norm, alpha, eta, momentum,
-            1.0 - beta[0], fit_intercept, coef, intercept, vcoef, vint, gen)
+    _update(
+        (F * sb[:, None]).T @ Xb,
+        np.sum(F, axis=0),
+        std,
+        n_norm,
+        alpha,
+        eta,
+        momentum,
+        1.0 - beta[0],
+        fit_intercept,
+        coef,
+        intercept,
+        vcoef,
+        vint,
+        gen,
+    )
     if not math.sqrt(float(np.vdot(coef, coef) + np.vdot(intercept, intercept))) <= max_norm:
         return True
     if average:

@@ -31,8 +31,7 @@ from .._compute import small_problems as _small_problems
 from .._compute.kernels import _noisy_update as noisy_update
 from .._setup import CLASS_COUNT_SENSITIVITY
 from .._progress import Progress
-from ..accounting import (Release, compose_gdp,
-                         gdp_mu_of_releases)
+from ..accounting import Release, compose_gdp, gdp_mu_of_releases
 from ..exceptions import DivergenceError
 from ..schedules import Problem
 
@@ -59,9 +58,6 @@ class Outcome:
     model: str | None = None
     releases: tuple | None = None
     hessian_rates: tuple | None = None
-
-
-
 
 
 @dataclass(frozen=True)
@@ -151,8 +147,9 @@ class GradientDescent(Mechanism):
     name = "gradient"
 
     def releases(self, setup, plan):
-        return [Release("gradient sums", plan.noise_multipliers, setup.grad_sensitivity,
-                        setup.relation)]
+        return [
+            Release("gradient sums", plan.noise_multipliers, setup.grad_sensitivity, setup.relation)
+        ]
 
     def run(self, rows, setup, plan, releases, gen, start=None):
         (grads,) = releases
@@ -171,20 +168,33 @@ class GradientDescent(Mechanism):
         loss = setup.loss
         n_norm = float(setup.n_public)
         # the same update in numpy where the rows are (nothing to compile on a first fit)
-        update = (_small_problems.noisy_update if getattr(rows, "small", False)
-                  else noisy_update)
+        update = _small_problems.noisy_update if getattr(rows, "small", False) else noisy_update
         for t in range(plan.n_steps):
             # a non-finite per-example gradient contributes 0 and decides nothing (stopping on
             # its count would reveal whether one extreme row is present); the fit stops only
             # on the released iterate below
             gcoef, gint, _ = rows.grad_sum(coef, intercept, loss.code, loss.param, clip)
             if setup.progress is not None:
-                setup.progress.released(grads.multipliers[t:t + 1], t, plan.n_steps)
+                setup.progress.released(grads.multipliers[t : t + 1], t, plan.n_steps)
             beta_pow *= beta
             # adds N(0, std_t^2) to each coordinate of the sum (weights, then intercepts, in
             # order, from gen), then post-processing: the (momentum) step, in place
-            update(gcoef[None], gint[None], float(std[t]), n_norm, alpha, float(steps[t]), beta,
-                   beta_pow, setup.fit_intercept, coef, intercept, vcoef, vint, gen)
+            update(
+                gcoef[None],
+                gint[None],
+                float(std[t]),
+                n_norm,
+                alpha,
+                float(steps[t]),
+                beta,
+                beta_pow,
+                setup.fit_intercept,
+                coef,
+                intercept,
+                vcoef,
+                vint,
+                gen,
+            )
         if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(intercept))):
             _check_finite(-1, plan.n_steps - 1)
         return Outcome(coef / c, intercept)
@@ -279,9 +289,13 @@ class OutputPerturbationMechanism(Mechanism):
         origin = theta.copy()
         certified = False
         for _ in range(2):
-            res = minimize(fun, theta, jac=True, method="L-BFGS-B",
-                           options={"maxiter": 5000, "gtol": g * 1e-3 / c, "ftol": 0.0,
-                                    "maxcor": 30})
+            res = minimize(
+                fun,
+                theta,
+                jac=True,
+                method="L-BFGS-B",
+                options={"maxiter": 5000, "gtol": g * 1e-3 / c, "ftol": 0.0, "maxcor": 30},
+            )
             if not np.all(np.isfinite(res.x)):
                 break
             theta = res.x
@@ -332,7 +346,7 @@ class OutputPerturbationMechanism(Mechanism):
         M = cls._smoothness(setup, r)
         kappa = M / setup.alpha
         beta = (math.sqrt(kappa) - 1.0) / (math.sqrt(kappa) + 1.0)
-        step = setup.column ** 2 / M
+        step = setup.column**2 / M
         c = setup.column
         prev = theta.copy()
         y = theta.copy()
@@ -360,7 +374,7 @@ class OutputPerturbationMechanism(Mechanism):
         ``(1 - alpha/M_w)^T r G / alpha <= g / (2 alpha)``. A step 1/M in (w, b~) is a step
         c^2 / M in the kernel coordinates (w', b').
         """
-        step = setup.column ** 2 / cls._smoothness(setup, r)
+        step = setup.column**2 / cls._smoothness(setup, r)
         theta = np.array(origin, dtype=float)
         for _ in range(cls._fallback_steps(setup, g, r)):
             theta = theta - step * fun(theta)[1]
@@ -398,20 +412,30 @@ class InterceptOnly(Mechanism):
         if self._n_classes(setup) == 0:
             y_bound = getattr(setup.loss, "y_bound", None)
             if y_bound is None:
-                raise ValueError(f"the intercept-only model of the {setup.loss.name} loss needs "
-                                 "a public y_bound (its release is the sum of the clipped "
-                                 "targets).")
+                raise ValueError(
+                    f"the intercept-only model of the {setup.loss.name} loss needs "
+                    "a public y_bound (its release is the sum of the clipped "
+                    "targets)."
+                )
             sens = {"replace": 2.0 * y_bound, "add_remove": float(y_bound)}
             return [Release("target sum", plan.noise_multipliers, sens, setup.relation)]
-        return [Release("class counts", plan.noise_multipliers, dict(CLASS_COUNT_SENSITIVITY),
-                        setup.relation)]
+        return [
+            Release(
+                "class counts",
+                plan.noise_multipliers,
+                dict(CLASS_COUNT_SENSITIVITY),
+                setup.relation,
+            )
+        ]
 
     def run(self, rows, setup, plan, releases, gen):
         (release,) = releases
         if setup.progress is not None:
             setup.progress.released(release.multipliers, 0, 1)
-        return Outcome(np.zeros((setup.n_outputs, rows.n_features)),
-                       self.intercept(rows, setup, float(release.noise_std[0]), gen))
+        return Outcome(
+            np.zeros((setup.n_outputs, rows.n_features)),
+            self.intercept(rows, setup, float(release.noise_std[0]), gen),
+        )
 
     def intercept(self, rows, setup, std, gen):
         """The intercept of the noisy counts (or mean): the one Gaussian draw of the release."""
@@ -445,8 +469,7 @@ class InterceptOnly(Mechanism):
         dev = counts - counts.mean()
         norm2 = float(dev @ dev)
         c = policy.current().WARM_START_SHRINK
-        factor = (max(0.0, 1.0 - c * (counts.size - 1) * std * std / norm2)
-                  if norm2 > 0 else 0.0)
+        factor = max(0.0, 1.0 - c * (counts.size - 1) * std * std / norm2) if norm2 > 0 else 0.0
         return counts.mean() + factor * dev
 
     @staticmethod
@@ -464,7 +487,6 @@ class InterceptOnly(Mechanism):
         if k == 2:
             return np.array([logf[1] - logf[0]])
         return logf - logf.mean()
-
 
     @staticmethod
     def dominated(counts, std, share):
@@ -529,14 +551,28 @@ class WarmStart(Mechanism):
         if regression and (r > 0 or getattr(plan, "prior_switch", None) is not None):
             raise ValueError("a regression loss's warm start has no selection and no switch.")
         if not regression and self.inner.name == "output" and not r > 0:
-            raise ValueError("a warm start from the prior needs a gradient or Newton plan (or "
-                             "an output perturbation with a selection).")
-        out = inner + [Release(("target sum" if regression else "class counts") + " (start)",
-                               np.array([z_p]), counts.sensitivity, setup.relation)]
+            raise ValueError(
+                "a warm start from the prior needs a gradient or Newton plan (or "
+                "an output perturbation with a selection)."
+            )
+        out = inner + [
+            Release(
+                ("target sum" if regression else "class counts") + " (start)",
+                np.array([z_p]),
+                counts.sensitivity,
+                setup.relation,
+            )
+        ]
         if r > 0:
             z_sel = math.sqrt((1.0 - s - r) / r) / mu_inner
-            out.append(Release("selection: fit minus prior, rows predicted right",
-                               np.array([z_sel]), dict(SELECTION_SENSITIVITY), setup.relation))
+            out.append(
+                Release(
+                    "selection: fit minus prior, rows predicted right",
+                    np.array([z_sel]),
+                    dict(SELECTION_SENSITIVITY),
+                    setup.relation,
+                )
+            )
         return out
 
     def run(self, rows, setup, plan, releases, gen):
@@ -575,8 +611,9 @@ class WarmStart(Mechanism):
         coef, intercept = fitted.coef, fitted.intercept
         # --- the selection: a noisy difference of training accuracies (its own stream) ---
         prior_coef, prior_intercept = np.zeros_like(coef), prior.log_odds(noisy, std1)
-        right = rows.correct_counts([(coef, intercept), (prior_coef, prior_intercept)],
-                                    setup.data_norm)
+        right = rows.correct_counts(
+            [(coef, intercept), (prior_coef, prior_intercept)], setup.data_norm
+        )
         std_sel = float(choice.noise_std[0])
         pick = np.random.Generator(gen.bit_generator.jumped(2))
         selection = float(right[0] - right[1]) + std_sel * pick.standard_normal()
@@ -585,8 +622,9 @@ class WarmStart(Mechanism):
         if selection > policy.select_threshold(std_sel, setup.n_public):
             return fitted
         # the inner Newton's Hessian rates (public) stay reported: it ran
-        return dataclasses.replace(fitted, coef=prior_coef, intercept=prior_intercept,
-                                   model="prior")
+        return dataclasses.replace(
+            fitted, coef=prior_coef, intercept=prior_intercept, model="prior"
+        )
 
     def _prior_branch(self, rows, setup, inner, counts, noisy, gen):
         """The rest of the budget on a second release of the class counts.
@@ -607,5 +645,9 @@ class WarmStart(Mechanism):
         if setup.progress is not None:
             setup.progress.released(second.multipliers, 1, 2)
         coef = np.zeros((setup.n_outputs, rows.n_features))
-        return Outcome(coef, InterceptOnly.combined_log_odds(noisy, std1, again, std2),
-                       model="prior", releases=(counts, second))
+        return Outcome(
+            coef,
+            InterceptOnly.combined_log_odds(noisy, std1, again, std2),
+            model="prior",
+            releases=(counts, second),
+        )

@@ -7,14 +7,17 @@ way.
 
 from __future__ import annotations
 
-from .mechanisms import (GradientDescent, InterceptOnly, OutputPerturbationMechanism,
-                          WarmStart)
+from .mechanisms import GradientDescent, InterceptOnly, OutputPerturbationMechanism, WarmStart
 from .second_order import DampedNewton, SufficientStatisticsMechanism
 
 #: The mechanism class of each ``NoisePlan.mechanism``.
-MECHANISMS = {"prior": InterceptOnly, "gradient": GradientDescent,
-              "output": OutputPerturbationMechanism, "newton": DampedNewton,
-              "ssp": SufficientStatisticsMechanism}
+MECHANISMS = {
+    "prior": InterceptOnly,
+    "gradient": GradientDescent,
+    "output": OutputPerturbationMechanism,
+    "newton": DampedNewton,
+    "ssp": SufficientStatisticsMechanism,
+}
 
 
 def mechanism_for(schedule, plan):
@@ -27,7 +30,9 @@ def mechanism_for(schedule, plan):
         # whose released target mean centres the intercept's penalty (WarmStart.releases
         # refuses a classifier's output plan without a selection)
         if plan.mechanism not in ("gradient", "newton", "output"):
-            raise ValueError("a warm start from the prior needs a gradient or Newton plan (or "
-                             "an output perturbation with a selection).")
+            raise ValueError(
+                "a warm start from the prior needs a gradient or Newton plan (or "
+                "an output perturbation with a selection)."
+            )
         mechanism = WarmStart(mechanism)
     return mechanism

@@ -12,13 +12,19 @@ import math
 import numpy as np
 
 from .. import policy
-from .._data import (make_rows)
+from .._data import make_rows
 from .._fit import Road, RoadResult, private_fit
 from .registry import mechanism_for
 from .mechanisms import Setup
 from .._setup import release_norm_sum
-from ..accounting import (COUNT_BOUND_SIGMAS, gdp_mu_of_releases, remaining_mu,
-                         share_multiplier, sum_rounding_margin, with_margin)
+from ..accounting import (
+    COUNT_BOUND_SIGMAS,
+    gdp_mu_of_releases,
+    remaining_mu,
+    share_multiplier,
+    sum_rounding_margin,
+    with_margin,
+)
 from ..schedules import Problem, get_schedule
 
 
@@ -27,17 +33,30 @@ def row_norm_note(estimate, sigma, data_norm):
     norm ``(sum_i w_i min(||x_i||, R) + noise) / N`` (``sigma``: its noise's standard
     deviation) shows that nearly every row is at least ``R = data_norm`` long; else None.
     Post-processing of the release only."""
-    if estimate >= (policy.current().ROW_NORM_NOTE_SHARE * data_norm
-                    + policy.current().ROW_NORM_NOTE_SIGMAS * sigma):
-        return (f"released mean row norm (clipped at data_norm = {data_norm:.4g}): "
-                f"{estimate:.4g} (noise std {sigma:.2g}): nearly every row is at least data_norm "
-                "long and is clipped to it. Expected if the rows are normalised to data_norm; "
-                "otherwise data_norm is below the rows' norms (scale the rows, or raise it).")
+    if estimate >= (
+        policy.current().ROW_NORM_NOTE_SHARE * data_norm
+        + policy.current().ROW_NORM_NOTE_SIGMAS * sigma
+    ):
+        return (
+            f"released mean row norm (clipped at data_norm = {data_norm:.4g}): "
+            f"{estimate:.4g} (noise std {sigma:.2g}): nearly every row is at least data_norm "
+            "long and is clipped to it. Expected if the rows are normalised to data_norm; "
+            "otherwise data_norm is below the rows' norms (scale the rows, or raise it)."
+        )
     return None
 
 
-def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
-                     sensitivity=None, notes=None, relation="replace"):
+def private_row_clip(
+    norm_sum,
+    n_public,
+    data_norm,
+    mu_total,
+    gen,
+    snr=0.0,
+    sensitivity=None,
+    notes=None,
+    relation="replace",
+):
     """Choose the row-clipping bound from a Gaussian-mechanism estimate of the mean row norm.
 
     Releases ``S + N(0, (z R)^2)`` with ``S = sum_i w_i min(||x_i||, R)`` (``norm_sum``),
@@ -58,11 +77,14 @@ def private_row_clip(norm_sum, n_public, data_norm, mu_total, gen, snr=0.0,
         return data_norm, None, 1.0
     factor = policy.row_clip_factor(snr)
     # its share of the budget, and no more noise than the target relative error needs
-    z = max(share_multiplier(policy.current().ROW_CLIP_MAX_SHARE, mu_total),
-            1.0 / (4.0 / (policy.current().ROW_CLIP_TARGET_RELATIVE_ERROR * n)))
-    sens = (data_norm if sensitivity is None else float(sensitivity))
-    released, release = release_norm_sum(norm_sum, z, {"replace": sens, "add_remove": sens},
-                                         relation, gen)
+    z = max(
+        share_multiplier(policy.current().ROW_CLIP_MAX_SHARE, mu_total),
+        1.0 / (4.0 / (policy.current().ROW_CLIP_TARGET_RELATIVE_ERROR * n)),
+    )
+    sens = data_norm if sensitivity is None else float(sensitivity)
+    released, release = release_norm_sum(
+        norm_sum, z, {"replace": sens, "add_remove": sens}, relation, gen
+    )
     estimate = released / n
     sigma = z * sens / n
     note = row_norm_note(estimate, sigma, data_norm)  # post-processing of the release
@@ -105,12 +127,18 @@ class FullBatchRoad(Road):
         bound, norm_share = data_norm, 1.0
         n_params = n_outputs * (d + int(fit_intercept))
         if est.row_clip == "auto":
-            norm_sens = with_margin({"replace": data_norm, "add_remove": data_norm},
-                                    self.margin)
+            norm_sens = with_margin({"replace": data_norm, "add_remove": data_norm}, self.margin)
             bound, norm_release, norm_share = private_row_clip(
-                rows.norm_sum(data_norm), n_public, data_norm, fit.mu_total, fit.gen,
-                policy.signal_to_noise(n_public, n_params, fit.mu_total), norm_sens[relation],
-                notes=fit.notes if est.data_norm is not None else None, relation=relation)
+                rows.norm_sum(data_norm),
+                n_public,
+                data_norm,
+                fit.mu_total,
+                fit.gen,
+                policy.signal_to_noise(n_public, n_params, fit.mu_total),
+                norm_sens[relation],
+                notes=fit.notes if est.data_norm is not None else None,
+                relation=relation,
+            )
             fit.charges.add(norm_release)
         mu_left = remaining_mu(fit.mu_total, fit.prior)
 
@@ -118,7 +146,7 @@ class FullBatchRoad(Road):
         # the intercept's column holds the constant c = intercept_scaling * bound
         c = float(est.intercept_scaling) * bound if fit_intercept else 1.0
         rows.clip_rows(bound, c)
-        row_bound = math.sqrt(bound ** 2 + c * c) if fit_intercept else bound
+        row_bound = math.sqrt(bound**2 + c * c) if fit_intercept else bound
         G = loss.lipschitz(row_bound, n_outputs)
         loss_smoothness = loss.smoothness(row_bound, n_outputs)
         schedule = get_schedule(est.schedule)
@@ -126,9 +154,18 @@ class FullBatchRoad(Road):
         # public: the released estimate
         signal_scale = norm_share ** policy.current().AUTO_SIGNAL_POWER
         if est.alpha == "auto":  # public: N, D, the loss's constants and the budget left
-            alpha = policy.auto_alpha(getattr(schedule, "alpha_rule", "consistent"), n_public,
-                                      n_params, G, row_bound, mu_left, loss.second_order,
-                                      max_iter, signal_scale, fit_intercept)
+            alpha = policy.auto_alpha(
+                getattr(schedule, "alpha_rule", "consistent"),
+                n_public,
+                n_params,
+                G,
+                row_bound,
+                mu_left,
+                loss.second_order,
+                max_iter,
+                signal_scale,
+                fit_intercept,
+            )
         else:
             alpha = float(est.alpha)
         # class weights divided by their largest (weight_scale) shrink the loss by that
@@ -137,9 +174,16 @@ class FullBatchRoad(Road):
         self.rows, self.bound, self.alpha, self.schedule = rows, bound, alpha, schedule
         self.setup_ = Setup(
             progress=None,
-            loss=loss, n_outputs=n_outputs, fit_intercept=fit_intercept, column=c,
-            n_public=n_public, relation=relation, lipschitz=G, row_bound=row_bound,
-            alpha=alpha, data_norm=float(data_norm),
+            loss=loss,
+            n_outputs=n_outputs,
+            fit_intercept=fit_intercept,
+            column=c,
+            n_public=n_public,
+            relation=relation,
+            lipschitz=G,
+            row_bound=row_bound,
+            alpha=alpha,
+            data_norm=float(data_norm),
             problem=Problem(
                 n_samples=n_public,
                 n_params=n_params,
@@ -153,9 +197,11 @@ class FullBatchRoad(Road):
                 signal_scale=signal_scale,
                 fit_intercept=fit_intercept,
                 n_outputs=n_outputs,
-                regression_start=bool(loss.warm_start and fit_intercept
-                                      and getattr(loss, "y_bound", None) is not None),
-            ))
+                regression_start=bool(
+                    loss.warm_start and fit_intercept and getattr(loss, "y_bound", None) is not None
+                ),
+            ),
+        )
         self.plan = schedule.plan(self.setup_.problem, mu_left, max_iter)
         self.mechanism = mechanism_for(schedule, self.plan)
 
@@ -166,10 +212,12 @@ class FullBatchRoad(Road):
 
     def describe(self, fit, releases):
         plan, mechanism = self.plan, self.mechanism
-        return (f"{fit.label}: mechanism {mechanism.name} "
-                f"({plan.schedule or self.schedule.name}), {plan.n_steps} release(s) of "
-                f"{', '.join(r.name for r in releases)}, N (public) = {fit.n_public:g}, "
-                f"epsilon = {fit.epsilon:g}, delta = {fit.delta:.3g}")
+        return (
+            f"{fit.label}: mechanism {mechanism.name} "
+            f"({plan.schedule or self.schedule.name}), {plan.n_steps} release(s) of "
+            f"{', '.join(r.name for r in releases)}, N (public) = {fit.n_public:g}, "
+            f"epsilon = {fit.epsilon:g}, delta = {fit.delta:.3g}"
+        )
 
     def run(self, fit, releases):
         plan, mechanism = self.plan, self.mechanism
@@ -180,33 +228,49 @@ class FullBatchRoad(Road):
         made = fit.prior + actual
         mu = gdp_mu_of_releases(made)
         name = outcome.model or mechanism.name  # the model returned
-        return RoadResult({
-            "coef": outcome.coef,
-            "intercept": outcome.intercept,
-            "noise_multipliers_": actual[0].multipliers,
-            "row_clip_": self.bound,
-            "row_clip_noise_multiplier_": next(
-                (float(r.multipliers[0]) for r in fit.prior if r.name == "row norm sum"), None),
-            "clip_norm_": self.setup_.lipschitz,
-            # noisy iterations: gradient or Newton steps; output perturbation's one release of
-            # the minimiser; 0 for the intercept-only model and the sufficient statistics
-            "n_iter_": (plan.n_steps if name in ("gradient", "newton", "output") else 0),
-            "n_iter_theory_": plan.n_iter_theory,
-            "step_sizes_": plan.step_sizes if name == "gradient" else np.empty(0),
-            "mu_": mu,
-            "rho_": mu ** 2 / 2.0,
-            "schedule_": ("prior" if name == "prior"
-                          else (plan.schedule or self.schedule.name)),
-            "data_norm_": self.data_norm,
-            "alpha_": self.alpha,
-            "mechanism_": name,
-            # Poisson rates of the Hessian releases (DP damped Newton; public), else None
-            "hessian_rates_": outcome.hessian_rates,
-        }, releases=None if outcome.releases is None else actual)
+        return RoadResult(
+            {
+                "coef": outcome.coef,
+                "intercept": outcome.intercept,
+                "noise_multipliers_": actual[0].multipliers,
+                "row_clip_": self.bound,
+                "row_clip_noise_multiplier_": next(
+                    (float(r.multipliers[0]) for r in fit.prior if r.name == "row norm sum"), None
+                ),
+                "clip_norm_": self.setup_.lipschitz,
+                # noisy iterations: gradient or Newton steps; output perturbation's one release of
+                # the minimiser; 0 for the intercept-only model and the sufficient statistics
+                "n_iter_": (plan.n_steps if name in ("gradient", "newton", "output") else 0),
+                "n_iter_theory_": plan.n_iter_theory,
+                "step_sizes_": plan.step_sizes if name == "gradient" else np.empty(0),
+                "mu_": mu,
+                "rho_": mu**2 / 2.0,
+                "schedule_": (
+                    "prior" if name == "prior" else (plan.schedule or self.schedule.name)
+                ),
+                "data_norm_": self.data_norm,
+                "alpha_": self.alpha,
+                "mechanism_": name,
+                # Poisson rates of the Hessian releases (DP damped Newton; public), else None
+                "hessian_rates_": outcome.hessian_rates,
+            },
+            releases=None if outcome.releases is None else actual,
+        )
 
 
-def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None,
-                   classes=None, y_index=None):
+def fit_full_batch(
+    est,
+    X,
+    y,
+    sample_weight,
+    loss,
+    n_outputs,
+    *,
+    data_norm,
+    y_bound=None,
+    classes=None,
+    y_index=None,
+):
     """Fit a linear model privately along :func:`skdpgd._fit.private_fit`; return the fitted
     attributes as a dict (``coef`` (n_outputs, d), ``intercept`` (n_outputs,) and every
     privacy attribute).
@@ -217,5 +281,6 @@ def fit_full_batch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bo
     class index of each row (``y_index``) for ``class_weight``.
     """
     road = FullBatchRoad(X, y, loss, n_outputs, data_norm=data_norm, y_bound=y_bound)
-    return private_fit(est, road, X.shape[0], sample_weight=sample_weight, classes=classes,
-                       y_index=y_index)
+    return private_fit(
+        est, road, X.shape[0], sample_weight=sample_weight, classes=classes, y_index=y_index
+    )

@@ -36,8 +36,6 @@ from .mechanisms import Mechanism, Outcome, _check_finite
 from ..accounting import Release, compose_gdp
 
 
-
-
 def symmetric_noise(gen, size, std):
     """``E`` of the module docstring: diagonal ``N(0, std^2)``, off-diagonal ``N(0, std^2/2)``."""
     G = gen.standard_normal((size, size))
@@ -138,17 +136,21 @@ class DampedNewton(Mechanism):
     def releases(self, setup, plan):
         h = setup.loss.hessian_frobenius
         # per-example Hessian term: Frobenius <= h ||x~||^2 <= h row_bound^2 (original coords)
-        hess = _matrix_sensitivity(h, setup.row_bound ** 2)
+        hess = _matrix_sensitivity(h, setup.row_bound**2)
         steps = self._hessian_steps(plan)
         if not steps or steps[0] != 0 or any(t >= plan.n_steps for t in steps):
-            raise ValueError("a Newton plan releases a Hessian at iteration 0 and at "
-                             "iterations below T only.")
+            raise ValueError(
+                "a Newton plan releases a Hessian at iteration 0 and at iterations below T only."
+            )
         s = plan.gradient_share
         inv2 = compose_gdp(plan.noise_multipliers) ** 2
         ratio = math.sqrt(len(steps) * s / ((1.0 - s) * inv2))
-        return [Release("gradient sums", plan.noise_multipliers, setup.grad_sensitivity,
-                        setup.relation),
-                Release("Hessian sums", np.full(len(steps), ratio), hess, setup.relation)]
+        return [
+            Release(
+                "gradient sums", plan.noise_multipliers, setup.grad_sensitivity, setup.relation
+            ),
+            Release("Hessian sums", np.full(len(steps), ratio), hess, setup.relation),
+        ]
 
     def hessian_rates(self, setup, plan, hess):
         """The public Poisson rate of each Hessian release (1: the full sum)."""
@@ -156,9 +158,19 @@ class DampedNewton(Mechanism):
         if rate != "auto":
             return np.full(len(hess.multipliers), float(rate))
         unit = math.sqrt(2.0) if setup.relation == "replace" else 1.0
-        return np.array([policy.hessian_rate(setup.n_public, setup.problem.n_params, float(z),
-                                             unit, setup.problem.signal_scale, setup.n_outputs)
-                         for z in hess.multipliers])
+        return np.array(
+            [
+                policy.hessian_rate(
+                    setup.n_public,
+                    setup.problem.n_params,
+                    float(z),
+                    unit,
+                    setup.problem.signal_scale,
+                    setup.n_outputs,
+                )
+                for z in hess.multipliers
+            ]
+        )
 
     def run(self, rows, setup, plan, releases, gen, start=None):
         grads, hess = releases
@@ -170,8 +182,7 @@ class DampedNewton(Mechanism):
         loss = setup.loss
         clip = setup.lipschitz / c
         alpha = setup.alpha / (c * c)  # on the weights, in kernel coordinates
-        ridge = np.tile(np.append(np.full(d, n * alpha), 0.0 if setup.fit_intercept else []),
-                        k_out)
+        ridge = np.tile(np.append(np.full(d, n * alpha), 0.0 if setup.fit_intercept else []), k_out)
         # noise in kernel coordinates: gradients scale by 1/c, Hessians by 1/c^2
         g_std = grads.noise_std / c
         h_std = hess.noise_std / (c * c)
@@ -190,10 +201,12 @@ class DampedNewton(Mechanism):
             if new_hessian:
                 # rate < 1: a Poisson subsample from a seed of the fit's generator (class
                 # docstring); the backend reads X once for both sums where it can
-                sample = (None if rates[k] >= 1.0
-                          else (int(gen.integers(0, 2 ** 63 - 1)), float(rates[k])))
-                gcoef, gint, _, H = rows.grad_hessian_sum(coef, intercept, loss.code,
-                                                          loss.param, clip, sample=sample)
+                sample = (
+                    None if rates[k] >= 1.0 else (int(gen.integers(0, 2**63 - 1)), float(rates[k]))
+                )
+                gcoef, gint, _, H = rows.grad_hessian_sum(
+                    coef, intercept, loss.code, loss.param, clip, sample=sample
+                )
             else:
                 gcoef, gint, _ = rows.grad_sum(coef, intercept, loss.code, loss.param, clip)
             g = np.hstack([gcoef, gint[:, None]]) if setup.fit_intercept else gcoef
@@ -205,14 +218,20 @@ class DampedNewton(Mechanism):
                     H = H + symmetric_noise(gen, D, h_std[k])
                 # post-processing: the estimate of the full sum and its noise floor
                 H = H / rates[k]
-                floor = (math.sqrt(2.0) * h_std[k] * math.sqrt(D) / rates[k] if h_std[k] > 0
-                         else 1e-12 * n)
+                floor = (
+                    math.sqrt(2.0) * h_std[k] * math.sqrt(D) / rates[k]
+                    if h_std[k] > 0
+                    else 1e-12 * n
+                )
             if setup.progress is not None:
-                setup.progress.released(np.array([grads.multipliers[t]]
-                                                 + ([hess.multipliers[k]] if new_hessian
-                                                    else [])), t, plan.n_steps)
-            theta = (np.hstack([coef, intercept[:, None]]) if setup.fit_intercept
-                     else coef).ravel()
+                setup.progress.released(
+                    np.array(
+                        [grads.multipliers[t]] + ([hess.multipliers[k]] if new_hessian else [])
+                    ),
+                    t,
+                    plan.n_steps,
+                )
+            theta = (np.hstack([coef, intercept[:, None]]) if setup.fit_intercept else coef).ravel()
             grad_total = g + ridge * theta  # gradient of N F (weights penalised)
             step = floored_inverse_solve(H, floor, ridge, grad_total)
             # Newton decrement of F = (sum) / N: sqrt(F' F''^-1 F') = sqrt(g . H^-1 g / N)
@@ -222,8 +241,9 @@ class DampedNewton(Mechanism):
                 _check_finite(-1, t)
             theta = theta.reshape(k_out, P)
             coef = np.ascontiguousarray(theta[:, :d])
-            intercept = (np.ascontiguousarray(theta[:, d]) if setup.fit_intercept
-                         else np.zeros(k_out))
+            intercept = (
+                np.ascontiguousarray(theta[:, d]) if setup.fit_intercept else np.zeros(k_out)
+            )
         return Outcome(coef / c, intercept, hessian_rates=rates)
 
 
@@ -243,15 +263,21 @@ class SufficientStatisticsMechanism(Mechanism):
     def releases(self, setup, plan):
         if setup.loss.second_order != "ssp":  # the squared loss
             raise ValueError("schedule='ssp' fits the squared loss only (DPRidge).")
-        r2 = setup.row_bound ** 2
+        r2 = setup.row_bound**2
         y_bound = getattr(setup.loss, "y_bound", None)
         if y_bound is None:
             raise ValueError("schedule='ssp' needs a public y_bound.")
         ratio = math.sqrt(plan.gradient_share / (1.0 - plan.gradient_share))
         return [
-            Release("X'y", np.ones(1),
-                    {"replace": 2.0 * y_bound * setup.row_bound,
-                     "add_remove": y_bound * setup.row_bound}, setup.relation),
+            Release(
+                "X'y",
+                np.ones(1),
+                {
+                    "replace": 2.0 * y_bound * setup.row_bound,
+                    "add_remove": y_bound * setup.row_bound,
+                },
+                setup.relation,
+            ),
             Release("X'X", np.full(1, ratio), _matrix_sensitivity(1.0, r2), setup.relation),
         ]
 
@@ -270,11 +296,13 @@ class SufficientStatisticsMechanism(Mechanism):
             A = A + symmetric_noise(gen, P, a_std)
         if b_std > 0:
             b = b + b_std * gen.standard_normal(P)
-        ridge = np.append(np.full(d, setup.n_public * setup.alpha),
-                          [0.0] if setup.fit_intercept else [])
+        ridge = np.append(
+            np.full(d, setup.n_public * setup.alpha), [0.0] if setup.fit_intercept else []
+        )
         # the floor: SSP_FLOOR times the noise's operator-norm scale (a public constant)
-        floor = (policy.current().SSP_FLOOR * math.sqrt(2.0) * a_std * math.sqrt(P)
-                 if a_std > 0 else 0.0)
+        floor = (
+            policy.current().SSP_FLOOR * math.sqrt(2.0) * a_std * math.sqrt(P) if a_std > 0 else 0.0
+        )
         theta = floored_inverse_solve(A, floor, ridge + (1e-12 if a_std == 0 else 0.0), b)
         # theta is (w, b~) on (s x, c): the intercept is c b~
         coef = theta[:d][None, :]

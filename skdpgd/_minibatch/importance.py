@@ -49,8 +49,6 @@ from .. import policy
 FROZEN_COLUMN_SCALE = 1e6
 
 
-
-
 class ImportanceMask:
     """Importance-masked DP-SGD (AdaDPIGU, Zhang and Xie), computed privately.
 
@@ -107,8 +105,10 @@ class ImportanceMask:
         self.scaling = scaling
 
     def __repr__(self):
-        return (f"ImportanceMask(pretrain_fraction={self.pretrain_fraction!r}, "
-                f"keep={self.keep!r}, unfreeze={self.unfreeze!r}, scaling={self.scaling!r})")
+        return (
+            f"ImportanceMask(pretrain_fraction={self.pretrain_fraction!r}, "
+            f"keep={self.keep!r}, unfreeze={self.unfreeze!r}, scaling={self.scaling!r})"
+        )
 
     def __eq__(self, other):
         return type(other) is type(self) and vars(self) == vars(other)
@@ -152,12 +152,14 @@ def resolve_importance(importance):
         return None
     if isinstance(importance, str):
         if importance != "auto":
-            raise ValueError(f"importance must be None, 'auto' or an ImportanceMask; got "
-                             f"{importance!r}.")
+            raise ValueError(
+                f"importance must be None, 'auto' or an ImportanceMask; got {importance!r}."
+            )
         return ImportanceMask() if policy.current().AUTO_IMPORTANCE else None
     if not isinstance(importance, ImportanceMask):
-        raise ValueError(f"importance must be None, 'auto' or an ImportanceMask; got "
-                         f"{importance!r}.")
+        raise ValueError(
+            f"importance must be None, 'auto' or an ImportanceMask; got {importance!r}."
+        )
     return importance.validate()
 
 
@@ -209,22 +211,40 @@ def _stage_data(X, kept, s, row_scale, fit_intercept):
         from .._compute.kernels_sgd import csr_row_norms
 
         norms = csr_row_norms(Xs.data, Xs.indptr)
-        Xk = (Xs.data.astype(np.float64, copy=False), Xs.indices.astype(np.int64),
-              Xs.indptr.astype(np.int64))
+        Xk = (
+            Xs.data.astype(np.float64, copy=False),
+            Xs.indices.astype(np.int64),
+            Xs.indptr.astype(np.int64),
+        )
     else:
         Xk = np.ascontiguousarray(X[:, kept] * w)
         m = np.max(np.abs(Xk), axis=1) if Xk.shape[1] else np.zeros(Xk.shape[0])
         safe = np.where(m > 0, m, 1.0)
         norms = m * np.sqrt(np.sum((Xk / safe[:, None]) ** 2, axis=1))
     scaled = row_scale * norms
-    aug = np.sqrt(scaled ** 2 + 1.0) if fit_intercept else scaled
+    aug = np.sqrt(scaled**2 + 1.0) if fit_intercept else scaled
     # a hair above the computed norm: the clip bound must not be below the true norm
     return Xk, aug * (1.0 + 1e-12), float(np.max(w)) if w.size else 1.0
 
 
-def run_linear(mask, X, y, sample_weight, row_scale, row_norm_aug, common, state, n_steps,
-               average_start, gen, row_bound_kernel, max_margin, fit_intercept, coef_scale,
-               on_stage=None):
+def run_linear(
+    mask,
+    X,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    common,
+    state,
+    n_steps,
+    average_start,
+    gen,
+    row_bound_kernel,
+    max_margin,
+    fit_intercept,
+    coef_scale,
+    on_stage=None,
+):
     """Run the T steps of importance-masked DP-SGD for a linear model.
 
     ``common`` is the plain kernel's tuple ``(loss, param, clip, fit_intercept, alpha, q,
@@ -248,8 +268,11 @@ def run_linear(mask, X, y, sample_weight, row_scale, row_norm_aug, common, state
             kept = np.arange(d)
             s = np.ones(d)
             if sp.issparse(X):
-                Xk = (X.data.astype(np.float64, copy=False), X.indices.astype(np.int64),
-                      X.indptr.astype(np.int64))
+                Xk = (
+                    X.data.astype(np.float64, copy=False),
+                    X.indices.astype(np.int64),
+                    X.indptr.astype(np.int64),
+                )
             else:
                 Xk = dense_X
             aug, wmax = row_norm_aug, 1.0
@@ -265,8 +288,11 @@ def run_linear(mask, X, y, sample_weight, row_scale, row_norm_aug, common, state
             if policy.current().IMPORTANCE_LINEAR_FREEZE and dropped.size:
                 n_frozen = k_out  # one column per output: the frozen part of its margins
                 offsets = np.asarray(X[:, dropped] @ coef[:, dropped].T)  # (n, k_out)
-                Xs = (sp.hstack([X, sp.csr_matrix(offsets)], format="csr")
-                      if sp.issparse(X) else np.hstack([X, offsets]))
+                Xs = (
+                    sp.hstack([X, sp.csr_matrix(offsets)], format="csr")
+                    if sp.issparse(X)
+                    else np.hstack([X, offsets])
+                )
                 cols = np.concatenate([kept, d + np.arange(k_out)])
                 s_cols = np.concatenate([s, np.full(k_out, FROZEN_COLUMN_SCALE)])
                 Xk, aug, wmax = _stage_data(Xs, cols, s_cols, row_scale, fit_intercept)
@@ -276,31 +302,68 @@ def run_linear(mask, X, y, sample_weight, row_scale, row_norm_aug, common, state
         info["kept"].append(int(kept.shape[0]))
         nk = kept.shape[0]
         s_run, pre = s, s * s
-        sub = (np.ascontiguousarray(coef[:, kept] * s), intercept,
-               np.ascontiguousarray(vcoef[:, kept] * s), vint,
-               np.ascontiguousarray(acoef[:, kept] * s), aint, beta)
+        sub = (
+            np.ascontiguousarray(coef[:, kept] * s),
+            intercept,
+            np.ascontiguousarray(vcoef[:, kept] * s),
+            vint,
+            np.ascontiguousarray(acoef[:, kept] * s),
+            aint,
+            beta,
+        )
         if stage > 0 and n_frozen:
             # weight FROZEN_COLUMN_SCALE on output k's own frozen column (theta' = theta s with
             # theta = 1), step 0 so it never moves
             extra = np.eye(k_out) * FROZEN_COLUMN_SCALE
-            sub = (np.ascontiguousarray(np.hstack([sub[0], extra])), intercept,
-                   np.ascontiguousarray(np.hstack([sub[2], np.zeros((k_out, k_out))])), vint,
-                   np.ascontiguousarray(np.hstack([sub[4], np.zeros((k_out, k_out))])), aint,
-                   beta)
+            sub = (
+                np.ascontiguousarray(np.hstack([sub[0], extra])),
+                intercept,
+                np.ascontiguousarray(np.hstack([sub[2], np.zeros((k_out, k_out))])),
+                vint,
+                np.ascontiguousarray(np.hstack([sub[4], np.zeros((k_out, k_out))])),
+                aint,
+                beta,
+            )
             s_run = np.concatenate([s, np.full(k_out, FROZEN_COLUMN_SCALE)])
             pre = np.concatenate([s * s, np.zeros(k_out)])
         n_run = sub[0].shape[1]
-        stats = (np.zeros((k_out, n_run)),
-                 np.ascontiguousarray(np.hstack([second[:, kept],
-                                                 np.zeros((k_out, n_run - nk))])))
+        stats = (
+            np.zeros((k_out, n_run)),
+            np.ascontiguousarray(np.hstack([second[:, kept], np.zeros((k_out, n_run - nk))])),
+        )
         max_norm = max_margin / max(row_bound_kernel * wmax, 1.0)
         if n_run > nk:  # the frozen columns' weights count in the iterate's norm
             max_norm += k_out * FROZEN_COLUMN_SCALE
-        run_common = (loss, param, clip, fit_int, alpha, q, n_norm, steps, noise_std, momentum,
-                      max_norm)
-        bad = sgd_masked(Xk, y, sample_weight, row_scale, aug, *run_common, sub, int(t0),
-                         int(t1), average_start, gen, pre, s_run, stats,
-                         policy.current().IMPORTANCE_MOMENT_DECAY)
+        run_common = (
+            loss,
+            param,
+            clip,
+            fit_int,
+            alpha,
+            q,
+            n_norm,
+            steps,
+            noise_std,
+            momentum,
+            max_norm,
+        )
+        bad = sgd_masked(
+            Xk,
+            y,
+            sample_weight,
+            row_scale,
+            aug,
+            *run_common,
+            sub,
+            int(t0),
+            int(t1),
+            average_start,
+            gen,
+            pre,
+            s_run,
+            stats,
+            policy.current().IMPORTANCE_MOMENT_DECAY,
+        )
         coef[:, kept] = sub[0][:, :nk] / s
         vcoef[:, kept] = sub[2][:, :nk] / s
         acoef[:, kept] = sub[4][:, :nk] / s

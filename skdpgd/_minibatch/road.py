@@ -28,19 +28,31 @@ from .importance import resolve_importance, run_linear
 from .._fit import Road, RoadResult, private_fit
 from .._full_batch.mechanisms import InterceptOnly
 from .._setup import CLASS_COUNT_SENSITIVITY, release_class_counts, require_add_remove_budget
-from ..accounting import (COUNT_BOUND_SIGMAS, GaussianDPAccountant, Release, accountant_named,
-                         calibrate, gdp_delta_upper, gdp_mu_of_releases, share_multiplier,
-                         sum_rounding_margin, switch_scale, with_margin)
+from ..accounting import (
+    COUNT_BOUND_SIGMAS,
+    GaussianDPAccountant,
+    Release,
+    accountant_named,
+    calibrate,
+    gdp_delta_upper,
+    gdp_mu_of_releases,
+    share_multiplier,
+    sum_rounding_margin,
+    switch_scale,
+    with_margin,
+)
 from ..exceptions import DivergenceError
 from ..schedules import Exponential, Hong, Problem, Uniform
 
 
-
-
 #: Schedules a minibatch fit accepts by name (T is fixed by ``epochs`` and ``batch_size``, so
 #: only the *shape* of a schedule is used; schedules that choose T themselves are refused).
-SGD_SCHEDULES = {"auto": Uniform(), "uniform": Uniform(), "hong": Hong(),
-                 "exponential": Exponential()}
+SGD_SCHEDULES = {
+    "auto": Uniform(),
+    "uniform": Uniform(),
+    "hong": Hong(),
+    "exponential": Exponential(),
+}
 
 #: A run stops (:class:`~skdpgd.exceptions.DivergenceError`) once its iterate could give a
 #: margin ``|x~ . theta|`` above this for a row within the public bound: a test on released
@@ -53,9 +65,22 @@ SGD_MAX_MARGIN = 1e150
 SGD_PRESCALE_NORM = 1e100
 
 SGD_CONSTRAINTS = {
-    **{k: COMMON_CONSTRAINTS[k] for k in (
-        "epsilon", "delta", "data_norm", "alpha", "fit_intercept", "intercept_scaling",
-        "momentum", "random_state", "budget", "n_samples", "verbose")},
+    **{
+        k: COMMON_CONSTRAINTS[k]
+        for k in (
+            "epsilon",
+            "delta",
+            "data_norm",
+            "alpha",
+            "fit_intercept",
+            "intercept_scaling",
+            "momentum",
+            "random_state",
+            "budget",
+            "n_samples",
+            "verbose",
+        )
+    },
     "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
     "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
     "epochs": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
@@ -84,7 +109,7 @@ def _row_factors(X, bound):
             scale, clipped = _kernels.row_clip_factors(X, bound, False)
     for i in np.flatnonzero((scale == 0) & (clipped > 0)):  # the norm overflowed
         if sp.issparse(X):
-            row = X.data[X.indptr[i]:X.indptr[i + 1]]
+            row = X.data[X.indptr[i] : X.indptr[i + 1]]
         else:
             row = X[i]
         m = float(np.max(np.abs(row)))
@@ -123,8 +148,7 @@ class MinibatchRoad(Road):
     #: a released count is lowered by this many of its noise's standard deviations
     count_margin = policy.current().SGD_COUNT_MARGIN
 
-    def __init__(self, est, X, y, loss, n_outputs, *, data_norm, y_bound=None,
-                 target_scale=None):
+    def __init__(self, est, X, y, loss, n_outputs, *, data_norm, y_bound=None, target_scale=None):
         self.X, self.y, self.loss, self.n_outputs = X, y, loss, n_outputs
         self.data_norm, self.y_bound, self.target_scale = data_norm, y_bound, target_scale
         self.accountant = accountant_named(est.accountant)  # "rdp" or "pld"
@@ -160,53 +184,87 @@ class MinibatchRoad(Road):
         self.margin = sum_rounding_margin(n_bound, n_outputs * (d + 2) + 1)
         # --- public constants: parameters and theory only ---
         c = float(est.intercept_scaling) * data_norm if fit_intercept else 1.0
-        row_bound = math.sqrt(data_norm ** 2 + c * c) if fit_intercept else data_norm
+        row_bound = math.sqrt(data_norm**2 + c * c) if fit_intercept else data_norm
         g_max = loss.lipschitz(row_bound, n_outputs)
         mu_budget = fit.mu_total
-        clip = (policy.sgd_clip_factor(mu_budget) * g_max if est.clip_norm == "auto"
-                else float(est.clip_norm))
+        clip = (
+            policy.sgd_clip_factor(mu_budget) * g_max
+            if est.clip_norm == "auto"
+            else float(est.clip_norm)
+        )
         loss_smoothness = loss.smoothness(row_bound, n_outputs)
         # alpha, step, q, T and the normaliser come from the public N and the budget only
         alpha, lr, q, n_steps = policy.sgd_defaults(
-            fit.n_public, n_outputs * (d + int(fit_intercept)), mu_budget, clip,
-            row_bound, loss_smoothness, est.alpha, est.batch_size, est.epochs,
+            fit.n_public,
+            n_outputs * (d + int(fit_intercept)),
+            mu_budget,
+            clip,
+            row_bound,
+            loss_smoothness,
+            est.alpha,
+            est.batch_size,
+            est.epochs,
             est.learning_rate,
-            alpha_noise=(None if self.target_scale is None
-                         else policy.current().SGD_ALPHA_NOISE_REGRESSION),
-            target_scale=1.0 if self.target_scale is None else float(self.target_scale))
+            alpha_noise=(
+                None if self.target_scale is None else policy.current().SGD_ALPHA_NOISE_REGRESSION
+            ),
+            target_scale=1.0 if self.target_scale is None else float(self.target_scale),
+        )
         alpha = alpha / fit.weight_scale  # weights divided by their largest: same minimiser
         try:
             loss_bound = loss.initial_gap(n_outputs, self.y_bound)
         except ValueError:  # only the schedules that choose T read B, and T is fixed here
             loss_bound = 1.0
         problem = Problem(
-            n_samples=fit.n_public, n_params=n_outputs * (d + int(fit_intercept)),
-            sensitivity=clip, lipschitz=clip, smoothness=loss_smoothness + alpha,
-            strong_convexity=alpha, loss_bound=loss_bound, momentum=float(est.momentum),
-            sampling_rate=q)
+            n_samples=fit.n_public,
+            n_params=n_outputs * (d + int(fit_intercept)),
+            sensitivity=clip,
+            lipschitz=clip,
+            smoothness=loss_smoothness + alpha,
+            strong_convexity=alpha,
+            loss_bound=loss_bound,
+            momentum=float(est.momentum),
+            sampling_rate=q,
+        )
         # --- schedule (shape only); the accountant scales it, composed with the count ---
-        schedule = (SGD_SCHEDULES[est.schedule] if isinstance(est.schedule, str)
-                    else est.schedule)
+        schedule = SGD_SCHEDULES[est.schedule] if isinstance(est.schedule, str) else est.schedule
         if isinstance(schedule, Hong) and alpha == 0:
-            raise ValueError("schedule='hong' needs alpha > 0 (its shape comes from the "
-                             "strongly convex rate); use 'uniform' or 'exponential'.")
+            raise ValueError(
+                "schedule='hong' needs alpha > 0 (its shape comes from the "
+                "strongly convex rate); use 'uniform' or 'exponential'."
+            )
         plan = schedule.plan(problem, mu_budget, n_steps)
-        if (getattr(schedule, "chooses_n_iter", False) or plan.mechanism != "gradient"
-                or plan.n_steps != n_steps):
+        if (
+            getattr(schedule, "chooses_n_iter", False)
+            or plan.mechanism != "gradient"
+            or plan.n_steps != n_steps
+        ):
             raise ValueError(
                 f"schedule {getattr(schedule, 'name', schedule)!r} chooses its own number of "
                 "steps or is not a gradient schedule; a minibatch fit has T = ceil(epochs / q) "
                 "steps and uses only the shape of the noise. Use 'uniform', 'hong' or "
-                "'exponential'.")
-        self.c, self.clip, self.alpha, self.lr, self.q, self.n_steps = c, clip, alpha, lr, q, \
-            n_steps
+                "'exponential'."
+            )
+        self.c, self.clip, self.alpha, self.lr, self.q, self.n_steps = (
+            c,
+            clip,
+            alpha,
+            lr,
+            q,
+            n_steps,
+        )
         self.schedule, self.plan = schedule, plan
         # --- the floor rule (policy.SGD_PRIOR_SWITCH): at a low signal-to-noise ratio, the
         # class counts first; the intercept-only model if one class dominates them ---
         self.branch, self.start, self.switch = "sgd", None, None
-        rule = policy.sgd_prior_switch(fit.n_public, problem.n_params, mu_budget,
-                                       fit_intercept, loss.second_order == "newton",
-                                       isinstance(est.schedule, str) and est.schedule == "auto")
+        rule = policy.sgd_prior_switch(
+            fit.n_public,
+            problem.n_params,
+            mu_budget,
+            fit_intercept,
+            loss.second_order == "newton",
+            isinstance(est.schedule, str) and est.schedule == "auto",
+        )
         if rule is not None:
             self._prior_switch(fit, *rule)
 
@@ -220,9 +278,15 @@ class MinibatchRoad(Road):
     def _gradient_shapes(self):
         # each step's clipped sum moves by clip_norm when a row is added or removed (raised by
         # the rounding margin when calibrated: accounting.calibrate, margin=self.margin)
-        return [Release("gradient sums", self.plan.noise_multipliers,
-                        {"replace": 2.0 * self.clip, "add_remove": self.clip}, "add_remove",
-                        self.q)]
+        return [
+            Release(
+                "gradient sums",
+                self.plan.noise_multipliers,
+                {"replace": 2.0 * self.clip, "add_remove": self.clip},
+                "add_remove",
+                self.q,
+            )
+        ]
 
     @staticmethod
     def _second_counts_shapes():
@@ -252,42 +316,64 @@ class MinibatchRoad(Road):
         counts_sens = with_margin(CLASS_COUNT_SENSITIVITY, self.margin)
         first = fit.prior + [Release("class counts (prior)", [z1], counts_sens, "add_remove")]
         branches = {
-            "prior": calibrate(self._second_counts_shapes(), fit.epsilon, fit.delta,
-                               accountant=GaussianDPAccountant(), prior=first,
-                               margin=self.margin),
+            "prior": calibrate(
+                self._second_counts_shapes(),
+                fit.epsilon,
+                fit.delta,
+                accountant=GaussianDPAccountant(),
+                prior=first,
+                margin=self.margin,
+            ),
         }
         try:
-            branches["sgd"] = calibrate(self._gradient_shapes(), fit.epsilon, fit.delta,
-                                        accountant=self.accountant, prior=first,
-                                        margin=self.margin)
+            branches["sgd"] = calibrate(
+                self._gradient_shapes(),
+                fit.epsilon,
+                fit.delta,
+                accountant=self.accountant,
+                prior=first,
+                margin=self.margin,
+            )
         except ValueError:
             # the accountant cannot certify the steps at this budget (e.g. epsilon below what
             # RDP's orders reach at this delta): a public fact, so the intercept-only model is
             # the only branch, one Gaussian composition (exact GDP), decided before any draw
-            fit.notes.append("prior switch: the Poisson-sampled steps cannot be certified at "
-                             "this budget; the intercept-only model (a public decision).")
+            fit.notes.append(
+                "prior switch: the Poisson-sampled steps cannot be certified at "
+                "this budget; the intercept-only model (a public decision)."
+            )
         if len(branches) == 2:
-            scale, bound = switch_scale(fit.epsilon, fit.delta, first,
-                                        list(branches.values()), accountant=est.accountant)
+            scale, bound = switch_scale(
+                fit.epsilon, fit.delta, first, list(branches.values()), accountant=est.accountant
+            )
         else:
             scale = 1.0
             bound = gdp_delta_upper(fit.epsilon, gdp_mu_of_releases(first + branches["prior"]))
         self.switch = {
-            "releases": {k: [r.calibrated(r.multipliers * scale, r.sensitivity) for r in rels]
-                         for k, rels in branches.items()},
-            "noise_scale": scale, "envelope_delta": bound,
+            "releases": {
+                k: [r.calibrated(r.multipliers * scale, r.sensitivity) for r in rels]
+                for k, rels in branches.items()
+            },
+            "noise_scale": scale,
+            "envelope_delta": bound,
         }
         if scale > 1.0:
             fit.notes.append(
                 f"prior switch: both branches' noise raised by {100 * (scale - 1):.3g}% so that "
                 f"the fit, whichever branch the released counts choose, stays within epsilon "
-                f"= {fit.epsilon:g} at delta = {fit.delta:.3g} (public values only).")
+                f"= {fit.epsilon:g} at delta = {fit.delta:.3g} (public values only)."
+            )
         # the counts' noise from a jumped copy of the fit's stream: DP-SGD then draws exactly
         # the noise it would draw without the switch (common random numbers)
         side = np.random.Generator(fit.gen.bit_generator.jumped())
         noisy, release = release_class_counts(
-            self._class_counts(fit), z1, "add_remove", side, name="class counts (prior)",
-            sensitivity=counts_sens)
+            self._class_counts(fit),
+            z1,
+            "add_remove",
+            side,
+            name="class counts (prior)",
+            sensitivity=counts_sens,
+        )
         fit.charges.add(release)
         std1 = float(release.noise_std[0])
         if "sgd" not in branches or InterceptOnly.dominated(noisy, std1, p):
@@ -319,14 +405,19 @@ class MinibatchRoad(Road):
         branches' calibrated releases (public values)."""
         if self.switch is None:
             return None
-        return {"branch": self.branch, "noise_scale": self.switch["noise_scale"],
-                "envelope_delta": self.switch["envelope_delta"],
-                "releases": {k: list(v) for k, v in self.switch["releases"].items()}}
+        return {
+            "branch": self.branch,
+            "noise_scale": self.switch["noise_scale"],
+            "envelope_delta": self.switch["envelope_delta"],
+            "releases": {k: list(v) for k, v in self.switch["releases"].items()},
+        }
 
     def describe(self, fit, releases):
-        return (f"{fit.label}: {self.n_steps} Poisson-sampled steps at rate q = {self.q:.4g}, "
-                f"N (public) = {fit.n_public:g}, epsilon = {fit.epsilon:g}, "
-                f"delta = {fit.delta:.3g}")
+        return (
+            f"{fit.label}: {self.n_steps} Poisson-sampled steps at rate q = {self.q:.4g}, "
+            f"N (public) = {fit.n_public:g}, epsilon = {fit.epsilon:g}, "
+            f"delta = {fit.delta:.3g}"
+        )
 
     def _run_prior(self, fit, releases):
         """The intercept-only model from the two releases of the counts, combined by their
@@ -338,22 +429,24 @@ class MinibatchRoad(Road):
         again = counts + std2 * fit.gen.standard_normal(counts.shape[0])
         if fit.progress is not None:
             fit.progress.released(second.multipliers, 0, 1)
-        return RoadResult({
-            "coef": np.zeros((self.n_outputs, self.X.shape[1])),
-            "intercept": InterceptOnly.combined_log_odds(noisy, std1, again, std2),
-            "noise_multipliers_": second.multipliers,
-            "sampling_rate_": self.q,
-            "batch_size_": self.q * fit.n_public,
-            "n_iter_": 0,
-            "clip_norm_": self.clip,
-            "alpha_": self.alpha,
-            "learning_rate_": self.lr,
-            "schedule_": "prior",
-            "accountant_": self.accountant.name,
-            "data_norm_": self.data_norm,
-            "importance_kept_": None,
-            "prior_switch_": self.switch_attribute(),
-        })
+        return RoadResult(
+            {
+                "coef": np.zeros((self.n_outputs, self.X.shape[1])),
+                "intercept": InterceptOnly.combined_log_odds(noisy, std1, again, std2),
+                "noise_multipliers_": second.multipliers,
+                "sampling_rate_": self.q,
+                "batch_size_": self.q * fit.n_public,
+                "n_iter_": 0,
+                "clip_norm_": self.clip,
+                "alpha_": self.alpha,
+                "learning_rate_": self.lr,
+                "schedule_": "prior",
+                "accountant_": self.accountant.name,
+                "data_norm_": self.data_norm,
+                "importance_kept_": None,
+                "prior_switch_": self.switch_attribute(),
+            }
+        )
 
     def run(self, fit, releases):
         if self.branch == "prior":
@@ -367,8 +460,7 @@ class MinibatchRoad(Road):
         # rows x / c, clip and sensitivity / c, penalty alpha / c^2, step lr c^2, coef' / c ---
         clip_scale, clipped_norm = _row_factors(X, data_norm)
         X, row_scale = _prescale_huge_rows(X, clip_scale, clip_scale / c, clipped_norm)
-        row_norm_aug = (np.sqrt((clipped_norm / c) ** 2 + 1.0) if fit_intercept
-                        else clipped_norm)
+        row_norm_aug = np.sqrt((clipped_norm / c) ** 2 + 1.0) if fit_intercept else clipped_norm
         # public bound on ||x~|| in these coordinates, and the iterate norm that keeps every
         # margin within SGD_MAX_MARGIN (the test reads the released iterate only)
         row_bound_kernel = math.sqrt((data_norm / c) ** 2 + 1.0) if fit_intercept else data_norm
@@ -379,21 +471,45 @@ class MinibatchRoad(Road):
         noise_std = releases[0].noise_std / c
         yc = np.ascontiguousarray(self.y, dtype=np.float64)
         sample_weight = fit.sample_weight
-        average_start = (n_steps - 1 if not est.average
-                         else min(n_steps - 1, int(policy.current().SGD_AVERAGE_FROM * n_steps)))
+        average_start = (
+            n_steps - 1
+            if not est.average
+            else min(n_steps - 1, int(policy.current().SGD_AVERAGE_FROM * n_steps))
+        )
         # divide by the expected batch size q N_pub (public)
-        common = (self.loss.code, self.loss.param, clip / c, fit_intercept,
-                  self.alpha / (c * c), q, q * fit.n_public, steps, noise_std,
-                  float(est.momentum), max_norm)
+        common = (
+            self.loss.code,
+            self.loss.param,
+            clip / c,
+            fit_intercept,
+            self.alpha / (c * c),
+            q,
+            q * fit.n_public,
+            steps,
+            noise_std,
+            float(est.momentum),
+            max_norm,
+        )
         if sp.issparse(X):
             run = functools.partial(
-                _kernels_sgd.sgd_csr, X.data.astype(np.float64, copy=False),
-                X.indices.astype(np.int64, copy=False), X.indptr.astype(np.int64, copy=False),
-                d, yc, sample_weight, row_scale, row_norm_aug, *common)
+                _kernels_sgd.sgd_csr,
+                X.data.astype(np.float64, copy=False),
+                X.indices.astype(np.int64, copy=False),
+                X.indptr.astype(np.int64, copy=False),
+                d,
+                yc,
+                sample_weight,
+                row_scale,
+                row_norm_aug,
+                *common,
+            )
         else:
             # a small X steps in numpy, from the same draws: nothing to compile
-            sgd = (_small_problems.sgd_dense if _small_problems.is_small(*X.shape)
-                   else _kernels_sgd.sgd_dense)
+            sgd = (
+                _small_problems.sgd_dense
+                if _small_problems.is_small(*X.shape)
+                else _kernels_sgd.sgd_dense
+            )
             run = functools.partial(sgd, X, yc, sample_weight, row_scale, row_norm_aug, *common)
         state = _kernels_sgd.sgd_state(self.n_outputs, d)
         if self.start is not None:  # the prior's intercept (unchanged in kernel coordinates)
@@ -407,53 +523,86 @@ class MinibatchRoad(Road):
             # scale), the mask and the scale computed from earlier releases only
             # (skdpgd._minibatch.importance)
             bad_step, importance_info = run_linear(
-                self.mask, X, yc, sample_weight, row_scale, row_norm_aug, common, state,
-                n_steps, average_start, fit.gen, row_bound_kernel, SGD_MAX_MARGIN,
-                fit_intercept, c,
-                on_stage=lambda t1: progress.released_steps(accountant, z[:t1], q, delta, t1,
-                                                            n_steps))
+                self.mask,
+                X,
+                yc,
+                sample_weight,
+                row_scale,
+                row_norm_aug,
+                common,
+                state,
+                n_steps,
+                average_start,
+                fit.gen,
+                row_bound_kernel,
+                SGD_MAX_MARGIN,
+                fit_intercept,
+                c,
+                on_stage=lambda t1: progress.released_steps(
+                    accountant, z[:t1], q, delta, t1, n_steps
+                ),
+            )
             bounds = []
             if bad_step >= 0:
                 raise DivergenceError(
                     f"the fit diverged: after step {bad_step + 1} the iterate's norm was not "
                     f"finite or above the public bound (margins up to {SGD_MAX_MARGIN:g}); the "
-                    "fit stopped there. Lower learning_rate or raise alpha.")
+                    "fit stopped there. Lower learning_rate or raise alpha."
+                )
         for t0, t1 in zip(bounds[:-1], bounds[1:]):
             bad_step = run(state, int(t0), int(t1), average_start, fit.gen)
             if bad_step >= 0:  # decided on the released iterate: the message is public too
                 raise DivergenceError(
                     f"the fit diverged: after step {bad_step + 1} the iterate's norm was not "
                     f"finite or above {max_norm:.3g} (margins up to {SGD_MAX_MARGIN:g}); the "
-                    "fit stopped there. Lower learning_rate or raise alpha.")
+                    "fit stopped there. Lower learning_rate or raise alpha."
+                )
             progress.released_steps(accountant, z[:t1], q, delta, t1, n_steps)
         k_avg = n_steps - average_start
         coef, intercept = state[4] / k_avg, state[5] / k_avg
-        return RoadResult({
-            "coef": coef / c,
-            "intercept": intercept,
-            "noise_multipliers_": z,
-            "sampling_rate_": q,
-            "batch_size_": q * fit.n_public,
-            "n_iter_": n_steps,
-            "clip_norm_": clip,
-            "alpha_": self.alpha,
-            "learning_rate_": self.lr,
-            "schedule_": self.plan.schedule or self.schedule.name,
-            "accountant_": accountant.name,
-            "data_norm_": data_norm,
-            # released-only: how many features each stage kept (None: importance off)
-            "importance_kept_": (None if importance_info is None
-                                 else np.asarray(importance_info["kept"])),
-            "prior_switch_": self.switch_attribute(),
-        })
+        return RoadResult(
+            {
+                "coef": coef / c,
+                "intercept": intercept,
+                "noise_multipliers_": z,
+                "sampling_rate_": q,
+                "batch_size_": q * fit.n_public,
+                "n_iter_": n_steps,
+                "clip_norm_": clip,
+                "alpha_": self.alpha,
+                "learning_rate_": self.lr,
+                "schedule_": self.plan.schedule or self.schedule.name,
+                "accountant_": accountant.name,
+                "data_norm_": data_norm,
+                # released-only: how many features each stage kept (None: importance off)
+                "importance_kept_": (
+                    None if importance_info is None else np.asarray(importance_info["kept"])
+                ),
+                "prior_switch_": self.switch_attribute(),
+            }
+        )
 
 
-def fit_minibatch(est, X, y, sample_weight, loss, n_outputs, *, data_norm, y_bound=None,
-                  classes=None, y_index=None, target_scale=None):
+def fit_minibatch(
+    est,
+    X,
+    y,
+    sample_weight,
+    loss,
+    n_outputs,
+    *,
+    data_norm,
+    y_bound=None,
+    classes=None,
+    y_index=None,
+    target_scale=None,
+):
     """Fit a linear model by Poisson-sampled DP-SGD along :func:`skdpgd._fit.private_fit`;
     return the fitted attributes as a dict (``coef`` (n_outputs, d), ``intercept``
     (n_outputs,) and the privacy attributes). See :class:`MinibatchRoad`."""
-    road = MinibatchRoad(est, X, y, loss, n_outputs, data_norm=data_norm, y_bound=y_bound,
-                         target_scale=target_scale)
-    return private_fit(est, road, X.shape[0], sample_weight=sample_weight, classes=classes,
-                       y_index=y_index)
+    road = MinibatchRoad(
+        est, X, y, loss, n_outputs, data_norm=data_norm, y_bound=y_bound, target_scale=target_scale
+    )
+    return private_fit(
+        est, road, X.shape[0], sample_weight=sample_weight, classes=classes, y_index=y_index
+    )

@@ -51,7 +51,7 @@ PER_EXAMPLE_METHOD = "outer"
 
 #: Per-example gradients are computed in chunks of at most this many floats (n_chunk * D), so
 #: memory stays bounded and the chunk stays cache-friendly (measured fastest near 4M on CPU).
-CHUNK_FLOATS = 2 ** 22
+CHUNK_FLOATS = 2**22
 
 
 def import_torch():
@@ -100,10 +100,13 @@ def params_to_torch(coefs, intercepts):
 
 def params_to_numpy(params, n_layers):
     """Inverse of :func:`params_to_torch` (float64 numpy arrays)."""
-    coefs = [params[f"{2 * k}.weight"].detach().cpu().numpy().T.astype(np.float64)
-             for k in range(n_layers)]
-    intercepts = [params[f"{2 * k}.bias"].detach().cpu().numpy().astype(np.float64)
-                  for k in range(n_layers)]
+    coefs = [
+        params[f"{2 * k}.weight"].detach().cpu().numpy().T.astype(np.float64)
+        for k in range(n_layers)
+    ]
+    intercepts = [
+        params[f"{2 * k}.bias"].detach().cpu().numpy().astype(np.float64) for k in range(n_layers)
+    ]
     return coefs, intercepts
 
 
@@ -119,13 +122,16 @@ def example_loss(model, n_outputs):
     from torch.func import functional_call
 
     if n_outputs == 1:
+
         def loss(params, x, y):
             s = functional_call(model, params, (x.unsqueeze(0),))[0, 0]
             return torch.nn.functional.softplus(-(2.0 * y - 1.0) * s)
     else:
+
         def loss(params, x, y):
             s = functional_call(model, params, (x.unsqueeze(0),))[0]
             return -(y * torch.log_softmax(s, dim=0)).sum()
+
     return loss
 
 
@@ -181,8 +187,7 @@ def clipped_grad_sum(model, params, X, y, n_outputs, clip_norm, method=None):
     return clipped_grad_sum_checked(model, params, X, y, n_outputs, clip_norm, method)[0]
 
 
-def clipped_grad_sum_checked(model, params, X, y, n_outputs, clip_norm, method=None,
-                             weights=None):
+def clipped_grad_sum_checked(model, params, X, y, n_outputs, clip_norm, method=None, weights=None):
     """``(sum_i w_i clip_C(g_i), n_bad)`` over the rows of X (``weights``: float64 tensor of
     per-row weights in [0, 1], or None for all ones).
 
@@ -203,8 +208,9 @@ def clipped_grad_sum_checked(model, params, X, y, n_outputs, clip_norm, method=N
     if method != "vmap":
         raise ValueError(f"unknown per-example method {method!r}.")
     torch = import_torch()
-    total = {k: torch.zeros(v.shape, dtype=torch.float64, device=v.device)
-             for k, v in params.items()}
+    total = {
+        k: torch.zeros(v.shape, dtype=torch.float64, device=v.device) for k, v in params.items()
+    }
     n = X.shape[0]
     n_bad = 0
     if n == 0:
@@ -212,17 +218,17 @@ def clipped_grad_sum_checked(model, params, X, y, n_outputs, clip_norm, method=N
     n_params = sum(v.numel() for v in params.values())
     chunk = max(1, min(n, CHUNK_FLOATS // max(n_params, 1)))
     for start in range(0, n, chunk):
-        grads = per_example_grads(model, params, X[start:start + chunk],
-                                  y[start:start + chunk], n_outputs)
+        grads = per_example_grads(
+            model, params, X[start : start + chunk], y[start : start + chunk], n_outputs
+        )
         finite = torch.stack([torch.isfinite(g.flatten(1)).all(1) for g in grads.values()])
         finite = finite.all(0)
         n_bad += int((~finite).sum())
-        grads = {k: torch.nan_to_num(g, nan=0.0, posinf=0.0, neginf=0.0)
-                 for k, g in grads.items()}
+        grads = {k: torch.nan_to_num(g, nan=0.0, posinf=0.0, neginf=0.0) for k, g in grads.items()}
         factors, _ = clip_factors(grads, clip_norm)
         f = torch.where(finite, factors, torch.zeros_like(factors))  # float64
         if weights is not None:
-            f = f * weights[start:start + chunk]
+            f = f * weights[start : start + chunk]
         for k, g in grads.items():
             total[k] += torch.tensordot(f, g.double(), dims=1)
     return total, n_bad
@@ -267,8 +273,7 @@ def _mlp_signals(model, params, X, y, n_outputs):
     return clean, deltas, finite
 
 
-def _clipped_grad_sum_outer(model, params, X, y, n_outputs, clip_norm, weights=None,
-                            coord=None):
+def _clipped_grad_sum_outer(model, params, X, y, n_outputs, clip_norm, weights=None, coord=None):
     """'outer' method of :func:`clipped_grad_sum` (see the module docstring).
 
     ``coord`` (dict name -> tensor shaped like the parameter, or None): per-coordinate
@@ -279,8 +284,9 @@ def _clipped_grad_sum_outer(model, params, X, y, n_outputs, clip_norm, weights=N
     it: each example's transformed, clipped contribution has norm <= C whatever ``coord`` is.
     """
     torch = import_torch()
-    total = {k: torch.zeros(v.shape, dtype=torch.float64, device=v.device)
-             for k, v in params.items()}
+    total = {
+        k: torch.zeros(v.shape, dtype=torch.float64, device=v.device) for k, v in params.items()
+    }
     if X.shape[0] == 0:
         return total, 0
     inputs, deltas, finite = _mlp_signals(model, params, X, y, n_outputs)
@@ -339,10 +345,28 @@ def _importance_stage(importance, names, params, score, second, frac, device):
     return out_m, out_s, out_w, int(kept.shape[0])
 
 
-def run_noisy_gd(X, y, n_outputs, layer_sizes, activation, coefs, intercepts, *, clip_norm,
-                 learning_rate, momentum, noise_std, sampling_rate, normaliser, seed,
-                 sample_weight=None, callback=None, importance=None, device=None,
-                 info=None):
+def run_noisy_gd(
+    X,
+    y,
+    n_outputs,
+    layer_sizes,
+    activation,
+    coefs,
+    intercepts,
+    *,
+    clip_norm,
+    learning_rate,
+    momentum,
+    noise_std,
+    sampling_rate,
+    normaliser,
+    seed,
+    sample_weight=None,
+    callback=None,
+    importance=None,
+    device=None,
+    info=None,
+):
     """Noisy (minibatch) gradient descent on an MLP; returns (coefs, intercepts) as numpy.
 
     Parameters
@@ -393,8 +417,11 @@ def run_noisy_gd(X, y, n_outputs, layer_sizes, activation, coefs, intercepts, *,
     Xt = torch.from_numpy(np.array(X, dtype=np.float32)).to(device)
     yt = encode_targets(y, n_outputs).to(device)
     n = Xt.shape[0]
-    wt = None if sample_weight is None else torch.from_numpy(
-        np.asarray(sample_weight, dtype=np.float64)).to(device)
+    wt = (
+        None
+        if sample_weight is None
+        else torch.from_numpy(np.asarray(sample_weight, dtype=np.float64)).to(device)
+    )
     beta = float(momentum)
     velocity = {k: torch.zeros_like(v) for k, v in params.items()}
     beta_pow = 1.0
@@ -405,17 +432,18 @@ def run_noisy_gd(X, y, n_outputs, layer_sizes, activation, coefs, intercepts, *,
         stage_of = np.empty(len(noise_std), dtype=int)
         for i, (t0, t1, _) in enumerate(importance["stages"]):
             stage_of[t0:t1] = i
-        score = {k: torch.zeros(v.shape, dtype=torch.float64, device=device)
-                 for k, v in params.items()}
-        second = {k: torch.zeros(v.shape, dtype=torch.float64, device=device)
-                  for k, v in params.items()}
+        score = {
+            k: torch.zeros(v.shape, dtype=torch.float64, device=device) for k, v in params.items()
+        }
+        second = {
+            k: torch.zeros(v.shape, dtype=torch.float64, device=device) for k, v in params.items()
+        }
         decay = float(importance["decay"])
         kept_counts = []
     # parameters are plain tensors (no autograd graph): torch.func.grad differentiates inside
     for step, std in enumerate(np.asarray(noise_std, dtype=float)):
         if sampling_rate < 1.0:
-            keep = torch.rand(n, generator=gen, dtype=torch.float64,
-                              device=device) < sampling_rate
+            keep = torch.rand(n, generator=gen, dtype=torch.float64, device=device) < sampling_rate
             Xb, yb, wb = Xt[keep], yt[keep], None if wt is None else wt[keep]
         else:
             Xb, yb, wb = Xt, yt, wt
@@ -425,25 +453,31 @@ def run_noisy_gd(X, y, n_outputs, layer_sizes, activation, coefs, intercepts, *,
                 kept_counts.append(sum(v.numel() for v in params.values()))
             else:  # the mask and the scale of this stage, from released values only
                 keep_m, scale, coord, n_kept = _importance_stage(
-                    importance, names, params, score, second,
-                    importance["stages"][stage][2], device)
+                    importance, names, params, score, second, importance["stages"][stage][2], device
+                )
                 kept_counts.append(n_kept)
                 for k in names:  # a masked coordinate stops moving
                     velocity[k] = velocity[k] * keep_m[k].to(velocity[k].dtype)
         # rows with a non-finite gradient contributed 0 (the sum keeps its sensitivity); how
         # many there were depends on the private rows, so it decides nothing
         if coord is None:
-            total, _ = clipped_grad_sum_checked(model, params, Xb, yb, n_outputs, clip_norm,
-                                                weights=wb)
+            total, _ = clipped_grad_sum_checked(
+                model, params, Xb, yb, n_outputs, clip_norm, weights=wb
+            )
         else:  # masked and scaled before the clip: sensitivity C
-            total, _ = _clipped_grad_sum_outer(model, params, Xb, yb, n_outputs, clip_norm,
-                                               weights=wb, coord=coord)
+            total, _ = _clipped_grad_sum_outer(
+                model, params, Xb, yb, n_outputs, clip_norm, weights=wb, coord=coord
+            )
         beta_pow *= beta
         for k in params:  # fixed order: the noise draws are reproducible
             noisy = total[k]  # float64
             if std > 0:
-                draw = float(std) * torch.randn(noisy.shape, generator=gen, dtype=torch.float32,
-                                                device=device).double()
+                draw = (
+                    float(std)
+                    * torch.randn(
+                        noisy.shape, generator=gen, dtype=torch.float32, device=device
+                    ).double()
+                )
                 noisy = noisy + (draw if keep_m is None else draw * keep_m[k])
             if stage_of is not None:  # the released mean gradient, restored to theta's scale
                 ghat = noisy / float(normaliser)
@@ -465,7 +499,8 @@ def run_noisy_gd(X, y, n_outputs, layer_sizes, activation, coefs, intercepts, *,
         if not all(bool(torch.isfinite(v).all()) for v in params.values()):
             raise DivergenceError(
                 f"the fit diverged: the parameters after step {step + 1} are not finite (in "
-                "float32); the fit stopped there. Lower learning_rate.")
+                "float32); the fit stopped there. Lower learning_rate."
+            )
         if callback is not None:
             callback(step + 1)
     if info is not None and stage_of is not None:
@@ -493,11 +528,23 @@ def torch_threads(n_jobs):
 
 def torch_seed(gen):
     """A torch seed drawn from the fit's numpy Generator (so random_state fixes everything)."""
-    return int(gen.integers(0, 2 ** 63 - 1))
+    return int(gen.integers(0, 2**63 - 1))
 
 
-__all__ = ["import_torch", "run_noisy_gd", "clipped_grad_sum", "per_example_grads",
-           "clip_factors", "clipped_grad_sum_checked", "torch_threads", "build_mlp",
-           "encode_targets", "PER_EXAMPLE_METHOD", "params_to_torch", "params_to_numpy",
-           "torch_seed",
-           "TORCH_REQUIREMENT", "CLIP_MARGIN"]
+__all__ = [
+    "import_torch",
+    "run_noisy_gd",
+    "clipped_grad_sum",
+    "per_example_grads",
+    "clip_factors",
+    "clipped_grad_sum_checked",
+    "torch_threads",
+    "build_mlp",
+    "encode_targets",
+    "PER_EXAMPLE_METHOD",
+    "params_to_torch",
+    "params_to_numpy",
+    "torch_seed",
+    "TORCH_REQUIREMENT",
+    "CLIP_MARGIN",
+]

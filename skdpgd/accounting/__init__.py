@@ -45,20 +45,55 @@ No accountant here returns an estimate: every epsilon is an upper bound.
 """
 
 from .accountant import Accountant, geometric_bisection, smallest_scale
-from .composition import (Composition, calibrate, compose, epsilon_profiles, remaining_mu,
-                          smallest_epsilon_with_room, spent_epsilon, split_budget,
-                          upper_bound_release)
+from .composition import (
+    Composition,
+    calibrate,
+    compose,
+    epsilon_profiles,
+    remaining_mu,
+    smallest_epsilon_with_room,
+    spent_epsilon,
+    split_budget,
+    upper_bound_release,
+)
 from .envelope import envelope_delta, envelope_epsilon, switch_scale
-from .events import (COUNT_BOUND_SIGMAS, RELATIONS, Composed, Event, GaussianSteps,
-                     PoissonSampled, Relation, Release, Selection, flatten, sum_rounding_margin,
-                     with_margin)
-from .gdp import (GaussianDPAccountant, compose_gdp, gdp_delta, gdp_delta_upper, gdp_epsilon,
-                  gdp_mu, gdp_mu_of_releases, share_multiplier, zcdp_delta, zcdp_epsilon, zcdp_rho)
+from .events import (
+    COUNT_BOUND_SIGMAS,
+    RELATIONS,
+    Composed,
+    Event,
+    GaussianSteps,
+    PoissonSampled,
+    Relation,
+    Release,
+    Selection,
+    flatten,
+    sum_rounding_margin,
+    with_margin,
+)
+from .gdp import (
+    GaussianDPAccountant,
+    compose_gdp,
+    gdp_delta,
+    gdp_delta_upper,
+    gdp_epsilon,
+    gdp_mu,
+    gdp_mu_of_releases,
+    share_multiplier,
+    zcdp_delta,
+    zcdp_epsilon,
+    zcdp_rho,
+)
 from .pld import PLDAccountant, pld_delta, pld_epsilon, pld_profile
 from .rdp import DEFAULT_ORDERS as RDP_DEFAULT_ORDERS
 from .rdp import RDPAccountant, rdp_delta, rdp_epsilon, rdp_subsampled_gaussian
-from .selection import (RDPCurve, RepeatedSelection, calibrate_base_mu, trial_epsilon,
-                        truncated_negative_binomial_gamma)
+from .selection import (
+    RDPCurve,
+    RepeatedSelection,
+    calibrate_base_mu,
+    trial_epsilon,
+    truncated_negative_binomial_gamma,
+)
 
 #: Every accountant class: the contract test runs on each. A new accountant is one module
 #: here (a subclass of :class:`Accountant` with ``supports``, ``epsilon`` and ``delta``) plus
@@ -73,6 +108,7 @@ def accountant_named(name):
     if name not in by_name:
         raise ValueError(f"unknown accountant {name!r}; expected one of {sorted(by_name)}.")
     return by_name[name]()
+
 
 __all__ = [
     "Accountant",

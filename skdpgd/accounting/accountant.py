@@ -87,8 +87,9 @@ class Accountant(abc.ABC):
         delta = check_delta(delta)
         shape = np.asarray(shape, dtype=float).ravel()
         if shape.size == 0 or np.any(~np.isfinite(shape)) or np.any(shape <= 0):
-            raise ValueError("a schedule shape must be a non-empty array of positive finite "
-                             "values.")
+            raise ValueError(
+                "a schedule shape must be a non-empty array of positive finite values."
+            )
         if math.isinf(epsilon):
             return np.zeros_like(shape)
         prior = np.asarray(prior, dtype=float).ravel()

@@ -10,13 +10,21 @@ import numpy as np
 from scipy.optimize import brentq
 
 from .events import GaussianSteps, Relation, Release, flatten, with_margin
-from .gdp import (GaussianDPAccountant, gdp_epsilon, gdp_mu, gdp_mu_of_releases,
-                  inverse_square_sum)
+from .gdp import GaussianDPAccountant, gdp_epsilon, gdp_mu, gdp_mu_of_releases, inverse_square_sum
 from .rdp import DEFAULT_ORDERS as RDP_DEFAULT_ORDERS
 from .rdp import RDPAccountant, rdp_epsilon, rdp_subsampled_gaussian
 
-__all__ = ["compose", "epsilon_profiles", "calibrate", "remaining_mu", "spent_epsilon",
-           "split_budget", "upper_bound_release", "smallest_epsilon_with_room", "Composition"]
+__all__ = [
+    "compose",
+    "epsilon_profiles",
+    "calibrate",
+    "remaining_mu",
+    "spent_epsilon",
+    "split_budget",
+    "upper_bound_release",
+    "smallest_epsilon_with_room",
+    "Composition",
+]
 
 
 def _leaves(events, relation):
@@ -30,7 +38,8 @@ def _leaves(events, relation):
                 raise ValueError(
                     f"{getattr(s, 'name', 'a selection')} is stated for "
                     f"{Relation.of(s.relation).words} neighbours, not {relation.words}: an RDP "
-                    "curve cannot be converted between relations.")
+                    "curve cannot be converted between relations."
+                )
     curves = [np.asarray(s.rdp(RDP_DEFAULT_ORDERS), dtype=float) for s in selections]
     return releases, curves
 
@@ -47,8 +56,7 @@ def compose(events, delta, *, relation=None, accountant=None):
     An empty composition spends 0; a release without noise spends inf.
     """
     releases, curves = _leaves(events, relation)
-    if (accountant is not None and not curves
-            and not all(r.sampling_rate == 1.0 for r in releases)):
+    if accountant is not None and not curves and not all(r.sampling_rate == 1.0 for r in releases):
         return float(accountant.epsilon(releases, delta))
     return Composition(releases, curves).epsilon(delta)
 
@@ -72,8 +80,11 @@ def epsilon_profiles(events, relation=None):
             return out
         from .pld import pld_profile
 
-        steps = [GaussianSteps(r.multipliers[np.isfinite(r.multipliers)], r.sampling_rate)
-                 for r in releases if np.isfinite(r.multipliers).any()]
+        steps = [
+            GaussianSteps(r.multipliers[np.isfinite(r.multipliers)], r.sampling_rate)
+            for r in releases
+            if np.isfinite(r.multipliers).any()
+        ]
         out["PLD (dp-accounting)"] = pld_profile(steps)  # composed once, read at each delta
     return out
 
@@ -96,8 +107,11 @@ def upper_bound_release(name, mu, relation):
     says nothing about add/remove-one (a count is free under replace-one). What a budget is
     checked with before a fit reads any row."""
     relation = Relation.of(relation)
-    sens = ({"replace": 2.0, "add_remove": 1.0} if relation == Relation.ADD_REMOVE
-            else {"replace": 1.0, "add_remove": math.inf})
+    sens = (
+        {"replace": 2.0, "add_remove": 1.0}
+        if relation == Relation.ADD_REMOVE
+        else {"replace": 1.0, "add_remove": math.inf}
+    )
     return Release(name, [1.0 / mu], sens, relation)
 
 
@@ -109,7 +123,7 @@ def smallest_epsilon_with_room(epsilon, delta, count, others, delta_count, hi=1e
     public and released values only)."""
     mu_total = gdp_mu(epsilon, delta)
     b2 = (gdp_mu_of_releases(others) / mu_total) ** 2 if others else 0.0
-    a2 = ((gdp_mu_of_releases(count) / gdp_mu(epsilon, delta_count)) ** 2 if count else 0.0)
+    a2 = (gdp_mu_of_releases(count) / gdp_mu(epsilon, delta_count)) ** 2 if count else 0.0
 
     def leaves_room(e):
         return gdp_mu(e, delta) ** 2 * (1.0 - b2) > a2 * gdp_mu(e, delta_count) ** 2
@@ -129,7 +143,7 @@ def remaining_mu(mu_total, prior):
     mu_prior = gdp_mu_of_releases(prior)
     if not mu_prior < mu_total:
         raise ValueError("epsilon is too small: the set-up releases would spend all of it.")
-    return math.inf if math.isinf(mu_total) else math.sqrt(mu_total ** 2 - mu_prior ** 2)
+    return math.inf if math.isinf(mu_total) else math.sqrt(mu_total**2 - mu_prior**2)
 
 
 def calibrate(shapes, epsilon, delta, *, accountant=None, prior=(), margin=0.0):
@@ -158,7 +172,7 @@ def calibrate(shapes, epsilon, delta, *, accountant=None, prior=(), margin=0.0):
     z = np.asarray(z, dtype=float)
     out, start = [], 0
     for r in shapes:
-        part = z[start:start + r.multipliers.size]
+        part = z[start : start + r.multipliers.size]
         out.append(r.calibrated(part, with_margin(r.sensitivity, margin) if margin else None))
         start += r.multipliers.size
     return out
@@ -191,8 +205,10 @@ class Composition:
         releases, rdp_curves = list(releases), list(rdp_curves)
         self.empty = not releases and not rdp_curves
         if not rdp_curves and all(r.sampling_rate == 1.0 for r in releases):
-            self.inv2 = sum(inverse_square_sum(r.multipliers) if np.all(r.multipliers > 0)
-                            else math.inf for r in releases)
+            self.inv2 = sum(
+                inverse_square_sum(r.multipliers) if np.all(r.multipliers > 0) else math.inf
+                for r in releases
+            )
             self.rdp = None
             return
         rdp = np.zeros(len(RDP_DEFAULT_ORDERS))
@@ -222,6 +238,7 @@ class Composition:
         spend without taking the ledger above ``epsilon`` at ``delta`` (0 when it is spent):
         the largest ``mu`` with :meth:`epsilon` ``(delta, mu) <= epsilon`` (a root-finder,
         then moved down until the check holds), as an epsilon."""
+
         def spent_with(mu):
             return self.epsilon(delta, mu)
 

@@ -115,8 +115,10 @@ def gaussian_profile(t, mu):
         value = np.where(b < a, -ea * np.expm1(np.minimum(b - a, 0.0)), 0.0)
     # the error model of skdpgd.accounting._gdp_delta_terms, elementwise
     u = 16.0 * _EPS
-    err = u * (ea * (1.0 + np.abs(a) + np.abs(x1) * np.maximum(np.abs(x1), 1.0))
-               + eb * (1.0 + np.abs(b) + np.abs(x2) * np.maximum(np.abs(x2), 1.0)))
+    err = u * (
+        ea * (1.0 + np.abs(a) + np.abs(x1) * np.maximum(np.abs(x1), 1.0))
+        + eb * (1.0 + np.abs(b) + np.abs(x2) * np.maximum(np.abs(x2), 1.0))
+    )
     return np.minimum(1.0, value + err)
 
 
@@ -150,12 +152,12 @@ def rdp_profile(t, rdp, orders):
         tt = np.asarray(tt, dtype=float).ravel()
         out = np.empty(tt.shape)
         for s in range(0, tt.size, 2048):  # bounded memory: 2048 x orders at a time
-            x = tt[s:s + 2048, None]
+            x = tt[s : s + 2048, None]
             e = am1 * (rdp - x + c) - log_a
             # the exponent's rounding: a few ulps of each of its parts
             e = e + 8.0 * _EPS * (am1 * (rdp + np.abs(x) + np.abs(c)) + log_a)
             with np.errstate(under="ignore", over="ignore"):
-                out[s:s + 2048] = np.exp(np.minimum(np.min(e, axis=1), 0.0)) * (1 + 4 * _EPS)
+                out[s : s + 2048] = np.exp(np.minimum(np.min(e, axis=1), 0.0)) * (1 + 4 * _EPS)
         return np.minimum(out, 1.0)
 
     flat = t.ravel()
@@ -166,8 +168,9 @@ def rdp_profile(t, rdp, orders):
     return np.minimum(out, 1.0).reshape(t.shape)
 
 
-def pld_branch_profile(noise_multipliers, sampling_rate, t_max,
-                       value_discretization_interval=1e-4, n_table=20001):
+def pld_branch_profile(
+    noise_multipliers, sampling_rate, t_max, value_discretization_interval=1e-4, n_table=20001
+):
     """``t -> `` an upper bound on the privacy profile at every real t of Poisson-subsampled
     Gaussian steps, from dp-accounting's pessimistic PLD (the larger of its add and remove
     directions; :func:`skdpgd.accounting.pld.pld_profile`) at ``|t|``: at t >= 0 directly, at t < 0
@@ -179,8 +182,9 @@ def pld_branch_profile(noise_multipliers, sampling_rate, t_max,
     value there (it is non-increasing). A relative 1e-9 is added for its rounding.
     """
 
-    prof = pld_profile([GaussianSteps(noise_multipliers, sampling_rate)],
-                       value_discretization_interval)
+    prof = pld_profile(
+        [GaussianSteps(noise_multipliers, sampling_rate)], value_discretization_interval
+    )
     deltas_at = getattr(prof, "deltas_at", None)
     if deltas_at is None:  # nothing released (0) or a step without noise (1)
         none = 1.0 if math.isinf(prof(0.5)) else 0.0
@@ -189,8 +193,7 @@ def pld_branch_profile(noise_multipliers, sampling_rate, t_max,
             return np.full(np.shape(tt), none)
     else:
         grid = np.linspace(0.0, float(t_max), int(n_table))
-        table = np.minimum(1.0, np.asarray(deltas_at(grid), dtype=float) * (1.0 + 1e-9)
-                           + 1e-300)
+        table = np.minimum(1.0, np.asarray(deltas_at(grid), dtype=float) * (1.0 + 1e-9) + 1e-300)
         table = np.minimum.accumulate(table)  # non-increasing (a bound stays a bound)
         step = grid[1] - grid[0]
 
@@ -301,8 +304,9 @@ def envelope_delta(epsilon, mu_first, profile, rtol=1e-4, max_points=1 << 16):
         with np.errstate(divide="ignore", over="ignore", under="ignore", invalid="ignore"):
             log_scale = mu * u[1:] + m
             tilted = np.exp(log_scale + np.log(tilt_cell))
-            tilted_err = (np.exp(log_scale + np.log(tilt_err))
-                          + tilted * 16.0 * _EPS * (2.0 + np.abs(log_scale)))
+            tilted_err = np.exp(log_scale + np.log(tilt_err)) + tilted * 16.0 * _EPS * (
+                2.0 + np.abs(log_scale)
+            )
             w = tilted - cell  # E[e^(-mu (u - u_j)) - 1; cell] >= 0
             w_low = np.maximum(w - tilted_err - cell_err - 4.0 * _EPS * (tilted + cell), 0.0)
             xi = w_low / (e_h * (1.0 + 8.0 * _EPS))  # a lower bound of E[xi; cell]
@@ -371,8 +375,7 @@ _SCALE_CACHE_SIZE = 64
 _SCALE_CACHE_LOCK = threading.Lock()  # fits may run in threads
 
 
-def envelope_scale(epsilon, delta, mu_first, branch_profiles, key=None, rtol=1e-5,
-                   scale_rtol=1e-4):
+def envelope_scale(epsilon, delta, mu_first, branch_profiles, key=None, rtol=1e-5, scale_rtol=1e-4):
     """The smallest factor ``s >= 1`` (to a relative ``scale_rtol``, on the safe side) by which
     every branch's noise multipliers are multiplied so that the envelope (*) at ``epsilon`` is
     at most ``delta``, and the certified bound there: ``(s, upper)``.
@@ -401,8 +404,9 @@ def envelope_scale(epsilon, delta, mu_first, branch_profiles, key=None, rtol=1e-
         return envelope_delta(epsilon, mu_first, combined, rtol).upper
 
     if not gaussian_profile(np.array([epsilon]), mu_first)[0] < delta:
-        raise ValueError("the first releases alone spend delta at epsilon: no second stage "
-                         "fits the budget.")
+        raise ValueError(
+            "the first releases alone spend delta at epsilon: no second stage fits the budget."
+        )
     b = bound(1.0)
     if b <= delta:
         out = (1.0, b)
@@ -482,18 +486,29 @@ def branch_profile(releases, accountant="rdp", t_max=None):
     return make
 
 
-def switch_scale(epsilon, delta, first, branches, accountant="rdp", rtol=1e-5,
-                 scale_rtol=1e-4):
+def switch_scale(epsilon, delta, first, branches, accountant="rdp", rtol=1e-5, scale_rtol=1e-4):
     """The noise scale that keeps a fit that chooses between ``branches`` (lists of calibrated
     releases, each composed with ``first`` within (epsilon, delta)) after the full-batch
     releases ``first`` within (epsilon, delta) as a whole: :func:`envelope_scale` of their
     profiles (:func:`branch_profile`), ``(s, upper)``. Public values only; cached."""
     mu_first = gdp_mu_of_releases(first)  # the full-batch releases ``first``, own relation
     t_max = abs(float(epsilon)) + 0.5 * mu_first * mu_first + 40.0 * mu_first + 1.0
-    key = (float(epsilon), float(delta), float(mu_first), accountant, float(rtol),
-           float(scale_rtol),
-           tuple(tuple((r.sampling_rate, tuple(np.asarray(r.multipliers, dtype=float).tolist()))
-                       for r in rels) for rels in branches))
+    key = (
+        float(epsilon),
+        float(delta),
+        float(mu_first),
+        accountant,
+        float(rtol),
+        float(scale_rtol),
+        tuple(
+            tuple(
+                (r.sampling_rate, tuple(np.asarray(r.multipliers, dtype=float).tolist()))
+                for r in rels
+            )
+            for rels in branches
+        ),
+    )
     makers = [branch_profile(rels, accountant, t_max) for rels in branches]
-    return envelope_scale(epsilon, delta, mu_first, makers, key=key, rtol=rtol,
-                          scale_rtol=scale_rtol)
+    return envelope_scale(
+        epsilon, delta, mu_first, makers, key=key, rtol=rtol, scale_rtol=scale_rtol
+    )

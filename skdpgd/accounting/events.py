@@ -22,10 +22,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Relation", "RELATIONS", "Event", "Release", "GaussianSteps", "PoissonSampled",
-           "Composed", "Selection", "flatten", "gaussian_runs", "COUNT_BOUND_SIGMAS",
-           "sum_rounding_margin",
-           "with_margin"]
+__all__ = [
+    "Relation",
+    "RELATIONS",
+    "Event",
+    "Release",
+    "GaussianSteps",
+    "PoissonSampled",
+    "Composed",
+    "Selection",
+    "flatten",
+    "gaussian_runs",
+    "COUNT_BOUND_SIGMAS",
+    "sum_rounding_margin",
+    "with_margin",
+]
 
 
 class Relation(str, enum.Enum):
@@ -51,8 +62,9 @@ class Relation(str, enum.Enum):
         for r in cls:
             if value == r.value or value == r.words:
                 return r
-        raise ValueError(f"unknown neighbouring relation {value!r}; expected one of "
-                         f"{[r.value for r in cls]}.")
+        raise ValueError(
+            f"unknown neighbouring relation {value!r}; expected one of {[r.value for r in cls]}."
+        )
 
 
 #: The neighbouring relations a guarantee can be stated for (their values).
@@ -109,8 +121,9 @@ class Release(Event):
     def __post_init__(self):
         object.__setattr__(self, "multipliers", _frozen_multipliers(self.multipliers))
         if self.relation not in RELATIONS or set(self.sensitivity) != set(RELATIONS):
-            raise ValueError("a release needs a relation and a sensitivity for each of "
-                             f"{RELATIONS}.")
+            raise ValueError(
+                f"a release needs a relation and a sensitivity for each of {RELATIONS}."
+            )
         object.__setattr__(self, "relation", Relation(self.relation))
         if any(not v >= 0 for v in self.sensitivity.values()):
             raise ValueError("sensitivities must be >= 0.")
@@ -132,9 +145,13 @@ class Release(Event):
     def calibrated(self, multipliers, sensitivity=None):
         """The same release with the accountant's ``multipliers`` (its shape scaled to the
         budget) and, if given, a ``sensitivity`` raised by a rounding margin."""
-        return Release(self.name, multipliers,
-                       dict(self.sensitivity if sensitivity is None else sensitivity),
-                       self.relation, self.sampling_rate)
+        return Release(
+            self.name,
+            multipliers,
+            dict(self.sensitivity if sensitivity is None else sensitivity),
+            self.relation,
+            self.sampling_rate,
+        )
 
     def multipliers_under(self, relation):
         """The multipliers of the same noise under ``relation``: ``z * s_own / s_relation``.
@@ -159,13 +176,19 @@ class Release(Event):
         """The same noise stated under ``relation`` (:meth:`multipliers_under`), named
         ``name`` (default: its own)."""
         relation = Relation.of(relation)
-        return Release(self.name if name is None else name, self.multipliers_under(relation),
-                       dict(self.sensitivity), relation, self.sampling_rate)
+        return Release(
+            self.name if name is None else name,
+            self.multipliers_under(relation),
+            dict(self.sensitivity),
+            relation,
+            self.sampling_rate,
+        )
 
     def renamed(self, name):
         """The same release under another name."""
-        return Release(name, self.multipliers, dict(self.sensitivity), self.relation,
-                       self.sampling_rate)
+        return Release(
+            name, self.multipliers, dict(self.sensitivity), self.relation, self.sampling_rate
+        )
 
 
 #: Sensitivities of a release described by its multipliers alone (:class:`GaussianSteps`).
@@ -187,8 +210,9 @@ class GaussianSteps(Release):
     """
 
     def __init__(self, noise_multipliers, sampling_rate=1.0):
-        super().__init__("steps", noise_multipliers, dict(_UNIT_SENSITIVITY), "add_remove",
-                         sampling_rate)
+        super().__init__(
+            "steps", noise_multipliers, dict(_UNIT_SENSITIVITY), "add_remove", sampling_rate
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -247,8 +271,13 @@ def flatten(events):
 
     def walk(e, rate):
         if isinstance(e, Release):
-            releases.append(e if rate == 1.0 else Release(
-                e.name, e.multipliers, dict(e.sensitivity), e.relation, e.sampling_rate * rate))
+            releases.append(
+                e
+                if rate == 1.0
+                else Release(
+                    e.name, e.multipliers, dict(e.sensitivity), e.relation, e.sampling_rate * rate
+                )
+            )
         elif isinstance(e, PoissonSampled):
             walk(e.event, rate * e.rate)
         elif isinstance(e, Composed):
@@ -275,8 +304,10 @@ def gaussian_runs(steps):
     is composed by :func:`skdpgd.accounting.compose`."""
     releases, selections = flatten(steps)
     if selections:
-        raise TypeError("an accountant of Gaussian steps reads releases only; compose a "
-                        "selection with skdpgd.accounting.compose.")
+        raise TypeError(
+            "an accountant of Gaussian steps reads releases only; compose a "
+            "selection with skdpgd.accounting.compose."
+        )
     return releases
 
 
@@ -306,7 +337,7 @@ def sum_rounding_margin(n_rows, dim):
     ``n = 1e5`` the margin is 2.2e-6, at 1e6 2.2e-4, at 1e7 about 0.022. ``n_rows`` must be a
     public upper bound on the rows summed.
     """
-    u = 2.0 ** -53
+    u = 2.0**-53
 
     def gamma(k):
         return k * u / (1.0 - k * u)
@@ -322,4 +353,3 @@ def with_margin(sensitivity, margin):
     """A sensitivity dict scaled by ``1 + margin`` (rounded up)."""
     factor = (1.0 + margin) * (1.0 + 4.0 * np.finfo(float).eps)
     return {k: float(v) * factor for k, v in sensitivity.items()}
-

@@ -14,9 +14,20 @@ from .._checks import check_delta, check_epsilon
 from .accountant import Accountant
 from .events import gaussian_runs
 
-__all__ = ["GaussianDPAccountant", "gdp_delta", "gdp_delta_upper", "gdp_epsilon", "gdp_mu",
-           "compose_gdp", "gdp_mu_of_releases", "inverse_square_sum", "share_multiplier",
-           "zcdp_rho", "zcdp_epsilon", "zcdp_delta"]
+__all__ = [
+    "GaussianDPAccountant",
+    "gdp_delta",
+    "gdp_delta_upper",
+    "gdp_epsilon",
+    "gdp_mu",
+    "compose_gdp",
+    "gdp_mu_of_releases",
+    "inverse_square_sum",
+    "share_multiplier",
+    "zcdp_rho",
+    "zcdp_epsilon",
+    "zcdp_delta",
+]
 
 
 # Relative margin by which calibration stays inside a budget (see GaussianDPAccountant.calibrate).
@@ -71,8 +82,10 @@ def _gdp_delta_terms(epsilon, mu):
     u = 16.0 * np.finfo(float).eps
     ea = math.exp(a)
     eb = math.exp(b) if b < 709.0 else math.inf
-    err = u * (ea * (1.0 + abs(a) + abs(x1) * max(abs(x1), 1.0))
-               + eb * (1.0 + abs(b) + abs(x2) * max(abs(x2), 1.0)))
+    err = u * (
+        ea * (1.0 + abs(a) + abs(x1) * max(abs(x1), 1.0))
+        + eb * (1.0 + abs(b) + abs(x2) * max(abs(x2), 1.0))
+    )
     return a, b, err
 
 
@@ -308,8 +321,9 @@ class GaussianDPAccountant(Accountant):
             raise ValueError("GaussianDPAccountant calibrates full-batch schedules only.")
         shape = np.asarray(shape, dtype=float).ravel()
         if shape.size == 0 or np.any(~np.isfinite(shape)) or np.any(shape <= 0):
-            raise ValueError("a schedule shape must be a non-empty array of positive finite "
-                             "values.")
+            raise ValueError(
+                "a schedule shape must be a non-empty array of positive finite values."
+            )
         prior = np.asarray(prior, dtype=float).ravel()
         mu = self.budget(epsilon, delta)
         if math.isinf(mu):
@@ -326,4 +340,3 @@ class GaussianDPAccountant(Accountant):
             c *= 1 + 1e-14
             z = c * shape
         return z
-

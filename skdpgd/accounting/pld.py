@@ -15,7 +15,6 @@ from .rdp import RDPAccountant, _check_q
 __all__ = ["PLDAccountant", "pld_epsilon", "pld_delta", "pld_profile"]
 
 
-
 def pld_epsilon(steps, delta, value_discretization_interval=1e-4):
     """Epsilon of ``steps`` by dp-accounting's PLD accountant (pessimistic, add/remove-one).
 
@@ -56,14 +55,16 @@ def pld_profile(steps, value_discretization_interval=1e-4):
     if not events:
         return lambda delta: 0.0
     acc = pld_privacy_accountant.PLDAccountant(
-        value_discretization_interval=value_discretization_interval)
+        value_discretization_interval=value_discretization_interval
+    )
     for ev in events:
         acc.compose(ev)
     profile = lambda delta: float(acc.get_epsilon(_check_delta(delta)))  # noqa: E731
     profile.delta_at = lambda epsilon: float(acc.get_delta(_check_epsilon(epsilon)))
     # delta at several epsilons (ascending, each >= 0) from the one composed PLD
     profile.deltas_at = lambda epsilons: np.asarray(
-        acc.get_delta(np.asarray(epsilons, dtype=float)), dtype=float)
+        acc.get_delta(np.asarray(epsilons, dtype=float)), dtype=float
+    )
     return profile
 
 
@@ -115,8 +116,9 @@ class PLDAccountant(Accountant):
 
     def start_scale(self, shape, epsilon, delta, sampling_rate, prior):
         """The RDP calibration's scale: an upper bound on the noise PLD needs."""
-        hi = RDPAccountant().calibrate(shape, epsilon, delta, sampling_rate=sampling_rate,
-                                       prior=prior)
+        hi = RDPAccountant().calibrate(
+            shape, epsilon, delta, sampling_rate=sampling_rate, prior=prior
+        )
         return float(hi[0] / shape[0]) if shape[0] > 0 else 1.0
 
     def calibrate(self, shape, epsilon, delta, sampling_rate=1.0, prior=()):
@@ -130,6 +132,7 @@ class PLDAccountant(Accountant):
             raise ValueError(
                 f"the PLD accountant composes one convolution per distinct noise multiplier; "
                 f"this schedule has {np.unique(shape).size} (> {self.MAX_DISTINCT}). Use "
-                "accountant='rdp', or a schedule with fewer distinct multipliers ('uniform').")
+                "accountant='rdp', or a schedule with fewer distinct multipliers ('uniform')."
+            )
         _check_q(sampling_rate)
         return super().calibrate(shape, epsilon, delta, sampling_rate, prior)

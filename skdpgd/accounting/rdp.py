@@ -97,6 +97,7 @@ __all__ = [
     "rdp_delta",
 ]
 
+
 def _default_orders():
     # 1.1, ..., 1.9 and 2.25, 2.5, ..., 10.75 (without the integers)
     frac = np.concatenate([np.arange(11, 20) / 10.0, np.arange(9, 44) / 4.0])
@@ -285,10 +286,12 @@ def _log_a_int(alpha, off, v, lgc, a, l1q):
     # a lower bound of the largest term of A - 1: at k = 2 or at a peak
     with np.errstate(divide="ignore"):
         g = f(np.full(n_p, 2), every) + log_d1
-        g = np.where(p1 >= 2, np.maximum(g, f1 + np.log(_one_minus_exp_neg(
-            0.5 * p1 * (p1 - 1.0) * v))), g)
-        g = np.where(p2 >= 2, np.maximum(g, f2 + np.log(_one_minus_exp_neg(
-            0.5 * p2 * (p2 - 1.0) * v))), g)
+        g = np.where(
+            p1 >= 2, np.maximum(g, f1 + np.log(_one_minus_exp_neg(0.5 * p1 * (p1 - 1.0) * v))), g
+        )
+        g = np.where(
+            p2 >= 2, np.maximum(g, f2 + np.log(_one_minus_exp_neg(0.5 * p2 * (p2 - 1.0) * v))), g
+        )
     thr = g - _LOG_CUTOFF
 
     # --- ranges of the terms >= thr around each peak; f_out: largest term left out. f rises
@@ -355,9 +358,11 @@ def _log_a_int(alpha, off, v, lgc, a, l1q):
         # A - 1 = sum_k C(alpha,k) q^k (1-q)^(alpha-k) (exp(k(k-1)v/2) - 1): the binomial
         # weights sum to 1, so A - 1 keeps its relative precision when it is tiny. A term
         # near the bottom of the double range is counted as exp(-575).
-        term = np.where(lt < -575.0, math.exp(-575.0),
-                        np.exp(np.maximum(lt, -575.0))
-                        * _one_minus_exp_neg(0.5 * k * (k - 1.0) * v[owner]))
+        term = np.where(
+            lt < -575.0,
+            math.exp(-575.0),
+            np.exp(np.maximum(lt, -575.0)) * _one_minus_exp_neg(0.5 * k * (k - 1.0) * v[owner]),
+        )
     s = np.bincount(owner, weights=term, minlength=n_p)
     n_in = len1 + len2
     n_out = alpha + 1 - n_in
@@ -375,8 +380,13 @@ def _log_a_int(alpha, off, v, lgc, a, l1q):
     # alpha log alpha: 1e7 at alpha = 1e6, far above log C itself), those of k a and
     # k (k - 1) v / 2 grow with k up to the last term summed.
     k_top = np.maximum(hi1, hi2).astype(float)
-    parts = (np.abs(big) + np.abs(alpha_f * l1q) + 3.0 * gammaln(alpha_f + 1.0)
-             + k_top * abs(a) + 0.5 * k_top * (k_top - 1.0) * v)
+    parts = (
+        np.abs(big)
+        + np.abs(alpha_f * l1q)
+        + 3.0 * gammaln(alpha_f + 1.0)
+        + k_top * abs(a)
+        + 0.5 * k_top * (k_top - 1.0) * v
+    )
     err = 8.0 * _EPS * (2.0 + parts + n_in)
     return log_a * (1.0 + _ROUNDING_RTOL) + err * frac
 
@@ -451,8 +461,9 @@ def _log_a_frac(alpha, v, log_q, l1q):
                 acc = acc + cw[:, m] * et
                 acc_err = acc_err + np.abs(cw[:, m]) * et * (2.0 + np.abs(lb[:, m]) + np.abs(lb0))
         # |E - acc| <= E inv_d; rounding: a few ulps of each log-term and of the sum
-        e_low = (acc / (1.0 + _CRVZ_INV_D[nt]) - 8.0 * _EPS * acc_err
-                 - 4.0 * nt * _EPS * _CRVZ_ABS[nt])
+        e_low = (
+            acc / (1.0 + _CRVZ_INV_D[nt]) - 8.0 * _EPS * acc_err - 4.0 * nt * _EPS * _CRVZ_ABS[nt]
+        )
         add = used & (e_low > 0.0)
         with np.errstate(under="ignore"):
             e_sum = e_sum + np.where(add, np.exp(np.where(add, lb0 - lhead, 0.0)) * e_low, 0.0)
@@ -473,13 +484,15 @@ def _log_a_grid(orders, is_int, lgc, offsets, log_q, l1q, v):
     ii = np.flatnonzero(is_int)
     if ii.size:
         rows, cols = np.repeat(ii, v.size), np.tile(np.arange(v.size), ii.size)
-        out[rows, cols] = _log_a_int(orders[rows].astype(np.int64), offsets[rows], v[cols], lgc,
-                                     a, l1q)
+        out[rows, cols] = _log_a_int(
+            orders[rows].astype(np.int64), offsets[rows], v[cols], lgc, a, l1q
+        )
     fi = np.flatnonzero(~is_int)
     if fi.size:
         rows, cols = np.repeat(fi, v.size), np.tile(np.arange(v.size), fi.size)
         out[rows, cols] = _log_a_frac(orders[rows], v[cols], log_q, l1q)
     return out
+
 
 # ---------------------------------------------------------------------------------------
 # Vectorised front end
@@ -531,8 +544,9 @@ def _log_a_matrix(q, sigmas, orders):
     if ok.all():
         out = _log_a_grid(orders_arr, is_int, lgc, offsets, math.log(q), math.log1p(-q), v)
     elif ok.any():
-        out[:, ok] = _log_a_grid(orders_arr, is_int, lgc, offsets, math.log(q), math.log1p(-q),
-                                 v[ok])
+        out[:, ok] = _log_a_grid(
+            orders_arr, is_int, lgc, offsets, math.log(q), math.log1p(-q), v[ok]
+        )
     # log A >= 0 (a Renyi divergence is >= 0): clipping rounding below 0 keeps an upper bound
     return np.maximum(out, 0.0)
 
@@ -842,8 +856,9 @@ class RDPAccountant(Accountant):
     def _epsilon(self, groups, delta):
         """(epsilon, order) of composed groups: exactly ``rdp_epsilon(self.rdp(...))``."""
         orders = self.orders
-        e, i, _ = self._min_epsilon(lambda mask: _compose(groups, orders[mask]),
-                                    _conversion_offsets(orders, delta))
+        e, i, _ = self._min_epsilon(
+            lambda mask: _compose(groups, orders[mask]), _conversion_offsets(orders, delta)
+        )
         return e, float(orders[i])
 
     def epsilon(self, steps, delta):
@@ -895,7 +910,8 @@ class RDPAccountant(Accountant):
         shape = np.asarray(shape, dtype=float).ravel()
         if shape.size == 0 or np.any(~np.isfinite(shape)) or np.any(shape <= 0):
             raise ValueError(
-                "a schedule shape must be a non-empty array of positive finite values.")
+                "a schedule shape must be a non-empty array of positive finite values."
+            )
         prior = np.asarray(prior, dtype=float).ravel()
         if math.isinf(epsilon):
             return np.zeros_like(shape)
@@ -913,11 +929,13 @@ class RDPAccountant(Accountant):
                     f"certify at delta={delta:g} with its orders (up to {orders.max():.3g}): "
                     f"{eps_min:.3g}. Use a larger epsilon or delta, or a full-batch estimator "
                     "(DPLogisticRegression, DPRidge: exact Gaussian-DP accounting certifies "
-                    "any epsilon).")
+                    "any epsilon)."
+                )
             raise ValueError(
                 "the budget cannot be met at any RDP order: the releases made before these "
                 f"steps (e.g. a noisy row count) already spend epsilon={epsilon:g} at "
-                f"delta={delta:g}.")
+                f"delta={delta:g}."
+            )
 
         u, counts = np.unique(shape, return_counts=True)
         counts = counts.astype(float)

@@ -35,8 +35,13 @@ from .events import Relation, Selection
 from .gdp import gdp_delta_upper, gdp_epsilon, gdp_mu
 from .rdp import DEFAULT_ORDERS, rdp_epsilon
 
-__all__ = ["RepeatedSelection", "RDPCurve", "calibrate_base_mu", "trial_epsilon",
-           "truncated_negative_binomial_gamma"]
+__all__ = [
+    "RepeatedSelection",
+    "RDPCurve",
+    "calibrate_base_mu",
+    "trial_epsilon",
+    "truncated_negative_binomial_gamma",
+]
 
 
 # Relative allowance added to every RDP value for floating-point rounding (the terms are a
@@ -79,7 +84,6 @@ def truncated_negative_binomial_gamma(mean, shape):
     return math.exp(t)
 
 
-
 @dataclass(frozen=True, eq=False)
 class RDPCurve(Selection):
     """A release known by an upper bound of its Renyi-DP curve at ``DEFAULT_ORDERS``, stated
@@ -98,8 +102,9 @@ class RDPCurve(Selection):
         object.__setattr__(self, "relation", Relation.of(self.relation))
 
     def rdp(self, orders=None):
-        if orders is not None and not np.array_equal(np.asarray(orders, dtype=float),
-                                                     DEFAULT_ORDERS):
+        if orders is not None and not np.array_equal(
+            np.asarray(orders, dtype=float), DEFAULT_ORDERS
+        ):
             raise ValueError("an RDP curve is known at DEFAULT_ORDERS only.")
         return self.curve
 
@@ -178,8 +183,13 @@ class RepeatedSelection(Selection):
 
 
 def _selection(mu, distribution, mean, shape, gamma):
-    return RepeatedSelection(base_mu=float(mu), distribution=distribution, mean=float(mean),
-                             shape=float(shape), gamma=float(gamma))
+    return RepeatedSelection(
+        base_mu=float(mu),
+        distribution=distribution,
+        mean=float(mean),
+        shape=float(shape),
+        gamma=float(gamma),
+    )
 
 
 def calibrate_base_mu(epsilon, delta, distribution, mean, shape=1.0, gamma=math.nan):
@@ -206,7 +216,8 @@ def calibrate_base_mu(epsilon, delta, distribution, mean, shape=1.0, gamma=math.
         raise ValueError(
             f"epsilon={epsilon:g} is too small for a private search with {mean:g} trials on "
             f"average at delta={delta:g}: the number of trials alone costs more. Lower n_iter "
-            "or raise epsilon.")
+            "or raise epsilon."
+        )
     return geometric_bisection(lambda mu: eps_at(mu) <= epsilon, lo, hi, 1e-10)
 
 

@@ -98,11 +98,13 @@ def gdp_mu_interval(out0, out1, confidence=0.999):
     if stats.nct.sf(t_obs, df, a) >= tail:
         lower = a
     else:
-        lower = optimize.brentq(lambda nc: stats.nct.sf(t_obs, df, nc) - tail, a, t_obs + w,
-                                xtol=1e-10)
+        lower = optimize.brentq(
+            lambda nc: stats.nct.sf(t_obs, df, nc) - tail, a, t_obs + w, xtol=1e-10
+        )
     # P(T <= t_obs; nc) decreases with nc: the upper limit is where it equals the tail.
-    upper = optimize.brentq(lambda nc: stats.nct.cdf(t_obs, df, nc) - tail, t_obs - w,
-                            t_obs + w, xtol=1e-10)
+    upper = optimize.brentq(
+        lambda nc: stats.nct.cdf(t_obs, df, nc) - tail, t_obs - w, t_obs + w, xtol=1e-10
+    )
     return d, lower / scale, upper / scale
 
 

@@ -77,8 +77,14 @@ def _as(kind, X):
 
 def cases():
     """(name, factory) pairs; factory() -> (estimator, X, y) ready to fit."""
-    from skdpgd import (DPLogisticRegression, DPRidge, DPSGDClassifier, DPSGDRegressor,
-                        ImportanceMask, PrivacyBudget)
+    from skdpgd import (
+        DPLogisticRegression,
+        DPRidge,
+        DPSGDClassifier,
+        DPSGDRegressor,
+        ImportanceMask,
+        PrivacyBudget,
+    )
 
     out = []
 
@@ -89,6 +95,7 @@ def cases():
             if budget is not None:
                 est.set_params(budget=PrivacyBudget(**budget))
             return est, _as(kind, X), y
+
         out.append((name, factory))
 
     logistic_schedules = ["auto", "uniform", "hong", "pur", "exponential", "output", "newton"]
@@ -97,92 +104,208 @@ def cases():
             if kind == "dask" and sched in ("hong", "pur", "exponential"):
                 continue
             for eps in (0.05, 1.0, 30.0) if sched == "auto" else (1.0,):
-                add(f"logreg-{sched}-{kind}-eps{eps}",
+                add(
+                    f"logreg-{sched}-{kind}-eps{eps}",
                     lambda s=sched, e=eps: DPLogisticRegression(
-                        epsilon=e, data_norm=1.0, schedule=s, random_state=0),
-                    _sparse_binary if kind == "csr" else _binary, kind)
+                        epsilon=e, data_norm=1.0, schedule=s, random_state=0
+                    ),
+                    _sparse_binary if kind == "csr" else _binary,
+                    kind,
+                )
         for sched in ("auto", "uniform", "newton"):
-            add(f"logreg-multi-{sched}-{kind}",
-                lambda s=sched: DPLogisticRegression(epsilon=2.0, data_norm=1.0, schedule=s,
-                                                     random_state=1), _multi, kind)
+            add(
+                f"logreg-multi-{sched}-{kind}",
+                lambda s=sched: DPLogisticRegression(
+                    epsilon=2.0, data_norm=1.0, schedule=s, random_state=1
+                ),
+                _multi,
+                kind,
+            )
         for sched in ("auto", "ssp", "uniform", "output", "hong"):
             if kind == "dask" and sched == "hong":
                 continue
-            add(f"ridge-{sched}-{kind}",
-                lambda s=sched: DPRidge(epsilon=1.0, data_norm=1.0, y_bound=2.0, schedule=s,
-                                        random_state=2), _regression, kind)
+            add(
+                f"ridge-{sched}-{kind}",
+                lambda s=sched: DPRidge(
+                    epsilon=1.0, data_norm=1.0, y_bound=2.0, schedule=s, random_state=2
+                ),
+                _regression,
+                kind,
+            )
     # options that open other set-up releases
-    add("logreg-balanced", lambda: DPLogisticRegression(
-        epsilon=1.0, data_norm=1.0, class_weight="balanced", random_state=3), _binary)
-    add("logreg-add_remove", lambda: DPLogisticRegression(
-        epsilon=1.0, data_norm=1.0, neighbouring="add_remove", random_state=4), _binary)
-    add("logreg-add_remove-nsamples", lambda: DPLogisticRegression(
-        epsilon=1.0, data_norm=1.0, neighbouring="add_remove", n_samples=240,
-        random_state=4), _binary)
-    add("logreg-rowclip-data_norm", lambda: DPLogisticRegression(
-        epsilon=1.0, data_norm=1.0, row_clip="data_norm", momentum=0.5, random_state=5),
-        _binary)
-    add("logreg-budget-add_remove", lambda: DPLogisticRegression(
-        epsilon=0.5, data_norm=1.0, random_state=6), _binary,
-        budget={"epsilon": 2.0, "delta": 1e-5})
-    add("logreg-budget-replace", lambda: DPLogisticRegression(
-        epsilon=0.5, data_norm=1.0, random_state=6), _binary,
-        budget={"epsilon": 2.0, "delta": 1e-5, "neighbouring": "replace"})
-    add("ridge-add_remove", lambda: DPRidge(
-        epsilon=1.0, data_norm=1.0, y_bound=2.0, neighbouring="add_remove", random_state=7),
-        _regression)
-    add("logreg-inf", lambda: DPLogisticRegression(
-        epsilon=np.inf, data_norm=1.0, random_state=0), _binary)
+    add(
+        "logreg-balanced",
+        lambda: DPLogisticRegression(
+            epsilon=1.0, data_norm=1.0, class_weight="balanced", random_state=3
+        ),
+        _binary,
+    )
+    add(
+        "logreg-add_remove",
+        lambda: DPLogisticRegression(
+            epsilon=1.0, data_norm=1.0, neighbouring="add_remove", random_state=4
+        ),
+        _binary,
+    )
+    add(
+        "logreg-add_remove-nsamples",
+        lambda: DPLogisticRegression(
+            epsilon=1.0, data_norm=1.0, neighbouring="add_remove", n_samples=240, random_state=4
+        ),
+        _binary,
+    )
+    add(
+        "logreg-rowclip-data_norm",
+        lambda: DPLogisticRegression(
+            epsilon=1.0, data_norm=1.0, row_clip="data_norm", momentum=0.5, random_state=5
+        ),
+        _binary,
+    )
+    add(
+        "logreg-budget-add_remove",
+        lambda: DPLogisticRegression(epsilon=0.5, data_norm=1.0, random_state=6),
+        _binary,
+        budget={"epsilon": 2.0, "delta": 1e-5},
+    )
+    add(
+        "logreg-budget-replace",
+        lambda: DPLogisticRegression(epsilon=0.5, data_norm=1.0, random_state=6),
+        _binary,
+        budget={"epsilon": 2.0, "delta": 1e-5, "neighbouring": "replace"},
+    )
+    add(
+        "ridge-add_remove",
+        lambda: DPRidge(
+            epsilon=1.0, data_norm=1.0, y_bound=2.0, neighbouring="add_remove", random_state=7
+        ),
+        _regression,
+    )
+    add(
+        "logreg-inf",
+        lambda: DPLogisticRegression(epsilon=np.inf, data_norm=1.0, random_state=0),
+        _binary,
+    )
     # DP-SGD
     for kind in ("dense", "float32", "csr"):
         data = _sparse_binary if kind == "csr" else _binary
-        add(f"sgdc-log-{kind}", lambda: DPSGDClassifier(
-            epsilon=1.0, data_norm=1.0, random_state=8), data, kind)
-        add(f"sgdr-{kind}", lambda: DPSGDRegressor(
-            epsilon=1.0, data_norm=1.0, y_bound=2.0, random_state=9), _regression, kind)
+        add(
+            f"sgdc-log-{kind}",
+            lambda: DPSGDClassifier(epsilon=1.0, data_norm=1.0, random_state=8),
+            data,
+            kind,
+        )
+        add(
+            f"sgdr-{kind}",
+            lambda: DPSGDRegressor(epsilon=1.0, data_norm=1.0, y_bound=2.0, random_state=9),
+            _regression,
+            kind,
+        )
     for loss in ("hinge", "modified_huber", "squared_hinge"):
-        add(f"sgdc-{loss}", lambda name=loss: DPSGDClassifier(
-            loss=name, epsilon=1.0, data_norm=1.0, random_state=10), _binary)
-    add("sgdc-multi", lambda: DPSGDClassifier(epsilon=2.0, data_norm=1.0, random_state=11),
-        _multi)
-    add("sgdc-balanced-hong", lambda: DPSGDClassifier(
-        epsilon=1.0, data_norm=1.0, class_weight="balanced", schedule="hong", random_state=12),
-        _binary)
-    add("sgdc-nsamples-exponential", lambda: DPSGDClassifier(
-        epsilon=1.0, data_norm=1.0, n_samples=240, schedule="exponential", random_state=13),
-        _binary)
-    add("sgdc-importance", lambda: DPSGDClassifier(
-        epsilon=2.0, data_norm=1.0, importance=ImportanceMask(), random_state=14), _binary)
-    add("sgdc-pld", lambda: DPSGDClassifier(
-        epsilon=1.0, data_norm=1.0, accountant="pld", epochs=2, random_state=15), _binary)
-    add("sgdc-budget", lambda: DPSGDClassifier(
-        epsilon=0.5, data_norm=1.0, random_state=16), _binary,
-        budget={"epsilon": 2.0, "delta": 1e-5})
-    add("sgdr-huber", lambda: DPSGDRegressor(
-        loss="huber", epsilon=1.0, data_norm=1.0, y_bound=2.0, random_state=17), _regression)
+        add(
+            f"sgdc-{loss}",
+            lambda name=loss: DPSGDClassifier(
+                loss=name, epsilon=1.0, data_norm=1.0, random_state=10
+            ),
+            _binary,
+        )
+    add("sgdc-multi", lambda: DPSGDClassifier(epsilon=2.0, data_norm=1.0, random_state=11), _multi)
+    add(
+        "sgdc-balanced-hong",
+        lambda: DPSGDClassifier(
+            epsilon=1.0, data_norm=1.0, class_weight="balanced", schedule="hong", random_state=12
+        ),
+        _binary,
+    )
+    add(
+        "sgdc-nsamples-exponential",
+        lambda: DPSGDClassifier(
+            epsilon=1.0, data_norm=1.0, n_samples=240, schedule="exponential", random_state=13
+        ),
+        _binary,
+    )
+    add(
+        "sgdc-importance",
+        lambda: DPSGDClassifier(
+            epsilon=2.0, data_norm=1.0, importance=ImportanceMask(), random_state=14
+        ),
+        _binary,
+    )
+    add(
+        "sgdc-pld",
+        lambda: DPSGDClassifier(
+            epsilon=1.0, data_norm=1.0, accountant="pld", epochs=2, random_state=15
+        ),
+        _binary,
+    )
+    add(
+        "sgdc-budget",
+        lambda: DPSGDClassifier(epsilon=0.5, data_norm=1.0, random_state=16),
+        _binary,
+        budget={"epsilon": 2.0, "delta": 1e-5},
+    )
+    add(
+        "sgdr-huber",
+        lambda: DPSGDRegressor(
+            loss="huber", epsilon=1.0, data_norm=1.0, y_bound=2.0, random_state=17
+        ),
+        _regression,
+    )
     # the Huber, Poisson and squared hinge estimators on the full-batch road
     from skdpgd import DPHuberRegressor, DPLinearSVC, DPPoissonRegressor
 
     for kind in ("dense", "float32", "csr", "dask"):
         for sched in ("auto", "uniform", "output"):
-            add(f"huber-{sched}-{kind}", lambda s=sched: DPHuberRegressor(
-                epsilon=1.0, data_norm=1.0, y_bound=(-2.0, 2.0), scale=0.2, schedule=s,
-                random_state=21), _regression, kind)
-            add(f"poisson-{sched}-{kind}", lambda s=sched: DPPoissonRegressor(
-                epsilon=1.0, data_norm=1.0, y_bound=12.0, schedule=s, random_state=22),
-                _counts, kind)
-            add(f"linear-svc-{sched}-{kind}", lambda s=sched: DPLinearSVC(
-                epsilon=1.0, data_norm=1.0, schedule=s, random_state=23),
-                _sparse_binary if kind == "csr" else _binary, kind)
-    add("huber-no-range", lambda: DPHuberRegressor(epsilon=1.0, data_norm=1.0,
-                                                   random_state=24), _regression)
-    add("huber-auto-eps30", lambda: DPHuberRegressor(
-        epsilon=30.0, data_norm=1.0, y_bound=2.0, random_state=25), _regression)
-    add("poisson-add_remove", lambda: DPPoissonRegressor(
-        epsilon=1.0, data_norm=1.0, y_bound=12.0, neighbouring="add_remove", random_state=26),
-        _counts)
-    add("linear-svc-balanced", lambda: DPLinearSVC(
-        epsilon=1.0, data_norm=1.0, class_weight="balanced", random_state=27), _binary)
+            add(
+                f"huber-{sched}-{kind}",
+                lambda s=sched: DPHuberRegressor(
+                    epsilon=1.0,
+                    data_norm=1.0,
+                    y_bound=(-2.0, 2.0),
+                    scale=0.2,
+                    schedule=s,
+                    random_state=21,
+                ),
+                _regression,
+                kind,
+            )
+            add(
+                f"poisson-{sched}-{kind}",
+                lambda s=sched: DPPoissonRegressor(
+                    epsilon=1.0, data_norm=1.0, y_bound=12.0, schedule=s, random_state=22
+                ),
+                _counts,
+                kind,
+            )
+            add(
+                f"linear-svc-{sched}-{kind}",
+                lambda s=sched: DPLinearSVC(
+                    epsilon=1.0, data_norm=1.0, schedule=s, random_state=23
+                ),
+                _sparse_binary if kind == "csr" else _binary,
+                kind,
+            )
+    add(
+        "huber-no-range",
+        lambda: DPHuberRegressor(epsilon=1.0, data_norm=1.0, random_state=24),
+        _regression,
+    )
+    add(
+        "huber-auto-eps30",
+        lambda: DPHuberRegressor(epsilon=30.0, data_norm=1.0, y_bound=2.0, random_state=25),
+        _regression,
+    )
+    add(
+        "poisson-add_remove",
+        lambda: DPPoissonRegressor(
+            epsilon=1.0, data_norm=1.0, y_bound=12.0, neighbouring="add_remove", random_state=26
+        ),
+        _counts,
+    )
+    add(
+        "linear-svc-balanced",
+        lambda: DPLinearSVC(epsilon=1.0, data_norm=1.0, class_weight="balanced", random_state=27),
+        _binary,
+    )
     return out
 
 
@@ -201,11 +324,13 @@ def mlp_cases():
         ("mlp-multi", {}, _multi),
         ("mlp-importance", {"importance": ImportanceMask()}, _binary),
     ]:
+
         def factory(kw=kw, data=data):
             X, y = data()
             params = dict(hidden_layer_sizes=(6,), epsilon=2.0, max_iter=15, random_state=20)
             params.update(kw)
             return DPMLPClassifier(**params), X, y
+
         out.append((name, factory))
     return out
 
@@ -215,11 +340,13 @@ def _frame(n=400, seed=5):
     import pandas as pd
 
     rng = np.random.default_rng(seed)
-    df = pd.DataFrame({
-        "age": rng.uniform(10, 110, n),
-        "income": rng.lognormal(10.5, 0.6, n),
-        "job": rng.choice(["clerk", "nurse", "pilot", "astronaut", None], n),
-    })
+    df = pd.DataFrame(
+        {
+            "age": rng.uniform(10, 110, n),
+            "income": rng.lognormal(10.5, 0.6, n),
+            "job": rng.choice(["clerk", "nurse", "pilot", "astronaut", None], n),
+        }
+    )
     y = ((df["age"] > 50) ^ (df["job"] == "pilot")).astype(int).to_numpy()
     df.loc[::7, "age"] = np.nan
     return df, y
@@ -233,9 +360,11 @@ def composite_cases():
 
     def _scaled(data):
         """The rows moved into the public range (-2, 3) the scalers are given."""
+
         def make():
             X, y = data()
             return 2.5 * X + 0.5, y
+
         return make
 
     out = []
@@ -244,43 +373,96 @@ def composite_cases():
         def factory():
             X, y = data()
             return make(), X, y
+
         out.append((name, factory))
 
     # the private scaler (its means and variances are the release)
-    add("scaler-replace", lambda: DPStandardScaler(
-        epsilon=1.0, bounds=(-2.0, 3.0), random_state=30), _scaled(_binary))
-    add("scaler-add_remove-count", lambda: DPStandardScaler(
-        epsilon=0.5, bounds=(-2.0, 3.0), neighbouring="add_remove", random_state=31),
-        _scaled(_regression))
-    add("scaler-add_remove-nsamples-clip", lambda: DPStandardScaler(
-        epsilon=2.0, bounds=(-2.0, 3.0), neighbouring="add_remove", n_samples=260,
-        clip_std=2.0, delta=1e-6, random_state=32), _scaled(_regression))
+    add(
+        "scaler-replace",
+        lambda: DPStandardScaler(epsilon=1.0, bounds=(-2.0, 3.0), random_state=30),
+        _scaled(_binary),
+    )
+    add(
+        "scaler-add_remove-count",
+        lambda: DPStandardScaler(
+            epsilon=0.5, bounds=(-2.0, 3.0), neighbouring="add_remove", random_state=31
+        ),
+        _scaled(_regression),
+    )
+    add(
+        "scaler-add_remove-nsamples-clip",
+        lambda: DPStandardScaler(
+            epsilon=2.0,
+            bounds=(-2.0, 3.0),
+            neighbouring="add_remove",
+            n_samples=260,
+            clip_std=2.0,
+            delta=1e-6,
+            random_state=32,
+        ),
+        _scaled(_regression),
+    )
     # private pipelines: the steps' releases and the final fit under one epsilon
-    add("pipeline-dpscaler-logreg", lambda: make_private_pipeline(
-        DPStandardScaler(bounds=(-2.0, 3.0)), DPLogisticRegression(classes=[0, 1]),
-        epsilon=1.0, random_state=33), _scaled(_binary))
-    add("pipeline-bounded-ridge", lambda: make_private_pipeline(
-        BoundedScaler(bounds=(-2.0, 3.0)), DPRidge(y_bound=2.0),
-        epsilon=1.0, random_state=34), _scaled(_regression))
+    add(
+        "pipeline-dpscaler-logreg",
+        lambda: make_private_pipeline(
+            DPStandardScaler(bounds=(-2.0, 3.0)),
+            DPLogisticRegression(classes=[0, 1]),
+            epsilon=1.0,
+            random_state=33,
+        ),
+        _scaled(_binary),
+    )
+    add(
+        "pipeline-bounded-ridge",
+        lambda: make_private_pipeline(
+            BoundedScaler(bounds=(-2.0, 3.0)), DPRidge(y_bound=2.0), epsilon=1.0, random_state=34
+        ),
+        _scaled(_regression),
+    )
     try:
         import pandas  # noqa: F401
     except ImportError:  # pragma: no cover - pandas is in the test extra
         pass
     else:
-        add("pipeline-schema-logreg", lambda: make_private_pipeline(
-            schema_transformer({"age": (18, 100), "income": (0, 200_000),
-                                "job": ["clerk", "nurse", "pilot"]}),
-            DPLogisticRegression(classes=[0, 1]), epsilon=1.0, random_state=35), _frame)
+        add(
+            "pipeline-schema-logreg",
+            lambda: make_private_pipeline(
+                schema_transformer(
+                    {"age": (18, 100), "income": (0, 200_000), "job": ["clerk", "nurse", "pilot"]}
+                ),
+                DPLogisticRegression(classes=[0, 1]),
+                epsilon=1.0,
+                random_state=35,
+            ),
+            _frame,
+        )
     # the private search: the selection, the winner's fit and the spent epsilon
-    add("search-logreg", lambda: PrivateRandomSearchCV(
-        DPLogisticRegression(data_norm=1.0, classes=[0, 1]),
-        {"schedule": ["auto", "uniform"], "alpha": ["auto", 1e-3]},
-        epsilon=1.0, delta=1e-5, n_iter=3, random_state=36), _binary)
-    add("search-pipeline", lambda: PrivateRandomSearchCV(
-        make_private_pipeline(BoundedScaler(bounds=(-2.0, 3.0)),
-                              DPLogisticRegression(classes=[0, 1]), epsilon=1.0),
-        {"dplogisticregression__schedule": ["auto", "uniform", "newton"]},
-        epsilon=1.0, n_iter=2, random_state=37), _scaled(_binary))
+    add(
+        "search-logreg",
+        lambda: PrivateRandomSearchCV(
+            DPLogisticRegression(data_norm=1.0, classes=[0, 1]),
+            {"schedule": ["auto", "uniform"], "alpha": ["auto", 1e-3]},
+            epsilon=1.0,
+            delta=1e-5,
+            n_iter=3,
+            random_state=36,
+        ),
+        _binary,
+    )
+    add(
+        "search-pipeline",
+        lambda: PrivateRandomSearchCV(
+            make_private_pipeline(
+                BoundedScaler(bounds=(-2.0, 3.0)), DPLogisticRegression(classes=[0, 1]), epsilon=1.0
+            ),
+            {"dplogisticregression__schedule": ["auto", "uniform", "newton"]},
+            epsilon=1.0,
+            n_iter=2,
+            random_state=37,
+        ),
+        _scaled(_binary),
+    )
     return out
 
 
@@ -300,8 +482,11 @@ def _record_composite(est):
         rec["best_params_"] = {k: _plain(v) for k, v in sorted(est.best_params_.items())}
         rec["best_score_"] = float(est.best_score_)
         rec["trial_epsilon_"] = float(est.trial_epsilon_)
-        rec["final"] = _record_composite(est.best_estimator_) if isinstance(
-            est.best_estimator_, PrivatePipeline) else record(est.best_estimator_)
+        rec["final"] = (
+            _record_composite(est.best_estimator_)
+            if isinstance(est.best_estimator_, PrivatePipeline)
+            else record(est.best_estimator_)
+        )
     elif isinstance(est, PrivatePipeline):
         rec["step_epsilons_"] = {k: float(v) for k, v in sorted(est.step_epsilons_.items())}
         rec["data_norm_"] = None if est.data_norm_ is None else float(est.data_norm_)
@@ -322,8 +507,10 @@ def record(est):
         return _record_composite(est)
     rec = {"epsilon_": float(est.epsilon_), "n_iter_": int(est.n_iter_)}
     if hasattr(est, "coefs_"):
-        rec["weights"] = [np.asarray(w, dtype=float).ravel().tolist()
-                          for w in list(est.coefs_) + list(est.intercepts_)]
+        rec["weights"] = [
+            np.asarray(w, dtype=float).ravel().tolist()
+            for w in list(est.coefs_) + list(est.intercepts_)
+        ]
     else:
         rec["coef_"] = np.asarray(est.coef_, dtype=float).ravel().tolist()
         rec["intercept_"] = np.atleast_1d(np.asarray(est.intercept_, dtype=float)).tolist()
@@ -355,6 +542,7 @@ def main(argv):
         return 1
     try:
         import torch  # noqa: F401
+
         with_mlp = True
     except ImportError:  # pragma: no cover - the master is written with torch
         with_mlp = False

@@ -12,6 +12,7 @@ from skdpgd.accounting.rdp import _EPS, _LOG_2PI_HALF, _LOG_CUTOFF, _RESYNC, _RO
 
 njit = numba.njit
 
+
 @njit
 def _log_ndtr(x):
     """log Phi(x) for the standard normal cdf, accurate in both tails."""

@@ -32,7 +32,7 @@ def clipped_gradient_sum(A, y, w, loss, clip, theta):
         else:
             raise ValueError(loss)
         G = D[:, :, None] * A[:, None, :]  # per-example gradients (n, K, P)
-        gn = np.sqrt((G ** 2).sum(axis=(1, 2)))
+        gn = np.sqrt((G**2).sum(axis=(1, 2)))
         ok = np.isfinite(gn)
         c = w * np.minimum(1.0, clip / np.maximum(gn, 1e-300))
     S = (c[ok, None, None] * G[ok]).sum(axis=0)
@@ -62,7 +62,7 @@ def hessian_sum(A, w, loss, theta):
         for a in range(k_out):
             for b in range(k_out):
                 f = w * (p[:, a] * ((a == b) - p[:, b]))
-                H[a * P:(a + 1) * P, b * P:(b + 1) * P] = (A * f[:, None]).T @ A
+                H[a * P : (a + 1) * P, b * P : (b + 1) * P] = (A * f[:, None]).T @ A
     elif loss == K.LOSS_SQUARED:
         H += (A * w[:, None]).T @ A
     else:
@@ -87,8 +87,7 @@ def objective(A, y, w, loss, clip, theta):
         D = (-y * expit(-t))[:, None]
     elif loss == K.LOSS_MULTINOMIAL:
         m = Z.max(axis=1)
-        vals = m + np.log(np.exp(Z - m[:, None]).sum(axis=1)) - Z[np.arange(len(y)),
-                                                                 y.astype(int)]
+        vals = m + np.log(np.exp(Z - m[:, None]).sum(axis=1)) - Z[np.arange(len(y)), y.astype(int)]
         D = softmax(Z, axis=1)
         D[np.arange(len(y)), y.astype(int)] -= 1.0
     elif loss == K.LOSS_SQUARED:
@@ -104,9 +103,24 @@ def objective(A, y, w, loss, clip, theta):
 # --- a driver of the package's kernels (not an oracle: it calls them) ---------------------
 
 
-def gd_full_batch(X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm,
-                  fit_intercept, alpha, step_sizes, noise_std, momentum, coef0, intercept0,
-                  gen):
+def gd_full_batch(
+    X,
+    y,
+    sample_weight,
+    row_scale,
+    row_norm_aug,
+    loss,
+    param,
+    clip_norm,
+    fit_intercept,
+    alpha,
+    step_sizes,
+    noise_std,
+    momentum,
+    coef0,
+    intercept0,
+    gen,
+):
     """Full-batch DP gradient descent: T = len(step_sizes) steps of the package's kernels
     :func:`skdpgd._compute.kernels.dense_grad_sum` (the clipped sum) and ``_noisy_update`` (noise
     and
@@ -128,10 +142,24 @@ def gd_full_batch(X, y, sample_weight, row_scale, row_norm_aug, loss, param, cli
     fit_intercept, alpha, momentum = bool(fit_intercept), float(alpha), float(momentum)
     beta_pow = 1.0
     for t in range(len(step_sizes)):
-        gcoef, gint, _ = K.dense_grad_sum(X, y, sample_weight, row_scale, row_norm_aug, loss, param,
-                                        clip_norm, coef, intercept)
+        gcoef, gint, _ = K.dense_grad_sum(
+            X, y, sample_weight, row_scale, row_norm_aug, loss, param, clip_norm, coef, intercept
+        )
         beta_pow *= momentum
-        K._noisy_update(gcoef[None], gint[None], float(noise_std[t]), float(n), alpha,
-                      float(step_sizes[t]), momentum, beta_pow, fit_intercept, coef, intercept,
-                      vcoef, vint, gen)
+        K._noisy_update(
+            gcoef[None],
+            gint[None],
+            float(noise_std[t]),
+            float(n),
+            alpha,
+            float(step_sizes[t]),
+            momentum,
+            beta_pow,
+            fit_intercept,
+            coef,
+            intercept,
+            vcoef,
+            vint,
+            gen,
+        )
     return coef, intercept
