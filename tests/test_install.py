@@ -22,10 +22,13 @@ import numpy as np, warnings
 warnings.simplefilter("ignore")
 import skdpgd, numba
 from skdpgd import DPLogisticRegression, DPSGDClassifier
-X = np.random.default_rng(0).normal(size=(200, 3)) / 3
+from skdpgd._compute.small_problems import SMALL_PROBLEM_ENTRIES
+# above the size that numpy reduces, so that the numba kernels compile and are cached
+n = SMALL_PROBLEM_ENTRIES // 3 + 1
+X = np.random.default_rng(0).normal(size=(n, 3)) / 3
 y = (X[:, 0] > 0).astype(int)
 DPLogisticRegression(data_norm=1.0, classes=[0, 1], random_state=0).fit(X, y)
-DPSGDClassifier(data_norm=1.0, classes=[0, 1], n_samples=200, random_state=0).fit(X, y)
+DPSGDClassifier(data_norm=1.0, classes=[0, 1], n_samples=n, random_state=0).fit(X, y)
 print("cache:", numba.config.CACHE_DIR or "-", skdpgd.__file__)
 """
 
