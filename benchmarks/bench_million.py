@@ -70,22 +70,20 @@ def passes(est):
 @contextlib.contextmanager
 def _plan(name):
     """``'today'``: the shipped constants; ``'issue-11 plan'``: a Hessian at every iteration,
-    over all rows, share 0.7 (restored afterwards)."""
+    over all rows, share 0.7 (the policy is back to the shipped one afterwards)."""
     import skdpgd.policy as S
 
-    keys = ("AUTO_NEWTON_SHARE", "AUTO_HESSIAN_MIN_ROWS", "AUTO_HESSIAN_MAX_WORK")
-    saved = {key: getattr(S, key) for key in keys}
-    if name != "today":
-        S.AUTO_NEWTON_SHARE, S.AUTO_HESSIAN_MIN_ROWS, S.AUTO_HESSIAN_MAX_WORK = (
-            0.7,
-            float("inf"),
-            float("inf"),
+    changes = (
+        {}
+        if name == "today"
+        else dict(
+            AUTO_NEWTON_SHARE=0.7,
+            AUTO_HESSIAN_MIN_ROWS=float("inf"),
+            AUTO_HESSIAN_MAX_WORK=float("inf"),
         )
-    try:
+    )
+    with S.using(**changes):
         yield
-    finally:
-        for key, value in saved.items():
-            setattr(S, key, value)
 
 
 def best_time(fn, repeat):

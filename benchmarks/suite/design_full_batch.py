@@ -15,7 +15,6 @@ Only the design half was used to choose; the report half is for reporting.
 
 from __future__ import annotations
 
-import skdpgd.policy as _P
 
 #: the library's constants as shipped
 DEFAULTS = dict(
@@ -50,20 +49,22 @@ def make(name, row_clip=None, **knobs):
     def factory(ctx):
         from skdpgd import DPLogisticRegression, DPRidge
 
-        for key, value in dict(DEFAULTS, **knobs).items():
-            setattr(_P, key, value)
+        from .methods import UnderPolicy
+
         extra = {} if row_clip is None else {"row_clip": row_clip}
         if ctx.task == "classification":
-            return DPLogisticRegression(
+            est = DPLogisticRegression(
                 epsilon=ctx.epsilon, data_norm=ctx.data_norm, random_state=ctx.seed, **extra
             )
-        return DPRidge(
-            epsilon=ctx.epsilon,
-            data_norm=ctx.data_norm,
-            y_bound=ctx.y_bound,
-            random_state=ctx.seed,
-            **extra,
-        )
+        else:
+            est = DPRidge(
+                epsilon=ctx.epsilon,
+                data_norm=ctx.data_norm,
+                y_bound=ctx.y_bound,
+                random_state=ctx.seed,
+                **extra,
+            )
+        return UnderPolicy(est, dict(DEFAULTS, **knobs))
 
     factory.suite_name = name
     return factory

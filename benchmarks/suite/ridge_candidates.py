@@ -21,14 +21,8 @@ def _patched(name, constants=None, **params):
 
     class Candidate(DPRidge):
         def fit(self, X, y, sample_weight=None):
-            old = {k: getattr(_P, k) for k in constants}
-            for k, v in constants.items():
-                setattr(_P, k, v)
-            try:
+            with _P.using(**constants):
                 return super().fit(X, y, sample_weight)
-            finally:
-                for k, v in old.items():
-                    setattr(_P, k, v)
 
     def factory(ctx):
         if ctx.task != "regression":
