@@ -40,7 +40,7 @@ _CLASS_WEIGHT_EXPECTED_FAILURES = {
         "fits 50 rows of very noisy blobs with class_weight={0: 1000, 1: 1e-4} and max_iter=1000 "
         "at our default epsilon=1 and asserts 87% of predictions are class 0. The weights are "
         "rescaled into [0, 1] (the privacy proof needs it) with alpha compensated, which the "
-        "test of the noiseless fit checks (tests/test_privacy_hardening.py: same minimiser "
+        "test of the noiseless fit checks (tests/test_class_list_and_row_count.py: same minimiser "
         "as scikit-learn's class_weight); with 1000 noisy steps on 50 rows the noise dominates "
         "(measured: 0.52 at epsilon=1, 0.92 at epsilon=inf)"
     ),
@@ -48,7 +48,8 @@ _CLASS_WEIGHT_EXPECTED_FAILURES = {
         "compares class_weight='balanced' with the same weights given by hand. The class counts "
         "'balanced' needs are private, so they are released with accounted Gaussian noise and "
         "the weights differ from the exact ones (and the noise draws shift); without noise "
-        "(epsilon=inf) both give the same model, which tests/test_privacy_hardening.py checks"
+        "(epsilon=inf) both give the same model, which "
+        "tests/test_class_list_and_row_count.py checks"
     ),
 }
 
