@@ -186,9 +186,9 @@ def main(argv=None):
             )
         )
     print(
-        "\nAccuracy and fit time: medians over seeds (held-out 25%). The very first fit of a "
-        "fresh install also compiles the numba kernels (about 2 s, cached afterwards); "
-        f"this run's slowest fit took {max_time[0]:.2f} s."
+        "\nAccuracy and fit time: medians over seeds (held-out 25%). Problems this small run "
+        "in numpy; a larger one's first fit compiles numba kernels once (seconds, cached "
+        f"afterwards). This run's slowest fit took {max_time[0]:.2f} s."
     )
 
 
