@@ -31,6 +31,7 @@ from ._setup import (
     warn_if_large_delta,
 )
 from .accounting import (
+    COUNT_BOUND_SIGMAS,
     GaussianDPAccountant,
     Relation,
     calibrate,
@@ -59,6 +60,18 @@ class Fit:
         self.epsilon = float(est.epsilon)
         self.notes = []
         self.progress = None
+
+    def rows_summed_bound(self):
+        """A public upper bound on the rows a release sums, for the float64 rounding margin
+        of the sums (:func:`~skdpgd.accounting.sum_rounding_margin`): N under replace-one (and
+        without noise), else the released count plus ``COUNT_BOUND_SIGMAS`` of its noise (a
+        shortfall has probability below 1e-300; a road's ``count_margin`` already raised
+        it), else the public ``n_samples``, taken as a bound."""
+        if self.relation == "replace" or math.isinf(self.epsilon):
+            return float(self.n_rows)
+        if self.z_count is not None:
+            return self.n_public + COUNT_BOUND_SIGMAS * self.z_count
+        return float(self.est.n_samples)
 
     @property
     def prior(self):

@@ -18,7 +18,7 @@ from ._capability import DP_TRANSFORMER
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._fit import Road, RoadResult, mu_of, private_fit
 from ._transaction import fit_transaction
-from .accounting import COUNT_BOUND_SIGMAS, Release, sum_rounding_margin
+from .accounting import Release, sum_rounding_margin
 
 __all__ = ["DPPCA"]
 
@@ -214,16 +214,10 @@ class _PCARoad(Road):
         self.X, self.C, self.k, self.center = X, bound, n_components, center
 
     def setup(self, fit):
-        n_rows, d = self.X.shape
-        if fit.relation == "replace" or math.isinf(fit.epsilon):
-            n_bound = float(n_rows)
-        elif fit.z_count is not None:
-            n_bound = fit.n_public + COUNT_BOUND_SIGMAS * fit.z_count
-        else:
-            n_bound = float(fit.est.n_samples)
+        d = self.X.shape[1]
         # an entry x_j x_k of a term carries the relative errors of two clipped coordinates
         # and one product: below gamma_{2d + 17}, which the margin's "dim" covers
-        self.margin = sum_rounding_margin(n_bound, 2 * d + 9)
+        self.margin = sum_rounding_margin(fit.rows_summed_bound(), 2 * d + 9)
 
     def releases(self, fit):
         C2 = self.C * self.C

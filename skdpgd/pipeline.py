@@ -485,7 +485,7 @@ class PrivatePipeline(Pipeline):
                 and est.get_params().get("data_norm", False) is None
             ):
                 # a DP transformer that clips to data_norm (DPPCA): the earlier steps' bound
-                est.set_params(data_norm=float(running) if running > 0 else 1.0)
+                est.set_params(data_norm=_data_norm_of(running))
                 bound_set.append(est)
             Xt = est.fit_transform(Xt, y, **routed.get(name, {}))
             running = output_bound(est, running)
@@ -493,13 +493,11 @@ class PrivatePipeline(Pipeline):
         data_norm = None
         final_params = final_copy.get_params()
         if "data_norm" in final_params and final_params["data_norm"] is None:
-            bound = None
-            for _, est in steps[:-1]:
-                bound = output_bound(est, bound)
+            bound = running  # the chain of the transformers' declared bounds
             if bound is None and not self.allow_leaks:  # the structural check said it would be
                 raise RuntimeError("a step declared no row bound after fitting; please report.")
             if bound is not None:  # (None only with allow_leaks: the estimator then warns)
-                data_norm = float(bound) if bound > 0 else 1.0
+                data_norm = _data_norm_of(bound)
                 final_copy.set_params(data_norm=data_norm)
         final_copy.fit(Xt, y, **routed.get(final_name, {}))
 
@@ -568,6 +566,12 @@ class _Passthrough:
 
     def charge(self, events, label="fit"):
         return 0.0
+
+
+def _data_norm_of(bound):
+    """The ``data_norm`` a declared row bound gives the next step (a bound of 0: every row is
+    0, and any positive norm bounds it)."""
+    return float(bound) if bound > 0 else 1.0
 
 
 def _get_from(pipe, path):

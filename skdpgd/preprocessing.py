@@ -39,7 +39,7 @@ from ._capability import DP_TRANSFORMER, PUBLIC_TRANSFORMER, declared_privacy
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._fit import Road, RoadResult, mu_of, private_fit
 from ._transaction import fit_transaction
-from .accounting import COUNT_BOUND_SIGMAS, RELATIONS, Release, sum_rounding_margin
+from .accounting import RELATIONS, Release, sum_rounding_margin
 
 __all__ = [
     "BoundedScaler",
@@ -431,15 +431,8 @@ class _ScalerRoad(Road):
         self.U, self.lo, self.hi, self.clip_std = U, lo, hi, float(clip_std)
 
     def setup(self, fit):
-        n_rows, d = self.U.shape
-        # public bound on the rows summed, for the float64 rounding margin of the sums
-        if fit.relation == "replace" or math.isinf(fit.epsilon):
-            n_bound = float(n_rows)
-        elif fit.z_count is not None:
-            n_bound = fit.n_public + COUNT_BOUND_SIGMAS * fit.z_count
-        else:
-            n_bound = float(fit.est.n_samples)
-        self.margin = sum_rounding_margin(n_bound, d)
+        # the float64 rounding margin of the sums, from a public bound on the rows summed
+        self.margin = sum_rounding_margin(fit.rows_summed_bound(), self.U.shape[1])
 
     def releases(self, fit):
         root_d = math.sqrt(self.U.shape[1])

@@ -18,7 +18,6 @@ from .registry import mechanism_for
 from .mechanisms import Setup
 from .._setup import release_norm_sum
 from ..accounting import (
-    COUNT_BOUND_SIGMAS,
     gdp_mu_of_releases,
     remaining_mu,
     share_multiplier,
@@ -108,19 +107,11 @@ class FullBatchRoad(Road):
 
     def setup(self, fit):
         est, loss, n_outputs, data_norm = fit.est, self.loss, self.n_outputs, self.data_norm
-        n_rows, d = self.X.shape
-        relation, epsilon, n_public = fit.relation, fit.epsilon, fit.n_public
+        d = self.X.shape[1]
+        relation, n_public = fit.relation, fit.n_public
         fit_intercept = bool(est.fit_intercept)
-        # --- the rounding margin of every released sum needs a public bound on the rows
-        # summed: N (replace-one), the noisy count plus COUNT_BOUND_SIGMAS of its noise (a
-        # shortfall has probability below 1e-300), or the public n_samples, taken as a bound
-        if relation == "replace" or math.isinf(epsilon):
-            n_bound = float(n_rows)
-        elif fit.z_count is not None:
-            n_bound = n_public + COUNT_BOUND_SIGMAS * fit.z_count
-        else:
-            n_bound = float(est.n_samples)
-        self.margin = sum_rounding_margin(n_bound, n_outputs * (d + 1) + 1)
+        # --- the rounding margin of every released sum, from a public bound on the rows summed
+        self.margin = sum_rounding_margin(fit.rows_summed_bound(), n_outputs * (d + 1) + 1)
 
         # --- the row-clipping bound: data_norm, or a private typical norm (a set-up release)
         rows = make_rows(self.X, self.y, fit.sample_weight, fit_intercept)

@@ -29,7 +29,6 @@ from .._fit import Road, RoadResult, private_fit
 from .._full_batch.mechanisms import InterceptOnly
 from .._setup import CLASS_COUNT_SENSITIVITY, release_class_counts, require_add_remove_budget
 from ..accounting import (
-    COUNT_BOUND_SIGMAS,
     GaussianDPAccountant,
     Release,
     accountant_named,
@@ -166,22 +165,14 @@ class MinibatchRoad(Road):
 
     def setup(self, fit):
         est, loss, n_outputs, data_norm = fit.est, self.loss, self.n_outputs, self.data_norm
-        n_rows, d = self.X.shape
+        d = self.X.shape[1]
         fit_intercept = bool(est.fit_intercept)
-        # --- the rounding margin of every released sum (the gradient sums, the class counts)
-        # needs a public bound on the rows summed (:func:`sum_rounding_margin`): the noisy count
-        # plus COUNT_BOUND_SIGMAS of its noise (a shortfall has probability below 1e-300; the
-        # released count is already raised by count_margin of them), or the public n_samples,
-        # taken as a bound, as on the full-batch road. A batch sums a subset of the rows. Each
-        # term's norm runs over at most n_outputs (d + 2) coordinates (the importance mask's
-        # frozen-margin column included).
-        if math.isinf(fit.epsilon):
-            n_bound = float(n_rows)
-        elif fit.z_count is not None:
-            n_bound = fit.n_public + COUNT_BOUND_SIGMAS * fit.z_count
-        else:
-            n_bound = float(est.n_samples)
-        self.margin = sum_rounding_margin(n_bound, n_outputs * (d + 2) + 1)
+        # --- the rounding margin of every released sum (the gradient sums, the class counts),
+        # from a public bound on the rows summed (add/remove-one: the released count plus its
+        # margin, or the public n_samples; a batch sums a subset of the rows). Each term's norm
+        # runs over at most n_outputs (d + 2) coordinates (the importance mask's frozen-margin
+        # column included).
+        self.margin = sum_rounding_margin(fit.rows_summed_bound(), n_outputs * (d + 2) + 1)
         # --- public constants: parameters and theory only ---
         c = float(est.intercept_scaling) * data_norm if fit_intercept else 1.0
         row_bound = math.sqrt(data_norm**2 + c * c) if fit_intercept else data_norm
