@@ -1,8 +1,10 @@
-"""DPRidge candidates of issue 22 (item 3), as ``module:callable`` factories for ``run.py``.
+"""DPRidge candidates (the sufficient statistics' share and floor, the SSP threshold), as
+``module:callable`` factories for ``run.py``.
 
-Each factory builds a ``DPRidge`` (only ``epsilon``, ``data_norm``, ``y_bound`` and the seed given)
-whose ``fit`` runs with some public constants of :mod:`skdpgd.policy` replaced, and restores
-them afterwards; or a ``DPRidge`` with other parameters. Example (the design-half table of
+Each factory builds a ``DPRidge`` (only ``epsilon``, ``data_norm``, ``y_bound`` and the seed
+given) whose ``fit`` runs with some public constants of :mod:`skdpgd.policy` replaced
+(:class:`benchmarks.suite.methods.UnderPolicy`), or a ``DPRidge`` with other parameters.
+Example (the tuning-sets table of
 ``AUTO_SSP_SHARE`` in ``benchmarks/DECISIONS.md``)::
 
     python -m benchmarks.suite.run --task regression --half design --protocol a,b \\
@@ -13,27 +15,24 @@ Candidates are chosen on the design half only (benchmarks/suite/split.py).
 """
 
 from skdpgd import DPRidge
-from skdpgd import policy as _P
+
+from .methods import UnderPolicy
 
 
 def _patched(name, constants=None, **params):
     constants = dict(constants or {})
 
-    class Candidate(DPRidge):
-        def fit(self, X, y, sample_weight=None):
-            with _P.using(**constants):
-                return super().fit(X, y, sample_weight)
-
     def factory(ctx):
         if ctx.task != "regression":
             return None
-        return Candidate(
+        est = DPRidge(
             epsilon=ctx.epsilon,
             data_norm=ctx.data_norm,
             y_bound=ctx.y_bound,
             random_state=ctx.seed,
             **params,
         )
+        return UnderPolicy(est, constants)
 
     factory.suite_name = name
     return factory
