@@ -1,4 +1,4 @@
-"""Importance-masked DP-SGD (seed 002, AdaDPIGU) against plain DP-SGD (issue 24).
+"""Importance-masked DP-SGD (seed 002, AdaDPIGU) against plain DP-SGD.
 
 Methods (same epsilon, delta, T, q, noise multipliers and clip: only the mask differs):
 

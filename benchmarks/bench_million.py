@@ -1,6 +1,6 @@
 """The default DPLogisticRegression at N = 1e6 against scikit-learn's LogisticRegression.
 
-Issue 21's targets: the default fit (only ``epsilon``, ``data_norm`` and ``classes`` given) at
+Targets: the default fit (only ``epsilon``, ``data_norm`` and ``classes`` given) at
 N = 1e6 rows takes <= 0.5x scikit-learn's ``LogisticRegression().fit`` at d = 50 and <= 1.0x
 at d = 200, at epsilon 1 and 1e6, with accuracy within 0.002 of scikit-learn's at
 epsilon = 1e6; the same at d = 200 with 3 classes (scikit-learn's multinomial fit). Both
@@ -18,9 +18,9 @@ Usage::
     python benchmarks/bench_million.py [--n 1000000] [--quick] [--repeat 2]
 
 ``--quick``: N = 2e5, one repeat (a sanity check on a loaded machine: report ratios only).
-``--before``: also fit with issue 11's Newton plan (a Hessian at every iteration, over all
+``--before``: also fit with the earlier Newton plan (a Hessian at every iteration, over all
 rows, 70% of mu^2 on the gradients) on today's kernels (fused pass, one BLAS thread for the
-solve), rows marked "issue-11 plan", for a before/after table from one process.
+solve), rows marked "every-Hessian plan", for a before/after table from one process.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def passes(est):
 
 @contextlib.contextmanager
 def _plan(name):
-    """``'today'``: the shipped constants; ``'issue-11 plan'``: a Hessian at every iteration,
+    """``'today'``: the shipped constants; ``'every-Hessian plan'``: a Hessian at every iteration,
     over all rows, share 0.7 (the policy is back to the shipped one afterwards)."""
     import skdpgd.policy as S
 
@@ -109,7 +109,7 @@ def main(argv=None):
     ap.add_argument(
         "--before",
         action="store_true",
-        help="also fit with issue 11's Newton plan (see the module docstring)",
+        help="also fit with the earlier Newton plan (see the module docstring)",
     )
     args = ap.parse_args(argv)
     n = int(2e5 if args.quick else args.n)
@@ -141,7 +141,7 @@ def main(argv=None):
         t_sk, sk = best_time(lambda: LogisticRegression().fit(X, y), repeat)
         acc_sk = sk.score(Xt, yt)
         for eps in (float(v) for v in args.eps.split(",")):
-            for plan in ["today", "issue-11 plan"] if args.before else ["today"]:
+            for plan in ["today", "every-Hessian plan"] if args.before else ["today"]:
                 with _plan(plan):
                     t_dp, est = best_time(
                         lambda: DPLogisticRegression(

@@ -27,7 +27,7 @@ new empty directory (cold: the kernels are compiled), then again with that direc
 small shape sums on one thread, the large one on several. (``benchmarks/bench_compile.py``
 does the same for every estimator and lists the kernels each fit compiles.)
 
-Targets (issue 3): per step <= 2x the floor at N = 1e6, d = 50; faster than numpy at every
+Targets: per step <= 2x the floor at N = 1e6, d = 50; faster than numpy at every
 size; cold first fit < 3 s; cached start well under that.
 
 Run ``python benchmarks/bench_step.py`` (all sizes, about 3 minutes) or ``--quick``

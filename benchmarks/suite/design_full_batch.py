@@ -96,7 +96,7 @@ c_clip_cbrt50 = make("c_clip_cbrt50", ROW_CLIP_SNR=50.0, ROW_CLIP_POWER=1.0 / 3.
 c_dnorm = make("c_dnorm", row_clip="data_norm")
 c_signal0 = make("c_signal0", AUTO_SIGNAL_POWER=0.0)
 
-# issue 22: below which signal-to-noise ratio the intercept-only model is released
+# below which signal-to-noise ratio the intercept-only model is released
 c_prior0 = make("c_prior0", AUTO_PRIOR_MAX_SNR=0.0)
 c_prior3 = make("c_prior3", AUTO_PRIOR_MAX_SNR=3.0)
 c_prior10 = make("c_prior10", AUTO_PRIOR_MAX_SNR=10.0)
@@ -104,7 +104,7 @@ c_prior20 = make("c_prior20", AUTO_PRIOR_MAX_SNR=20.0)
 c_prior40 = make("c_prior40", AUTO_PRIOR_MAX_SNR=40.0)
 c_prior1 = make("c_prior1", AUTO_PRIOR_MAX_SNR=1.0)
 c_prior2 = make("c_prior2", AUTO_PRIOR_MAX_SNR=2.0)
-# issue 21: Hessian releases at fewer iterations than gradients (budget split re-chosen), and
+# Hessian releases at fewer iterations than gradients (budget split re-chosen), and
 # the Poisson rate of the Hessian releases (the suite's sets are small: the rate is mostly 1).
 # Before issue 21: a Hessian at every iteration, over all rows, share 0.7.
 c_h8_full = make(
