@@ -106,7 +106,7 @@ c_prior1 = make("c_prior1", AUTO_PRIOR_MAX_SNR=1.0)
 c_prior2 = make("c_prior2", AUTO_PRIOR_MAX_SNR=2.0)
 # Hessian releases at fewer iterations than gradients (budget split re-chosen), and
 # the Poisson rate of the Hessian releases (the suite's sets are small: the rate is mostly 1).
-# Before issue 21: a Hessian at every iteration, over all rows, share 0.7.
+# The earlier plan: a Hessian at every iteration, over all rows, share 0.7.
 c_h8_full = make(
     "c_h8_full", AUTO_NEWTON_HESSIANS=None, AUTO_NEWTON_SHARE=0.7, AUTO_HESSIAN_MIN_ROWS=1e12
 )
@@ -125,7 +125,7 @@ c_rho05 = make("c_rho05", AUTO_HESSIAN_SNR=0.5)
 # when a Hessian at every iteration counts as cheap (total rate, in passes over X)
 c_work2 = make("c_work2", AUTO_HESSIAN_MAX_WORK=2.0)  # the first candidate
 c_work05 = make("c_work05")  # chosen (the shipped default)
-# issue 22 (stop 29): a second, imbalanced-only tier of the prior switch ((s, p, share) tiers;
+# a second, imbalanced-only tier of the prior switch ((s, p, share) tiers;
 # the first tier alone is the rule before; classification only)
 _FIRST = (10.0, 0.5, 0.1)
 c_tier_none = make("c_tier_none", AUTO_PRIOR_SWITCH=(_FIRST,))

@@ -1,4 +1,4 @@
-"""Protocols (b) and (c) as private pipelines on the raw frame (issue 20).
+"""Protocols (b) and (c) as private pipelines on the raw frame.
 
 For each classification set, seed and epsilon, on the suite's split (``protocols.split_indices``):
 
