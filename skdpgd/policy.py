@@ -181,6 +181,16 @@ AUTO_NEAR_EXACT_OUTPUT_MIN_SNR = 1e5
 #: classifiers use output perturbation instead of gradient descent from this ratio (inf: never).
 #: (see benchmarks/DECISIONS.md#auto_low_output_min_snr)
 AUTO_LOW_OUTPUT_MIN_SNR = 5.0
+#: Above ``AUTO_SECOND_ORDER_MAX_PARAMS``, a multinomial fit with at most this many parameters
+#: per class runs the Kronecker-factored Newton (its X'X is P x P) from the ratio
+#: ``AUTO_KRONECKER_MIN_SNR``. (see benchmarks/DECISIONS.md#auto_kronecker_min_snr)
+AUTO_KRONECKER_MAX_FEATURES = 2048
+AUTO_KRONECKER_MIN_SNR = 20.0
+#: Its iterations, and the shares of ``mu^2`` of its gradients and of its class factors
+#: (X'X gets the rest). (see benchmarks/DECISIONS.md#auto_kronecker_min_snr)
+AUTO_KRONECKER_ITER = 8
+AUTO_KRONECKER_SHARE = 0.8
+AUTO_KRONECKER_CURVATURE_SHARE = 0.05
 #: Iterations of the DP damped Newton chosen by ``schedule='auto'``.
 #: (see benchmarks/DECISIONS.md#auto_newton_iter)
 AUTO_NEWTON_ITER = 8
@@ -266,12 +276,14 @@ def auto_mechanism(
     signal_scale=1.0,
     fit_intercept=True,
     binary=False,
+    n_outputs=1,
 ):
-    """What ``schedule='auto'`` runs: 'prior', 'newton', 'ssp', 'output' or 'gradient' (see
-    :class:`~skdpgd.schedules.Auto`).
+    """What ``schedule='auto'`` runs: 'prior', 'newton', 'kronecker', 'ssp', 'output' or
+    'gradient' (see :class:`~skdpgd.schedules.Auto`).
 
     ``signal_scale`` multiplies the signal-to-noise ratio (public: 1, or a function of a
-    released row-norm estimate); ``binary``: a binary classifier (one output)."""
+    released row-norm estimate); ``binary``: a binary classifier (one output); ``n_outputs``:
+    the rows of the coefficient matrix (K for the multinomial loss)."""
     pol = current()
     if max_iter is not None:
         return "gradient"
@@ -288,6 +300,13 @@ def auto_mechanism(
         if second_order is None and snr >= pol.AUTO_NEAR_EXACT_OUTPUT_MIN_SNR:
             return "output"
         return "gradient"
+    if (
+        second_order == "newton"
+        and n_outputs >= 2
+        and n_params // n_outputs <= pol.AUTO_KRONECKER_MAX_FEATURES
+        and snr >= pol.AUTO_KRONECKER_MIN_SNR
+    ):
+        return "kronecker"
     if snr >= pol.AUTO_OUTPUT_MIN_SNR:
         return "output"
     return "gradient"
@@ -308,7 +327,14 @@ def auto_schedule(problem, mu, max_iter=None):
         problem.signal_scale,
         problem.fit_intercept,
         binary=problem.second_order == "newton" and problem.n_outputs == 1,
+        n_outputs=problem.n_outputs,
     )
+    if kind == "kronecker":
+        return "kronecker", {
+            "n_iter": pol.AUTO_KRONECKER_ITER,
+            "gradient_share": pol.AUTO_KRONECKER_SHARE,
+            "curvature_share": pol.AUTO_KRONECKER_CURVATURE_SHARE,
+        }
     if kind == "newton":
         return "newton", {
             "n_iter": pol.AUTO_NEWTON_ITER,
@@ -376,9 +402,13 @@ def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None
     # an explicit switch (and no explicit selection) runs the switch instead of the default
     explicit_switch = prior_switch is not None and bool(prior_switch)
     rule = select_rule((None if explicit_switch else pol.AUTO_SELECT) if select is None else select)
-    if rule is not None and snr < rule[0] and mechanism in ("gradient", "newton", "output"):
+    if (
+        rule is not None
+        and snr < rule[0]
+        and mechanism in ("gradient", "newton", "kronecker", "output")
+    ):
         return {"prior_share": rule[1], "select_share": rule[2]}
-    if mechanism not in ("gradient", "newton"):
+    if mechanism not in ("gradient", "newton", "kronecker"):
         return {}
     share = pol.AUTO_PRIOR_SHARE if prior_share is None else float(prior_share)
     switch = pol.AUTO_PRIOR_SWITCH if prior_switch is None else prior_switch

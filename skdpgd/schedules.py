@@ -38,6 +38,7 @@ __all__ = [
     "Exponential",
     "hong_shape",
     "Newton",
+    "KroneckerNewton",
     "hessian_steps",
     "SufficientStatistics",
     "get_schedule",
@@ -155,6 +156,10 @@ class NoisePlan:
         For 'newton': the Poisson rate of the rows each Hessian release sums over ('auto':
         :func:`skdpgd.policy.hessian_rate`, a public function of N, D, the release's multiplier
         and the released signal scale).
+    curvature_share : float in [0, 1)
+        For 'kronecker': the share of the budget (of ``mu^2``) the releases of the class factor
+        of the multinomial Hessian get together (``X'X`` gets what the gradients and these
+        leave).
     prior_share : float in [0, 1)
         For 'gradient' and 'newton' plans of a classifier with an intercept: the share of the
         budget (of ``mu^2``) spent first on the class counts, whose intercept-only model is the
@@ -180,6 +185,7 @@ class NoisePlan:
     gradient_share: float = 1.0
     hessian_steps: tuple | None = None
     hessian_rate: object = 1.0
+    curvature_share: float = 0.0
     prior_share: float = 0.0
     prior_switch: tuple | None = None
     select_share: float = 0.0
@@ -684,6 +690,57 @@ class Newton(Schedule):
 
 
 @dataclass(frozen=True)
+class KroneckerNewton(Schedule):
+    """DP damped Newton for the multinomial loss with a Kronecker-factored Hessian: ``X'X``
+    released once, the K x K class factor and the gradient at each of ``n_iter`` iterations
+    (:class:`skdpgd._full_batch.second_order.KroneckerNewton`). Its cost per iteration is a
+    gradient pass, whatever the number of classes.
+
+    Parameters
+    ----------
+    n_iter : int, default=8
+        Iterations T (``max_iter`` overrides it).
+    gradient_share : float in (0, 1), default=0.85
+        Share of the budget (of ``mu^2``) spent on the gradients.
+    curvature_share : float in (0, 1), default=0.05
+        Share spent on the K x K class factors; ``X'X`` gets the rest.
+    hessian_rate : float in (0, 1] or 'auto', default='auto'
+        The ``X'X`` release sums over a Poisson subsample of the rows with this rate ('auto':
+        :func:`skdpgd.policy.hessian_rate` for P parameters).
+    """
+
+    n_iter: int = 8
+    gradient_share: float = 0.85
+    curvature_share: float = 0.05
+    hessian_rate: object = "auto"
+
+    chooses_n_iter = True
+    name = "kronecker"
+
+    def plan(self, problem, mu, max_iter=None):
+        _check_share(self.gradient_share)
+        if not (0.0 < self.curvature_share and self.gradient_share + self.curvature_share < 1.0):
+            raise ValueError(
+                "curvature_share must be positive with gradient_share + curvature_share < 1, "
+                f"got {self.curvature_share!r}."
+            )
+        rate = self.hessian_rate
+        if not (rate == "auto" or (isinstance(rate, (int, float)) and 0.0 < rate <= 1.0)):
+            raise ValueError(f"hessian_rate must be 'auto' or in (0, 1], got {rate!r}.")
+        T = int(max_iter) if max_iter is not None else int(self.n_iter)
+        return NoisePlan(
+            np.ones(T),
+            np.ones(T),
+            mechanism="kronecker",
+            n_iter_theory=float(T),
+            schedule=self.name,
+            gradient_share=self.gradient_share,
+            curvature_share=self.curvature_share,
+            hessian_rate=rate,
+        )
+
+
+@dataclass(frozen=True)
 class SufficientStatistics(Schedule):
     """Ridge regression from noisy ``X'X`` and ``X'y`` (AdaSSP, Wang 2018; squared loss only;
     :class:`skdpgd._full_batch.second_order.SufficientStatisticsMechanism`).
@@ -777,6 +834,7 @@ _SCHEDULES = {
         OutputPerturbation,
         Exponential,
         Newton,
+        KroneckerNewton,
         SufficientStatistics,
         Prior,
     )

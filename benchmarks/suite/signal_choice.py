@@ -27,6 +27,8 @@ def _fixed(schedule, task=None):
         k = ctx.n_classes if ctx.task == "classification" and (ctx.n_classes or 2) > 2 else 1
         if schedule == "newton" and k * (ctx.n_features + 1) > 256:
             return None  # a D^2 Hessian per row: hours on mnist5k (7850 coefficients)
+        if schedule == "kronecker" and k < 3:
+            return None  # the multinomial loss only
         if ctx.task == "classification":
             from skdpgd import DPLogisticRegression
 
@@ -53,6 +55,7 @@ def _fixed(schedule, task=None):
 fixed_uniform = _fixed("uniform")
 fixed_newton = _fixed("newton", "classification")
 fixed_output = _fixed("output", "classification")
+fixed_kronecker = _fixed("kronecker", "classification")
 fixed_ssp = _fixed("ssp", "regression")
 fixed_prior = _fixed("prior")
 

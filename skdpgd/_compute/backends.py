@@ -237,6 +237,42 @@ class Rows:
                 counts[m] += float(np.dot(w, hit))
         return counts
 
+    def class_curvature_sum(self, coef, intercept, sample=None, start=0):
+        """``sum_i w_i (diag(p_i) - p_i p_i^T)``, shape ``(K, K)``, with ``p_i`` the softmax of
+        row i's margins at ``(coef, intercept)`` (kernel coordinates of the current column,
+        ``coef`` of shape (K, d)): the class factor of the multinomial Hessian
+        (:class:`skdpgd._full_batch.second_order.KroneckerNewton`).
+
+        ``sample = (seed, rate)``: over the rows of :func:`poisson_subsample` only (``start``:
+        the position of this object's first row in the whole data, for a dask chunk). Each term
+        is PSD with Frobenius norm ``<= w_i / 2`` whatever the row (``p_i`` lies in the
+        simplex); a row whose margins are not finite contributes 0. Computed in numpy, a chunk
+        of rows at a time (a matrix product per chunk)."""
+        coef = np.asarray(coef, dtype=np.float64)
+        intercept = np.asarray(intercept, dtype=np.float64)
+        k = coef.shape[0]
+        total = np.zeros((k, k))
+        idx = (
+            None
+            if sample is None
+            else poisson_subsample(sample[0], sample[1], start, start + self.n_samples)
+        )
+        n = self.n_samples if idx is None else idx.shape[0]
+        step = max(1, _CORRECT_CHUNK_ENTRIES // max(1, self.n_features))
+        for lo in range(0, n, step):
+            at = slice(lo, min(n, lo + step)) if idx is None else idx[lo : lo + step]
+            with np.errstate(over="ignore", invalid="ignore"):
+                z = np.asarray(self.X[at] @ coef.T) * self.row_scale[at, None]
+                z += intercept
+            ok = np.all(np.isfinite(z), axis=1)
+            z = np.where(ok[:, None], z, 0.0)
+            z -= z.max(axis=1, keepdims=True)
+            p = np.exp(z)
+            p /= p.sum(axis=1, keepdims=True)
+            wp = np.where(ok, self.sample_weight[at], 0.0)[:, None] * p
+            total += np.diag(wp.sum(axis=0)) - wp.T @ p
+        return 0.5 * (total + total.T)
+
     def _objective_x(self):  # pragma: no cover - interface
         """``(kernel, X's arrays)``: :func:`skdpgd._compute.kernels.objective_sum` and ``(X,)``, or
         :func:`~skdpgd._compute.kernels.objective_sum_csr` and ``(data, indices, indptr)``."""

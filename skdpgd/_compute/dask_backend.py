@@ -98,6 +98,11 @@ def _correct(Xb, yb, wb, fi, bound, column, models, clip_bound):
     return _chunk_rows(Xb, yb, wb, fi, bound, column).correct_counts(models, clip_bound)
 
 
+def _class_curvature(Xb, yb, wb, fi, bound, column, coef, intercept, sample, start):
+    rows = _chunk_rows(Xb, yb, wb, fi, bound, column)
+    return rows.class_curvature_sum(coef, intercept, sample=sample, start=start)
+
+
 def _norm_sum(Xb, wb, bound):
     norms = row_norms(np.asarray(Xb, dtype=np.float64))  # without overflow
     return float(np.dot(np.asarray(wb, dtype=np.float64), np.minimum(norms, bound)))
@@ -217,6 +222,32 @@ class DaskRows:
 
     def suff_stats(self):
         return self._map(_suff)
+
+    def class_curvature_sum(self, coef, intercept, sample=None):
+        """See :meth:`skdpgd._compute.backends.Rows.class_curvature_sum` (each chunk selects the
+        rows of the Poisson subsample that the in-memory fit selects)."""
+        import dask
+
+        coef = np.asarray(coef, dtype=np.float64)
+        intercept = np.asarray(intercept, dtype=np.float64)
+        sample = None if sample is None else (int(sample[0]), float(sample[1]))
+        starts = np.concatenate([[0], np.cumsum(self.X.chunks[0])[:-1]])
+        tasks = [
+            dask.delayed(_class_curvature)(
+                xb,
+                yb,
+                wb,
+                self.fit_intercept,
+                self.row_bound,
+                self.column,
+                coef,
+                intercept,
+                sample,
+                int(st),
+            )
+            for (xb, yb, wb), st in zip(self._blocks(), starts)
+        ]
+        return dask.compute(_tree_sum(tasks))[0]
 
     def correct_counts(self, models, bound):
         models = [

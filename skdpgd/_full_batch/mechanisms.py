@@ -602,7 +602,7 @@ class WarmStart(Mechanism):
             if InterceptOnly.dominated(noisy, std1, switch[1]):
                 return self._prior_branch(rows, setup, inner, counts, noisy, gen)
         start = prior.log_odds(noisy, std1, shrink_classes=True)
-        if self.inner.name in ("gradient", "newton"):
+        if self.inner.name in ("gradient", "newton", "kronecker"):
             fitted = self.inner.run(rows, setup, plan, inner, gen, start=start)
         else:  # an exact minimiser ('output') has no starting point
             fitted = self.inner.run(rows, setup, plan, inner, gen)

@@ -8,7 +8,7 @@ way.
 from __future__ import annotations
 
 from .mechanisms import GradientDescent, InterceptOnly, OutputPerturbationMechanism, WarmStart
-from .second_order import DampedNewton, SufficientStatisticsMechanism
+from .second_order import DampedNewton, KroneckerNewton, SufficientStatisticsMechanism
 
 #: The mechanism class of each ``NoisePlan.mechanism``.
 MECHANISMS = {
@@ -16,6 +16,7 @@ MECHANISMS = {
     "gradient": GradientDescent,
     "output": OutputPerturbationMechanism,
     "newton": DampedNewton,
+    "kronecker": KroneckerNewton,
     "ssp": SufficientStatisticsMechanism,
 }
 
@@ -29,7 +30,7 @@ def mechanism_for(schedule, plan):
         # output perturbation: with a selection (classifiers), or for a regression loss,
         # whose released target mean centres the intercept's penalty (WarmStart.releases
         # refuses a classifier's output plan without a selection)
-        if plan.mechanism not in ("gradient", "newton", "output"):
+        if plan.mechanism not in ("gradient", "newton", "kronecker", "output"):
             raise ValueError(
                 "a warm start from the prior needs a gradient or Newton plan (or "
                 "an output perturbation with a selection)."

@@ -247,6 +247,175 @@ class DampedNewton(Mechanism):
         return Outcome(coef / c, intercept, hessian_rates=rates)
 
 
+def kronecker_solve(A, S, ridge, G, a_floor, s_floor, n):
+    """``D = M^-1 G`` for ``M = (A+ (x) S+) / n + ridge I`` (``G`` of shape (K, P), parameters
+    class-major), with ``A+`` / ``S+`` the symmetric ``A`` (K x K) / ``S`` (P x P) with their
+    eigenvalues raised to ``a_floor`` / ``s_floor``: ``M^-1 = (U (x) V) diag(1 / (a_i s_j / n +
+    ridge)) (U (x) V)^T`` from the two eigendecompositions."""
+    with _blas_single_thread(max(S.shape[0], A.shape[0])):
+        a, U = np.linalg.eigh(0.5 * (A + A.T))
+        s, V = np.linalg.eigh(0.5 * (S + S.T))
+        a = np.maximum(a, a_floor)
+        s = np.maximum(s, s_floor)
+        Gt = U.T @ G @ V
+        return U @ (Gt / (np.outer(a, s) / n + ridge)) @ V.T
+
+
+class KroneckerNewton(Mechanism):
+    """DP damped Newton for the multinomial loss with a Kronecker-factored Hessian.
+
+    The multinomial Hessian sum ``sum_i w_i (diag(p_i) - p_i p_i^T) (x) x_i x_i^T`` has
+    ``(K P)^2`` entries and costs ``K (K + 1) / 2`` weighted outer products per row. This
+    mechanism replaces it by ``(A (x) S) / N`` (the factorisation of K-FAC, Martens and Grosse
+    2015), with ``S = sum_i w_i x_i x_i^T`` over the augmented rows (P x P, released **once**)
+    and ``A_t = sum_i w_i (diag(p_i) - p_i p_i^T)`` at the current iterate (K x K, released at
+    every iteration), then takes :class:`DampedNewton`'s damped step with that matrix. The
+    curvature only preconditions the steps: the gradient is the exact clipped one, so the
+    fixed point is the minimiser whatever the approximation.
+
+    **Releases and sensitivities** (written with the code that declares them):
+
+    * gradient sums ``g~_t``: as gradient descent, ``2G`` replace-one, ``G`` add/remove-one;
+    * ``S~ = sum_{i in Q} w_i x~_i x~_i^T + E`` once, over a Poisson subsample Q of rate q
+      (the plan's ``hessian_rate``; the argument of :class:`DampedNewton`: no amplification
+      claimed, the same curve as the full sum): each term is PSD rank one with Frobenius norm
+      ``w_i ||x~_i||^2 <= R^2``, so ``sqrt(2) R^2`` replace-one and ``R^2`` add/remove-one;
+    * ``A~_t = sum_{i in Q_t} w_i (diag(p_i) - p_i p_i^T) + E_t`` over a fresh Poisson
+      subsample of the same rate (same argument): each term is PSD with Frobenius norm
+      ``<= 1/2`` (module docstring, ``a - a^2 <= 1/4``), so ``sqrt(2) / 2`` replace-one and
+      ``1/2`` add/remove-one, whatever the rows.
+
+    **Budget split.** The T gradient releases get ``gradient_share`` of ``mu^2`` together, the
+    T class-curvature releases ``curvature_share``, ``S~`` the rest; the accountant scales all
+    of them to the budget exactly (relative multipliers ``sqrt(T_j s / (s_j sum z^-2))``).
+
+    **Post-processing.** ``S~ / q`` with its eigenvalues floored at the noise's operator-norm
+    scale ``sqrt(2) s_S sqrt(P) / q``, ``A~_t / q`` floored at ``sqrt(2) s_A sqrt(K) / q``,
+    the preconditioner ``(A~+ (x) S~+) / N + N alpha I`` (the penalty on every coordinate:
+    only the preconditioner; the gradient's penalty leaves the intercepts free), and the step
+    ``theta -= d / (1 + R lambda)``, ``d = M^-1 g``, ``lambda = sqrt(g . d / N)``.
+    """
+
+    name = "kronecker"
+
+    @staticmethod
+    def _shares(plan):
+        s_g = float(plan.gradient_share)
+        s_a = float(plan.curvature_share)
+        s_s = 1.0 - s_g - s_a
+        if not (s_g > 0 and s_a > 0 and s_s > 0):
+            raise ValueError(
+                "a Kronecker-factored Newton plan needs positive gradient, curvature and X'X "
+                f"shares, got {s_g!r}, {s_a!r} and {s_s!r}."
+            )
+        return s_g, s_a, s_s
+
+    def releases(self, setup, plan):
+        if setup.loss.second_order != "newton" or setup.n_outputs < 2:
+            raise ValueError(
+                "schedule='kronecker' fits the multinomial loss only (three or more classes)."
+            )
+        s_g, s_a, s_s = self._shares(plan)
+        T = plan.n_steps
+        inv2 = compose_gdp(plan.noise_multipliers) ** 2
+        return [
+            Release(
+                "gradient sums", plan.noise_multipliers, setup.grad_sensitivity, setup.relation
+            ),
+            # S: one PSD rank-one term of Frobenius norm <= ||x~||^2 <= row_bound^2 per row
+            Release(
+                "X'X",
+                np.full(1, math.sqrt(s_g / (s_s * inv2))),
+                _matrix_sensitivity(1.0, setup.row_bound**2),
+                setup.relation,
+            ),
+            # A_t: one PSD term of Frobenius norm <= 1/2 per row (weights <= 1)
+            Release(
+                "class curvature sums",
+                np.full(T, math.sqrt(T * s_g / (s_a * inv2))),
+                _matrix_sensitivity(0.5, 1.0),
+                setup.relation,
+            ),
+        ]
+
+    def sample_rate(self, setup, plan, xtx):
+        """The public Poisson rate of the ``X'X`` and class-factor releases (1: full sums):
+        the plan's, or :func:`skdpgd.policy.hessian_rate` for P parameters and the ``X'X``
+        release's multiplier."""
+        rate = plan.hessian_rate
+        if rate != "auto":
+            return float(rate)
+        unit = math.sqrt(2.0) if setup.relation == "replace" else 1.0
+        return policy.hessian_rate(
+            setup.n_public,
+            setup.problem.n_params // max(1, setup.n_outputs),
+            float(xtx.multipliers[0]),
+            unit,
+            setup.problem.signal_scale,
+        )
+
+    def run(self, rows, setup, plan, releases, gen, start=None):
+        from .._compute.kernels import LOSS_SQUARED
+
+        grads, xtx, curv = releases
+        c = setup.column
+        k_out, d = setup.n_outputs, rows.n_features
+        P = d + int(setup.fit_intercept)
+        n = setup.n_public
+        loss = setup.loss
+        clip = setup.lipschitz / c
+        alpha = setup.alpha / (c * c)  # on the weights, in kernel coordinates
+        ridge = np.append(np.full(d, n * alpha), 0.0 if setup.fit_intercept else [])
+        ridge = np.tile(ridge, (k_out, 1))  # (K, P): the objective's penalty
+        g_std = grads.noise_std / c  # kernel coordinates: gradients scale by 1/c
+        s_std = float(xtx.noise_std[0]) / (c * c)  # X'X by 1/c^2
+        a_std = curv.noise_std  # the class factor does not depend on the coordinates
+        r_kernel = setup.row_bound / c  # self-concordance constant of the logistic losses
+        q = self.sample_rate(setup, plan, xtx)
+        # S, once: a Poisson subsample from a seed of the fit's generator when q < 1
+        sample = None if q >= 1.0 else (int(gen.integers(0, 2**63 - 1)), q)
+        S = rows.hessian_sum(np.zeros((1, d)), np.zeros(1), LOSS_SQUARED, sample=sample)
+        if s_std > 0:
+            S = S + symmetric_noise(gen, P, s_std)
+        S = S / q  # post-processing: the estimate of the full sum and its noise floor
+        s_floor = math.sqrt(2.0) * s_std * math.sqrt(P) / q if s_std > 0 else 1e-12 * n
+        coef = np.zeros((k_out, d))
+        intercept = np.zeros(k_out) if start is None else np.array(start, dtype=float)
+        for t in range(plan.n_steps):
+            # non-finite per-example terms contribute 0; only released values stop the fit
+            gcoef, gint, _ = rows.grad_sum(coef, intercept, loss.code, loss.param, clip)
+            # the class factor over a fresh Poisson subsample of the same rate (the argument of
+            # DampedNewton: the full sum's sensitivity for every subsample), divided by q
+            sample = None if q >= 1.0 else (int(gen.integers(0, 2**63 - 1)), q)
+            A = rows.class_curvature_sum(coef, intercept, sample=sample)
+            g = np.hstack([gcoef, gint[:, None]]) if setup.fit_intercept else gcoef
+            if g_std[t] > 0:
+                g = g + g_std[t] * gen.standard_normal(g.shape)
+            if a_std[t] > 0:
+                A = A + symmetric_noise(gen, k_out, a_std[t])
+            A = A / q
+            a_floor = math.sqrt(2.0) * a_std[t] * math.sqrt(k_out) / q if a_std[t] > 0 else 0.0
+            if setup.progress is not None:
+                extra = [xtx.multipliers[0]] if t == 0 else []
+                setup.progress.released(
+                    np.array([grads.multipliers[t], *extra, curv.multipliers[t]]),
+                    t,
+                    plan.n_steps,
+                )
+            theta = np.hstack([coef, intercept[:, None]]) if setup.fit_intercept else coef
+            grad_total = g + ridge * theta  # gradient of N F (weights penalised)
+            step = kronecker_solve(A, S, max(n * alpha, 1e-12), grad_total, a_floor, s_floor, n)
+            decrement = math.sqrt(max(float(np.sum(grad_total * step)), 0.0) / n)
+            theta = theta - step / (1.0 + r_kernel * decrement)
+            if not np.all(np.isfinite(theta)):
+                _check_finite(-1, t)
+            coef = np.ascontiguousarray(theta[:, :d])
+            intercept = (
+                np.ascontiguousarray(theta[:, d]) if setup.fit_intercept else np.zeros(k_out)
+            )
+        return Outcome(coef / c, intercept, hessian_rates=(q,))
+
+
 class SufficientStatisticsMechanism(Mechanism):
     """Ridge regression from noisy sufficient statistics (AdaSSP, Wang 2018).
 
