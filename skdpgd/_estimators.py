@@ -16,7 +16,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._compat import HasMethods, Interval, StrOptions
 from ._data import decision_scores, is_dask, resolve_data_norm
-from ._full_batch.road import fit_full_batch
+from ._fit import PrivacySpec
+from ._full_batch.road import FullBatchConfig, fit_full_batch
 from .accounting import RELATIONS
 from .schedules import schedule_names
 
@@ -152,16 +153,31 @@ class _DPLinearBase(BaseEstimator):
         """Run the private fit and set its attributes (only once it has succeeded)."""
         data_norm = resolve_data_norm(self.data_norm, X)
         fitted = fit_full_batch(
-            self,
+            PrivacySpec.of(self),
+            self._full_batch_config(data_norm),
             X,
             y,
             sample_weight,
             loss,
             n_outputs,
-            data_norm=data_norm,
             y_bound=y_bound,
             **classes,
         )
         coef, intercept = fitted.pop("coef"), fitted.pop("intercept")
         self.__dict__.update(fitted)
         return coef, intercept
+
+    def _full_batch_config(self, data_norm):
+        """The full-batch road's parameters, resolved (``data_norm``: the public row-norm
+        bound, :func:`skdpgd._data.resolve_data_norm`)."""
+        return FullBatchConfig(
+            fit_intercept=self.fit_intercept,
+            row_clip=self.row_clip,
+            data_norm=data_norm,
+            data_norm_given=self.data_norm is not None,
+            intercept_scaling=self.intercept_scaling,
+            schedule=self.schedule,
+            max_iter=None if self.max_iter == "auto" else self.max_iter,
+            alpha=self.alpha,
+            momentum=self.momentum,
+        )

@@ -12,6 +12,11 @@ mechanisms (:class:`skdpgd._full_batch.road.FullBatchRoad`), Poisson-sampled DP-
 (:class:`skdpgd.preprocessing.DPStandardScaler`). :func:`private_fit` does the rest once:
 every epsilon, mu and delta it needs comes from :mod:`skdpgd.accounting`, every set-up
 release from :mod:`skdpgd._setup`.
+
+:func:`private_fit` never sees an estimator: it takes the privacy parameters as a
+:class:`PrivacySpec` (read from an estimator by :meth:`PrivacySpec.of`, the one place that
+does), the data side as a :class:`FitRows`, and a road built with its own parameters already
+resolved.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from ._setup import (
 )
 from .accounting import (
     COUNT_BOUND_SIGMAS,
+    RELATIONS,
     GaussianDPAccountant,
     Relation,
     calibrate,
@@ -42,22 +48,94 @@ from .accounting import (
 )
 
 
+@dataclasses.dataclass(frozen=True)
+class PrivacySpec:
+    """The privacy parameters of one fit, read once and checked: all that
+    :func:`private_fit` knows of the estimator.
+
+    ``label`` (the name in messages and budget entries), ``epsilon`` (a float; ``inf``: no
+    noise), ``delta`` (the parameter: None for the default ``min(1e-5, 1/N^2)``, else a
+    float), ``neighbouring`` (``'auto'``, ``'replace'`` or ``'add_remove'``; a road may fix
+    its own, as DP-SGD does), ``budget`` (a :class:`~skdpgd.budget.PrivacyBudget` or None),
+    ``random_state`` (the parameter), ``n_samples`` (the public row count, or None),
+    ``class_weight`` (the parameter, or None) and ``verbose``.
+    """
+
+    label: str
+    epsilon: float
+    delta: float | None = None
+    neighbouring: str = "auto"
+    budget: object = None
+    random_state: object = None
+    n_samples: float | None = None
+    class_weight: object = None
+    verbose: int = 0
+
+    def __post_init__(self):
+        epsilon = float(self.epsilon)
+        if not epsilon > 0:
+            raise ValueError(f"epsilon must be positive (inf: no noise), got {self.epsilon!r}.")
+        object.__setattr__(self, "epsilon", epsilon)
+        if self.delta is not None:
+            delta = float(self.delta)
+            if not 0.0 < delta < 1.0:
+                raise ValueError(f"delta must be in (0, 1) or None, got {self.delta!r}.")
+            object.__setattr__(self, "delta", delta)
+        if self.neighbouring != "auto" and self.neighbouring not in RELATIONS:
+            raise ValueError(
+                f"neighbouring must be 'auto' or one of {sorted(RELATIONS)}, got "
+                f"{self.neighbouring!r}."
+            )
+        if self.n_samples is not None and not float(self.n_samples) > 0:
+            raise ValueError(f"n_samples must be positive or None, got {self.n_samples!r}.")
+
+    @classmethod
+    def of(cls, est, label=None):
+        """The privacy parameters of an estimator (its own, already validated by its
+        ``fit``); a parameter the estimator does not have takes the default above. The only
+        place that reads them from an estimator."""
+        return cls(
+            label=label or type(est).__name__,
+            epsilon=est.epsilon,
+            delta=est.delta,
+            neighbouring=getattr(est, "neighbouring", "auto"),
+            budget=getattr(est, "budget", None),
+            random_state=getattr(est, "random_state", None),
+            n_samples=getattr(est, "n_samples", None),
+            class_weight=getattr(est, "class_weight", None),
+            verbose=getattr(est, "verbose", 0),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class FitRows:
+    """The data side of one fit: ``n_rows`` (the number of training rows), ``sample_weight``
+    (the checked weights in [0, 1], or None), ``classes`` / ``y_index`` (the public class
+    list and each row's class index, for ``class_weight``). Not the validated arrays
+    (:class:`skdpgd._data.FitData`): the road holds the rows it computes with."""
+
+    n_rows: int
+    sample_weight: object = None
+    classes: object = None
+    y_index: object = None
+
+
 class Fit:
     """What the road has settled so far for one fit: public values and released ones only.
 
-    Attributes: ``est`` (the estimator, read for its parameters only), ``label``,
-    ``epsilon``, ``relation``, ``gen`` (the fit's one generator), ``charges``
+    Attributes: ``spec`` (the :class:`PrivacySpec`), ``label``, ``epsilon``, ``relation``,
+    ``gen`` (the fit's one generator), ``charges``
     (:class:`~skdpgd._setup.SetupCharges`: the set-up releases), ``n_rows`` (the true count:
     used only where it is public or bounds a rounding margin under replace-one),
     ``n_public``, ``z_count``, ``delta``, ``mu_total`` (the GDP mu of the whole budget),
     ``sample_weight``, ``weight_scale``, ``notes`` (lines for ``verbose``), ``progress``.
     """
 
-    def __init__(self, est, n_rows, label=None):
-        self.est = est
-        self.label = label or type(est).__name__
+    def __init__(self, spec, n_rows):
+        self.spec = spec
+        self.label = spec.label
         self.n_rows = n_rows
-        self.epsilon = float(est.epsilon)
+        self.epsilon = spec.epsilon
         self.notes = []
         self.progress = None
 
@@ -71,7 +149,7 @@ class Fit:
             return float(self.n_rows)
         if self.z_count is not None:
             return self.n_public + COUNT_BOUND_SIGMAS * self.z_count
-        return float(self.est.n_samples)
+        return float(self.spec.n_samples)
 
     @property
     def prior(self):
@@ -107,21 +185,21 @@ class Road:
     margin = 0.0
     count_margin = 0.0
 
-    def relation(self, est):
-        return resolve_relation(est.neighbouring, est.budget)
+    def relation(self, spec):
+        return resolve_relation(spec.neighbouring, spec.budget)
 
     def charge_immediately(self, fit):
         """Full batch: charged with the main releases when the budget admits a public upper
         bound on the whole fit (:func:`~skdpgd._setup.budget_admits_upper_bound`)."""
-        est, relation = fit.est, fit.relation
-        n_given = getattr(est, "n_samples", None)
+        spec, relation = fit.spec, fit.relation
+        n_given = spec.n_samples
         # the fit's delta, or a bound on it before a noisy count is released
-        delta_max = resolve_delta(est.delta, relation, n_rows=fit.n_rows, n_public=n_given)
-        exact = (est.delta is not None or relation == "replace" or n_given is not None) and getattr(
-            est.budget, "neighbouring", None
-        ) == relation
+        delta_max = resolve_delta(spec.delta, relation, n_rows=fit.n_rows, n_public=n_given)
+        exact = (
+            spec.delta is not None or relation == "replace" or n_given is not None
+        ) and getattr(spec.budget, "neighbouring", None) == relation
         return not budget_admits_upper_bound(
-            est.budget, fit.epsilon, delta_max, relation, GaussianDPAccountant(), fit.label, exact
+            spec.budget, fit.epsilon, delta_max, relation, GaussianDPAccountant(), fit.label, exact
         )
 
     def setup(self, fit):
@@ -155,26 +233,23 @@ class Road:
         return spent_epsilon(made, fit.delta, fit.epsilon, self.accountant)
 
 
-def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=None):
+def private_fit(spec, road, data):
     """Run one private fit along the road; return the fitted attributes as a dict.
 
-    ``n_rows`` is the number of training rows, ``sample_weight`` the checked weights in
-    [0, 1] (or None), ``classes`` / ``y_index`` the public class list and each row's class
-    index (classifiers with ``class_weight``). Nothing is set on ``est``: the caller sets the
-    attributes once this returns, so a refused or failed fit sets nothing.
+    ``spec`` is the fit's :class:`PrivacySpec`, ``road`` a :class:`Road` built with its own
+    parameters resolved, ``data`` the :class:`FitRows`. Nothing else is read: the caller sets
+    the attributes once this returns, so a refused or failed fit sets nothing.
     """
-    fit = Fit(est, n_rows)
-    fit.relation = road.relation(est)  # may refuse, before anything is read
-    fit.gen = generator(est.random_state)
-    fit.charges = SetupCharges(
-        getattr(est, "budget", None), fit.label, immediate=road.charge_immediately(fit)
-    )
+    fit = Fit(spec, data.n_rows)
+    fit.relation = road.relation(spec)  # may refuse, before anything is read
+    fit.gen = generator(spec.random_state)
+    fit.charges = SetupCharges(spec.budget, fit.label, immediate=road.charge_immediately(fit))
 
     # --- N: public under replace-one; a parameter or an accounted noisy count otherwise ---
-    delta_for_count = resolve_delta(est.delta, None)  # N not known yet: the cap
+    delta_for_count = resolve_delta(spec.delta, None)  # N not known yet: the cap
     fit.n_public, count = resolve_n_samples(
-        getattr(est, "n_samples", None),
-        n_rows,
+        spec.n_samples,
+        data.n_rows,
         fit.relation,
         gdp_mu(fit.epsilon, delta_for_count),
         fit.gen,
@@ -182,18 +257,18 @@ def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=Non
     fit.z_count = None if count is None else float(count.multipliers[0])
     if count is not None and road.count_margin:  # post-processing of the released count
         fit.n_public += road.count_margin * fit.z_count
-    fit.delta = resolve_delta(est.delta, fit.relation, n_rows=fit.n_rows, n_public=fit.n_public)
+    fit.delta = resolve_delta(spec.delta, fit.relation, n_rows=fit.n_rows, n_public=fit.n_public)
     warn_if_large_delta(fit.delta, fit.n_public, fit.label, stacklevel=5)
     fit.mu_total = gdp_mu(fit.epsilon, fit.delta)
     fit.charges.add(count)
 
     # --- class weights in [0, 1]: public, or from accounted noisy class counts ---
-    fit.sample_weight, fit.weight_scale = sample_weight, 1.0
-    if getattr(est, "class_weight", None) is not None:
+    fit.sample_weight, fit.weight_scale = data.sample_weight, 1.0
+    if spec.class_weight is not None:
         weights, fit.weight_scale, class_counts = resolve_class_weight(
-            est.class_weight, classes, y_index, fit.mu_total, fit.gen, fit.relation
+            spec.class_weight, data.classes, data.y_index, fit.mu_total, fit.gen, fit.relation
         )
-        fit.sample_weight = sample_weight * weights[y_index]
+        fit.sample_weight = data.sample_weight * weights[data.y_index]
         fit.charges.add(class_counts)
 
     _refuse_if_setup_spent_all(fit)  # the count (and class-weight counts) alone
@@ -201,7 +276,7 @@ def private_fit(est, road, n_rows, sample_weight=None, classes=None, y_index=Non
     # --- the road's own set-up releases and public constants, then its release shapes ---
     road.setup(fit)
     _refuse_if_setup_spent_all(fit)
-    fit.progress = Progress(getattr(est, "verbose", 0), fit.delta, fit.prior)
+    fit.progress = Progress(spec.verbose, fit.delta, fit.prior)
     for note in fit.notes:
         fit.progress.say(note)
     shapes = road.releases(fit)
@@ -242,10 +317,10 @@ def _refuse_if_setup_spent_all(fit):
         return
     if gdp_mu_of_releases(fit.prior) < fit.mu_total:
         return
-    est = fit.est
+    spec = fit.spec
     count = [r for r in fit.prior if r.name == "row count"]
     others = [r for r in fit.prior if r.name != "row count"]
-    delta_c = resolve_delta(est.delta, None)  # the delta the count was sized at
+    delta_c = resolve_delta(spec.delta, None)  # the delta the count was sized at
     least = smallest_epsilon_with_room(fit.epsilon, fit.delta, count, others, delta_c)
     need = (
         f"an epsilon of at least {least:.3g} (at this delta)"
@@ -255,7 +330,7 @@ def _refuse_if_setup_spent_all(fit):
     fixes = [need]
     if fit.z_count is not None:
         fixes.append("a public n_samples (no noisy row count)")
-    if est.delta is None:
+    if spec.delta is None:
         fixes.append(
             "an explicit delta (the default, min(1e-5, 1/N^2), was set from the noisy row count)"
         )
@@ -273,4 +348,4 @@ def mu_of(releases):
     return gdp_mu_of_releases(releases)
 
 
-__all__ = ["Fit", "Road", "RoadResult", "private_fit", "mu_of"]
+__all__ = ["Fit", "FitRows", "PrivacySpec", "Road", "RoadResult", "private_fit", "mu_of"]

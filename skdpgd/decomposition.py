@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._capability import DP_TRANSFORMER
 from ._compat import HasMethods, Interval, StrOptions, fit_context
-from ._fit import Road, RoadResult, mu_of, private_fit
+from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
 from ._transaction import fit_transaction
 from .accounting import Release, sum_rounding_margin
 
@@ -176,7 +176,7 @@ class DPPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 )
             C = float(self.data_norm)
             road = _PCARoad(_clip_rows(X, C), C, int(self.n_components), bool(self.center))
-            self.__dict__.update(private_fit(self, road, X.shape[0]))
+            self.__dict__.update(private_fit(PrivacySpec.of(self), road, FitRows(X.shape[0])))
         return self
 
     def transform(self, X):

@@ -7,6 +7,7 @@ imported inside ``fit``, and prediction runs in numpy.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 
@@ -20,7 +21,7 @@ from ._capability import DP_MINIBATCH_ESTIMATOR
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from . import policy
 from ._data import classification_data
-from ._fit import Road, RoadResult, mu_of, private_fit
+from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
 from ._docstrings import CLASSES_DOC
 from ._transaction import fit_transaction
 from ._setup import require_add_remove_budget, resolve_relation
@@ -449,22 +450,6 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
             )
         return [int(s) for s in sizes]
 
-    def _resolve_schedule(self, T):
-        """(Schedule, decay used, name) for the schedule parameter. 'hong' and 'exponential'
-        mean the MLP's versions (see the ``schedule`` parameter), not the linear models'."""
-        if self.schedule == "hong":
-            gamma = policy.mlp_hong_gamma(T, self.decay)
-            return hong_shape(gamma, T), gamma, "hong"
-        if self.schedule == "exponential":
-            decay = policy.mlp_exponential_decay(self.decay)
-            return Exponential(decay=decay, n_iter=T), decay, "exponential"
-        if self.schedule == "uniform":
-            return Uniform(), None, "uniform"
-        if self.schedule == "pur":
-            return PUR(), None, "pur"
-        schedule = get_schedule(self.schedule)
-        return schedule, None, getattr(schedule, "name", type(schedule).__name__)
-
     # ---- fit ------------------------------------------------------------------------------
 
     @fit_context(prefer_skip_nested_validation=True)
@@ -507,10 +492,23 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
                 "trained in; scale the features (the gradient clip bounds their influence, "
                 "not their size)."
             )
-        road = TorchRoad(self, X, y_index, classes.shape[0])
-        fitted = private_fit(
-            self, road, X.shape[0], sample_weight=sample_weight, classes=classes, y_index=y_index
+        config = TorchConfig(
+            hidden_layer_sizes=tuple(self._hidden_sizes()),
+            activation=self.activation,
+            clip_norm=self.clip_norm,
+            learning_rate=self.learning_rate,
+            max_iter=self.max_iter,
+            batch_size=self.batch_size,
+            schedule=self.schedule,
+            decay=self.decay,
+            momentum=self.momentum,
+            device=self.device,
+            importance=self.importance,
+            n_jobs=self.n_jobs,
         )
+        road = TorchRoad(config, X, y_index, classes.shape[0])
+        data = FitRows(X.shape[0], sample_weight=sample_weight, classes=classes, y_index=y_index)
+        fitted = private_fit(PrivacySpec.of(self), road, data)
         self.classes_ = classes
         self.__dict__.update(fitted)
 
@@ -549,52 +547,104 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(scores, axis=1)]
 
 
+def _mlp_schedule(schedule, decay, T):
+    """(Schedule, decay used, name) for the network's ``schedule`` parameter over T steps.
+    'hong' and 'exponential' mean the MLP's versions (see the ``schedule`` parameter), not
+    the linear models'."""
+    if schedule == "hong":
+        gamma = policy.mlp_hong_gamma(T, decay)
+        return hong_shape(gamma, T), gamma, "hong"
+    if schedule == "exponential":
+        decay = policy.mlp_exponential_decay(decay)
+        return Exponential(decay=decay, n_iter=T), decay, "exponential"
+    if schedule == "uniform":
+        return Uniform(), None, "uniform"
+    if schedule == "pur":
+        return PUR(), None, "pur"
+    resolved = get_schedule(schedule)
+    return resolved, None, getattr(resolved, "name", type(resolved).__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class TorchConfig:
+    """The network road's own parameters, resolved by the estimator before the fit:
+    ``hidden_layer_sizes`` (a tuple of positive ints), ``activation``, ``clip_norm`` and
+    ``learning_rate`` (floats), ``max_iter`` (int), ``batch_size`` (None: full batch),
+    ``schedule`` and ``decay`` (the parameters, see :func:`_mlp_schedule`), ``momentum``
+    (float), ``device``, ``importance`` (the parameter) and ``n_jobs``. The defaults are
+    the estimator's defaults."""
+
+    hidden_layer_sizes: tuple = (100,)
+    activation: str = "relu"
+    clip_norm: float = 1.0
+    learning_rate: float = 0.1
+    max_iter: int = 100
+    batch_size: int | None = None
+    schedule: object = "uniform"
+    decay: object = None
+    momentum: float = 0.0
+    device: object = "cpu"
+    importance: object = None
+    n_jobs: object = None
+
+    def __post_init__(self):
+        object.__setattr__(
+            self, "hidden_layer_sizes", tuple(int(h) for h in self.hidden_layer_sizes)
+        )
+        object.__setattr__(self, "clip_norm", float(self.clip_norm))
+        object.__setattr__(self, "learning_rate", float(self.learning_rate))
+        object.__setattr__(self, "max_iter", int(self.max_iter))
+        object.__setattr__(self, "momentum", float(self.momentum))
+
+
 class TorchRoad(Road):
     """The network's noisy gradient steps (:mod:`skdpgd._network.torch_backend`) as a road of
     :func:`skdpgd._fit.private_fit`: full batch (exact GDP, either relation) or Poisson
-    minibatches (``batch_size`` set: RDP, add/remove-one)."""
+    minibatches (``batch_size`` set: RDP, add/remove-one). ``config``: its
+    :class:`TorchConfig`."""
 
-    def __init__(self, est, X, y_index, n_classes):
-        hidden = est._hidden_sizes()
+    def __init__(self, config, X, y_index, n_classes):
+        hidden = list(config.hidden_layer_sizes)
         from ._network import torch_backend as _torch_backend
         from ._minibatch.importance import resolve_importance
 
+        self.config = config
         self.backend = _torch_backend
         self.torch = _torch_backend.import_torch()
-        self.device = _resolve_device(self.torch, est.device)
-        self.mask = resolve_importance(est.importance)  # a parameter: checked before release
+        self.device = _resolve_device(self.torch, config.device)
+        self.mask = resolve_importance(config.importance)  # a parameter: checked before release
         self.X = X
         self.y_k = y_index.astype(np.float64)  # 0/1 for two classes, else class indices
         self.n_classes = n_classes
-        self.minibatch = est.batch_size is not None
+        self.minibatch = config.batch_size is not None
         n_outputs = 1 if n_classes == 2 else n_classes
         self.layer_sizes = [X.shape[1], *hidden, n_outputs]
         self.n_outputs = n_outputs
 
-    def relation(self, est):
+    def relation(self, spec):
         if self.minibatch:
-            if est.neighbouring == "replace":
+            if spec.neighbouring == "replace":
                 raise ValueError(
                     "Poisson minibatches (batch_size set) are accounted under add/remove-one "
                     "neighbours only; use neighbouring='add_remove' or 'auto', or "
                     "batch_size=None for replace-one full-batch training."
                 )
-            require_add_remove_budget(est.budget)
+            require_add_remove_budget(spec.budget)
             return "add_remove"
-        return resolve_relation(est.neighbouring, est.budget)
+        return resolve_relation(spec.neighbouring, spec.budget)
 
     def charge_immediately(self, fit):
         # Poisson steps: delta and q are functions of the count, charged as it is drawn
         return True if self.minibatch else super().charge_immediately(fit)
 
     def setup(self, fit):
-        est = fit.est
-        clip_norm = float(est.clip_norm)
+        cfg = self.config
+        clip_norm = cfg.clip_norm
         # q from the public N; a batch_size >= N is full batch
-        q = 1.0 if not self.minibatch else min(1.0, est.batch_size / fit.n_public)
+        q = 1.0 if not self.minibatch else min(1.0, cfg.batch_size / fit.n_public)
         self.accountant = GaussianDPAccountant() if q == 1.0 else RDPAccountant()
-        T = int(est.max_iter)
-        schedule, decay_used, schedule_name = est._resolve_schedule(T)
+        T = cfg.max_iter
+        schedule, decay_used, schedule_name = _mlp_schedule(cfg.schedule, cfg.decay, T)
         if schedule_name == "pur" and self.minibatch:  # decided by the parameter, not by q
             raise ValueError(
                 "schedule='pur' runs until a full-batch budget is spent; it "
@@ -609,10 +659,10 @@ class TorchRoad(Road):
             n_params=n_params,
             sensitivity=self.sensitivity[fit.relation],
             lipschitz=clip_norm,
-            smoothness=1.0 / (2.0 * float(est.learning_rate)),
+            smoothness=1.0 / (2.0 * cfg.learning_rate),
             strong_convexity=0.0,
             loss_bound=math.log(max(self.n_classes, 2)),
-            momentum=float(est.momentum),
+            momentum=cfg.momentum,
             sampling_rate=q,
         )
         plan = schedule.plan(problem, remaining_mu(fit.mu_total, fit.prior), T)
@@ -645,10 +695,10 @@ class TorchRoad(Road):
     def run(self, fit, releases):
         from .policy import current as _policy
 
-        est, q, progress = fit.est, self.q, fit.progress
+        cfg, q, progress = self.config, self.q, fit.progress
         z = releases[0].multipliers
         # --- initial weights (data-independent) ---
-        coefs0, intercepts0 = _glorot_init(self.layer_sizes, est.activation, fit.gen)
+        coefs0, intercepts0 = _glorot_init(self.layer_sizes, cfg.activation, fit.gen)
 
         def report(step):  # after step `step` (1-based) has been released
             if q < 1.0:
@@ -667,24 +717,24 @@ class TorchRoad(Road):
         )
         run_info = {}
         normaliser = q * fit.n_public  # N for full batch; expected batch size for Poisson
-        with self.backend.torch_threads(est.n_jobs):
+        with self.backend.torch_threads(cfg.n_jobs):
             coefs, intercepts = self.backend.run_noisy_gd(
                 self.X,
                 self.y_k,
                 self.n_outputs,
                 self.layer_sizes,
-                est.activation,
+                cfg.activation,
                 coefs0,
                 intercepts0,
                 clip_norm=self.clip_norm,
-                learning_rate=float(est.learning_rate) * fit.weight_scale,
-                momentum=float(est.momentum),
+                learning_rate=cfg.learning_rate * fit.weight_scale,
+                momentum=cfg.momentum,
                 noise_std=z * self.sensitivity[fit.relation],
                 sampling_rate=q,
                 normaliser=normaliser,
                 seed=self.backend.torch_seed(fit.gen),
                 sample_weight=fit.sample_weight,
-                callback=report if est.verbose else None,
+                callback=report if fit.spec.verbose else None,
                 importance=importance,
                 device=self.device,
                 info=run_info,

@@ -37,7 +37,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import policy
 from ._capability import DP_TRANSFORMER, PUBLIC_TRANSFORMER, declared_privacy
 from ._compat import HasMethods, Interval, StrOptions, fit_context
-from ._fit import Road, RoadResult, mu_of, private_fit
+from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
 from ._transaction import fit_transaction
 from .accounting import RELATIONS, Release, sum_rounding_margin
 
@@ -384,7 +384,9 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             self.bounds, X.shape[1], getattr(self, "feature_names_in_", None), "DPStandardScaler"
         )
         return private_fit(
-            self, _ScalerRoad(self._unit(X, lo, hi), lo, hi, self.clip_std), X.shape[0]
+            PrivacySpec.of(self),
+            _ScalerRoad(self._unit(X, lo, hi), lo, hi, self.clip_std),
+            FitRows(X.shape[0]),
         )
 
     def _unit(self, X, lo, hi):

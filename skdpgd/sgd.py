@@ -20,7 +20,8 @@ from ._data import (
     resolve_y_bound,
     target_range,
 )
-from ._minibatch.road import SGD_CONSTRAINTS, fit_minibatch
+from ._fit import PrivacySpec
+from ._minibatch.road import SGD_CONSTRAINTS, MinibatchConfig, fit_minibatch
 from ._docstrings import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
 from ._docstrings import CLASSES_DOC as _CLASSES_DOC
 from ._transaction import fit_transaction
@@ -299,14 +300,29 @@ class _DPSGDBase(BaseEstimator):
         **classes,
     ):
         """Run DP-SGD and set its attributes (only once it has succeeded)."""
+        config = MinibatchConfig(
+            data_norm=data_norm,
+            fit_intercept=self.fit_intercept,
+            intercept_scaling=self.intercept_scaling,
+            clip_norm=self.clip_norm,
+            alpha=self.alpha,
+            batch_size=self.batch_size,
+            epochs=self.epochs,
+            learning_rate=self.learning_rate,
+            momentum=self.momentum,
+            schedule=self.schedule,
+            average=self.average,
+            accountant=self.accountant,
+            importance=self.importance,
+        )
         fitted = fit_minibatch(
-            self,
+            PrivacySpec.of(self),
+            config,
             X,
             y,
             sample_weight,
             loss,
             n_outputs,
-            data_norm=data_norm,
             y_bound=y_bound,
             target_scale=target_scale,
             **classes,

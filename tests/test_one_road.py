@@ -38,7 +38,7 @@ def test_each_fit_goes_down_the_one_road(monkeypatch, est):
     real_init, real_count = _fit.Fit.__init__, _setup.release_count
 
     def spy_init(self, *args, **kwargs):
-        seen.append(type(args[0]).__name__)
+        seen.append(args[0].label)  # the fit's PrivacySpec
         real_init(self, *args, **kwargs)
 
     def spy_count(*args, **kwargs):

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import policy
 from .._data import make_rows
-from .._fit import Road, RoadResult, private_fit
+from .._fit import FitRows, Road, RoadResult, private_fit
 from .registry import mechanism_for
 from .mechanisms import Setup
 from .._setup import release_norm_sum
@@ -94,22 +94,54 @@ def private_row_clip(
     return bound, release, min(1.0, m / bound)
 
 
+@dataclasses.dataclass(frozen=True)
+class FullBatchConfig:
+    """The full-batch road's own parameters, resolved by the estimator before the fit:
+    ``data_norm`` (the resolved public row-norm bound, a float), ``data_norm_given``
+    (whether it was a parameter: the ``verbose`` note on the released row norms is only
+    made then), ``fit_intercept`` (bool), ``row_clip`` (``'auto'`` or ``'data_norm'``),
+    ``intercept_scaling`` (float), ``schedule`` (a name or a schedule instance),
+    ``max_iter`` (None for ``'auto'``, else an int), ``alpha`` (``'auto'`` or a float) and
+    ``momentum`` (float). The defaults are the estimators' defaults."""
+
+    data_norm: float
+    data_norm_given: bool = True
+    fit_intercept: bool = True
+    row_clip: str = "auto"
+    intercept_scaling: float = 0.5
+    schedule: object = "auto"
+    max_iter: int | None = None
+    alpha: object = "auto"
+    momentum: float = 0.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "fit_intercept", bool(self.fit_intercept))
+        object.__setattr__(self, "data_norm", float(self.data_norm))
+        object.__setattr__(self, "intercept_scaling", float(self.intercept_scaling))
+        object.__setattr__(self, "momentum", float(self.momentum))
+        if self.max_iter is not None:
+            object.__setattr__(self, "max_iter", int(self.max_iter))
+        if not (isinstance(self.alpha, str) and self.alpha == "auto"):
+            object.__setattr__(self, "alpha", float(self.alpha))
+
+
 class FullBatchRoad(Road):
     """The full-batch road: the row-norm statistic (``row_clip='auto'``), the penalty and the
     mechanism chosen from public constants, releases described by the mechanism
     (:mod:`skdpgd._full_batch.mechanisms`, :mod:`skdpgd._full_batch.second_order`) and computed
     through the rows'
-    reductions (:mod:`skdpgd._compute.backends`)."""
+    reductions (:mod:`skdpgd._compute.backends`). ``config``: its
+    :class:`FullBatchConfig`."""
 
-    def __init__(self, X, y, loss, n_outputs, *, data_norm, y_bound=None):
+    def __init__(self, X, y, loss, n_outputs, config, *, y_bound=None):
         self.X, self.y, self.loss, self.n_outputs = X, y, loss, n_outputs
-        self.data_norm, self.y_bound = data_norm, y_bound
+        self.config, self.data_norm, self.y_bound = config, config.data_norm, y_bound
 
     def setup(self, fit):
-        est, loss, n_outputs, data_norm = fit.est, self.loss, self.n_outputs, self.data_norm
+        cfg, loss, n_outputs, data_norm = self.config, self.loss, self.n_outputs, self.data_norm
         d = self.X.shape[1]
         relation, n_public = fit.relation, fit.n_public
-        fit_intercept = bool(est.fit_intercept)
+        fit_intercept = cfg.fit_intercept
         # --- the rounding margin of every released sum, from a public bound on the rows summed
         self.margin = sum_rounding_margin(fit.rows_summed_bound(), n_outputs * (d + 1) + 1)
 
@@ -117,7 +149,7 @@ class FullBatchRoad(Road):
         rows = make_rows(self.X, self.y, fit.sample_weight, fit_intercept)
         bound, norm_share = data_norm, 1.0
         n_params = n_outputs * (d + int(fit_intercept))
-        if est.row_clip == "auto":
+        if cfg.row_clip == "auto":
             norm_sens = with_margin({"replace": data_norm, "add_remove": data_norm}, self.margin)
             bound, norm_release, norm_share = private_row_clip(
                 rows.norm_sum(data_norm),
@@ -127,7 +159,7 @@ class FullBatchRoad(Road):
                 fit.gen,
                 policy.signal_to_noise(n_public, n_params, fit.mu_total),
                 norm_sens[relation],
-                notes=fit.notes if est.data_norm is not None else None,
+                notes=fit.notes if cfg.data_norm_given else None,
                 relation=relation,
             )
             fit.charges.add(norm_release)
@@ -135,16 +167,16 @@ class FullBatchRoad(Road):
 
         # --- public constants (theory, parameters, or released above; never the data) ---
         # the intercept's column holds the constant c = intercept_scaling * bound
-        c = float(est.intercept_scaling) * bound if fit_intercept else 1.0
+        c = cfg.intercept_scaling * bound if fit_intercept else 1.0
         rows.clip_rows(bound, c)
         row_bound = math.sqrt(bound**2 + c * c) if fit_intercept else bound
         G = loss.lipschitz(row_bound, n_outputs)
         loss_smoothness = loss.smoothness(row_bound, n_outputs)
-        schedule = get_schedule(est.schedule)
-        max_iter = None if est.max_iter == "auto" else int(est.max_iter)
+        schedule = get_schedule(cfg.schedule)
+        max_iter = cfg.max_iter
         # public: the released estimate
         signal_scale = norm_share ** policy.current().AUTO_SIGNAL_POWER
-        if est.alpha == "auto":  # public: N, D, the loss's constants and the budget left
+        if cfg.alpha == "auto":  # public: N, D, the loss's constants and the budget left
             alpha = policy.auto_alpha(
                 getattr(schedule, "alpha_rule", "consistent"),
                 n_public,
@@ -158,7 +190,7 @@ class FullBatchRoad(Road):
                 fit_intercept,
             )
         else:
-            alpha = float(est.alpha)
+            alpha = cfg.alpha
         # class weights divided by their largest (weight_scale) shrink the loss by that
         # factor; alpha / weight_scale keeps the minimiser of the weighted objective
         alpha = alpha / fit.weight_scale
@@ -183,7 +215,7 @@ class FullBatchRoad(Road):
                 smoothness=loss_smoothness + alpha,
                 strong_convexity=alpha,
                 loss_bound=loss.initial_gap(n_outputs, self.y_bound),
-                momentum=float(est.momentum),
+                momentum=cfg.momentum,
                 second_order=loss.second_order,
                 signal_scale=signal_scale,
                 fit_intercept=fit_intercept,
@@ -250,14 +282,14 @@ class FullBatchRoad(Road):
 
 
 def fit_full_batch(
-    est,
+    spec,
+    config,
     X,
     y,
     sample_weight,
     loss,
     n_outputs,
     *,
-    data_norm,
     y_bound=None,
     classes=None,
     y_index=None,
@@ -266,12 +298,13 @@ def fit_full_batch(
     attributes as a dict (``coef`` (n_outputs, d), ``intercept`` (n_outputs,) and every
     privacy attribute).
 
-    ``y`` is already encoded for the kernel (+-1 for binary logistic, class index for
-    multinomial, clipped target for squared loss); ``data_norm`` is the resolved public
-    row-norm bound (see :func:`resolve_data_norm`). Classifiers pass ``classes`` and the
-    class index of each row (``y_index``) for ``class_weight``.
+    ``spec`` is the fit's :class:`~skdpgd._fit.PrivacySpec`, ``config`` the road's
+    :class:`FullBatchConfig` (with the resolved public row-norm bound, see
+    :func:`skdpgd._data.resolve_data_norm`). ``y`` is already encoded for the kernel (+-1 for
+    binary logistic, class index for multinomial, clipped target for squared loss).
+    Classifiers pass ``classes`` and the class index of each row (``y_index``) for
+    ``class_weight``.
     """
-    road = FullBatchRoad(X, y, loss, n_outputs, data_norm=data_norm, y_bound=y_bound)
-    return private_fit(
-        est, road, X.shape[0], sample_weight=sample_weight, classes=classes, y_index=y_index
-    )
+    road = FullBatchRoad(X, y, loss, n_outputs, config, y_bound=y_bound)
+    data = FitRows(X.shape[0], sample_weight=sample_weight, classes=classes, y_index=y_index)
+    return private_fit(spec, road, data)

@@ -10,6 +10,7 @@ that relation (the batch size is random, and dividing by the *expected* size kee
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import numbers
@@ -25,7 +26,7 @@ from .._estimators import COMMON_CONSTRAINTS
 from .._compat import HasMethods, Interval, StrOptions
 from .._data import canonical_csr  # noqa: F401 (the one canonical_csr; kept importable here)
 from .importance import resolve_importance, run_linear
-from .._fit import Road, RoadResult, private_fit
+from .._fit import FitRows, Road, RoadResult, private_fit
 from .._full_batch.mechanisms import InterceptOnly
 from .._setup import CLASS_COUNT_SENSITIVITY, release_class_counts, require_add_remove_budget
 from ..accounting import (
@@ -136,26 +137,63 @@ def _prescale_huge_rows(X, clip_scale, kernel_scale, clipped_norm):
     return X, np.where(huge, 1.0, kernel_scale)
 
 
+@dataclasses.dataclass(frozen=True)
+class MinibatchConfig:
+    """The minibatch road's own parameters, resolved by the estimator before the fit:
+    ``data_norm`` (the public row-norm bound, a float), ``fit_intercept`` (bool),
+    ``intercept_scaling`` (float), ``clip_norm``, ``alpha``, ``batch_size``, ``epochs``,
+    ``learning_rate`` (each ``'auto'`` or a number: :func:`skdpgd.policy.sgd_defaults`
+    resolves them from public values), ``momentum`` (float), ``schedule`` (a name of
+    :data:`SGD_SCHEDULES` or a schedule instance), ``average`` (bool), ``accountant``
+    (``'rdp'`` or ``'pld'``) and ``importance`` (the parameter: None, ``'auto'`` or a mask).
+    The defaults are the estimators' defaults."""
+
+    data_norm: float
+    fit_intercept: bool = True
+    intercept_scaling: float = 0.5
+    clip_norm: object = "auto"
+    alpha: object = "auto"
+    batch_size: object = "auto"
+    epochs: object = "auto"
+    learning_rate: object = "auto"
+    momentum: float = 0.0
+    schedule: object = "auto"
+    average: bool = True
+    accountant: str = "rdp"
+    importance: object = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "data_norm", float(self.data_norm))
+        object.__setattr__(self, "fit_intercept", bool(self.fit_intercept))
+        object.__setattr__(self, "intercept_scaling", float(self.intercept_scaling))
+        object.__setattr__(self, "momentum", float(self.momentum))
+        object.__setattr__(self, "average", bool(self.average))
+        if not (isinstance(self.clip_norm, str) and self.clip_norm == "auto"):
+            object.__setattr__(self, "clip_norm", float(self.clip_norm))
+
+
 class MinibatchRoad(Road):
     """DP-SGD as a road of :func:`skdpgd._fit.private_fit`: T Poisson-sampled Gaussian
     releases of clipped gradient sums, accounted under add/remove-one by RDP (or PLD).
 
-    ``X`` is dense float64 or canonical CSR; ``y`` is encoded for the kernel.
+    ``X`` is dense float64 or canonical CSR; ``y`` is encoded for the kernel; ``config`` is
+    the road's :class:`MinibatchConfig`.
     ``target_scale`` is None for a classifier, the public scale of y for a regressor (it
     selects the regression constant of ``alpha='auto'``, see :func:`skdpgd.policy.sgd_defaults`)."""
 
     #: a released count is lowered by this many of its noise's standard deviations
     count_margin = policy.current().SGD_COUNT_MARGIN
 
-    def __init__(self, est, X, y, loss, n_outputs, *, data_norm, y_bound=None, target_scale=None):
+    def __init__(self, X, y, loss, n_outputs, config, *, y_bound=None, target_scale=None):
         self.X, self.y, self.loss, self.n_outputs = X, y, loss, n_outputs
-        self.data_norm, self.y_bound, self.target_scale = data_norm, y_bound, target_scale
-        self.accountant = accountant_named(est.accountant)  # "rdp" or "pld"
+        self.config, self.data_norm = config, config.data_norm
+        self.y_bound, self.target_scale = y_bound, target_scale
+        self.accountant = accountant_named(config.accountant)  # "rdp" or "pld"
         # a parameter (public): validated before anything is released
-        self.mask = resolve_importance(getattr(est, "importance", None))
+        self.mask = resolve_importance(config.importance)
 
-    def relation(self, est):
-        require_add_remove_budget(est.budget)
+    def relation(self, spec):
+        require_add_remove_budget(spec.budget)
         return "add_remove"
 
     def charge_immediately(self, fit):
@@ -164,9 +202,9 @@ class MinibatchRoad(Road):
         return True
 
     def setup(self, fit):
-        est, loss, n_outputs, data_norm = fit.est, self.loss, self.n_outputs, self.data_norm
+        cfg, loss, n_outputs, data_norm = self.config, self.loss, self.n_outputs, self.data_norm
         d = self.X.shape[1]
-        fit_intercept = bool(est.fit_intercept)
+        fit_intercept = cfg.fit_intercept
         # --- the rounding margin of every released sum (the gradient sums, the class counts),
         # from a public bound on the rows summed (add/remove-one: the released count plus its
         # margin, or the public n_samples; a batch sums a subset of the rows). Each term's norm
@@ -174,14 +212,12 @@ class MinibatchRoad(Road):
         # column included).
         self.margin = sum_rounding_margin(fit.rows_summed_bound(), n_outputs * (d + 2) + 1)
         # --- public constants: parameters and theory only ---
-        c = float(est.intercept_scaling) * data_norm if fit_intercept else 1.0
+        c = cfg.intercept_scaling * data_norm if fit_intercept else 1.0
         row_bound = math.sqrt(data_norm**2 + c * c) if fit_intercept else data_norm
         g_max = loss.lipschitz(row_bound, n_outputs)
         mu_budget = fit.mu_total
         clip = (
-            policy.sgd_clip_factor(mu_budget) * g_max
-            if est.clip_norm == "auto"
-            else float(est.clip_norm)
+            policy.sgd_clip_factor(mu_budget) * g_max if cfg.clip_norm == "auto" else cfg.clip_norm
         )
         loss_smoothness = loss.smoothness(row_bound, n_outputs)
         # alpha, step, q, T and the normaliser come from the public N and the budget only
@@ -192,10 +228,10 @@ class MinibatchRoad(Road):
             clip,
             row_bound,
             loss_smoothness,
-            est.alpha,
-            est.batch_size,
-            est.epochs,
-            est.learning_rate,
+            cfg.alpha,
+            cfg.batch_size,
+            cfg.epochs,
+            cfg.learning_rate,
             alpha_noise=(
                 None if self.target_scale is None else policy.current().SGD_ALPHA_NOISE_REGRESSION
             ),
@@ -214,11 +250,11 @@ class MinibatchRoad(Road):
             smoothness=loss_smoothness + alpha,
             strong_convexity=alpha,
             loss_bound=loss_bound,
-            momentum=float(est.momentum),
+            momentum=cfg.momentum,
             sampling_rate=q,
         )
         # --- schedule (shape only); the accountant scales it, composed with the count ---
-        schedule = SGD_SCHEDULES[est.schedule] if isinstance(est.schedule, str) else est.schedule
+        schedule = SGD_SCHEDULES[cfg.schedule] if isinstance(cfg.schedule, str) else cfg.schedule
         if isinstance(schedule, Hong) and alpha == 0:
             raise ValueError(
                 "schedule='hong' needs alpha > 0 (its shape comes from the "
@@ -254,7 +290,7 @@ class MinibatchRoad(Road):
             mu_budget,
             fit_intercept,
             loss.second_order == "newton",
-            isinstance(est.schedule, str) and est.schedule == "auto",
+            isinstance(cfg.schedule, str) and cfg.schedule == "auto",
         )
         if rule is not None:
             self._prior_switch(fit, *rule)
@@ -300,7 +336,6 @@ class MinibatchRoad(Road):
         :mod:`skdpgd.accounting.envelope`, docs/theory.md) and returns the smallest common factor on
         both branches' noise multipliers that keeps it within delta at epsilon; both
         branches' releases are fixed here, scaled by it."""
-        est = fit.est
         z1 = share_multiplier(share, fit.mu_total)
         # sensitivity 1 (add/remove-one: one weighted count moves by w_i <= 1), raised by the
         # rounding margin of the float64 sums
@@ -335,7 +370,11 @@ class MinibatchRoad(Road):
             )
         if len(branches) == 2:
             scale, bound = switch_scale(
-                fit.epsilon, fit.delta, first, list(branches.values()), accountant=est.accountant
+                fit.epsilon,
+                fit.delta,
+                first,
+                list(branches.values()),
+                accountant=self.config.accountant,
             )
         else:
             scale = 1.0
@@ -442,9 +481,9 @@ class MinibatchRoad(Road):
     def run(self, fit, releases):
         if self.branch == "prior":
             return self._run_prior(fit, releases)
-        est, X, d = fit.est, self.X, self.X.shape[1]
+        cfg, X, d = self.config, self.X, self.X.shape[1]
         c, clip, q, n_steps, data_norm = self.c, self.clip, self.q, self.n_steps, self.data_norm
-        fit_intercept = bool(est.fit_intercept)
+        fit_intercept = cfg.fit_intercept
         z = releases[0].multipliers
         accountant, delta, progress = self.accountant, fit.delta, fit.progress
         # --- kernel, in the coordinates where the intercept column is 1 (see _mechanisms):
@@ -464,7 +503,7 @@ class MinibatchRoad(Road):
         sample_weight = fit.sample_weight
         average_start = (
             n_steps - 1
-            if not est.average
+            if not cfg.average
             else min(n_steps - 1, int(policy.current().SGD_AVERAGE_FROM * n_steps))
         )
         # divide by the expected batch size q N_pub (public)
@@ -478,7 +517,7 @@ class MinibatchRoad(Road):
             q * fit.n_public,
             steps,
             noise_std,
-            float(est.momentum),
+            cfg.momentum,
             max_norm,
         )
         if sp.issparse(X):
@@ -575,14 +614,14 @@ class MinibatchRoad(Road):
 
 
 def fit_minibatch(
-    est,
+    spec,
+    config,
     X,
     y,
     sample_weight,
     loss,
     n_outputs,
     *,
-    data_norm,
     y_bound=None,
     classes=None,
     y_index=None,
@@ -590,10 +629,9 @@ def fit_minibatch(
 ):
     """Fit a linear model by Poisson-sampled DP-SGD along :func:`skdpgd._fit.private_fit`;
     return the fitted attributes as a dict (``coef`` (n_outputs, d), ``intercept``
-    (n_outputs,) and the privacy attributes). See :class:`MinibatchRoad`."""
-    road = MinibatchRoad(
-        est, X, y, loss, n_outputs, data_norm=data_norm, y_bound=y_bound, target_scale=target_scale
-    )
-    return private_fit(
-        est, road, X.shape[0], sample_weight=sample_weight, classes=classes, y_index=y_index
-    )
+    (n_outputs,) and the privacy attributes). ``spec`` is the fit's
+    :class:`~skdpgd._fit.PrivacySpec`, ``config`` the road's :class:`MinibatchConfig`. See
+    :class:`MinibatchRoad`."""
+    road = MinibatchRoad(X, y, loss, n_outputs, config, y_bound=y_bound, target_scale=target_scale)
+    data = FitRows(X.shape[0], sample_weight=sample_weight, classes=classes, y_index=y_index)
+    return private_fit(spec, road, data)
