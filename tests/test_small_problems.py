@@ -69,9 +69,7 @@ def _close(a, b, tol=1e-12):
 _MULTI_OUTPUT_LOSSES = [LOSS_MULTINOMIAL, LOSS_SQUARED_HINGE_OVR]
 #: every one-output loss code of the kernels (a new one needs its numpy twin: it shows here)
 _ONE_OUTPUT_LOSSES = sorted(
-    v
-    for k, v in vars(_kernels).items()
-    if k.startswith("LOSS_") and v not in _MULTI_OUTPUT_LOSSES
+    v for k, v in vars(_kernels).items() if k.startswith("LOSS_") and v not in _MULTI_OUTPUT_LOSSES
 )
 
 

@@ -52,9 +52,7 @@ def ovr_squared_hinge(Z, y, thr):
     U = Y * Z
     D = np.clip(np.where(U < 1.0, -2.0 * Y * (1.0 - U), 0.0), -t, t)
     knee = 1.0 - t / 2.0  # where |2 (1 - u)| reaches t
-    V = np.where(
-        U >= 1.0, 0.0, np.where(U >= knee, (1.0 - U) ** 2, t * t / 4.0 + t * (knee - U))
-    )
+    V = np.where(U >= 1.0, 0.0, np.where(U >= knee, (1.0 - U) ** 2, t * t / 4.0 + t * (knee - U)))
     return V.sum(axis=1), D
 
 
