@@ -90,18 +90,18 @@ class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
 
     **Several classes.** The K one-vs-rest problems are fitted together: each step releases
     the whole K x P gradient sum with one Gaussian noise draw per coordinate, and the budget
-    is not split between the classes. Output k's derivative is capped at ``|l'_k| <= 2`` (as
-    above; ``G/||x~||`` with ``G = 2 sqrt(data_norm**2 + c**2)``), so one example's gradient
-    over the K outputs has norm at most ``sqrt(K) G``: each release has sensitivity
+    is not split between the classes. Each output's derivative is capped as above, so
+    output k's part of one example's gradient has norm at most G (the binary bound) and the
+    whole gradient over the K outputs at most ``sqrt(K) G``: each release has sensitivity
     ``2 sqrt(K) G`` (replace-one) or ``sqrt(K) G`` (add/remove-one), and ``clip_norm_`` is
     ``sqrt(K) G``. Each class's weights thus get the noise of a binary fit whose Gaussian-DP
-    budget ``mu`` is divided by ``sqrt(K)`` (what K separate fits composed exactly would get),
-    and less than a split of epsilon into K parts.
+    budget ``mu`` is divided by ``sqrt(K)`` (what K separate binary fits composed exactly
+    would get), less noise than splitting epsilon into K equal parts.
 
     **What differs from LinearSVC.** The noise; the unpenalised intercept; the derivative
     capped for misclassified examples (above); ``multi_class='crammer_singer'`` is not
-    offered. Wrapping a binary estimator in ``sklearn.multiclass.OneVsRestClassifier`` with a
-    shared :class:`~skdpgd.PrivacyBudget` still works, but each fit spends its own epsilon.
+    offered. (Wrapping a binary estimator in ``sklearn.multiclass.OneVsRestClassifier`` with
+    a shared :class:`~skdpgd.PrivacyBudget` still works; the joint fit needs neither.)
 
     Examples
     --------
