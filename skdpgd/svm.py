@@ -114,6 +114,10 @@ class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
     >>> clf = DPLinearSVC(epsilon=1.0, data_norm=1.0, random_state=0).fit(X, y)
     >>> bool(clf.score(X, y) > 0.8)
     True
+    >>> y3 = np.digitize(X[:, 0], [-0.3, 0.3])  # three classes: one-vs-rest
+    >>> clf3 = DPLinearSVC(epsilon=1.0, data_norm=1.0, classes=[0, 1, 2], random_state=0)
+    >>> clf3.fit(X, y3).decision_function(X).shape
+    (2000, 3)
     """
 
     #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
