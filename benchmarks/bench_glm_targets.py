@@ -9,7 +9,8 @@ Protocol
   non-negative) in a public unit, ``POISSON_BOUND / hi`` times them with ``hi`` the upper end
   of the set's public target range, and ``y_bound=POISSON_BOUND`` (the sensitivity grows
   with the bound; D^2 and the weights of the unpenalised fit do not change with the unit).
-  Classification (two classes): breast_cancer, biopsy, digits_3v8.
+  Classification: breast_cancer, biopsy, digits_3v8 (two classes) and wine (three classes:
+  DPLinearSVC and LinearSVC both one-vs-rest).
 * Each estimator with ``schedule='auto'`` and only ``epsilon``, ``data_norm`` and the public
   bounds given, at epsilon in {0.3, 1, 3, 1e6}.
 * Counterpart, same penalty: ``HuberRegressor(epsilon=1.35, alpha=alpha_ * N / scale)``
@@ -41,7 +42,7 @@ from .suite.protocols import prepare
 
 EPSILONS = (0.3, 1.0, 3.0, 1e6)
 REGRESSION = ("diabetes", "computers", "budgetfood")
-CLASSIFICATION = ("breast_cancer", "biopsy", "digits_3v8")
+CLASSIFICATION = ("breast_cancer", "biopsy", "digits_3v8", "wine")
 HUBER_SCALE = 0.1
 POISSON_BOUND = 20.0
 

@@ -31,6 +31,7 @@ __all__ = [
     "Hinge",
     "ModifiedHuber",
     "SquaredHinge",
+    "SquaredHingeOneVsRest",
     "Huber",
     "Poisson",
 ]
@@ -223,6 +224,35 @@ class SquaredHinge(Loss):
 
     def initial_gap(self, n_outputs=1, y_bound=None):
         return 1.0
+
+
+@dataclass(frozen=True)
+class SquaredHingeOneVsRest(Loss):
+    """K squared hinges fitted jointly, one-vs-rest: output k's target is ``y_k = +1`` for the
+    examples of class k and -1 for the others, and its loss is the clipped squared hinge of
+    :class:`SquaredHinge` (the kernels cap each output's ``|l'_k|`` at ``G_1 / ||x~||`` with
+    ``G_1 = 2 r``, the one-output bound). The objective is the sum of the K binary ones, so its
+    minimiser is the K binary minimisers.
+
+    One example's gradient is ``(l'_1 y_1, ..., l'_K y_K) (x) x~``: its norm is at most
+    ``sqrt(sum_k l'_k^2) ||x~|| <= sqrt(K) G_1``, so G = 2 sqrt(K) r (the kernels clip the
+    whole gradient to it as well). Each step's release of the K x P gradient sum then has
+    sensitivity 2G = 4 sqrt(K) r replace-one and G = 2 sqrt(K) r add/remove-one. The Hessian
+    is block diagonal with blocks ``2 x~ x~^T`` (where not capped), so M = 2 r^2;
+    F(0) = K and F* >= 0, so B = K.
+    """
+
+    name = "squared_hinge_ovr"
+    code = K.LOSS_SQUARED_HINGE_OVR
+
+    def lipschitz(self, row_bound, n_outputs=3):
+        return math.sqrt(n_outputs) * 2.0 * float(row_bound)
+
+    def smoothness(self, row_bound, n_outputs=3):
+        return 2.0 * float(row_bound) ** 2
+
+    def initial_gap(self, n_outputs=3, y_bound=None):
+        return float(n_outputs)
 
 
 @dataclass(frozen=True)

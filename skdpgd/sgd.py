@@ -466,7 +466,8 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
             if classes.shape[0] > 2 and self.loss != "log_loss":
                 raise ValueError(
                     f"loss={self.loss!r} handles two classes; got {classes.shape[0]}. Use "
-                    "loss='log_loss' (multinomial) for more classes."
+                    "loss='log_loss' (multinomial) for more classes, or DPLinearSVC (full "
+                    "batch, one-vs-rest squared hinge)."
                 )
             if classes.shape[0] == 2:
                 loss = {

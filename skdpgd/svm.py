@@ -1,5 +1,5 @@
 """Differentially private linear support vector classification (full-batch noisy gradient
-descent on the squared hinge loss)."""
+descent on the squared hinge loss; one-vs-rest for more than two classes)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ from ._data import classification_data
 from ._docstrings import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
 from ._docstrings import CLASSES_DOC as _CLASSES_DOC
 from ._transaction import fit_transaction
-from .losses import SquaredHinge
+from .losses import SquaredHinge, SquaredHingeOneVsRest
 
 __all__ = ["DPLinearSVC"]
 
 
 class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
-    __doc__ = f"""Differentially private linear support vector classifier (two classes).
+    __doc__ = f"""Differentially private linear support vector classifier.
 
     Minimises ``(1/N) sum_i w_i l(y_i (x_i . w + b)) + alpha/2 ||w||^2`` (the intercept is not
     penalised) by full-batch noisy gradient descent, where l is the squared hinge
@@ -31,6 +31,11 @@ class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
     ``0 <= u < 1`` and continues as its tangent ``1 - 2u`` for misclassified examples
     (``u < 0``), a smoothed hinge that is convex, 2-Lipschitz in the margin and has the same
     minimiser as the squared hinge whenever no training example ends up misclassified.
+
+    With K >= 3 classes it fits one-vs-rest, as :class:`~sklearn.svm.LinearSVC` does by
+    default: K binary problems (class k, target +1, against the rest, target -1), fitted
+    jointly, one weight row per class; ``decision_function`` gives K scores and ``predict``
+    their argmax.
 
     Parameters
     ----------
@@ -53,14 +58,14 @@ class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
 {_SCHEDULE_PARAMS_DOC}
     Attributes
     ----------
-    classes_ : ndarray of shape (2,)
+    classes_ : ndarray of shape (n_classes,)
         Class labels.
 
-    coef_ : ndarray of shape (1, n_features)
-        Weights.
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Weights: one row for two classes, else one row per class (class k against the rest).
 
-    intercept_ : ndarray of shape (1,)
-        Intercept.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Intercept(s).
 
     n_features_in_ : int
         Number of features seen during fit.
@@ -70,7 +75,8 @@ class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
 {_FITTED_PRIVACY_DOC}
     See Also
     --------
-    DPLogisticRegression : Differentially private logistic regression (also multiclass).
+    DPLogisticRegression : Differentially private logistic regression (multinomial for
+        several classes).
     sklearn.svm.LinearSVC : The non-private estimator.
 
     Notes
@@ -80,9 +86,22 @@ class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
     c**2)`` with ``c = intercept_scaling * data_norm`` (without intercept: ``2 data_norm``);
     sample weights lie in [0, 1]. Each step releases the gradient sum plus Gaussian noise:
     sensitivity ``2G`` (replace-one) or ``G`` (add/remove-one). Accounting as in
-    :class:`DPLogisticRegression` (exact Gaussian DP). Two classes only: for more, fit one
-    estimator per class (``sklearn.multiclass.OneVsRestClassifier``) charged to a shared
-    :class:`~skdpgd.PrivacyBudget`, which accounts for the K fits together.
+    :class:`DPLogisticRegression` (exact Gaussian DP).
+
+    **Several classes.** The K one-vs-rest problems are fitted together: each step releases
+    the whole K x P gradient sum with one Gaussian noise draw per coordinate, and the budget
+    is not split between the classes. Each output's derivative is capped as above, so
+    output k's part of one example's gradient has norm at most G (the binary bound) and the
+    whole gradient over the K outputs at most ``sqrt(K) G``: each release has sensitivity
+    ``2 sqrt(K) G`` (replace-one) or ``sqrt(K) G`` (add/remove-one), and ``clip_norm_`` is
+    ``sqrt(K) G``. Each class's weights thus get the noise of a binary fit whose Gaussian-DP
+    budget ``mu`` is divided by ``sqrt(K)`` (what K separate binary fits composed exactly
+    would get), less noise than splitting epsilon into K equal parts.
+
+    **What differs from LinearSVC.** The noise; the unpenalised intercept; the derivative
+    capped for misclassified examples (above); ``multi_class='crammer_singer'`` is not
+    offered. (Wrapping a binary estimator in ``sklearn.multiclass.OneVsRestClassifier`` with
+    a shared :class:`~skdpgd.PrivacyBudget` still works; the joint fit needs neither.)
 
     Examples
     --------
@@ -95,6 +114,10 @@ class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
     >>> clf = DPLinearSVC(epsilon=1.0, data_norm=1.0, random_state=0).fit(X, y)
     >>> bool(clf.score(X, y) > 0.8)
     True
+    >>> y3 = np.digitize(X[:, 0], [-0.3, 0.3])  # three classes: one-vs-rest
+    >>> clf3 = DPLinearSVC(epsilon=1.0, data_norm=1.0, classes=[0, 1, 2], random_state=0)
+    >>> clf3.fit(X, y3).decision_function(X).shape
+    (2000, 3)
     """
 
     #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
@@ -145,11 +168,6 @@ class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
         self.budget = budget
         self.verbose = verbose
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model privately.
@@ -160,7 +178,7 @@ class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
             Training data, dense or sparse (CSR, never densified); rows are clipped to
             ``data_norm``.
         y : array-like of shape (n_samples,)
-            Class labels (two classes).
+            Class labels (two classes, or more: one-vs-rest).
         sample_weight : array-like of shape (n_samples,), default=None
             Per-example weights in [0, 1].
 
@@ -183,22 +201,23 @@ class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
                 ),
             )
             classes = data.classes
-            if classes.shape[0] != 2:
-                raise ValueError(
-                    "Only binary classification is supported. DPLinearSVC fits two classes, "
-                    f"got {classes.shape[0]}. For more, wrap it "
-                    "in sklearn.multiclass.OneVsRestClassifier with a shared PrivacyBudget "
-                    "(budget=...), which accounts for the one-vs-rest fits together; or use "
-                    "DPLogisticRegression, which fits several classes in one model."
-                )
-            # labels +-1; each gradient release has sensitivity 2G (replace-one) or G
-            # (add/remove-one), G = 2 * row_bound (SquaredHinge.lipschitz, the kernels' clip)
+            if classes.shape[0] == 2:
+                # labels +-1; each gradient release has sensitivity 2G (replace-one) or G
+                # (add/remove-one), G = 2 * row_bound (SquaredHinge.lipschitz, the kernels' clip)
+                loss, n_outputs = SquaredHinge(), 1
+            else:
+                # labels = class index; K outputs, each derivative capped as in the binary
+                # case, so one example's gradient over the K x P parameters has norm at most
+                # G = sqrt(K) * 2 * row_bound (SquaredHingeOneVsRest.lipschitz, the kernels'
+                # clip): each release of the joint gradient sum has sensitivity 2G
+                # (replace-one) or G (add/remove-one); tests/test_linear_svc.py checks the bound
+                loss, n_outputs = SquaredHingeOneVsRest(), classes.shape[0]
             coef, intercept = self._fit_private(
                 data.X,
                 data.y,
                 data.sample_weight,
-                SquaredHinge(),
-                1,
+                loss,
+                n_outputs,
                 classes=classes,
                 y_index=data.y_index,
             )

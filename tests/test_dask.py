@@ -164,7 +164,7 @@ def test_huber_poisson_and_linear_svc_on_dask_are_the_in_memory_models(
 ):
     from skdpgd import DPHuberRegressor, DPLinearSVC, DPPoissonRegressor
 
-    X, y, _, Xd = data
+    X, y, y3, Xd = data
     target = X[:, 0] - 0.5 * X[:, 2]
     counts = np.floor(np.exp(X[:, 0] + 1.0))
     kw = dict(epsilon=1.0, data_norm=1.0, schedule=schedule, random_state=0, **extra)
@@ -172,6 +172,8 @@ def test_huber_poisson_and_linear_svc_on_dask_are_the_in_memory_models(
         (DPHuberRegressor(y_bound=1.0, **kw), DPHuberRegressor(y_bound=1.0, **kw), target),
         (DPPoissonRegressor(y_bound=10.0, **kw), DPPoissonRegressor(y_bound=10.0, **kw), counts),
         (DPLinearSVC(classes=[0, 1], **kw), DPLinearSVC(classes=[0, 1], **kw), y),
+        # three classes: one-vs-rest, one release of the 3 x P gradient per step
+        (DPLinearSVC(classes=[0, 1, 2], **kw), DPLinearSVC(classes=[0, 1, 2], **kw), y3),
     ]:
         mem.fit(X, labels)
         dist.fit(Xd, da.from_array(labels, chunks=700))

@@ -51,6 +51,8 @@ fits = {
         epsilon=1.0, data_norm=1.0, classes=[0, 1, 2], random_state=0).fit(X, y3),
     "DPSGDClassifier 3 classes": lambda: DPSGDClassifier(
         epsilon=1.0, data_norm=1.0, classes=[0, 1, 2], random_state=0).fit(X, y3),
+    "DPLinearSVC 3 classes": lambda: DPLinearSVC(
+        epsilon=1.0, data_norm=1.0, classes=[0, 1, 2], random_state=0).fit(X, y3),
 }
 roads = {}
 out = {"file": skdpgd.__file__}
@@ -83,6 +85,6 @@ def test_first_small_default_fits_compile_no_numba_kernel(tmp_path):
     assert pathlib.Path(out.pop("file")).resolve() == pathlib.Path(skdpgd.__file__).resolve()
     roads = out.pop("roads")
     assert out == {name: [] for name in out}, out
-    assert len(out) == 11
+    assert len(out) == 12
     # every full-batch road of a default fit was taken
     assert {"newton", "output", "uniform", "ssp"} <= set(roads.values()), roads

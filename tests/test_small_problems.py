@@ -18,6 +18,7 @@ from skdpgd._compute.kernels import (
     LOSS_POISSON,
     LOSS_SQUARED,
     LOSS_SQUARED_HINGE,
+    LOSS_SQUARED_HINGE_OVR,
 )
 
 
@@ -64,9 +65,11 @@ def _close(a, b, tol=1e-12):
     np.testing.assert_allclose(a, b, rtol=0, atol=tol * scale)
 
 
+#: the loss codes with several outputs
+_MULTI_OUTPUT_LOSSES = [LOSS_MULTINOMIAL, LOSS_SQUARED_HINGE_OVR]
 #: every one-output loss code of the kernels (a new one needs its numpy twin: it shows here)
 _ONE_OUTPUT_LOSSES = sorted(
-    v for k, v in vars(_kernels).items() if k.startswith("LOSS_") and v != LOSS_MULTINOMIAL
+    v for k, v in vars(_kernels).items() if k.startswith("LOSS_") and v not in _MULTI_OUTPUT_LOSSES
 )
 
 
@@ -82,10 +85,12 @@ def test_every_loss_code_is_compared():
     } <= set(_ONE_OUTPUT_LOSSES)
 
 
-@pytest.mark.parametrize("loss", _ONE_OUTPUT_LOSSES)
+@pytest.mark.parametrize(
+    "loss,k", [(loss, 1) for loss in _ONE_OUTPUT_LOSSES] + [(LOSS_SQUARED_HINGE_OVR, 3)]
+)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_grad_sum_matches_the_kernel(loss, dtype, monkeypatch):
-    X, y, w, coef, b = _problem(dtype=dtype)
+def test_grad_sum_matches_the_kernel(loss, k, dtype, monkeypatch):
+    X, y, w, coef, b = _problem(k=k, dtype=dtype)
     small, big = _both(X, y, w, True, monkeypatch)
     for clip in (0.05, 0.4, 100.0):
         gs, gis, bads = small.grad_sum(coef, b, loss, 0.3, clip)
@@ -102,6 +107,7 @@ def test_grad_sum_matches_the_kernel(loss, dtype, monkeypatch):
         (LOSS_SQUARED, 1),
         (LOSS_HUBER, 1),
         (LOSS_MULTINOMIAL, 3),
+        (LOSS_SQUARED_HINGE_OVR, 3),
         (LOSS_SQUARED, 2),
     ],
 )
@@ -113,6 +119,11 @@ def test_terms_that_are_not_finite_contribute_zero_and_are_counted(loss, k, monk
     elif loss == LOSS_MULTINOMIAL:
         coef[1, 0] = np.nan  # every margin of output 1 is NaN
         n_bad = X.shape[0]
+    elif loss == LOSS_SQUARED_HINGE_OVR:
+        # every margin of output 1 is NaN: its derivative is 0 there, as the binary squared
+        # hinge's (capped derivatives are finite: no row to count)
+        coef[1, 0] = np.nan
+        n_bad = 0
     else:  # several outputs of a one-output loss: no derivative, every row counted
         n_bad = X.shape[0]
     small, big = _both(X, y, w, True, monkeypatch)
@@ -121,6 +132,8 @@ def test_terms_that_are_not_finite_contribute_zero_and_are_counted(loss, k, monk
     _close(got[1], want[1])
     assert got[2] == want[2] == n_bad
     assert np.all(np.isfinite(got[0]))
+    if loss == LOSS_SQUARED_HINGE_OVR:
+        assert np.all(got[0][1] == 0.0) and np.any(got[0][0] != 0.0)
 
 
 @pytest.mark.parametrize("k", [1, 3])
@@ -306,7 +319,8 @@ def test_noisy_update_matches_the_kernel_from_the_same_draws(fit_intercept, mome
 
 @pytest.mark.parametrize(
     "loss,k",
-    [(loss, 1) for loss in _ONE_OUTPUT_LOSSES] + [(LOSS_MULTINOMIAL, 3), (LOSS_SQUARED, 2)],
+    [(loss, 1) for loss in _ONE_OUTPUT_LOSSES]
+    + [(LOSS_MULTINOMIAL, 3), (LOSS_SQUARED_HINGE_OVR, 3), (LOSS_SQUARED, 2)],
 )
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_objective_matches_the_kernel(loss, k, dtype, monkeypatch):

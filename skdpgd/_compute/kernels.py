@@ -45,6 +45,9 @@ LOSS_MODIFIED_HUBER = 4  # smoothed hinge (Zhang 2004)
 LOSS_SQUARED_HINGE = 5  # max(0, 1 - y z)^2
 LOSS_HUBER = 6  # Huber in the residual with threshold `param`
 LOSS_POISSON = 7  # exp(z) - y z (log link), y >= 0
+# K squared hinges, one-vs-rest: output k's target is +1 for class k, -1 otherwise (y = class
+# index); each output's derivative is capped at clip_norm / (sqrt(K) ||x~_i||)
+LOSS_SQUARED_HINGE_OVR = 8
 #: Poisson margins are held at most this before the exponential (finite derivative): e^500 - y
 #: exceeds every clipping threshold the kernels can meet, so the clipped gradient is unchanged
 POISSON_MAX_MARGIN = 500.0
@@ -124,15 +127,39 @@ def dloss(loss, z, yi, param):
     return np.nan
 
 
+@njit(inline="always")
+def ovr_derivative(z, positive, cap):
+    """Output k's derivative under the one-vs-rest squared hinge: ``l'(y_k z)`` of the squared
+    hinge with ``y_k = +1`` (``positive``: the row's class is k) or -1, held in ``[-cap, cap]``.
+    A margin of NaN gives 0 (as :func:`dloss`); an infinite one gives ``-y_k cap``."""
+    d = dloss(LOSS_SQUARED_HINGE, z, 1.0 if positive else -1.0, 0.0)
+    if d > cap:
+        return cap
+    if d < -cap:
+        return -cap
+    return d
+
+
 @njit
-def loss_derivative(loss, z, yi, param, out):
+def loss_derivative(loss, z, yi, param, clip_threshold, out):
     """Write ``dl/dz`` (one entry per output) for one example into ``out``.
 
-    Only the multinomial loss has several outputs; any other loss with several outputs, and
-    unknown codes, give NaN (a non-finite term: it contributes 0 and is counted).
+    The multinomial and the one-vs-rest squared hinge losses have several outputs; any other
+    loss with several outputs, and unknown codes, give NaN (a non-finite term: it contributes
+    0 and is counted). ``clip_threshold`` is ``clip_norm / ||x~_i||`` (as in
+    :func:`loss_value`); only the one-vs-rest squared hinge reads it: each of its K outputs'
+    derivatives is capped at ``clip_threshold / sqrt(K)``, so the row's gradient
+    ``l' (x) x~_i`` has norm at most ``sqrt(K) (clip_threshold / sqrt(K)) ||x~_i|| =
+    clip_norm``, and output k's loss is the binary clipped squared hinge of class k against
+    the rest (the K problems stay separate).
     """
     k_out = z.shape[0]
-    if loss == LOSS_MULTINOMIAL:
+    if loss == LOSS_SQUARED_HINGE_OVR:
+        cap = clip_threshold / math.sqrt(k_out)
+        c = int(yi)
+        for k in range(k_out):
+            out[k] = ovr_derivative(z[k], k == c, cap)
+    elif loss == LOSS_MULTINOMIAL:
         m = z[0]
         for k in range(1, k_out):
             if z[k] > m:
@@ -149,6 +176,19 @@ def loss_derivative(loss, z, yi, param, out):
         out[0] = dloss(loss, z[0], yi, param) if k_out == 1 else np.nan
         for k in range(1, k_out):
             out[k] = np.nan
+
+
+@njit
+def squared_hinge_value(u, t):
+    """The squared hinge at margin ``u = y z`` with its derivative clipped at ``t``:
+    ``(1 - u)^2`` for ``u < 1``, continued by its tangent where ``|l'| = 2 (1 - u)`` would
+    exceed t (``u < 1 - t / 2``): the loss whose derivative is the clipped one."""
+    if u >= 1.0:
+        return 0.0
+    u0 = 1.0 - 0.5 * t
+    if u >= u0:
+        return (1.0 - u) * (1.0 - u)
+    return 0.25 * t * t + t * (u0 - u)
 
 
 @njit
@@ -186,15 +226,17 @@ def loss_value(loss, z, yi, param, clip_threshold):
             return 0.5 * r * r
         return t * r - 0.5 * t * t
     elif loss == LOSS_SQUARED_HINGE:
-        # (1 - u)^2 for u = y z < 1, continued by its tangent where |l'| = 2 (1 - u) would
-        # exceed the threshold t (u < 1 - t / 2): the loss whose derivative is the clipped one
-        u = yi * z[0]
-        if u >= 1.0:
-            return 0.0
-        u0 = 1.0 - 0.5 * clip_threshold
-        if u >= u0:
-            return (1.0 - u) * (1.0 - u)
-        return 0.25 * clip_threshold * clip_threshold + clip_threshold * (u0 - u)
+        return squared_hinge_value(yi * z[0], clip_threshold)
+    elif loss == LOSS_SQUARED_HINGE_OVR:
+        # the sum of the K binary losses, each with its derivative capped at t / sqrt(K)
+        # (:func:`loss_derivative`)
+        k_out = z.shape[0]
+        t = clip_threshold / math.sqrt(k_out)
+        c = int(yi)
+        total = 0.0
+        for k in range(k_out):
+            total += squared_hinge_value(z[k] if k == c else -z[k], t)
+        return total
     elif loss == LOSS_POISSON:
         # e^z - y z, continued by its tangents where |e^z - y| exceeds t: above
         # z_hi = log(y + t), and below z_lo = log(y - t) when y > t
@@ -464,7 +506,7 @@ def clip_factor(norm, clip_norm, weight):
 def _clip_scale(loss, param, clip_norm, z, yi, wi, ai, dz):
     """Write ``l'(z)`` into ``dz`` and return ``w_i min(1, clip_norm / ||g_i||)`` with
     ``||g_i|| = ||l'(z)|| ai``, or NaN if that norm is not finite."""
-    loss_derivative(loss, z, yi, param, dz)
+    loss_derivative(loss, z, yi, param, clip_norm / ai if ai > 0.0 else np.inf, dz)
     nrm2 = 0.0
     for k in range(dz.shape[0]):
         nrm2 += dz[k] * dz[k]
@@ -493,12 +535,13 @@ def _sum_rows_multi(
     gcoef,
     gint,
 ):
-    """:func:`_sum_rows` for several outputs: the multinomial loss, ``l' = p - e_y``.
+    """:func:`_sum_rows` for several outputs: the multinomial loss, ``l' = p - e_y``, and the
+    one-vs-rest squared hinge (:func:`loss_derivative`).
 
     Tiles as in :func:`_sum_rows_single`: the margins of each output four rows at a time,
-    the softmax of the whole tile (its exponentials vectorise), the clip row by row, then the
-    sums four rows at a time. Any other loss with several outputs has no derivative here: its
-    rows count as not finite (and contribute 0).
+    the softmax of the whole tile (its exponentials vectorise) or the K capped squared-hinge
+    derivatives, the clip row by row, then the sums four rows at a time. Any other loss with
+    several outputs has no derivative here: its rows count as not finite (and contribute 0).
     """
     n_out, d = coef.shape
     direct = rows.shape[0] == 0
@@ -506,8 +549,13 @@ def _sum_rows_multi(
         for j in range(d):
             gcoef[k, j] = 0.0
         gint[k] = 0.0
-    if loss != LOSS_MULTINOMIAL:
+    ovr = loss == LOSS_SQUARED_HINGE_OVR
+    if loss != LOSS_MULTINOMIAL and not ovr:
         return max(0, hi - lo)
+    # one-vs-rest: each output's |l'_k| <= clip_norm / (sqrt(K) ||x~_i||), so the row's
+    # derivative vector has norm <= clip_norm / ||x~_i|| (the clip below then never acts
+    # but for rounding; it is what guarantees the bound)
+    ovr_norm = clip_norm / math.sqrt(n_out)
     tile = TILE_ROWS
     idx = np.empty(tile, np.int64)
     S = np.empty(tile)
@@ -544,44 +592,85 @@ def _sum_rows_multi(
                 Z[(r + 1) * n_out + k] = a1
                 Z[(r + 2) * n_out + k] = a2
                 Z[(r + 3) * n_out + k] = a3
-        # (2) softmax: margins minus the row's largest (a NaN or infinite margin leaves NaN)
-        for r in range(nb4):
-            o = r * n_out
-            m = -np.inf
-            for k in range(n_out):
-                z = S[r] * Z[o + k] + intercept[k]
-                Z[o + k] = z
-                m = z if z > m else m
-            for k in range(n_out):
-                F[o + k] = Z[o + k] - m
-        _exp_tile(F, nb4 * n_out)
-        # l' = p - e_y, clipped in closed form: the row's contribution has norm
-        # ||F_r|| row_norm_aug <= w clip_norm; a norm that is not finite gives 0, counted
-        for r in range(nb4):
-            o = r * n_out
-            if r >= nb:
+        if ovr:
+            # (2') the K squared-hinge derivatives of the whole tile in one flat loop (it
+            # vectorises): F holds each output's target y_k = +-1, then -2 y_k max(0, 1 - y_k z)
+            # (0 at a NaN margin, as dloss)
+            for r in range(nb4):
+                o = r * n_out
+                label = int(y[idx[r]])
                 for k in range(n_out):
-                    F[o + k] = 0.0
-                continue
-            i = idx[r]
-            tot = 0.0
-            for k in range(n_out):
-                tot += F[o + k]
-            label = int(y[i])
-            nrm2 = 0.0
-            for k in range(n_out):
-                v = F[o + k] / tot - (1.0 if k == label else 0.0)
-                F[o + k] = v
-                nrm2 += v * v
-            g = math.sqrt(nrm2) * row_norm_aug[i]
-            if not math.isfinite(g):
+                    Z[o + k] = S[r] * Z[o + k] + intercept[k]
+                    F[o + k] = 1.0 if k == label else -1.0
+            for p in range(nb4 * n_out):
+                yk = F[p]
+                v = 1.0 - yk * Z[p]
+                v = v if v > 0.0 else 0.0
+                F[p] = -2.0 * yk * v
+            # each output's derivative capped, then the clip in closed form
+            for r in range(nb4):
+                o = r * n_out
+                if r >= nb:
+                    for k in range(n_out):
+                        F[o + k] = 0.0
+                    continue
+                i = idx[r]
+                cap = ovr_norm / row_norm_aug[i]  # a zero row: inf (numpy error model)
+                nrm2 = 0.0
                 for k in range(n_out):
-                    F[o + k] = 0.0
-                bad += 1
-                continue
-            cl = clip_factor(g, clip_norm, sample_weight[i])
-            for k in range(n_out):
-                F[o + k] *= cl
+                    v = F[o + k]
+                    v = cap if v > cap else v
+                    v = -cap if v < -cap else v
+                    F[o + k] = v
+                    nrm2 += v * v
+                g = math.sqrt(nrm2) * row_norm_aug[i]
+                if not math.isfinite(g):
+                    for k in range(n_out):
+                        F[o + k] = 0.0
+                    bad += 1
+                    continue
+                cl = clip_factor(g, clip_norm, sample_weight[i])
+                for k in range(n_out):
+                    F[o + k] *= cl
+        else:
+            # (2) softmax: margins minus the row's largest (a NaN or infinite margin leaves NaN)
+            for r in range(nb4):
+                o = r * n_out
+                m = -np.inf
+                for k in range(n_out):
+                    z = S[r] * Z[o + k] + intercept[k]
+                    Z[o + k] = z
+                    m = z if z > m else m
+                for k in range(n_out):
+                    F[o + k] = Z[o + k] - m
+            _exp_tile(F, nb4 * n_out)
+            # l' = p - e_y, clipped in closed form: the row's contribution has norm
+            # ||F_r|| row_norm_aug <= w clip_norm; a norm that is not finite gives 0, counted
+            for r in range(nb4):
+                o = r * n_out
+                if r >= nb:
+                    for k in range(n_out):
+                        F[o + k] = 0.0
+                    continue
+                i = idx[r]
+                tot = 0.0
+                for k in range(n_out):
+                    tot += F[o + k]
+                label = int(y[i])
+                nrm2 = 0.0
+                for k in range(n_out):
+                    v = F[o + k] / tot - (1.0 if k == label else 0.0)
+                    F[o + k] = v
+                    nrm2 += v * v
+                g = math.sqrt(nrm2) * row_norm_aug[i]
+                if not math.isfinite(g):
+                    for k in range(n_out):
+                        F[o + k] = 0.0
+                    bad += 1
+                    continue
+                cl = clip_factor(g, clip_norm, sample_weight[i])
+                for k in range(n_out):
+                    F[o + k] *= cl
         # (3) accumulate, output by output, four rows at a time
         for k in range(n_out):
             gk = gcoef[k]
@@ -951,14 +1040,14 @@ def objective_sum(
             for j in range(d):
                 acc += X[i, j] * coef[k, j]
             z[k] = s * acc + intercept[k]
-        loss_derivative(loss, z, y[i], param, dz)
+        thr = clip_norm / row_norm_aug[i] if row_norm_aug[i] > 0.0 else np.inf
+        loss_derivative(loss, z, y[i], param, thr, dz)
         nrm2 = 0.0
         for k in range(n_out):
             nrm2 += dz[k] * dz[k]
         g = math.sqrt(nrm2) * row_norm_aug[i]
         # the clipped gradient's factor (the test spares the division of an unclipped row)
         c = clip_factor(g, clip_norm, sample_weight[i]) if g > clip_norm else sample_weight[i]
-        thr = clip_norm / row_norm_aug[i] if row_norm_aug[i] > 0.0 else np.inf
         total += sample_weight[i] * loss_value(loss, z, y[i], param, thr)
         for k in range(n_out):
             f = c * dz[k]
@@ -1004,14 +1093,14 @@ def objective_sum_csr(
             for p in range(p0, p1):
                 acc += data[p] * coef[k, indices[p]]
             z[k] = s * acc + intercept[k]
-        loss_derivative(loss, z, y[i], param, dz)
+        thr = clip_norm / row_norm_aug[i] if row_norm_aug[i] > 0.0 else np.inf
+        loss_derivative(loss, z, y[i], param, thr, dz)
         nrm2 = 0.0
         for k in range(n_out):
             nrm2 += dz[k] * dz[k]
         g = math.sqrt(nrm2) * row_norm_aug[i]
         # the clipped gradient's factor (the test spares the division of an unclipped row)
         c = clip_factor(g, clip_norm, sample_weight[i]) if g > clip_norm else sample_weight[i]
-        thr = clip_norm / row_norm_aug[i] if row_norm_aug[i] > 0.0 else np.inf
         total += sample_weight[i] * loss_value(loss, z, y[i], param, thr)
         for k in range(n_out):
             f = c * dz[k]

@@ -33,6 +33,7 @@ from .kernels import (
     LOSS_POISSON,
     LOSS_SQUARED,
     LOSS_SQUARED_HINGE,
+    LOSS_SQUARED_HINGE_OVR,
     POISSON_MAX_MARGIN,
 )
 from .kernels_second import _assemble, _check_loss, _symmetric
@@ -84,6 +85,17 @@ def dloss(loss, z, y, param, exp=np.exp):
     return np.full(np.shape(z), np.nan)
 
 
+def ovr_derivatives(Z, y, thr):
+    """The one-vs-rest squared hinge's derivatives (shape (n, K)), each output's held in
+    ``[-t, t]`` with ``t = thr / sqrt(K)`` and ``thr = C / ||x~_i||`` per row
+    (:func:`skdpgd._compute.kernels.loss_derivative`): output k's target is +1 for the rows of
+    class k, -1 for the others. Call it with numpy's warnings off."""
+    n, k_out = Z.shape
+    Y = np.where(np.arange(k_out)[None, :] == y.astype(np.int64)[:, None], 1.0, -1.0)
+    cap = (np.asarray(thr, dtype=np.float64) / math.sqrt(k_out))[:, None]
+    return np.clip(dloss(LOSS_SQUARED_HINGE, Z, Y, 0.0), -cap, cap)
+
+
 def _clipped_factors(loss, param, clip_norm, Z, y, w, aug):
     """``(F, bad)``: row i's clipped factor ``F_i = w_i min(1, C / ||g_i||) l'(z_i)`` (shape
     (n, K)), with ``||g_i|| = ||l'(z_i)|| ||x~_i||``, so ``||F_i x~_i|| <= w_i C``. A row whose
@@ -101,6 +113,8 @@ def _clipped_factors(loss, param, clip_norm, Z, y, w, aug):
             E = np.exp(Z - np.max(Z, axis=1, keepdims=True))
             D = E / np.sum(E, axis=1, keepdims=True)
             D[np.arange(n), y.astype(np.int64)] -= 1.0
+        elif loss == LOSS_SQUARED_HINGE_OVR:
+            D = ovr_derivatives(Z, y, clip_norm / aug)  # a zero row: cap inf
         else:  # several outputs, another loss: no derivative (every row is counted)
             D = np.full((n, k_out), np.nan)
         g = np.sqrt(np.sum(D * D, axis=1)) * aug
@@ -236,6 +250,14 @@ def _in_order(A, axis):
     return np.take(np.cumsum(A, axis=axis), -1, axis=axis)
 
 
+def _squared_hinge_values(u, t):
+    """:func:`skdpgd._compute.kernels.squared_hinge_value`, elementwise."""
+    u0 = 1.0 - 0.5 * t
+    return np.where(
+        u >= 1.0, 0.0, np.where(u >= u0, (1.0 - u) * (1.0 - u), 0.25 * t * t + t * (u0 - u))
+    )
+
+
 def _loss_values(loss, Z, y, param, thr):
     """Each row's clipped loss (:func:`skdpgd._compute.kernels.loss_value`, the same formulas): the
     loss whose derivative is the clipped one at the threshold ``thr = C / ||x~_i||`` (Huber for
@@ -250,6 +272,10 @@ def _loss_values(loss, Z, y, param, thr):
             + _libm_log(_in_order(_libm_exp(Z - m[:, None]), 1))
             - Z[np.arange(n), y.astype(np.int64)]
         )
+    if loss == LOSS_SQUARED_HINGE_OVR:  # the K binary losses, capped at thr / sqrt(K), added
+        k_out = Z.shape[1]
+        U = np.where(np.arange(k_out)[None, :] == y.astype(np.int64)[:, None], Z, -Z)
+        return _in_order(_squared_hinge_values(U, (thr / math.sqrt(k_out))[:, None]), 1)
     z = Z[:, 0]
     if loss == LOSS_LOGISTIC:
         t = y * z
@@ -260,13 +286,7 @@ def _loss_values(loss, Z, y, param, thr):
         r = np.abs(z - y)
         return np.where(r <= t, 0.5 * r * r, t * r - 0.5 * t * t)
     if loss == LOSS_SQUARED_HINGE:
-        u = y * z
-        u0 = 1.0 - 0.5 * thr
-        return np.where(
-            u >= 1.0,
-            0.0,
-            np.where(u >= u0, (1.0 - u) * (1.0 - u), 0.25 * thr * thr + thr * (u0 - u)),
-        )
+        return _squared_hinge_values(y * z, thr)
     if loss == LOSS_POISSON:
         z_hi, z_lo = _libm_log(y + thr), _libm_log(y - thr)
         inside = _libm_exp(np.where(np.isinf(thr), np.minimum(z, POISSON_MAX_MARGIN), z)) - y * z
@@ -302,17 +322,19 @@ def objective(
         Z = row_scale[:, None] * _in_order(X[:, None, :] * coef[None, :, :], 2) + np.asarray(
             intercept, dtype=np.float64
         )
+        thr = np.where(row_norm_aug > 0.0, clip_norm / row_norm_aug, np.inf)
         if loss == LOSS_MULTINOMIAL:  # l' = softmax - e_y (kernels.loss_derivative)
             E = _libm_exp(Z - np.max(Z, axis=1, keepdims=True))
             D = E / _in_order(E, 1)[:, None]
             D[np.arange(n), y.astype(np.int64)] -= 1.0
         elif k_out == 1:
             D = dloss(loss, Z[:, 0], y, param, exp=_libm_exp)[:, None]
+        elif loss == LOSS_SQUARED_HINGE_OVR:
+            D = ovr_derivatives(Z, y, thr)
         else:  # several outputs, a one-output loss: no derivative
             D = np.full((n, k_out), np.nan)
         g = np.sqrt(_in_order(D * D, 1)) * row_norm_aug
         c = np.where(g > clip_norm, sample_weight * np.fmin(1.0, clip_norm / g), sample_weight)
-        thr = np.where(row_norm_aug > 0.0, clip_norm / row_norm_aug, np.inf)
         total = float(_in_order(sample_weight * _loss_values(loss, Z, y, param, thr), 0))
         F = c[:, None] * D
         gcoef = _in_order((F * row_scale[:, None])[:, :, None] * X[:, None, :], 0)

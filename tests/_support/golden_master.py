@@ -306,6 +306,28 @@ def cases():
         lambda: DPLinearSVC(epsilon=1.0, data_norm=1.0, class_weight="balanced", random_state=27),
         _binary,
     )
+    # three classes: one-vs-rest squared hinge, fitted jointly
+    for kind in ("dense", "float32", "csr", "dask"):
+        for sched in ("auto", "uniform", "output"):
+            add(
+                f"linear-svc-ovr-{sched}-{kind}",
+                lambda s=sched: DPLinearSVC(
+                    epsilon=1.0, data_norm=1.0, schedule=s, random_state=28
+                ),
+                _multi,
+                kind,
+            )
+    add(
+        "linear-svc-ovr-balanced",
+        lambda: DPLinearSVC(epsilon=1.0, data_norm=1.0, class_weight="balanced", random_state=29),
+        _multi,
+    )
+    # large enough for the numba row kernel (more than 50 000 entries)
+    add(
+        "linear-svc-ovr-kernel",
+        lambda: DPLinearSVC(epsilon=1.0, data_norm=1.0, random_state=30),
+        lambda: _multi(n=12000),
+    )
     return out
 
 

@@ -29,6 +29,8 @@ def clipped_gradient_sum(A, y, w, loss, clip, theta):
             D[np.arange(len(y)), y.astype(int)] -= 1.0
         elif loss == K.LOSS_SQUARED:
             D = Z - y[:, None]
+        elif loss == K.LOSS_SQUARED_HINGE_OVR:
+            D = ovr_squared_hinge(Z, y, clip / np.linalg.norm(A, axis=1))[1]
         else:
             raise ValueError(loss)
         G = D[:, :, None] * A[:, None, :]  # per-example gradients (n, K, P)
@@ -37,6 +39,21 @@ def clipped_gradient_sum(A, y, w, loss, clip, theta):
         c = w * np.minimum(1.0, clip / np.maximum(gn, 1e-300))
     S = (c[ok, None, None] * G[ok]).sum(axis=0)
     return S, int(np.sum(~ok))
+
+
+def ovr_squared_hinge(Z, y, thr):
+    """``(values (n,), derivatives (n, K))`` of the one-vs-rest squared hinge: output k's
+    target is +1 for class k, -1 otherwise; its derivative ``-2 y_k (1 - y_k z_k)`` (0 past the
+    margin) is held in ``[-t, t]``, ``t = thr / sqrt(K)``, and its value is the squared hinge
+    continued linearly where the derivative is held. (Call with numpy's warnings off.)"""
+    n, k_out = Z.shape
+    Y = np.where(np.arange(k_out)[None, :] == np.asarray(y, int)[:, None], 1.0, -1.0)
+    t = (np.asarray(thr, float) / np.sqrt(k_out))[:, None]
+    U = Y * Z
+    D = np.clip(np.where(U < 1.0, -2.0 * Y * (1.0 - U), 0.0), -t, t)
+    knee = 1.0 - t / 2.0  # where |2 (1 - u)| reaches t
+    V = np.where(U >= 1.0, 0.0, np.where(U >= knee, (1.0 - U) ** 2, t * t / 4.0 + t * (knee - U)))
+    return V.sum(axis=1), D
 
 
 def clipped_sum(X, y, w, data_norm, fit_intercept, loss, clip, coef, intercept):
@@ -95,6 +112,8 @@ def objective(A, y, w, loss, clip, theta):
         thr = clip / an
         vals = np.where(np.abs(r) <= thr, 0.5 * r * r, thr * np.abs(r) - 0.5 * thr * thr)
         D = np.clip(r, -thr, thr)[:, None]
+    elif loss == K.LOSS_SQUARED_HINGE_OVR:
+        vals, D = ovr_squared_hinge(Z, y, clip / an)
     else:
         raise ValueError(loss)
     return float(np.dot(w, vals)), (w[:, None, None] * D[:, :, None] * A[:, None, :]).sum(axis=0)
