@@ -62,6 +62,11 @@ def passes(est):
         # reads its rows (a fraction `rate` of X) once more
         extra = float(np.sum(rates[rates < 1.0]))
         return est.n_iter_ + norm_query + extra, float(np.sum(rates))
+    if est.mechanism_ == "kronecker":
+        # a gradient pass per iteration, the class factor over the subsample (rate q) at each,
+        # and X'X once over the subsample
+        q = float(est.hessian_rates_[0])
+        return est.n_iter_ * (1.0 + q) + norm_query + q, q
     if est.mechanism_ == "gradient":
         return est.n_iter_ + norm_query, 0.0
     return float("nan"), float("nan")

@@ -132,15 +132,26 @@ def auto_alpha(
     max_iter=None,
     signal_scale=1.0,
     fit_intercept=True,
+    n_outputs=1,
 ):
     """``alpha='auto'`` of a full-batch fit, for a schedule whose ``alpha_rule`` is
     ``'output'`` (output perturbation: :func:`output_alpha`), ``'auto'`` (``schedule='auto'``:
     :func:`output_alpha` when :func:`auto_mechanism` picks output perturbation) or anything
     else (:func:`consistent_alpha`, with the squared loss's factor when ``second_order`` is
     ``'ssp'``). All inputs public: N, D, G, R, the budget left, the loss's second-order
-    mechanism, the user's ``max_iter`` (None: 'auto') and the released signal scale."""
+    mechanism, the user's ``max_iter`` (None: 'auto'), the released signal scale and the number
+    of outputs (the rule's mechanism depends on it: :func:`auto_mechanism`)."""
     kind = (
-        auto_mechanism(n_samples, n_params, mu, second_order, max_iter, signal_scale, fit_intercept)
+        auto_mechanism(
+            n_samples,
+            n_params,
+            mu,
+            second_order,
+            max_iter,
+            signal_scale,
+            fit_intercept,
+            n_outputs=n_outputs,
+        )
         if alpha_rule == "auto"
         else None
     )
@@ -185,12 +196,17 @@ AUTO_LOW_OUTPUT_MIN_SNR = 5.0
 #: per class runs the Kronecker-factored Newton (its X'X is P x P) from the ratio
 #: ``AUTO_KRONECKER_MIN_SNR``. (see benchmarks/DECISIONS.md#auto_kronecker_min_snr)
 AUTO_KRONECKER_MAX_FEATURES = 2048
-AUTO_KRONECKER_MIN_SNR = 20.0
+AUTO_KRONECKER_MIN_SNR = 300.0
 #: Its iterations, and the shares of ``mu^2`` of its gradients and of its class factors
 #: (X'X gets the rest). (see benchmarks/DECISIONS.md#auto_kronecker_min_snr)
 AUTO_KRONECKER_ITER = 8
 AUTO_KRONECKER_SHARE = 0.8
 AUTO_KRONECKER_CURVATURE_SHARE = 0.05
+#: Its X'X and class factors sum over a Poisson subsample at :func:`hessian_rate` for P
+#: parameters with this in place of ``AUTO_HESSIAN_SNR``: the curvature only preconditions
+#: the steps, so a floor above the typical eigenvalue costs little.
+#: (see benchmarks/DECISIONS.md#auto_kronecker_rate_snr)
+AUTO_KRONECKER_RATE_SNR = 0.15
 #: Iterations of the DP damped Newton chosen by ``schedule='auto'``.
 #: (see benchmarks/DECISIONS.md#auto_newton_iter)
 AUTO_NEWTON_ITER = 8
@@ -475,17 +491,21 @@ def auto_hessian_count(problem, mu, n_iter, gradient_share):
     return pol.AUTO_NEWTON_HESSIANS
 
 
-def hessian_rate(n_samples, n_params, z, sensitivity_unit, signal_scale=1.0, n_outputs=1):
+def hessian_rate(
+    n_samples, n_params, z, sensitivity_unit, signal_scale=1.0, n_outputs=1, snr_target=None
+):
     """The Poisson rate of a Hessian release (see :data:`AUTO_HESSIAN_SNR`); all inputs public:
     N, D, the release's noise multiplier z, ``sensitivity_unit`` (sqrt(2) replace-one, 1
-    add/remove-one), the released signal scale and the number of outputs."""
+    add/remove-one), the released signal scale, the number of outputs and the target in place
+    of ``AUTO_HESSIAN_SNR`` (None: that constant)."""
     pol = current()
+    target = pol.AUTO_HESSIAN_SNR if snr_target is None else float(snr_target)
     n = float(n_samples)
     D = float(n_params)
     q_rows = pol.AUTO_HESSIAN_MIN_ROWS * D * max(1, int(n_outputs)) / n
     if math.isinf(z) or math.isnan(z):
         return 1.0
-    q_snr = pol.AUTO_HESSIAN_SNR * hessian_noise_ratio(n, D, z, sensitivity_unit, signal_scale)
+    q_snr = target * hessian_noise_ratio(n, D, z, sensitivity_unit, signal_scale)
     return float(min(1.0, max(q_rows, q_snr)))
 
 

@@ -10,7 +10,7 @@ from sklearn.linear_model import LogisticRegression
 
 from skdpgd import DPLogisticRegression, policy
 from skdpgd._data import make_rows
-from skdpgd._full_batch.second_order import kronecker_solve
+from skdpgd._full_batch.second_order import floored_eigh, kronecker_solve
 from skdpgd.accounting import compose_gdp
 from skdpgd.schedules import KroneckerNewton
 
@@ -119,7 +119,7 @@ def test_kronecker_solve_inverts_the_kronecker_preconditioner():
     Bk, Bp = rng.normal(size=(k, k)), rng.normal(size=(p, p))
     A, S = Bk @ Bk.T, Bp @ Bp.T
     G = rng.normal(size=(k, p))
-    D = kronecker_solve(A, S, ridge, G, 0.0, 0.0, n)
+    D = kronecker_solve(floored_eigh(A, 0.0), floored_eigh(S, 0.0), ridge, G, n)
     M = np.kron(A, S) / n + ridge * np.eye(k * p)  # class-major parameters
     np.testing.assert_allclose(M @ D.ravel(), G.ravel(), rtol=1e-10, atol=1e-10)
 
@@ -241,3 +241,18 @@ def test_subsampled_fit_is_reproducible_and_dask_equals_in_memory():
     assert a.hessian_rates_ == (0.4,)
     np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-9, atol=1e-12)
     assert a.score(X, y) > 0.6
+
+
+def test_auto_penalty_is_the_consistent_one_when_auto_runs_it():
+    """The penalty of 'auto' follows the mechanism it runs: output perturbation's larger
+    penalty only when it runs output perturbation."""
+    X, y = _data(n=3000, d=90, classes=3)
+    auto = DPLogisticRegression(epsilon=1e6, data_norm=1.0, random_state=0).fit(X, y)
+    explicit = DPLogisticRegression(
+        epsilon=1e6, data_norm=1.0, random_state=0, schedule="kronecker"
+    ).fit(X, y)
+    assert auto.mechanism_ == "kronecker"
+    assert auto.alpha_ == pytest.approx(explicit.alpha_, rel=1e-12)
+    with policy.using(AUTO_KRONECKER_MAX_FEATURES=50):
+        out = DPLogisticRegression(epsilon=1e6, data_norm=1.0, random_state=0).fit(X, y)
+    assert out.mechanism_ == "output" and out.alpha_ > 1.05 * auto.alpha_

@@ -188,6 +188,7 @@ class FullBatchRoad(Road):
                 max_iter,
                 signal_scale,
                 fit_intercept,
+                n_outputs=n_outputs,
             )
         else:
             alpha = cfg.alpha

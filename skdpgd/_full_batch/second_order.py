@@ -247,18 +247,21 @@ class DampedNewton(Mechanism):
         return Outcome(coef / c, intercept, hessian_rates=rates)
 
 
-def kronecker_solve(A, S, ridge, G, a_floor, s_floor, n):
-    """``D = M^-1 G`` for ``M = (A+ (x) S+) / n + ridge I`` (``G`` of shape (K, P), parameters
-    class-major), with ``A+`` / ``S+`` the symmetric ``A`` (K x K) / ``S`` (P x P) with their
-    eigenvalues raised to ``a_floor`` / ``s_floor``: ``M^-1 = (U (x) V) diag(1 / (a_i s_j / n +
-    ridge)) (U (x) V)^T`` from the two eigendecompositions."""
-    with _blas_single_thread(max(S.shape[0], A.shape[0])):
-        a, U = np.linalg.eigh(0.5 * (A + A.T))
-        s, V = np.linalg.eigh(0.5 * (S + S.T))
-        a = np.maximum(a, a_floor)
-        s = np.maximum(s, s_floor)
-        Gt = U.T @ G @ V
-        return U @ (Gt / (np.outer(a, s) / n + ridge)) @ V.T
+def floored_eigh(M, floor):
+    """``(values, vectors)`` of the symmetric part of M, the values raised to ``floor``."""
+    with _blas_single_thread(M.shape[0]):
+        vals, vecs = np.linalg.eigh(0.5 * (M + M.T))
+    return np.maximum(vals, floor), vecs
+
+
+def kronecker_solve(a_eig, s_eig, ridge, G, n):
+    """``D = M^-1 G`` for ``M = (A (x) S) / n + ridge I`` (``G`` of shape (K, P), parameters
+    class-major), from the eigendecompositions ``a_eig = (a, U)`` of A (K x K) and
+    ``s_eig = (s, V)`` of S (P x P): ``M^-1 = (U (x) V) diag(1 / (a_i s_j / n + ridge))
+    (U (x) V)^T``."""
+    a, U = a_eig
+    s, V = s_eig
+    return U @ ((U.T @ G @ V) / (np.outer(a, s) / n + ridge)) @ V.T
 
 
 class KroneckerNewton(Mechanism):
@@ -341,7 +344,7 @@ class KroneckerNewton(Mechanism):
     def sample_rate(self, setup, plan, xtx):
         """The public Poisson rate of the ``X'X`` and class-factor releases (1: full sums):
         the plan's, or :func:`skdpgd.policy.hessian_rate` for P parameters and the ``X'X``
-        release's multiplier."""
+        release's multiplier, with the target :data:`skdpgd.policy.AUTO_KRONECKER_RATE_SNR`."""
         rate = plan.hessian_rate
         if rate != "auto":
             return float(rate)
@@ -352,6 +355,7 @@ class KroneckerNewton(Mechanism):
             float(xtx.multipliers[0]),
             unit,
             setup.problem.signal_scale,
+            snr_target=policy.current().AUTO_KRONECKER_RATE_SNR,
         )
 
     def run(self, rows, setup, plan, releases, gen, start=None):
@@ -379,6 +383,7 @@ class KroneckerNewton(Mechanism):
             S = S + symmetric_noise(gen, P, s_std)
         S = S / q  # post-processing: the estimate of the full sum and its noise floor
         s_floor = math.sqrt(2.0) * s_std * math.sqrt(P) / q if s_std > 0 else 1e-12 * n
+        s_eig = floored_eigh(S, s_floor)  # S is released once: one eigendecomposition
         coef = np.zeros((k_out, d))
         intercept = np.zeros(k_out) if start is None else np.array(start, dtype=float)
         for t in range(plan.n_steps):
@@ -404,7 +409,9 @@ class KroneckerNewton(Mechanism):
                 )
             theta = np.hstack([coef, intercept[:, None]]) if setup.fit_intercept else coef
             grad_total = g + ridge * theta  # gradient of N F (weights penalised)
-            step = kronecker_solve(A, S, max(n * alpha, 1e-12), grad_total, a_floor, s_floor, n)
+            step = kronecker_solve(
+                floored_eigh(A, a_floor), s_eig, max(n * alpha, 1e-12), grad_total, n
+            )
             decrement = math.sqrt(max(float(np.sum(grad_total * step)), 0.0) / n)
             theta = theta - step / (1.0 + r_kernel * decrement)
             if not np.all(np.isfinite(theta)):
