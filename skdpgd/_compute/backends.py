@@ -246,10 +246,11 @@ class Rows:
         ``sample = (seed, rate)``: over the rows of :func:`poisson_subsample` only (``start``:
         the position of this object's first row in the whole data, for a dask chunk). Each term
         is PSD with Frobenius norm ``<= w_i / 2`` whatever the row (``p_i`` lies in the
-        simplex); a row whose margins are not finite contributes 0. Computed in numpy, a chunk
-        of rows at a time (a matrix product per chunk)."""
-        coef = np.asarray(coef, dtype=np.float64)
-        intercept = np.asarray(intercept, dtype=np.float64)
+        simplex); a row whose margins are not finite contributes 0. Small problems in numpy,
+        others with the multinomial Hessian weights' kernel, a chunk of (gathered) rows at a
+        time."""
+        coef = np.ascontiguousarray(coef, dtype=np.float64)
+        intercept = np.ascontiguousarray(intercept, dtype=np.float64)
         k = coef.shape[0]
         total = np.zeros((k, k))
         idx = (
@@ -261,17 +262,21 @@ class Rows:
         step = max(1, _CORRECT_CHUNK_ENTRIES // max(1, self.n_features))
         for lo in range(0, n, step):
             at = slice(lo, min(n, lo + step)) if idx is None else idx[lo : lo + step]
-            with np.errstate(over="ignore", invalid="ignore"):
-                z = np.asarray(self.X[at] @ coef.T) * self.row_scale[at, None]
-                z += intercept
-            ok = np.all(np.isfinite(z), axis=1)
-            z = np.where(ok[:, None], z, 0.0)
-            z -= z.max(axis=1, keepdims=True)
-            p = np.exp(z)
-            p /= p.sum(axis=1, keepdims=True)
-            wp = np.where(ok, self.sample_weight[at], 0.0)[:, None] * p
-            total += np.diag(wp.sum(axis=0)) - wp.T @ p
+            total += self._class_weights(coef, intercept, at)
         return 0.5 * (total + total.T)
+
+    def _class_weights(self, coef, intercept, at):
+        """:meth:`class_curvature_sum` over the rows ``at`` (a slice or positions), in numpy."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            z = np.asarray(self.X[at] @ coef.T) * self.row_scale[at, None]
+            z += intercept
+        ok = np.all(np.isfinite(z), axis=1)
+        z = np.where(ok[:, None], z, 0.0)
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        wp = np.where(ok, self.sample_weight[at], 0.0)[:, None] * p
+        return np.diag(wp.sum(axis=0)) - wp.T @ p
 
     def _objective_x(self):  # pragma: no cover - interface
         """``(kernel, X's arrays)``: :func:`skdpgd._compute.kernels.objective_sum` and ``(X,)``, or
@@ -334,6 +339,16 @@ class DenseRows(Rows):
 
     def _row_norms(self, idx=None):
         return _kernels.row_norms(self.X if idx is None else self.X[idx])
+
+    def _class_weights(self, coef, intercept, at):
+        """The multinomial Hessian weights' kernel, reading the rows in place (one thread, no
+        BLAS); numpy for small X."""
+        if self.small:
+            return super()._class_weights(coef, intercept, at)
+        rows = np.arange(at.start, at.stop) if isinstance(at, slice) else at
+        return _kernels_second.class_weight_sum(
+            self.X, rows, self.row_scale, self.sample_weight, coef, intercept
+        )
 
     def _objective_x(self):
         return _kernels.objective_sum, (self.X,)
@@ -497,6 +512,19 @@ class CSRRows(Rows):
         self.indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
         self.n_samples, self.n_features = X.shape
         super().__init__(y, sample_weight, fit_intercept)
+
+    def _class_weights(self, coef, intercept, at):
+        """The multinomial Hessian weights' kernel over the stored entries of the rows ``at``."""
+        sub = self.X[at]  # rows of a canonical CSR matrix: still sorted, no duplicates
+        return _kernels_second.class_weight_sum_csr(
+            np.ascontiguousarray(sub.data, dtype=np.float64),
+            np.ascontiguousarray(sub.indices, dtype=np.int64),
+            np.ascontiguousarray(sub.indptr, dtype=np.int64),
+            np.ascontiguousarray(self.row_scale[at]),
+            np.ascontiguousarray(self.sample_weight[at]),
+            coef,
+            intercept,
+        )
 
     def _objective_x(self):
         return _kernels.objective_sum_csr, (self.data, self.indices, self.indptr)

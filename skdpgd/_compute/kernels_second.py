@@ -105,6 +105,30 @@ def _hessian_weights(X, row_scale, sample_weight, loss, coef, intercept, lo, hi,
 
 
 @njit(fastmath=_FASTMATH, nogil=True)
+def _class_weight_sum_at(X, rows, row_scale, sample_weight, coef, intercept, total):
+    """``total += sum_{i in rows} W_i``, the multinomial Hessian weights of the rows at the
+    positions ``rows`` (read in place, nothing gathered); returns the number of rows whose
+    weights were not finite (they add 0)."""
+    k_out, d = coef.shape
+    z = np.empty(k_out)
+    p = np.empty(k_out)
+    W = np.empty((1, total.shape[0]))
+    bad = 0
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        s = row_scale[i]
+        for k in range(k_out):
+            acc = 0.0
+            for j in range(d):
+                acc += X[i, j] * coef[k, j]
+            z[k] = s * acc + intercept[k]
+        bad += _row_weights(K.LOSS_MULTINOMIAL, z, p, sample_weight[i], W, 0)
+        for q in range(total.shape[0]):
+            total[q] += W[0, q]
+    return bad
+
+
+@njit(fastmath=_FASTMATH, nogil=True)
 def _hessian_weights_csr(
     data, indices, indptr, row_scale, sample_weight, loss, coef, intercept, lo, hi, W
 ):
@@ -348,6 +372,55 @@ def _hessian_setup(loss, coef, intercept, fit_intercept, n, d):
     )
     buf = np.empty((min(n, _chunk_rows(P, n_pair)), n_pair))
     return k_out, n_pair, E, P, coef, intercept, buf
+
+
+def _pairs_to_matrix(total, k_out):
+    """The K x K symmetric matrix of the pair sums ``a <= b`` (the order of :func:`_row_weights`)."""
+    A = np.zeros((k_out, k_out))
+    q = 0
+    for a in range(k_out):
+        for b in range(a, k_out):
+            A[a, b] = A[b, a] = total[q]
+            q += 1
+    return A
+
+
+def class_weight_sum(X, rows, row_scale, sample_weight, coef, intercept):
+    """``sum_{i in rows} w_i (diag(p_i) - p_i p_i^T)`` over dense X (the multinomial Hessian
+    weights of :func:`_row_weights`, summed over the rows at the positions ``rows``, int64):
+    shape ``(K, K)``. One thread; a row whose weights are not finite contributes 0."""
+    k_out = coef.shape[0]
+    total = np.zeros(n_pairs(K.LOSS_MULTINOMIAL, k_out))
+    _class_weight_sum_at(
+        X,
+        np.ascontiguousarray(rows, dtype=np.int64),
+        row_scale,
+        sample_weight,
+        np.ascontiguousarray(coef, dtype=np.float64),
+        np.ascontiguousarray(intercept, dtype=np.float64),
+        total,
+    )
+    return _pairs_to_matrix(total, k_out)
+
+
+def class_weight_sum_csr(data, indices, indptr, row_scale, sample_weight, coef, intercept):
+    """:func:`class_weight_sum` for canonical CSR X (data float64, indices and indptr int64)."""
+    n = indptr.shape[0] - 1
+    k_out = coef.shape[0]
+    n_pair = n_pairs(K.LOSS_MULTINOMIAL, k_out)
+    coef = np.ascontiguousarray(coef, dtype=np.float64)
+    intercept = np.ascontiguousarray(intercept, dtype=np.float64)
+    step = max(1, min(n, CHUNK_WEIGHTS // n_pair))
+    W = np.empty((step, n_pair))
+    total = np.zeros(n_pair)
+    for lo in range(0, n, step):
+        hi = min(n, lo + step)
+        _hessian_weights_csr(
+            data, indices, indptr, row_scale, sample_weight, K.LOSS_MULTINOMIAL, coef,
+            intercept, lo, hi, W,
+        )
+        total += W[: hi - lo].sum(axis=0)
+    return _pairs_to_matrix(total, k_out)
 
 
 def hessian_sum(X, row_scale, sample_weight, fit_intercept, loss, coef, intercept, parallel=None):
