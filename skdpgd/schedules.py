@@ -626,6 +626,12 @@ def _check_share(share):
         raise ValueError(f"gradient_share must lie in (0, 1), got {share!r}.")
 
 
+def _check_rate(rate):
+    if not (rate == "auto" or (isinstance(rate, (int, float)) and 0.0 < rate <= 1.0)):
+        raise ValueError(f"hessian_rate must be 'auto' or in (0, 1], got {rate!r}.")
+    return rate
+
+
 def hessian_steps(n_iter, n_hessians):
     """The iterations ``floor(k T / n_H)``, ``k < n_H``, that release a Hessian (always 0)."""
     T = int(n_iter)
@@ -668,9 +674,7 @@ class Newton(Schedule):
 
     def plan(self, problem, mu, max_iter=None):
         _check_share(self.gradient_share)
-        rate = self.hessian_rate
-        if not (rate == "auto" or (isinstance(rate, (int, float)) and 0.0 < rate <= 1.0)):
-            raise ValueError(f"hessian_rate must be 'auto' or in (0, 1], got {rate!r}.")
+        rate = _check_rate(self.hessian_rate)
         T = int(max_iter) if max_iter is not None else int(self.n_iter)
         n_h = (
             policy.auto_hessian_count(problem, mu, T, self.gradient_share)
@@ -724,9 +728,7 @@ class KroneckerNewton(Schedule):
                 "curvature_share must be positive with gradient_share + curvature_share < 1, "
                 f"got {self.curvature_share!r}."
             )
-        rate = self.hessian_rate
-        if not (rate == "auto" or (isinstance(rate, (int, float)) and 0.0 < rate <= 1.0)):
-            raise ValueError(f"hessian_rate must be 'auto' or in (0, 1], got {rate!r}.")
+        rate = _check_rate(self.hessian_rate)
         T = int(max_iter) if max_iter is not None else int(self.n_iter)
         return NoisePlan(
             np.ones(T),

@@ -137,6 +137,21 @@ class DaskRows:
         ]
         return dask.compute(_tree_sum(tasks))[0]
 
+    def _map_at_rows(self, fn, *args):
+        """:meth:`_map` with each chunk's first row position as the last argument (a Poisson
+        subsample is a function of the seed and the row position:
+        :func:`skdpgd._compute.backends.poisson_subsample`)."""
+        import dask
+
+        starts = np.concatenate([[0], np.cumsum(self.X.chunks[0])[:-1]])
+        tasks = [
+            dask.delayed(fn)(
+                xb, yb, wb, self.fit_intercept, self.row_bound, self.column, *args, int(st)
+            )
+            for (xb, yb, wb), st in zip(self._blocks(), starts)
+        ]
+        return dask.compute(_tree_sum(tasks))[0]
+
     # --- the interface of skdpgd._compute.backends.Rows
     # ---------------------------------------------
     def clip_rows(self, bound, column):
@@ -169,55 +184,22 @@ class DaskRows:
         intercept = np.asarray(intercept, dtype=np.float64)
         if sample is None:
             return self._map(_hess, coef, intercept, int(loss_code))
-        import dask
-
-        starts = np.concatenate([[0], np.cumsum(self.X.chunks[0])[:-1]])
-        tasks = [
-            dask.delayed(_hess)(
-                xb,
-                yb,
-                wb,
-                self.fit_intercept,
-                self.row_bound,
-                self.column,
-                coef,
-                intercept,
-                int(loss_code),
-                (int(sample[0]), float(sample[1])),
-                int(st),
-            )
-            for (xb, yb, wb), st in zip(self._blocks(), starts)
-        ]
-        return dask.compute(_tree_sum(tasks))[0]
+        return self._map_at_rows(
+            _hess, coef, intercept, int(loss_code), (int(sample[0]), float(sample[1]))
+        )
 
     def grad_hessian_sum(self, coef, intercept, loss_code, param, clip_norm, sample=None):
         """Both sums at the same point from one read of each chunk (the Hessian over the rows
         of the Poisson subsample ``sample = (seed, rate)`` when given)."""
-        import dask
-
-        coef = np.asarray(coef, dtype=np.float64)
-        intercept = np.asarray(intercept, dtype=np.float64)
-        sample = None if sample is None else (int(sample[0]), float(sample[1]))
-        starts = np.concatenate([[0], np.cumsum(self.X.chunks[0])[:-1]])
-        tasks = [
-            dask.delayed(_grad_hess)(
-                xb,
-                yb,
-                wb,
-                self.fit_intercept,
-                self.row_bound,
-                self.column,
-                coef,
-                intercept,
-                int(loss_code),
-                float(param),
-                float(clip_norm),
-                sample,
-                int(st),
-            )
-            for (xb, yb, wb), st in zip(self._blocks(), starts)
-        ]
-        gcoef, gint, bad, H = dask.compute(_tree_sum(tasks))[0]
+        gcoef, gint, bad, H = self._map_at_rows(
+            _grad_hess,
+            np.asarray(coef, dtype=np.float64),
+            np.asarray(intercept, dtype=np.float64),
+            int(loss_code),
+            float(param),
+            float(clip_norm),
+            None if sample is None else (int(sample[0]), float(sample[1])),
+        )
         return gcoef, gint, int(bad), H
 
     def suff_stats(self):
@@ -226,28 +208,13 @@ class DaskRows:
     def class_curvature_sum(self, coef, intercept, sample=None):
         """See :meth:`skdpgd._compute.backends.Rows.class_curvature_sum` (each chunk selects the
         rows of the Poisson subsample that the in-memory fit selects)."""
-        import dask
-
-        coef = np.asarray(coef, dtype=np.float64)
-        intercept = np.asarray(intercept, dtype=np.float64)
         sample = None if sample is None else (int(sample[0]), float(sample[1]))
-        starts = np.concatenate([[0], np.cumsum(self.X.chunks[0])[:-1]])
-        tasks = [
-            dask.delayed(_class_curvature)(
-                xb,
-                yb,
-                wb,
-                self.fit_intercept,
-                self.row_bound,
-                self.column,
-                coef,
-                intercept,
-                sample,
-                int(st),
-            )
-            for (xb, yb, wb), st in zip(self._blocks(), starts)
-        ]
-        return dask.compute(_tree_sum(tasks))[0]
+        return self._map_at_rows(
+            _class_curvature,
+            np.asarray(coef, dtype=np.float64),
+            np.asarray(intercept, dtype=np.float64),
+            sample,
+        )
 
     def correct_counts(self, models, bound):
         models = [

@@ -502,6 +502,22 @@ def clip_factor(norm, clip_norm, weight):
     return weight * min(1.0, clip_norm / norm)
 
 
+@njit(inline="always")
+def _clip_tile_row(F, o, n_out, nrm2, ai, clip_norm, wi):
+    """Clip the derivatives ``F[o:o + n_out]`` of one row (squared norm ``nrm2``, augmented row
+    norm ``ai``) in closed form, times the weight: the row's contribution then has norm
+    ``<= wi clip_norm``. A norm that is not finite zeroes them; returns 1 then, else 0."""
+    g = math.sqrt(nrm2) * ai
+    if not math.isfinite(g):
+        for k in range(n_out):
+            F[o + k] = 0.0
+        return 1
+    cl = clip_factor(g, clip_norm, wi)
+    for k in range(n_out):
+        F[o + k] *= cl
+    return 0
+
+
 @njit
 def _clip_scale(loss, param, clip_norm, z, yi, wi, ai, dz):
     """Write ``l'(z)`` into ``dz`` and return ``w_i min(1, clip_norm / ||g_i||)`` with
@@ -623,15 +639,9 @@ def _sum_rows_multi(
                     v = -cap if v < -cap else v
                     F[o + k] = v
                     nrm2 += v * v
-                g = math.sqrt(nrm2) * row_norm_aug[i]
-                if not math.isfinite(g):
-                    for k in range(n_out):
-                        F[o + k] = 0.0
-                    bad += 1
-                    continue
-                cl = clip_factor(g, clip_norm, sample_weight[i])
-                for k in range(n_out):
-                    F[o + k] *= cl
+                bad += _clip_tile_row(
+                    F, o, n_out, nrm2, row_norm_aug[i], clip_norm, sample_weight[i]
+                )
         else:
             # (2) softmax: margins minus the row's largest (a NaN or infinite margin leaves NaN)
             for r in range(nb4):
@@ -662,15 +672,9 @@ def _sum_rows_multi(
                     v = F[o + k] / tot - (1.0 if k == label else 0.0)
                     F[o + k] = v
                     nrm2 += v * v
-                g = math.sqrt(nrm2) * row_norm_aug[i]
-                if not math.isfinite(g):
-                    for k in range(n_out):
-                        F[o + k] = 0.0
-                    bad += 1
-                    continue
-                cl = clip_factor(g, clip_norm, sample_weight[i])
-                for k in range(n_out):
-                    F[o + k] *= cl
+                bad += _clip_tile_row(
+                    F, o, n_out, nrm2, row_norm_aug[i], clip_norm, sample_weight[i]
+                )
         # (3) accumulate, output by output, four rows at a time
         for k in range(n_out):
             gk = gcoef[k]

@@ -85,6 +85,16 @@ def _row_weights(loss, z, p, wi, W, r):
     return 1
 
 
+@njit(inline="always")
+def _dense_margins(X, i, s, coef, intercept, z):
+    """``z[k] = s (X[i] . coef[k]) + intercept[k]`` for every output k."""
+    for k in range(coef.shape[0]):
+        acc = 0.0
+        for j in range(coef.shape[1]):
+            acc += X[i, j] * coef[k, j]
+        z[k] = s * acc + intercept[k]
+
+
 @njit(fastmath=_FASTMATH, nogil=True)
 def _hessian_weights(X, row_scale, sample_weight, loss, coef, intercept, lo, hi, W):
     """``W[i - lo]`` = Hessian weights of the rows ``lo <= i < hi`` at (coef, intercept)
@@ -94,12 +104,7 @@ def _hessian_weights(X, row_scale, sample_weight, loss, coef, intercept, lo, hi,
     p = np.empty(k_out)
     bad = 0
     for i in range(lo, hi):
-        s = row_scale[i]
-        for k in range(k_out):
-            acc = 0.0
-            for j in range(d):
-                acc += X[i, j] * coef[k, j]
-            z[k] = s * acc + intercept[k]
+        _dense_margins(X, i, row_scale[i], coef, intercept, z)
         bad += _row_weights(loss, z, p, sample_weight[i], W, i - lo)
     return bad
 
@@ -116,12 +121,7 @@ def _class_weight_sum_at(X, rows, row_scale, sample_weight, coef, intercept, tot
     bad = 0
     for r in range(rows.shape[0]):
         i = rows[r]
-        s = row_scale[i]
-        for k in range(k_out):
-            acc = 0.0
-            for j in range(d):
-                acc += X[i, j] * coef[k, j]
-            z[k] = s * acc + intercept[k]
+        _dense_margins(X, i, row_scale[i], coef, intercept, z)
         bad += _row_weights(K.LOSS_MULTINOMIAL, z, p, sample_weight[i], W, 0)
         for q in range(total.shape[0]):
             total[q] += W[0, q]
@@ -375,7 +375,7 @@ def _hessian_setup(loss, coef, intercept, fit_intercept, n, d):
 
 
 def _pairs_to_matrix(total, k_out):
-    """The K x K symmetric matrix of the pair sums ``a <= b`` (the order of :func:`_row_weights`)."""
+    """The K x K symmetric matrix of the pair sums ``a <= b`` (:func:`_row_weights`' order)."""
     A = np.zeros((k_out, k_out))
     q = 0
     for a in range(k_out):
@@ -416,8 +416,17 @@ def class_weight_sum_csr(data, indices, indptr, row_scale, sample_weight, coef, 
     for lo in range(0, n, step):
         hi = min(n, lo + step)
         _hessian_weights_csr(
-            data, indices, indptr, row_scale, sample_weight, K.LOSS_MULTINOMIAL, coef,
-            intercept, lo, hi, W,
+            data,
+            indices,
+            indptr,
+            row_scale,
+            sample_weight,
+            K.LOSS_MULTINOMIAL,
+            coef,
+            intercept,
+            lo,
+            hi,
+            W,
         )
         total += W[: hi - lo].sum(axis=0)
     return _pairs_to_matrix(total, k_out)

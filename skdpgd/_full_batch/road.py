@@ -264,7 +264,9 @@ class FullBatchRoad(Road):
                 "clip_norm_": self.setup_.lipschitz,
                 # noisy iterations: gradient or Newton steps; output perturbation's one release of
                 # the minimiser; 0 for the intercept-only model and the sufficient statistics
-                "n_iter_": (plan.n_steps if name in ("gradient", "newton", "kronecker", "output") else 0),
+                "n_iter_": (
+                    plan.n_steps if name in ("gradient", "newton", "kronecker", "output") else 0
+                ),
                 "n_iter_theory_": plan.n_iter_theory,
                 "step_sizes_": plan.step_sizes if name == "gradient" else np.empty(0),
                 "mu_": mu,
