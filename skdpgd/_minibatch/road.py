@@ -27,8 +27,8 @@ from .._compat import HasMethods, Interval, StrOptions
 from .._data import canonical_csr  # noqa: F401 (the one canonical_csr; kept importable here)
 from .importance import resolve_importance, run_linear
 from .._fit import FitRows, Road, RoadResult, private_fit
-from .._full_batch.mechanisms import InterceptOnly
-from .._setup import CLASS_COUNT_SENSITIVITY, release_class_counts, require_add_remove_budget
+from .._prior import PriorSwitch
+from .._setup import CLASS_COUNT_SENSITIVITY, require_add_remove_budget
 from ..accounting import (
     GaussianDPAccountant,
     Release,
@@ -394,23 +394,19 @@ class MinibatchRoad(Road):
                 f"= {fit.epsilon:g} at delta = {fit.delta:.3g} (public values only)."
             )
         # the counts' noise from a jumped copy of the fit's stream: DP-SGD then draws exactly
-        # the noise it would draw without the switch (common random numbers)
+        # the noise it would draw without the switch (common random numbers). The release and
+        # the decision are the step every road shares (skdpgd._prior); the branch is forced
+        # to the intercept-only model when the steps could not be certified (public)
         side = np.random.Generator(fit.gen.bit_generator.jumped())
-        noisy, release = release_class_counts(
-            self._class_counts(fit),
-            z1,
-            "add_remove",
-            side,
-            name="class counts (prior)",
-            sensitivity=counts_sens,
+        self.first = PriorSwitch.release(
+            self._class_counts(fit), first[-1], p, side, forced="sgd" not in branches
         )
-        fit.charges.add(release)
-        std1 = float(release.noise_std[0])
-        if "sgd" not in branches or InterceptOnly.dominated(noisy, std1, p):
-            self.branch, self.first = "prior", (noisy, std1)
+        fit.charges.add(self.first.first)
+        if self.first.switched:
+            self.branch = "prior"
             self.accountant = GaussianDPAccountant()  # the rest is one full-batch release
         else:
-            self.start = InterceptOnly.log_odds(noisy, std1, shrink_classes=True)
+            self.start = self.first.start()
 
     def releases(self, fit):
         if self.branch == "prior":  # the counts again, with the rest of the budget
@@ -451,18 +447,20 @@ class MinibatchRoad(Road):
 
     def _run_prior(self, fit, releases):
         """The intercept-only model from the two releases of the counts, combined by their
-        inverse variances (post-processing); coefficients 0."""
+        inverse variances (post-processing; :meth:`skdpgd._prior.PriorSwitch.intercept_only`,
+        the step the full-batch road shares); coefficients 0."""
         (second,) = releases
-        noisy, std1 = self.first
-        std2 = float(second.noise_std[0])
-        counts = self._class_counts(fit)
-        again = counts + std2 * fit.gen.standard_normal(counts.shape[0])
-        if fit.progress is not None:
-            fit.progress.released(second.multipliers, 0, 1)
+        model = self.first.intercept_only(
+            self._class_counts(fit),
+            second,
+            fit.gen,
+            (self.n_outputs, self.X.shape[1]),
+            fit.progress,
+        )
         return RoadResult(
             {
-                "coef": np.zeros((self.n_outputs, self.X.shape[1])),
-                "intercept": InterceptOnly.combined_log_odds(noisy, std1, again, std2),
+                "coef": model.coef,
+                "intercept": model.intercept,
                 "noise_multipliers_": second.multipliers,
                 "sampling_rate_": self.q,
                 "batch_size_": self.q * fit.n_public,
