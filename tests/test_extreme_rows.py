@@ -14,7 +14,10 @@ import pytest
 import scipy.sparse as sp
 
 import skdpgd
+from skdpgd._compute import backends as _backends
 from skdpgd._compute import kernels as _kernels
+from skdpgd._compute import kernels_sgd as _kernels_sgd
+from skdpgd.schedules import Newton
 
 R = 1.0
 N, D = 300, 4
@@ -40,6 +43,8 @@ CASES = [
     ("DPLogisticRegression", dict(classes=[0, 1]), "c"),
     ("DPLogisticRegression", dict(classes=[0, 1], schedule="hong"), "c"),
     ("DPLogisticRegression", dict(classes=[0, 1], schedule="output"), "c"),
+    # Poisson-subsampled Hessians: the subsample is gathered from the pre-scaled rows
+    ("DPLogisticRegression", dict(classes=[0, 1], schedule=Newton(hessian_rate=0.5)), "c"),
     ("DPLogisticRegression", dict(classes=[0, 1], row_clip="auto", n_samples=N), "c"),
     ("DPLogisticRegression", dict(classes=[0, 1, 2]), "c3"),
     ("DPRidge", dict(y_bound=2.0), "r"),
@@ -68,7 +73,8 @@ def _labels(target, yc, yr):
 
 # scikit-learn's finite check sums X; over 1.7e308 entries that sum overflows (expected)
 @pytest.mark.filterwarnings("ignore:invalid value encountered in reduce:RuntimeWarning")
-@pytest.mark.parametrize("value", [1e300, 1.7e308])
+# 1e95: above the one pre-scaling threshold (2^300 ~ 2e90), below DP-SGD's former own (1e100)
+@pytest.mark.parametrize("value", [1e95, 1e300, 1.7e308])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("name,params,target", CASES)
 def test_extreme_rows_fit_as_their_clipped_selves(name, params, target, kind, value):
@@ -142,3 +148,100 @@ def test_mlp_refuses_values_beyond_float32_with_a_clear_error():
         skdpgd.DPMLPClassifier(
             epsilon=1.0, classes=[0, 1], hidden_layer_sizes=(4,), max_iter=2, random_state=0
         ).fit(X, y)
+
+
+# ---- the one pre-scaler (skdpgd._compute.backends.prescale_huge_rows) ----------------------
+
+
+def _huge_rows():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(40, 3))
+    X[3] *= 1e300
+    X[7] *= 1e95  # above PRESCALE_NORM = 2^300 ~ 2e90
+    X[9] = [1.7e308, -1.7e308, 0.0]  # its norm overflows
+    X[11] *= 1e80  # below: left alone
+    return X
+
+
+@pytest.mark.parametrize("kind", ["dense", "csr"])
+def test_the_pre_scaler_divides_huge_rows_by_powers_of_two_in_a_copy(kind):
+    X = _huge_rows()
+    A = sp.csr_matrix(X) if kind == "csr" else X.copy()
+    norms = _kernels_sgd.csr_row_norms(A.data, A.indptr) if kind == "csr" else _kernels.row_norms(A)
+    before = A.copy()
+    B, pre, unit = _backends.prescale_huge_rows(A, norms)
+    dense = B.toarray() if kind == "csr" else B
+    # the caller's X is untouched; the huge rows (and only they) are divided, exactly
+    np.testing.assert_array_equal(A.toarray() if kind == "csr" else A, X)
+    assert (before != A).nnz == 0 if kind == "csr" else np.array_equal(before, A)
+    huge = [3, 7, 9]
+    assert np.flatnonzero(pre != 1.0).tolist() == huge
+    mantissa, _ = np.frexp(pre[huge])
+    assert np.all(mantissa == 0.5)  # powers of two
+    np.testing.assert_array_equal(dense[huge] * pre[huge, None], X[huge])
+    largest = np.max(np.abs(dense[huge]), axis=1)
+    assert np.all((largest >= 1.0) & (largest < 2.0))
+    others = np.setdiff1d(np.arange(40), huge)
+    np.testing.assert_array_equal(dense[others], X[others])
+    np.testing.assert_allclose(unit, np.linalg.norm(dense, axis=1), rtol=1e-15)
+    # the scale clips the stored row to the true row clipped to norm R
+    for R in (0.5, 10.0):
+        clipped = dense * _backends.clip_scales(unit, pre, R)[:, None]
+        np.testing.assert_allclose(np.linalg.norm(clipped[huge], axis=1), R, rtol=1e-15)
+        np.testing.assert_allclose(clipped[11], X[11] * (R / np.linalg.norm(X[11])), rtol=1e-15)
+    # nothing huge: X itself comes back, nothing is copied
+    small = X[others[others != 11]]
+    same, pre1, unit1 = _backends.prescale_huge_rows(small, _kernels.row_norms(small))
+    assert same is small and np.all(pre1 == 1.0)
+
+
+def test_both_roads_use_the_one_pre_scaler(monkeypatch):
+    calls = []
+    real = _backends.prescale_huge_rows
+
+    def spy(X, norms):
+        out = real(X, norms)
+        calls.append(int(np.sum(out[1] != 1.0)))
+        return out
+
+    monkeypatch.setattr(_backends, "prescale_huge_rows", spy)
+    X, _, yc, _ = _data(1e95)
+    skdpgd.DPLogisticRegression(epsilon=1.0, data_norm=R, classes=[0, 1], random_state=0).fit(X, yc)
+    assert calls and calls[-1] == 5
+    calls.clear()
+    skdpgd.DPSGDClassifier(
+        epsilon=1.0, data_norm=R, classes=[0, 1], n_samples=N, random_state=0
+    ).fit(X, yc)
+    assert calls == [5]
+
+
+@pytest.mark.parametrize("kind", ["csr", "dask"])
+@pytest.mark.parametrize("bound", [1.0, 10.0])
+def test_subsampled_hessians_read_the_pre_scaled_rows(kind, bound):
+    """A Poisson-subsampled Hessian gathers its rows from the pre-scaled copy with their own
+    scale: the CSR and dask backends sum what the dense one sums. (Before, CSR gathered the
+    rows as given with the scale of the divided ones, a term pre_i^2 times too large, and
+    dask rebuilt the subsample without the power of two, clipping a huge row too short.)"""
+    if kind == "dask":
+        pytest.importorskip("dask")
+        import dask.array as da
+
+        from skdpgd._compute.dask_backend import DaskRows
+    X = _huge_rows()
+    y = np.where(np.arange(40) % 3 == 0, 1.0, -1.0)
+    w = np.ones(40)
+    coef, intercept = np.array([[0.3, -0.2, 0.1]]), np.array([0.05])
+    dense = _backends.DenseRows(X, y, w, True)
+    other = (
+        _backends.CSRRows(sp.csr_matrix(X), y, w, True)
+        if kind == "csr"
+        else DaskRows(da.from_array(X, chunks=(15, 3)), y, w, True)
+    )
+    for rows in (dense, other):
+        rows.clip_rows(bound, 1.0)
+    sample = (11, 0.7)
+    want = dense.hessian_sum(coef, intercept, _kernels.LOSS_LOGISTIC, sample=sample)
+    got = other.hessian_sum(coef, intercept, _kernels.LOSS_LOGISTIC, sample=sample)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    # each term's row is clipped to the bound: the sum is at most (bound^2 + 1) / 4 per row
+    assert np.linalg.norm(got) <= 40 * (bound**2 + 1) / 4

@@ -219,10 +219,27 @@ ROAD_FAMILIES = ("skdpgd._full_batch", "skdpgd._minibatch", "skdpgd._network")
 
 def test_the_generic_road_imports_no_road_family():
     graph = _graph(lazy=True)
-    for layer in ("skdpgd._fit", "skdpgd._setup", "skdpgd._progress", "skdpgd._compute"):
+    for layer in (
+        "skdpgd._fit",
+        "skdpgd._setup",
+        "skdpgd._prior",
+        "skdpgd._progress",
+        "skdpgd._compute",
+    ):
         inside = {m for m in graph if m == layer or m.startswith(layer + ".")}
         reached = {t for m in inside for t in graph[m]}
         assert not {t for t in reached if t.startswith(ROAD_FAMILIES)}, layer
+
+
+def test_the_full_batch_and_minibatch_roads_import_neither_other():
+    """What the two linear roads share (the prior switch, the set-up releases, the rows) lives
+    below them (skdpgd._prior, skdpgd._setup, skdpgd._compute): neither imports the other."""
+    graph = _graph(lazy=True)
+    pair = ("skdpgd._full_batch", "skdpgd._minibatch")
+    for family, other in (pair, pair[::-1]):
+        inside = {m for m in graph if m == family or m.startswith(family + ".")}
+        reached = {t for m in inside for t in graph[m]}
+        assert not {t for t in reached if t.startswith(other)}, family
 
 
 def test_subpackages_are_one_level_deep():

@@ -46,11 +46,13 @@ from . import kernels_second as _kernels_second
 from . import small_problems as _small_problems
 from .kernels_sgd import csr_row_norms
 
-#: Rows whose norm is above this (or overflows) are divided, in a copy, by a power of two at
-#: least their largest entry before any kernel reads them; their scale takes the factor back.
-#: Otherwise the kernels' products ``s_i^2 x_ia x_ib`` underflow (``s_i^2`` ~ 1e-600 -> 0) and
-#: their margins ``x_i . theta`` overflow: the row would silently count as 0 instead of
-#: being clipped to R. Dividing by a power of two is exact.
+#: The one pre-scaling threshold of every road (:func:`prescale_huge_rows`): rows whose norm is
+#: above it (or overflows) are divided, in a copy, by a power of two before any kernel reads
+#: them, and their scale takes the factor back. Otherwise the kernels' products
+#: ``s_i^2 x_ia x_ib`` underflow (``s_i^2`` ~ 1e-600 -> 0) and their margins ``x_i . theta``
+#: (taken before the row's scale is applied) overflow: the row would silently count as 0
+#: instead of being clipped to R. 2^300 (~2e90) keeps ``x_ia x_ib`` below 2^600 and, with
+#: DP-SGD's iterate bound (margins up to 1e150), every margin below 1e241.
 PRESCALE_NORM = 2.0**300
 #: Rows x features read at a time by :meth:`Rows.correct_counts` (bounds its memory).
 _CORRECT_CHUNK_ENTRIES = 1 << 22
@@ -60,6 +62,61 @@ def _power_of_two(m):
     """``2^(e - 1)`` for ``m = f 2^e`` (``0.5 <= f < 1``): finite, and ``m / 2^(e-1)`` lies in
     ``[1, 2)``."""
     return np.ldexp(1.0, np.frexp(m)[1] - 1)
+
+
+def prescale_huge_rows(X, norms):
+    """The pre-scaler of every road: ``(X', pre, unit)``.
+
+    ``X`` is a dense array or a canonical CSR matrix and ``norms`` its row norms computed
+    without overflow (:func:`skdpgd._compute.kernels.row_norms`,
+    :func:`skdpgd._compute.kernels_sgd.csr_row_norms`; inf where the norm itself overflows).
+    Each row whose norm is above :data:`PRESCALE_NORM` or not finite is divided by
+    ``pre_i = 2^(e-1)``, ``2^e`` the power of two just above its largest entry (so its entries
+    end up below 2 in absolute value, its largest at least 1); ``pre_i = 1`` for every other
+    row. ``unit`` holds the norms of the rows of ``X'`` (``norms`` but for the divided rows,
+    recomputed). The caller's X is never modified: X' is a copy (of a CSR matrix's data only,
+    in float64) when a row is divided, X itself otherwise.
+
+    Privacy: the pre-scaler computes the same clipped row, it does not change which row is
+    clipped or to what. A road applies ``min(pre_i, R / unit_i)`` (:func:`clip_scales`) to the
+    row ``x_i / pre_i``: ``min(1, R / ||x_i||) x_i`` in exact arithmetic, of norm at most R
+    because the scale comes from the stored row's own norm ``unit_i``. Dividing by a power of
+    two is exact but for entries pushed below float64's normal range (then smaller than
+    ``2^-1022`` times the row's largest entry, which is at least 1). What remains is the
+    rounding of a norm and of a product, the same few ulps as on any other row, which the
+    roads' rounding margins of the released sums (:func:`skdpgd.accounting.sum_rounding_margin`)
+    and the kernels' closed-form per-example clip already cover.
+    """
+    norms = np.asarray(norms, dtype=np.float64)
+    huge = ~(norms <= PRESCALE_NORM)
+    pre = np.ones(norms.shape[0])
+    if not np.any(huge):
+        return X, pre, norms
+    idx = np.flatnonzero(huge)
+    unit = norms.copy()
+    if sp.issparse(X):
+        data = np.array(X.data, dtype=np.float64)  # a copy: never modify the caller's X
+        indptr = X.indptr
+        for i in idx:
+            row = data[indptr[i] : indptr[i + 1]]
+            pre[i] = _power_of_two(np.max(np.abs(row)))
+            row /= pre[i]
+        X = sp.csr_matrix((data, X.indices, indptr), shape=X.shape)
+        unit[idx] = csr_row_norms(data, np.asarray(indptr, dtype=np.int64))[idx]
+    else:
+        pre[idx] = _power_of_two(np.max(np.abs(X[idx]), axis=1))
+        X = X.copy()  # never modify the caller's X
+        X[idx] = X[idx] / pre[idx, None]
+        unit[idx] = _kernels.row_norms(X[idx])
+    return X, pre, unit
+
+
+def clip_scales(unit, pre, bound):
+    """``min(pre_i, bound / unit_i)`` (1 for a zero row): the scale that turns the stored row
+    ``x_i / pre_i`` of :func:`prescale_huge_rows` into ``min(1, bound / ||x_i||) x_i``, the
+    row clipped to norm ``bound``, computed without overflow."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.where(unit > 0, np.minimum(pre, bound / np.where(unit > 0, unit, 1.0)), 1.0)
 
 
 #: Rows per block of :func:`poisson_subsample` (a public constant: it fixes which uniform
@@ -110,25 +167,21 @@ class Rows:
         self.fit_intercept = bool(fit_intercept)
         # row i as stored for the kernels is x_i / pre_i (pre_i = 1 but for huge rows), of norm
         # unit_i; its true norm ||x_i|| = pre_i unit_i (inf if that overflows)
-        self._unit = self._row_norms()
-        self._pre = np.ones_like(self._unit)
-        huge = ~(self._unit <= PRESCALE_NORM)
-        if np.any(huge):
-            idx = np.flatnonzero(huge)
-            self._pre[idx] = self._divide_rows(idx)
-            self._unit[idx] = self._row_norms(idx)
+        X, self._pre, self._unit = prescale_huge_rows(self.X, self._row_norms())
+        if X is not self.X:
+            self._replace_rows(X)
         with np.errstate(over="ignore"):
             self._norms = self._unit * self._pre
         self.clip_rows(np.inf, 1.0)
 
     # --- to be supplied by a backend -----------------------------------------------------
-    def _row_norms(self, idx=None):  # pragma: no cover - interface
-        """Norms of the stored rows (those in ``idx``, default all), without overflow."""
+    def _row_norms(self):  # pragma: no cover - interface
+        """Norms of the rows of X, without overflow."""
         raise NotImplementedError
 
-    def _divide_rows(self, idx):  # pragma: no cover - interface
-        """Divide the rows ``idx`` (in a copy of X made here) by powers of two at least their
-        largest entries; return those powers."""
+    def _replace_rows(self, X):  # pragma: no cover - interface
+        """Read the rows from ``X`` (the pre-scaled copy of :func:`prescale_huge_rows`) from
+        now on, in every reduction."""
         raise NotImplementedError
 
     # --- row clipping ----------------------------------------------------------------------
@@ -149,10 +202,7 @@ class Rows:
     def _scale_at(self, bound):
         """``min(pre_i, bound / unit_i) / column`` for every stored row (the current column):
         the row scale of :meth:`clip_rows`, computed without overflow."""
-        unit, pre = self._unit, self._pre
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            scale = np.where(unit > 0, np.minimum(pre, bound / np.where(unit > 0, unit, 1.0)), 1.0)
-        return scale / self.column
+        return clip_scales(self._unit, self._pre, bound) / self.column
 
     def weight_sum(self):
         """``sum_i w_i`` (float64)."""
@@ -337,8 +387,11 @@ class DenseRows(Rows):
         self.small = _small_problems.is_small(self.n_samples, self.n_features)
         super().__init__(y, sample_weight, fit_intercept)
 
-    def _row_norms(self, idx=None):
-        return _kernels.row_norms(self.X if idx is None else self.X[idx])
+    def _row_norms(self):
+        return _kernels.row_norms(self.X)
+
+    def _replace_rows(self, X):
+        self.X = X
 
     def _class_weights(self, coef, intercept, at):
         """The multinomial Hessian weights' kernel, reading the rows in place (one thread, no
@@ -352,12 +405,6 @@ class DenseRows(Rows):
 
     def _objective_x(self):
         return _kernels.objective_sum, (self.X,)
-
-    def _divide_rows(self, idx):
-        pre = _power_of_two(np.max(np.abs(self.X[idx]), axis=1))
-        self.X = self.X.copy()  # never modify the caller's X
-        self.X[idx] = self.X[idx] / pre[:, None]
-        return pre
 
     def hessian_sum(self, coef, intercept, loss_code, sample=None):
         """See :meth:`Rows.hessian_sum` (upper triangles, four rows at a time, mirrored)."""
@@ -529,21 +576,16 @@ class CSRRows(Rows):
     def _objective_x(self):
         return _kernels.objective_sum_csr, (self.data, self.indices, self.indptr)
 
-    def _row_norms(self, idx=None):
+    def _row_norms(self):
         if self.n_samples == 0:
             return np.zeros(0)
-        norms = csr_row_norms(self.data, self.indptr)
-        return norms if idx is None else norms[idx]
+        return csr_row_norms(self.data, self.indptr)
 
-    def _divide_rows(self, idx):
-        data, indptr = self.data.copy(), self.indptr  # never modify the caller's X
-        pre = np.empty(len(idx))
-        for k, i in enumerate(idx):
-            row = data[indptr[i] : indptr[i + 1]]
-            pre[k] = _power_of_two(np.max(np.abs(row)))
-            row /= pre[k]
-        self.data = data
-        return pre
+    def _replace_rows(self, X):
+        # every reduction reads the pre-scaled rows, those that gather rows from the matrix
+        # (the subsampled Hessian, the correct counts, the class curvature) included
+        self.X = X
+        self.data = np.ascontiguousarray(X.data, dtype=np.float64)
 
     def hessian_sum(self, coef, intercept, loss_code, sample=None):
         """See :meth:`Rows.hessian_sum` (pairs of a row's stored entries)."""

@@ -66,7 +66,9 @@ def _hess(Xb, yb, wb, fi, bound, column, coef, intercept, loss, sample=None, sta
     if idx.shape[0] == 0:
         D = coef.shape[0] * rows.n_params
         return np.zeros((D, D))
-    sub = DenseRows(rows.X[idx], rows.y[idx], rows.sample_weight[idx], fi)
+    # from the chunk's rows as given: the subsample is pre-scaled again, so a huge row keeps
+    # its scale (rows.X holds it divided by a power of two, which a new object cannot know)
+    sub = DenseRows(np.asarray(Xb)[idx], rows.y[idx], rows.sample_weight[idx], fi)
     sub.clip_rows(bound, column)
     sub.parallel = False
     return sub.hessian_sum(coef, intercept, loss)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-from .. import policy
+from .. import _prior, policy
 from .._compute import small_problems as _small_problems
 from .._compute.kernels import _noisy_update as noisy_update
 from .._setup import CLASS_COUNT_SENSITIVITY
@@ -450,60 +450,19 @@ class InterceptOnly(Mechanism):
             s2 = (std / setup.n_public) ** 2
             shrink = mean * mean / (mean * mean + s2) if s2 > 0 else 1.0
             return np.array([mean * shrink])
-        return self.log_odds(self.noisy_counts(rows, setup, std, gen), std)
+        return _prior.log_odds(self.noisy_counts(rows, setup, std, gen), std)
 
-    def noisy_counts(self, rows, setup, std, gen):
-        """The release: the weighted class counts plus ``N(0, std^2)`` each."""
+    def class_counts(self, rows, setup):
+        """The weighted class counts ``sum_i w_i [y_i = k]`` (exact; released only through
+        :func:`skdpgd._prior.noisy`)."""
         k = self._n_classes(setup)
         y, w = rows.y, rows.sample_weight  # numpy or dask: both reduce with .sum()
         labels = [-1.0, 1.0] if k == 2 else [float(j) for j in range(k)]
-        counts = np.array([float((w * (y == lab)).sum()) for lab in labels])
-        return counts + std * gen.standard_normal(k)
+        return np.array([float((w * (y == lab)).sum()) for lab in labels])
 
-    @staticmethod
-    def shrunk_counts(counts, std):
-        """Noisy counts shrunk towards their mean by
-        ``max(0, 1 - c (K - 1) s^2 / ||c~ - mean(c~)||^2)``,
-        c = :data:`skdpgd.policy.WARM_START_SHRINK`."""
-        counts = np.asarray(counts, dtype=float)
-        dev = counts - counts.mean()
-        norm2 = float(dev @ dev)
-        c = policy.current().WARM_START_SHRINK
-        factor = max(0.0, 1.0 - c * (counts.size - 1) * std * std / norm2) if norm2 > 0 else 0.0
-        return counts.mean() + factor * dev
-
-    @staticmethod
-    def log_odds(counts, std, shrink_classes=False):
-        """The intercept of noisy counts (post-processing). ``shrink_classes``: first shrink
-        them by :meth:`shrunk_counts`, so that where the classes' imbalance is within the noise
-        an iteration starts at the uniform prior rather than at the noise (a balanced set's
-        noisy prior otherwise shifts every prediction)."""
-        counts = np.array(counts, dtype=float)
-        if shrink_classes:
-            counts = InterceptOnly.shrunk_counts(counts, std)
-        counts = np.maximum(counts, 0.5)
-        k = counts.size
-        logf = np.log(counts / counts.sum())
-        if k == 2:
-            return np.array([logf[1] - logf[0]])
-        return logf - logf.mean()
-
-    @staticmethod
-    def dominated(counts, std, share):
-        """Whether one class holds at least ``share`` of the noisy counts once they are shrunk
-        by their known noise (:meth:`shrunk_counts`): the prior switch's decision,
-        post-processing of the release. (A relative tolerance: fully shrunk binary counts are
-        exactly 1/2 each.)"""
-        shrunk = np.maximum(InterceptOnly.shrunk_counts(counts, std), 0.5)
-        return float(shrunk.max()) >= share * float(shrunk.sum()) * (1.0 - 1e-9)
-
-    @staticmethod
-    def combined_log_odds(first, std1, second, std2):
-        """The intercept of two noisy releases of the same counts, combined by their inverse
-        variances (post-processing)."""
-        v1, v2 = std1 * std1, std2 * std2
-        combined = (first * v2 + second * v1) / (v1 + v2)
-        return InterceptOnly.log_odds(combined, math.sqrt(v1 * v2 / (v1 + v2)))
+    def noisy_counts(self, rows, setup, std, gen):
+        """The release: the weighted class counts plus ``N(0, std^2)`` each."""
+        return _prior.noisy(self.class_counts(rows, setup), std, gen)
 
 
 class WarmStart(Mechanism):
@@ -593,15 +552,19 @@ class WarmStart(Mechanism):
                 setup.progress.released(counts.multipliers, 0, plan.n_steps)
             # gradient: the steps start there; output: the intercept's penalty is centred there
             return self.inner.run(rows, setup, plan, inner, gen, start=start)
-        noisy = prior.noisy_counts(rows, setup, std1, side)
+        # the prior switch (skdpgd._prior, the step DP-SGD shares): the first release of the
+        # counts and, with a switch, the decision on them
+        exact = prior.class_counts(rows, setup)
+        switch = getattr(plan, "prior_switch", None)
+        first = _prior.PriorSwitch.release(
+            exact, counts, None if switch is None else switch[1], side
+        )
         if setup.progress is not None:
             setup.progress.released(counts.multipliers, 0, plan.n_steps)
-        switch = getattr(plan, "prior_switch", None)
-        if switch is not None:
-            # the decision reads the shrunk counts: a balanced set's noise alone does not switch
-            if InterceptOnly.dominated(noisy, std1, switch[1]):
-                return self._prior_branch(rows, setup, inner, counts, noisy, gen)
-        start = prior.log_odds(noisy, std1, shrink_classes=True)
+        if first.switched:
+            # the decision read the shrunk counts: a balanced set's noise alone does not switch
+            return self._prior_branch(rows, setup, inner, first, exact, gen)
+        start = first.start()
         if self.inner.name in ("gradient", "newton", "kronecker"):
             fitted = self.inner.run(rows, setup, plan, inner, gen, start=start)
         else:  # an exact minimiser ('output') has no starting point
@@ -610,7 +573,7 @@ class WarmStart(Mechanism):
             return fitted
         coef, intercept = fitted.coef, fitted.intercept
         # --- the selection: a noisy difference of training accuracies (its own stream) ---
-        prior_coef, prior_intercept = np.zeros_like(coef), prior.log_odds(noisy, std1)
+        prior_coef, prior_intercept = np.zeros_like(coef), _prior.log_odds(first.noisy, first.std)
         right = rows.correct_counts(
             [(coef, intercept), (prior_coef, prior_intercept)], setup.data_norm
         )
@@ -626,8 +589,9 @@ class WarmStart(Mechanism):
             fitted, coef=prior_coef, intercept=prior_intercept, model="prior"
         )
 
-    def _prior_branch(self, rows, setup, inner, counts, noisy, gen):
-        """The rest of the budget on a second release of the class counts.
+    def _prior_branch(self, rows, setup, inner, first, exact, gen):
+        """The rest of the budget on a second release of the class counts
+        (:meth:`skdpgd._prior.PriorSwitch.intercept_only`, from the fit's own stream ``gen``).
 
         Adaptive composition: which branch runs is a function of the first (released) counts
         only, and both branches spend the same GDP budget under the fit's relation: the second
@@ -636,18 +600,10 @@ class WarmStart(Mechanism):
         counts' sensitivity ratio, sqrt(2), is at most the fit's releases' (2 for gradient sums,
         sqrt(2) for Hessian sums): a budget charged for the fit's releases is an upper bound.)
         The two noisy count vectors are combined by their inverse variances."""
-        from ..accounting import Release
-
+        counts = first.first
         z2 = 1.0 / gdp_mu_of_releases(inner)
         second = Release("class counts", np.array([z2]), counts.sensitivity, counts.relation)
-        std1, std2 = float(counts.noise_std[0]), float(second.noise_std[0])
-        again = InterceptOnly(self.schedule).noisy_counts(rows, setup, std2, gen)
-        if setup.progress is not None:
-            setup.progress.released(second.multipliers, 1, 2)
-        coef = np.zeros((setup.n_outputs, rows.n_features))
-        return Outcome(
-            coef,
-            InterceptOnly.combined_log_odds(noisy, std1, again, std2),
-            model="prior",
-            releases=(counts, second),
+        model = first.intercept_only(
+            exact, second, gen, (setup.n_outputs, rows.n_features), setup.progress, (1, 2)
         )
+        return Outcome(model.coef, model.intercept, model="prior", releases=model.releases)

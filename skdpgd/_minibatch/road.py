@@ -18,6 +18,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from .._compute import backends as _backends
 from .._compute import kernels as _kernels
 from .._compute import kernels_sgd as _kernels_sgd
 from .._compute import small_problems as _small_problems
@@ -27,8 +28,8 @@ from .._compat import HasMethods, Interval, StrOptions
 from .._data import canonical_csr  # noqa: F401 (the one canonical_csr; kept importable here)
 from .importance import resolve_importance, run_linear
 from .._fit import FitRows, Road, RoadResult, private_fit
-from .._full_batch.mechanisms import InterceptOnly
-from .._setup import CLASS_COUNT_SENSITIVITY, release_class_counts, require_add_remove_budget
+from .._prior import PriorSwitch
+from .._setup import CLASS_COUNT_SENSITIVITY, require_add_remove_budget
 from ..accounting import (
     GaussianDPAccountant,
     Release,
@@ -59,11 +60,6 @@ SGD_SCHEDULES = {
 #: values, so stopping leaks nothing, and it keeps every margin and gradient finite.
 SGD_MAX_MARGIN = 1e150
 
-#: Rows whose norm is above this are scaled to ``data_norm`` in a copy before the run, so that
-#: the kernels' dot products (taken before the row's scale is applied) cannot overflow with an
-#: iterate within :data:`SGD_MAX_MARGIN`. Same model, up to rounding.
-SGD_PRESCALE_NORM = 1e100
-
 SGD_CONSTRAINTS = {
     **{
         k: COMMON_CONSTRAINTS[k]
@@ -92,49 +88,21 @@ SGD_CONSTRAINTS = {
 }
 
 
-def _row_factors(X, bound):
-    """Per-row scale ``min(1, bound / ||x_i||)`` and the clipped norms (dense or CSR).
-
-    A finite row whose norm overflows (entries near 1e308) gets
-    ``scale = (bound / m) / ||x_i / m||`` with m its largest entry, not 0: it is clipped to
-    ``bound`` like any other row instead of being zeroed.
-    """
-    if sp.issparse(X):
-        norms = _kernels_sgd.csr_row_norms(X.data, X.indptr)
-        with np.errstate(divide="ignore"):
-            scale = np.where(norms > bound, bound / np.where(norms > 0, norms, 1.0), 1.0)
-        clipped = np.minimum(norms, bound)
-    else:
-        with np.errstate(over="ignore"):
-            scale, clipped = _kernels.row_clip_factors(X, bound, False)
-    for i in np.flatnonzero((scale == 0) & (clipped > 0)):  # the norm overflowed
-        if sp.issparse(X):
-            row = X.data[X.indptr[i] : X.indptr[i + 1]]
-        else:
-            row = X[i]
-        m = float(np.max(np.abs(row)))
-        scale[i] = (bound / m) / float(np.sqrt(np.sum((row / m) ** 2)))
-    return scale, clipped
-
-
-def _prescale_huge_rows(X, clip_scale, kernel_scale, clipped_norm):
-    """Apply ``kernel_scale`` to the rows whose norm is above :data:`SGD_PRESCALE_NORM` in a
-    copy (their scale becomes 1): the same rows for the kernels, whose dot products (taken
-    before the scale) then stay finite. ``clip_scale`` is ``min(1, data_norm / ||x_i||)``.
-    X (and its CSR arrays) is not modified; without such rows nothing is copied.
-    Returns (X, kernel_scale)."""
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        raw_norm = clipped_norm / clip_scale
-    huge = ~(raw_norm <= SGD_PRESCALE_NORM)
-    if not np.any(huge):
-        return X, kernel_scale
-    scale = np.where(huge, kernel_scale, 1.0)
-    if sp.issparse(X):
-        X = X.copy()
-        X.data = X.data * np.repeat(scale, np.diff(X.indptr))
-    else:
-        X = X * scale[:, None]
-    return X, np.where(huge, 1.0, kernel_scale)
+def _clipped_rows(X, data_norm):
+    """``(X', clip_scale, clipped_norm)``: the rows pre-scaled by the one pre-scaler of every
+    road (:func:`skdpgd._compute.backends.prescale_huge_rows`: rows above
+    :data:`~skdpgd._compute.backends.PRESCALE_NORM` divided by a power of two, in a copy), the
+    scale ``min(pre_i, data_norm / unit_i)`` that clips each stored row to ``data_norm``
+    (:func:`~skdpgd._compute.backends.clip_scales`), and ``min(||x_i||, data_norm)``. The
+    kernels take their dot products before the scale, so with the iterate within
+    :data:`SGD_MAX_MARGIN` no product overflows. X (dense or CSR) is not modified."""
+    norms = (
+        _kernels_sgd.csr_row_norms(X.data, X.indptr) if sp.issparse(X) else _kernels.row_norms(X)
+    )
+    X, pre, unit = _backends.prescale_huge_rows(X, norms)
+    with np.errstate(over="ignore"):
+        clipped = np.minimum(unit * pre, data_norm)
+    return X, _backends.clip_scales(unit, pre, data_norm), clipped
 
 
 @dataclasses.dataclass(frozen=True)
@@ -394,23 +362,19 @@ class MinibatchRoad(Road):
                 f"= {fit.epsilon:g} at delta = {fit.delta:.3g} (public values only)."
             )
         # the counts' noise from a jumped copy of the fit's stream: DP-SGD then draws exactly
-        # the noise it would draw without the switch (common random numbers)
+        # the noise it would draw without the switch (common random numbers). The release and
+        # the decision are the step every road shares (skdpgd._prior); the branch is forced
+        # to the intercept-only model when the steps could not be certified (public)
         side = np.random.Generator(fit.gen.bit_generator.jumped())
-        noisy, release = release_class_counts(
-            self._class_counts(fit),
-            z1,
-            "add_remove",
-            side,
-            name="class counts (prior)",
-            sensitivity=counts_sens,
+        self.first = PriorSwitch.release(
+            self._class_counts(fit), first[-1], p, side, forced="sgd" not in branches
         )
-        fit.charges.add(release)
-        std1 = float(release.noise_std[0])
-        if "sgd" not in branches or InterceptOnly.dominated(noisy, std1, p):
-            self.branch, self.first = "prior", (noisy, std1)
+        fit.charges.add(self.first.first)
+        if self.first.switched:
+            self.branch = "prior"
             self.accountant = GaussianDPAccountant()  # the rest is one full-batch release
         else:
-            self.start = InterceptOnly.log_odds(noisy, std1, shrink_classes=True)
+            self.start = self.first.start()
 
     def releases(self, fit):
         if self.branch == "prior":  # the counts again, with the rest of the budget
@@ -451,18 +415,20 @@ class MinibatchRoad(Road):
 
     def _run_prior(self, fit, releases):
         """The intercept-only model from the two releases of the counts, combined by their
-        inverse variances (post-processing); coefficients 0."""
+        inverse variances (post-processing; :meth:`skdpgd._prior.PriorSwitch.intercept_only`,
+        the step the full-batch road shares); coefficients 0."""
         (second,) = releases
-        noisy, std1 = self.first
-        std2 = float(second.noise_std[0])
-        counts = self._class_counts(fit)
-        again = counts + std2 * fit.gen.standard_normal(counts.shape[0])
-        if fit.progress is not None:
-            fit.progress.released(second.multipliers, 0, 1)
+        model = self.first.intercept_only(
+            self._class_counts(fit),
+            second,
+            fit.gen,
+            (self.n_outputs, self.X.shape[1]),
+            fit.progress,
+        )
         return RoadResult(
             {
-                "coef": np.zeros((self.n_outputs, self.X.shape[1])),
-                "intercept": InterceptOnly.combined_log_odds(noisy, std1, again, std2),
+                "coef": model.coef,
+                "intercept": model.intercept,
                 "noise_multipliers_": second.multipliers,
                 "sampling_rate_": self.q,
                 "batch_size_": self.q * fit.n_public,
@@ -488,8 +454,8 @@ class MinibatchRoad(Road):
         accountant, delta, progress = self.accountant, fit.delta, fit.progress
         # --- kernel, in the coordinates where the intercept column is 1 (see _mechanisms):
         # rows x / c, clip and sensitivity / c, penalty alpha / c^2, step lr c^2, coef' / c ---
-        clip_scale, clipped_norm = _row_factors(X, data_norm)
-        X, row_scale = _prescale_huge_rows(X, clip_scale, clip_scale / c, clipped_norm)
+        X, clip_scale, clipped_norm = _clipped_rows(X, data_norm)
+        row_scale = clip_scale / c
         row_norm_aug = np.sqrt((clipped_norm / c) ** 2 + 1.0) if fit_intercept else clipped_norm
         # public bound on ||x~|| in these coordinates, and the iterate norm that keeps every
         # margin within SGD_MAX_MARGIN (the test reads the released iterate only)

@@ -1,0 +1,171 @@
+"""The prior switch: one step for every road that may return the intercept-only model.
+
+A road with a prior switch releases the weighted class counts ``c_k = sum_i w_i [y_i = k]``
+first, decides on them whether one class dominates, and then either runs its fit (started from
+the counts' prior) or spends the rest of its budget on a second release of the same counts and
+returns the intercept-only model of both. This module holds that step once:
+
+* :class:`PriorSwitch` ``.release(counts, first, p, gen)``: the first release (the counts plus
+  ``N(0, s_1^2)`` each, ``s_1`` the calibrated release's noise) and the decision on it
+  (post-processing);
+* :meth:`PriorSwitch.start`: the fit's starting intercept when it does not switch;
+* :meth:`PriorSwitch.intercept_only`: when it switches, the second release with what is left
+  and the intercept-only model of the two, with the releases it made.
+
+How much each release spends is the road's accounting, passed in as calibrated
+:class:`~skdpgd.accounting.Release` objects: the full-batch road gives the second release the
+rest of the same GDP total (:class:`skdpgd._full_batch.mechanisms.WarmStart`), DP-SGD fixes
+both branches before the first draw under a common envelope
+(:meth:`skdpgd._minibatch.road.MinibatchRoad._prior_switch`). How the exact counts are summed
+is the road's too (over its own rows; the step only adds noise to them).
+
+Sensitivity of every count release here: relabelling one example moves two counts by at most
+``w_i <= 1`` (L2 ``sqrt(2)``, replace-one), adding or removing one moves one count by at most 1
+(add/remove-one): :data:`skdpgd._setup.CLASS_COUNT_SENSITIVITY`, raised by a road's rounding
+margin where it has one. Everything after a draw (the decision, the shrinkage, the log-odds,
+the inverse-variance combination) is post-processing of released values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from . import policy
+from ._setup import CLASS_COUNT_SENSITIVITY
+from .accounting import Release
+
+
+def _check_counts_release(release):
+    """A release of the class counts has at least :data:`CLASS_COUNT_SENSITIVITY` under each
+    relation (a road's rounding margin may raise it, never lower it)."""
+    if any(not float(release.sensitivity[r]) >= v for r, v in CLASS_COUNT_SENSITIVITY.items()):
+        raise ValueError(
+            f"{release.name!r}: a release of the class counts has a sensitivity of at least "
+            f"{CLASS_COUNT_SENSITIVITY} (got {release.sensitivity})."
+        )
+    return release
+
+
+def noisy(counts, std, gen):
+    """``counts + N(0, std^2)`` each: the one draw of a release of the class counts (its
+    sensitivity: see the module docstring), ``len(counts)`` normals from ``gen``."""
+    counts = np.asarray(counts, dtype=float)
+    return counts + std * gen.standard_normal(counts.shape[0])
+
+
+def shrunk_counts(counts, std):
+    """Noisy counts shrunk towards their mean by
+    ``max(0, 1 - c (K - 1) s^2 / ||c~ - mean(c~)||^2)``,
+    c = :data:`skdpgd.policy.WARM_START_SHRINK` (post-processing)."""
+    counts = np.asarray(counts, dtype=float)
+    dev = counts - counts.mean()
+    norm2 = float(dev @ dev)
+    c = policy.current().WARM_START_SHRINK
+    factor = max(0.0, 1.0 - c * (counts.size - 1) * std * std / norm2) if norm2 > 0 else 0.0
+    return counts.mean() + factor * dev
+
+
+def log_odds(counts, std, shrink_classes=False):
+    """The intercept of noisy counts (post-processing): the log-odds (two classes) or the
+    centred log-frequencies (K classes), each count held at least 1/2. ``shrink_classes``:
+    first shrink them by :func:`shrunk_counts`, so that where the classes' imbalance is within
+    the noise an iteration starts at the uniform prior rather than at the noise (a balanced
+    set's noisy prior otherwise shifts every prediction)."""
+    counts = np.array(counts, dtype=float)
+    if shrink_classes:
+        counts = shrunk_counts(counts, std)
+    counts = np.maximum(counts, 0.5)
+    k = counts.size
+    logf = np.log(counts / counts.sum())
+    if k == 2:
+        return np.array([logf[1] - logf[0]])
+    return logf - logf.mean()
+
+
+def dominated(counts, std, share):
+    """Whether one class holds at least ``share`` of the noisy counts once they are shrunk by
+    their known noise (:func:`shrunk_counts`): the prior switch's decision, post-processing of
+    the release. (A relative tolerance: fully shrunk binary counts are exactly 1/2 each.)"""
+    shrunk = np.maximum(shrunk_counts(counts, std), 0.5)
+    return float(shrunk.max()) >= share * float(shrunk.sum()) * (1.0 - 1e-9)
+
+
+def combined_log_odds(first, std1, second, std2):
+    """The intercept of two noisy releases of the same counts, combined by their inverse
+    variances (post-processing)."""
+    v1, v2 = std1 * std1, std2 * std2
+    combined = (first * v2 + second * v1) / (v1 + v2)
+    return log_odds(combined, math.sqrt(v1 * v2 / (v1 + v2)))
+
+
+@dataclasses.dataclass(frozen=True)
+class InterceptOnlyModel:
+    """What the switch returns when it switches: coefficients 0, the intercept of the two
+    releases, and the two releases it made (first, second), as the road reports them."""
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    releases: tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class PriorSwitch:
+    """The first release of the class counts and the decision on it; released values only
+    (the exact counts are never stored: the road passes them again for the second release).
+
+    Attributes
+    ----------
+    noisy : ndarray of shape (K,)
+        The released counts.
+    first : Release
+        The first release (calibrated by the road; its ``noise_std[0]`` is the noise drawn).
+    switched : bool
+        Whether the road returns the intercept-only model (:meth:`intercept_only`) rather than
+        its fit started from :meth:`start`.
+    """
+
+    noisy: np.ndarray
+    first: Release
+    switched: bool
+
+    @classmethod
+    def release(cls, counts, first, share, gen, forced=False):
+        """Release ``counts`` (the exact weighted class counts, K of them) with the noise of
+        the calibrated release ``first`` (K normals from ``gen``) and decide: switch when one
+        class holds at least ``share`` of the shrunk noisy counts (:func:`dominated`), or when
+        ``forced`` (a public decision of the road, made before the draw: e.g. its fit cannot
+        be certified at this budget). ``share=None``: no switch (the release only starts the
+        fit)."""
+        std = float(_check_counts_release(first).noise_std[0])
+        released = noisy(counts, std, gen)
+        switched = forced or (share is not None and dominated(released, std, share))
+        return cls(released, first, bool(switched))
+
+    @property
+    def std(self):
+        """The noise standard deviation of the first release."""
+        return float(self.first.noise_std[0])
+
+    def start(self):
+        """The starting intercept of the fit when it does not switch: the log-odds of the
+        released counts shrunk by their known noise (post-processing)."""
+        return log_odds(self.noisy, self.std, shrink_classes=True)
+
+    def intercept_only(self, counts, second, gen, shape, progress=None, step=(0, 1)):
+        """The switched branch: release ``counts`` again with the calibrated release ``second``
+        (what the road left for it; K normals from ``gen``), and return the intercept-only
+        model of both releases combined by their inverse variances (coefficients 0 of
+        ``shape``), with the releases ``(first, second)``. ``progress``/``step``: the road's
+        progress report of the second release, ``(index, of)``."""
+        std2 = float(_check_counts_release(second).noise_std[0])
+        again = noisy(counts, std2, gen)
+        if progress is not None:
+            progress.released(second.multipliers, *step)
+        return InterceptOnlyModel(
+            np.zeros(shape),
+            combined_log_odds(self.noisy, self.std, again, std2),
+            (self.first, second),
+        )
