@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The oldest scikit-learn pyproject.toml allows: install the package (from pyproject) into a
 # second venv with that scikit-learn pinned, and run the tests that touch scikit-learn's API
-# (estimator checks, input handling, the linear models, DP-SGD, budgets, the compat layer).
+# (estimator checks, input handling, the linear models, DP-SGD, budgets, the compat layer, the
+# privacy tags: a subclass of scikit-learn's Tags).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OLDEST_SKLEARN="1.6.1"   # keep in step with the lower bound in pyproject.toml
@@ -12,4 +13,4 @@ python -c "import sklearn; assert sklearn.__version__ == '${OLDEST_SKLEARN}', sk
 python -m pytest -q -p no:cacheprovider tests/test_estimator_checks.py tests/test_input_validation.py \
     tests/test_linear_model.py tests/test_sgd.py tests/test_budget.py tests/test_compat.py \
     tests/test_class_list_and_row_count.py tests/test_fit_side_effects.py tests/test_model_selection.py \
-    tests/test_decomposition.py
+    tests/test_decomposition.py tests/test_privacy_tags.py

@@ -1,11 +1,13 @@
 """The leak audit of private fits: which steps may see the private rows, read from
-parameters and declared capabilities only (never a row).
+parameters and the capabilities the steps' tags declare only (never a row).
 
 :func:`skdpgd.pipeline.audit_estimator`, :meth:`skdpgd.pipeline.PrivatePipeline.audit`, the
 private search and the warning for a DP estimator fitted inside a plain scikit-learn
-``Pipeline`` (:mod:`skdpgd._selection_guard`) all use these rules. The module imports nothing
-of the package but :mod:`skdpgd._capability` and :mod:`skdpgd.exceptions`, so every room may
-read it.
+``Pipeline`` (:mod:`skdpgd._selection_guard`) all use these rules. A step's capability is
+read from its scikit-learn tags (``get_tags(step).privacy``, see :mod:`skdpgd._capability`);
+steps whose tags carry none are unknown, except the few scikit-learn classes recognised by
+exact type. The module imports nothing of the package but :mod:`skdpgd._capability` (and the
+compat module it uses) and :mod:`skdpgd.exceptions`, so every room may read it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from ._capability import (
     PUBLIC_TRANSFORMER,
     declared_privacy,
     is_dp_estimator,
+    privacy_capability,
     undeclared_base,
 )
 
@@ -150,8 +153,8 @@ def _column_spec_problem(columns):
 
 
 def _is_dp_estimator(est):
-    """Whether ``est``'s own class declares it a DP estimator (see :mod:`skdpgd._capability`):
-    a subclass of one, which may override ``fit``, is not one unless it declares so itself."""
+    """Whether ``est``'s tags declare it a DP estimator (see :mod:`skdpgd._capability`): a
+    subclass of one, which may override ``fit``, is not one unless it declares so itself."""
     return is_dp_estimator(est)
 
 
@@ -178,6 +181,15 @@ def _trusted_sklearn_types():
 def _subclass_note(est):
     """``(why, fix)`` when ``est`` subclasses a class the audit trusts (so it is refused for
     not being that class), else None."""
+    if declared_privacy(est) is not None:  # declared in its body, but not in its tags
+        name = type(est).__name__
+        return (
+            f"{name} declares {ATTRIBUTE} in its own body, but its __sklearn_tags__ returns "
+            "tags without that capability (the audit reads the tags)",
+            f"{name} with a __sklearn_tags__ that returns "
+            "skdpgd._capability.with_privacy(self, tags) (as the package's bases do), or none "
+            "of its own",
+        )
     base = undeclared_base(est)
     if base is None:
         base = next((c for c in type(est).__mro__[1:] if c in _trusted_sklearn_types()), None)
@@ -208,7 +220,7 @@ def _audit_transformer(est, path, problems, spenders):
 
     if est is None or (isinstance(est, str) and est in ("passthrough", "drop")):
         return
-    role = declared_privacy(est)  # the class's own declaration, not an inherited one
+    role = privacy_capability(est)  # its tags: the class's own declaration, never inherited
     if role == DP_TRANSFORMER:
         spenders.append(path)
         return
@@ -309,9 +321,9 @@ def _audit_transformer(est, path, problems, spenders):
 
 def _declares_bound(est, input_declared=False):
     """Whether the (unfitted) step will declare a public row bound once fitted (the
-    structural twin of :func:`skdpgd.preprocessing.output_bound`). Only classes that declare
-    a capability in their own body, and scikit-learn's by exact type, declare one: a subclass
-    must not promise a bound its own ``transform`` may not keep."""
+    structural twin of :func:`skdpgd.preprocessing.output_bound`). Only steps whose tags
+    carry a capability (declared in their class's own body), and scikit-learn's by exact type,
+    declare one: a subclass must not promise a bound its own ``transform`` may not keep."""
     from sklearn.compose import ColumnTransformer
     from sklearn.pipeline import FeatureUnion
     from sklearn.preprocessing import Binarizer, FunctionTransformer, Normalizer, OneHotEncoder
@@ -320,7 +332,7 @@ def _declares_bound(est, input_declared=False):
         return input_declared
     if isinstance(est, str) and est == "drop":
         return True
-    if declared_privacy(est) in (PUBLIC_TRANSFORMER, DP_TRANSFORMER):
+    if privacy_capability(est) in (PUBLIC_TRANSFORMER, DP_TRANSFORMER):
         return True
     if type(est) in (OneHotEncoder, Binarizer, Normalizer):
         return True

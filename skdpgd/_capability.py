@@ -1,4 +1,5 @@
-"""What a class promises to do with the private rows, declared in its own body.
+"""What a class promises to do with the private rows: declared in its own body, published
+in its scikit-learn tags.
 
 The leak audit of :mod:`skdpgd.pipeline` (and of :class:`~skdpgd.model_selection.
 PrivateRandomSearchCV`) trusts a step only for what its class *declares*, with a class
@@ -7,14 +8,26 @@ attribute written in the class's own body::
     class BoundedScaler(...):
         _skdpgd_privacy = PUBLIC_TRANSFORMER
 
-:func:`declared_privacy` reads it from the class's own namespace (``vars(type(est))``), never
-through inheritance: a subclass may override ``fit``, ``fit_transform``, ``transform`` or any
-helper they call, and read what its parent promised not to read (a subclass of
-``BoundedScaler`` whose ``fit`` takes the columns' minimum and maximum from the rows looks
-exactly like a ``BoundedScaler`` to ``isinstance``). So a subclass is trusted only if it
-declares a capability itself, which says that its author checked that it keeps the promise
-below; otherwise it is audited like any unknown class, and refused. Class names and modules
-are never used to recognise a step (a class can take any name).
+and reads it through the step's scikit-learn tags: ``sklearn.utils.get_tags(step).privacy``
+is a :class:`PrivacyTags` whose ``capability`` is that declaration (:func:`privacy_capability`
+reads it). The package's estimator and transformer bases build these tags in their
+``__sklearn_tags__`` with :func:`with_privacy`, which takes the capability from
+:func:`declared_privacy`: the class's own namespace (``vars(type(est))``), never through
+inheritance. A subclass may override ``fit``, ``fit_transform``, ``transform`` or any helper
+they call, and read what its parent promised not to read (a subclass of ``BoundedScaler``
+whose ``fit`` takes the columns' minimum and maximum from the rows looks exactly like a
+``BoundedScaler`` to ``isinstance``); so the tags of a subclass carry ``capability=None``,
+also when it calls ``super().__sklearn_tags__()``, unless it declares a capability itself,
+which says that its author checked that it keeps the promise below. Otherwise it is audited
+like any unknown class, and refused. Class names and modules are never used to recognise a
+step (a class can take any name).
+
+A class outside the package may declare a capability the same way (the attribute in its own
+body and ``with_privacy`` in its ``__sklearn_tags__``), or by returning tags whose ``privacy``
+says so; either way its author answers for the promise. Tags without a ``privacy`` entry
+(scikit-learn's classes, other packages') carry no capability. (With scikit-learn 1.6, a
+class whose MRO defines the old ``_more_tags`` gets tags rebuilt by scikit-learn, without
+``privacy``: it is refused, the safe side.)
 
 Capabilities (the promise of a class that declares one):
 
@@ -41,14 +54,25 @@ trusts (``Normalizer``, ``OneHotEncoder`` with public levels, ``Pipeline``,
 
 from __future__ import annotations
 
+import dataclasses
+
+import sklearn.utils
+from sklearn.utils import get_tags
+
+from ._compat import tags_as
+
 __all__ = [
     "DP_ESTIMATOR",
     "DP_MINIBATCH_ESTIMATOR",
     "DP_TRANSFORMER",
     "PUBLIC_TRANSFORMER",
+    "PrivacyTags",
+    "Tags",
     "declared_privacy",
     "is_dp_estimator",
+    "privacy_capability",
     "undeclared_base",
+    "with_privacy",
 ]
 
 #: the class attribute a class declares its capability with
@@ -64,16 +88,61 @@ _CAPABILITIES = frozenset(
 )
 
 
-def declared_privacy(est):
-    """The capability ``type(est)`` declares in its own body, or None (inherited ones do not
-    count; an unknown value is None)."""
-    value = vars(type(est)).get(ATTRIBUTE)
+def _known(value):
     return value if isinstance(value, str) and value in _CAPABILITIES else None
 
 
+@dataclasses.dataclass(frozen=True)
+class PrivacyTags:
+    """The privacy entry of a skdpgd estimator's tags.
+
+    Attributes
+    ----------
+    capability : str or None
+        One of the capabilities above, declared by the estimator's own class; None when it
+        declares none (a subclass of a declaring class that does not declare one itself).
+    """
+
+    capability: str | None = None
+
+
+@dataclasses.dataclass
+class Tags(sklearn.utils.Tags):
+    """scikit-learn's tags with a ``privacy`` entry (:class:`PrivacyTags`)."""
+
+    privacy: PrivacyTags = dataclasses.field(default_factory=PrivacyTags)
+
+
+def declared_privacy(est):
+    """The capability ``type(est)`` declares in its own body, or None (inherited ones do not
+    count; an unknown value is None)."""
+    return _known(vars(type(est)).get(ATTRIBUTE))
+
+
+def with_privacy(est, tags):
+    """``tags`` (what ``super().__sklearn_tags__()`` gave ``est``) as :class:`Tags`, with
+    ``privacy.capability`` the one ``type(est)`` declares in its own body (None for a subclass
+    that declares none, whatever its parents declare)."""
+    return tags_as(tags, Tags, privacy=PrivacyTags(capability=declared_privacy(est)))
+
+
+def privacy_capability(est):
+    """The capability ``est``'s tags carry (``get_tags(est).privacy.capability``), or None:
+    for tags without a :class:`PrivacyTags` entry (scikit-learn's classes, other packages'),
+    an unknown value, or an object with no tags at all (``'passthrough'``, None)."""
+    if not callable(getattr(est, "__sklearn_tags__", None)) or isinstance(est, type):
+        return None
+    try:
+        tags = get_tags(est)
+    except Exception:  # tags that cannot be read declare nothing: audited as unknown
+        return None
+    privacy = getattr(tags, "privacy", None)
+    return _known(privacy.capability) if isinstance(privacy, PrivacyTags) else None
+
+
 def is_dp_estimator(est):
-    """Whether ``est``'s class declares itself a DP estimator (full batch or minibatch)."""
-    return declared_privacy(est) in (DP_ESTIMATOR, DP_MINIBATCH_ESTIMATOR)
+    """Whether ``est``'s tags declare it a DP estimator (full batch or minibatch)."""
+    return privacy_capability(est) in (DP_ESTIMATOR, DP_MINIBATCH_ESTIMATOR)
 
 
 def undeclared_base(est):

@@ -9,19 +9,29 @@ keeps importing and validating. Setting ``SKDPGD_SKLEARN_PRIVATE=0`` forces the 
 (the tests run them that way too).
 
 Everything else skdpgd needs from scikit-learn is public (``validate_data``,
-``check_is_fitted``, ``available_if``, the mixins); the linear-classifier mixin is our own
-(:class:`skdpgd._estimators.LinearClassifierMixin`).
+``check_is_fitted``, ``available_if``, the mixins, ``sklearn.utils.Tags`` and ``get_tags``);
+the linear-classifier mixin is our own (:class:`skdpgd._estimators.LinearClassifierMixin`).
+:func:`tags_as` copies a ``Tags`` into our subclass of it (:class:`skdpgd._capability.Tags`)
+field by field, whatever fields the installed scikit-learn gives it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import numbers
 import os
 
 import numpy as np
 
-__all__ = ["HasMethods", "Interval", "StrOptions", "fit_context", "USING_SKLEARN_PRIVATE"]
+__all__ = [
+    "HasMethods",
+    "Interval",
+    "StrOptions",
+    "fit_context",
+    "tags_as",
+    "USING_SKLEARN_PRIVATE",
+]
 
 
 # --- fallbacks -------------------------------------------------------------------------------
@@ -147,3 +157,20 @@ if os.environ.get("SKDPGD_SKLEARN_PRIVATE", "1") != "0":
 if not USING_SKLEARN_PRIVATE:
     Interval, StrOptions, HasMethods = _Interval, _StrOptions, _HasMethods
     fit_context = _fallback_fit_context
+
+
+# --- estimator tags --------------------------------------------------------------------------
+
+
+def tags_as(tags, tags_class, **extra):
+    """``tags`` (a ``sklearn.utils.Tags``) as an instance of ``tags_class``, a dataclass
+    subclass of it, with the extra fields ``extra``: every field ``tags`` has is carried over
+    (the same objects: the nested tags are not copied), so a field a newer scikit-learn adds
+    keeps its value."""
+    values = {f.name: getattr(tags, f.name) for f in dataclasses.fields(tags)}
+    init = {f.name for f in dataclasses.fields(tags_class) if f.init}
+    out = tags_class(**{k: v for k, v in {**values, **extra}.items() if k in init})
+    for name, value in values.items():
+        if name not in init:  # a field set after construction (none in 1.6 to 1.9)
+            object.__setattr__(out, name, value)
+    return out

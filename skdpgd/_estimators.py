@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._capability import with_privacy
 from ._compat import HasMethods, Interval, StrOptions
 from ._data import decision_scores, is_dask, resolve_data_norm
 from ._fit import PrivacySpec
@@ -147,7 +148,7 @@ class _DPLinearBase(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.non_deterministic = self.random_state is None
-        return tags
+        return with_privacy(self, tags)  # the capability the concrete class itself declares
 
     def _fit_private(self, X, y, sample_weight, loss, n_outputs, y_bound=None, **classes):
         """Run the private fit and set its attributes (only once it has succeeded)."""

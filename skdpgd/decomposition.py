@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._capability import DP_TRANSFORMER
+from ._capability import DP_TRANSFORMER, with_privacy
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
 from ._transaction import fit_transaction
@@ -147,6 +147,10 @@ class DPPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         self.neighbouring = neighbouring
         self.n_samples = n_samples
         self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        return with_privacy(self, tags)  # the capability the class itself declares
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):

@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._estimators import ProbaFromScoresMixin
-from ._capability import DP_MINIBATCH_ESTIMATOR
+from ._capability import DP_MINIBATCH_ESTIMATOR, with_privacy
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from . import policy
 from ._data import classification_data
@@ -437,7 +437,7 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
         tags.non_deterministic = self.random_state is None
-        return tags
+        return with_privacy(self, tags)  # the capability the class itself declares
 
     # ---- resolution of the public quantities (no data read here) -------------------------
 

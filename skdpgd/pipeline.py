@@ -9,9 +9,10 @@ that learns from the private rows without accounting (``StandardScaler``, ``PCA`
 transformer, ...) is refused with a ``ValueError`` naming it and its private alternative. A
 ``ColumnTransformer``, at any depth, must choose its columns by public names, positions, slices
 of those or ``make_column_selector`` (names and dtypes); a callable, which runs on the private
-rows, or a boolean mask is refused. A step is trusted for what its own class declares
-(:mod:`skdpgd._capability`), and scikit-learn's classes by their exact type: a subclass, which
-may override ``fit`` or ``transform``, is refused unless it declares a capability itself.
+rows, or a boolean mask is refused. A step is trusted for the capability its scikit-learn
+tags carry (``get_tags(step).privacy``, declared by its own class: :mod:`skdpgd._capability`),
+and scikit-learn's classes by their exact type: a subclass, which may override ``fit`` or
+``transform``, is refused unless it declares a capability itself.
 
 **Budget split (public rule).** The pipeline's ``(epsilon, delta)`` is turned into one Gaussian-DP
 parameter ``mu = gdp_mu(epsilon, delta)`` (:func:`skdpgd.accounting.split_budget`); every spending
@@ -48,7 +49,7 @@ from ._audit import (
     _is_dp_estimator,
     _not_dp_estimator,
 )
-from ._capability import DP_MINIBATCH_ESTIMATOR, DP_TRANSFORMER, declared_privacy
+from ._capability import DP_MINIBATCH_ESTIMATOR, DP_TRANSFORMER, privacy_capability
 from ._selection_guard import warn_if_model_selection
 from ._setup import resolve_delta
 from .accounting import (
@@ -380,7 +381,7 @@ class PrivatePipeline(Pipeline):
             )
         epsilon = float(self.epsilon)
         final_name, final = self.steps[-1]
-        minibatch = declared_privacy(final) == DP_MINIBATCH_ESTIMATOR
+        minibatch = privacy_capability(final) == DP_MINIBATCH_ESTIMATOR
         relation = self._relation(minibatch)
         if minibatch and len(spenders) > 1:
             raise ValueError(
@@ -480,7 +481,7 @@ class PrivatePipeline(Pipeline):
             if est is None or (isinstance(est, str) and est == "passthrough"):
                 continue
             if (
-                declared_privacy(est) == DP_TRANSFORMER
+                privacy_capability(est) == DP_TRANSFORMER
                 and running is not None
                 and est.get_params().get("data_norm", False) is None
             ):

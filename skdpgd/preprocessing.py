@@ -35,7 +35,12 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import policy
-from ._capability import DP_TRANSFORMER, PUBLIC_TRANSFORMER, declared_privacy
+from ._capability import (
+    DP_TRANSFORMER,
+    PUBLIC_TRANSFORMER,
+    privacy_capability,
+    with_privacy,
+)
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
 from ._transaction import fit_transaction
@@ -238,7 +243,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # fit reads no value; transform maps NaN or refuses
-        return tags
+        return with_privacy(self, tags)  # the capability the class itself declares
 
 
 # ------------------------------------------------------------------------------------------
@@ -404,7 +409,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = self.missing_value is not None
-        return tags
+        return with_privacy(self, tags)  # the capability the class itself declares
 
     def transform(self, X):
         """Clip to the public ranges, standardise with the released statistics, clip to
@@ -533,7 +538,7 @@ def output_bound(transformer, input_bound=None):
         return input_bound
     if isinstance(t, str) and t == "drop":
         return 0.0
-    if declared_privacy(t) in (PUBLIC_TRANSFORMER, DP_TRANSFORMER):
+    if privacy_capability(t) in (PUBLIC_TRANSFORMER, DP_TRANSFORMER):
         return float(t.output_bound_) if hasattr(t, "output_bound_") else None
     if type(t) is Pipeline:
         b = input_bound

@@ -10,7 +10,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._estimators import LinearClassifierMixin, log_proba_from_scores, proba_from_scores
-from ._capability import DP_MINIBATCH_ESTIMATOR
+from ._capability import DP_MINIBATCH_ESTIMATOR, with_privacy
 from ._compat import Interval, StrOptions, fit_context
 from ._data import (
     centred_targets,
@@ -265,7 +265,7 @@ class _DPSGDBase(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.non_deterministic = self.random_state is None
-        return tags
+        return with_privacy(self, tags)  # the capability the concrete class itself declares
 
     def _validate(self, X, y, sample_weight, classes=None, *, classification):
         """:func:`skdpgd._data.classification_data` / ``regression_data`` with X in float64
