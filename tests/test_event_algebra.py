@@ -198,3 +198,15 @@ def test_the_contract_fails_for_an_accountant_whose_calibration_overspends():
         contract.test_calibration_spends_at_most_the_budget_and_nearly_all_of_it(
             Overspends(), 0.5, 1e-5
         )
+
+
+@pytest.mark.parametrize(
+    "count,share,ref_share,T", [(1, 0.2, 0.8, 8), (8, 0.05, 0.8, 8), (3, 0.3, 0.5, 1)]
+)
+def test_relative_multiplier_gives_each_group_its_share_of_mu_squared(count, share, ref_share, T):
+    from skdpgd.accounting import relative_multiplier
+
+    ref = np.linspace(1.0, 2.0, T)  # any reference multipliers
+    inv2 = float(np.sum(ref**-2.0))
+    z = relative_multiplier(count, share, ref_share, inv2)
+    assert (count / z**2) / inv2 == pytest.approx(share / ref_share, rel=1e-12)

@@ -31,7 +31,7 @@ from .._compute import small_problems as _small_problems
 from .._compute.kernels import _noisy_update as noisy_update
 from .._setup import CLASS_COUNT_SENSITIVITY
 from .._progress import Progress
-from ..accounting import Release, compose_gdp, gdp_mu_of_releases
+from ..accounting import Release, compose_gdp, gdp_mu_of_releases, relative_multiplier
 from ..exceptions import DivergenceError
 from ..schedules import Problem
 
@@ -503,8 +503,8 @@ class WarmStart(Mechanism):
     def releases(self, setup, plan):
         inner = self.inner.releases(setup, plan)
         s, r = float(plan.prior_share), float(getattr(plan, "select_share", 0.0))
-        mu_inner = compose_gdp(np.concatenate([x.multipliers for x in inner]))
-        z_p = math.sqrt((1.0 - s - r) / s) / mu_inner
+        inv2 = compose_gdp(np.concatenate([x.multipliers for x in inner])) ** 2
+        z_p = relative_multiplier(1, s, 1.0 - s - r, inv2)
         (counts,) = InterceptOnly(self.schedule).releases(setup, plan)
         regression = InterceptOnly(self.schedule)._n_classes(setup) == 0
         if regression and (r > 0 or getattr(plan, "prior_switch", None) is not None):
@@ -523,7 +523,7 @@ class WarmStart(Mechanism):
             )
         ]
         if r > 0:
-            z_sel = math.sqrt((1.0 - s - r) / r) / mu_inner
+            z_sel = relative_multiplier(1, r, 1.0 - s - r, inv2)
             out.append(
                 Release(
                     "selection: fit minus prior, rows predicted right",

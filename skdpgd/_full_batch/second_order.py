@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import policy
 from .mechanisms import Mechanism, Outcome, _check_finite
-from ..accounting import Release, compose_gdp
+from ..accounting import Release, compose_gdp, relative_multiplier
 
 
 def symmetric_noise(gen, size, std):
@@ -144,7 +144,7 @@ class DampedNewton(Mechanism):
             )
         s = plan.gradient_share
         inv2 = compose_gdp(plan.noise_multipliers) ** 2
-        ratio = math.sqrt(len(steps) * s / ((1.0 - s) * inv2))
+        ratio = relative_multiplier(len(steps), 1.0 - s, s, inv2)
         return [
             Release(
                 "gradient sums", plan.noise_multipliers, setup.grad_sensitivity, setup.relation
@@ -328,14 +328,14 @@ class KroneckerNewton(Mechanism):
             # S: one PSD rank-one term of Frobenius norm <= ||x~||^2 <= row_bound^2 per row
             Release(
                 "X'X",
-                np.full(1, math.sqrt(s_g / (s_s * inv2))),
+                np.full(1, relative_multiplier(1, s_s, s_g, inv2)),
                 _matrix_sensitivity(1.0, setup.row_bound**2),
                 setup.relation,
             ),
             # A_t: one PSD term of Frobenius norm <= 1/2 per row (weights <= 1)
             Release(
                 "class curvature sums",
-                np.full(T, math.sqrt(T * s_g / (s_a * inv2))),
+                np.full(T, relative_multiplier(T, s_a, s_g, inv2)),
                 _matrix_sensitivity(0.5, 1.0),
                 setup.relation,
             ),
@@ -443,7 +443,7 @@ class SufficientStatisticsMechanism(Mechanism):
         y_bound = getattr(setup.loss, "y_bound", None)
         if y_bound is None:
             raise ValueError("schedule='ssp' needs a public y_bound.")
-        ratio = math.sqrt(plan.gradient_share / (1.0 - plan.gradient_share))
+        ratio = relative_multiplier(1, 1.0 - plan.gradient_share, plan.gradient_share)
         return [
             Release(
                 "X'y",

@@ -23,6 +23,7 @@ __all__ = [
     "compose_gdp",
     "gdp_mu_of_releases",
     "inverse_square_sum",
+    "relative_multiplier",
     "share_multiplier",
     "zcdp_rho",
     "zcdp_epsilon",
@@ -249,6 +250,15 @@ def share_multiplier(share, mu):
     """The noise multiplier of one release that spends ``share`` of a GDP budget ``mu``
     (of ``mu^2``: GDP composes in ``sum z^-2``): ``1 / (sqrt(share) mu)``."""
     return 1.0 / (math.sqrt(share) * mu)
+
+
+def relative_multiplier(count, share, reference_share, reference_inv2=1.0):
+    """The common noise multiplier of ``count`` releases that together spend ``share`` of a GDP
+    budget, relative to reference releases with ``sum z^-2 = reference_inv2`` that spend
+    ``reference_share`` of it: ``sqrt(count reference_share / (share reference_inv2))`` (GDP
+    composes in ``sum z^-2``; a calibration then scales every multiplier to the budget, which
+    keeps these ratios)."""
+    return math.sqrt(count * reference_share / (share * reference_inv2))
 
 
 def gdp_mu_of_releases(releases, relation=None):
