@@ -252,6 +252,7 @@ def cases():
     )
     # the Huber, Poisson and squared hinge estimators on the full-batch road
     from skdpgd import DPHuberRegressor, DPLinearSVC, DPPoissonRegressor
+    from skdpgd.schedules import KroneckerNewton
 
     for kind in ("dense", "float32", "csr", "dask"):
         for sched in ("auto", "uniform", "output"):
@@ -321,6 +322,31 @@ def cases():
         "linear-svc-ovr-balanced",
         lambda: DPLinearSVC(epsilon=1.0, data_norm=1.0, class_weight="balanced", random_state=29),
         _multi,
+    )
+    # the Kronecker-factored Newton of the multinomial loss
+    for kind in ("dense", "float32", "csr", "dask"):
+        add(
+            f"logreg-multi-kronecker-{kind}",
+            lambda: DPLogisticRegression(
+                epsilon=2.0, data_norm=1.0, schedule="kronecker", random_state=31
+            ),
+            _multi,
+            kind,
+        )
+    add(
+        "logreg-multi-kronecker-subsampled-kernel",
+        lambda: DPLogisticRegression(
+            epsilon=2.0,
+            data_norm=1.0,
+            schedule=KroneckerNewton(hessian_rate=0.5),
+            random_state=32,
+        ),
+        lambda: _multi(n=12000),
+    )
+    add(
+        "logreg-multi-auto-kronecker",
+        lambda: DPLogisticRegression(epsilon=1e6, data_norm=1.0, random_state=33),
+        lambda: _multi(n=3000, d=90),
     )
     # large enough for the numba row kernel (more than 50 000 entries)
     add(
