@@ -6,7 +6,7 @@ the schedules.
 """
 
 from .exceptions import BudgetExceededError, PrivacyLeakWarning, PrivacyUsageWarning
-from ._minibatch.importance import ImportanceMask
+from ._importance_mask import ImportanceMask
 from .budget import PrivacyBudget
 from .linear_model import DPHuberRegressor, DPLogisticRegression, DPPoissonRegressor, DPRidge
 from .neural import DPMLPClassifier  # torch is imported only inside fit

@@ -606,7 +606,7 @@ class TorchRoad(Road):
     def __init__(self, config, X, y_index, n_classes):
         hidden = list(config.hidden_layer_sizes)
         from ._network import torch_backend as _torch_backend
-        from ._minibatch.importance import resolve_importance
+        from ._importance_mask import resolve_importance
 
         self.config = config
         self.backend = _torch_backend

@@ -223,6 +223,7 @@ def test_the_generic_road_imports_no_road_family():
         "skdpgd._fit",
         "skdpgd._setup",
         "skdpgd._prior",
+        "skdpgd._importance_mask",
         "skdpgd._progress",
         "skdpgd._compute",
     ):
@@ -231,15 +232,16 @@ def test_the_generic_road_imports_no_road_family():
         assert not {t for t in reached if t.startswith(ROAD_FAMILIES)}, layer
 
 
-def test_the_full_batch_and_minibatch_roads_import_neither_other():
-    """What the two linear roads share (the prior switch, the set-up releases, the rows) lives
-    below them (skdpgd._prior, skdpgd._setup, skdpgd._compute): neither imports the other."""
+def test_no_road_family_imports_another():
+    """What the roads share (the prior switch, the importance mask's rule, the set-up releases,
+    the rows) lives below them (skdpgd._prior, skdpgd._importance_mask, skdpgd._setup,
+    skdpgd._compute): no road family imports another."""
     graph = _graph(lazy=True)
-    pair = ("skdpgd._full_batch", "skdpgd._minibatch")
-    for family, other in (pair, pair[::-1]):
+    for family in ROAD_FAMILIES:
         inside = {m for m in graph if m == family or m.startswith(family + ".")}
         reached = {t for m in inside for t in graph[m]}
-        assert not {t for t in reached if t.startswith(other)}, family
+        others = tuple(f for f in ROAD_FAMILIES if f != family)
+        assert not {t for t in reached if t.startswith(others)}, family
 
 
 def test_subpackages_are_one_level_deep():

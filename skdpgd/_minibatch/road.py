@@ -26,7 +26,8 @@ from .. import policy
 from .._estimators import COMMON_CONSTRAINTS
 from .._compat import HasMethods, Interval, StrOptions
 from .._data import canonical_csr  # noqa: F401 (the one canonical_csr; kept importable here)
-from .importance import resolve_importance, run_linear
+from .._importance_mask import resolve_importance
+from .importance import run_linear
 from .._fit import FitRows, Road, RoadResult, private_fit
 from .._prior import PriorSwitch
 from .._setup import CLASS_COUNT_SENSITIVITY, require_add_remove_budget

@@ -321,14 +321,14 @@ def _importance_stage(importance, names, params, score, second, frac, device):
     multipliers ``m / s`` for a stage with kept fraction ``frac``: from the released scores
     and second moments only (post-processing; see :mod:`skdpgd._minibatch.importance`)."""
     torch = import_torch()
-    from .._minibatch.importance import _mask_scores, coordinate_scale, kept_coordinates
+    from .. import _importance_mask as mask_rule
 
     sizes = [params[k].numel() for k in names]
     flat_score = np.concatenate([score[k].cpu().numpy().ravel() for k in names])
     flat_second = np.concatenate([second[k].cpu().numpy().ravel() for k in names])
-    ranking = _mask_scores(flat_score, params, names)  # the released scores (see there)
-    kept = kept_coordinates(ranking, frac)
-    s_kept = coordinate_scale(flat_second, kept, importance["scaling"])
+    ranking = mask_rule._mask_scores(flat_score, params, names)  # the released scores (see there)
+    kept = mask_rule.kept_coordinates(ranking, frac)
+    s_kept = mask_rule.coordinate_scale(flat_second, kept, importance["scaling"])
     m = np.zeros(flat_score.shape[0])
     m[kept] = 1.0
     s = np.ones(flat_score.shape[0])
