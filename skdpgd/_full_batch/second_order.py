@@ -79,6 +79,17 @@ def floored_inverse_solve(S, floor, ridge, rhs):
         return np.linalg.solve(P, rhs)
 
 
+def fresh_subsample(gen, rate):
+    """``(seed, rate)`` of a fresh Poisson subsample, its seed drawn from the fit's generator
+    (:func:`skdpgd._compute.backends.poisson_subsample`), or None for the full sum (rate 1)."""
+    return None if rate >= 1.0 else (int(gen.integers(0, 2**63 - 1)), float(rate))
+
+
+def _relation_unit(setup):
+    """sqrt(2) replace-one, 1 add/remove-one: a matrix release's sensitivity unit."""
+    return math.sqrt(2.0) if setup.relation == "replace" else 1.0
+
+
 def _matrix_sensitivity(h, r2):
     """Frobenius sensitivity of a sum of PSD terms of Frobenius norm <= h r2."""
     return {"replace": math.sqrt(2.0) * h * r2, "add_remove": h * r2}
@@ -157,7 +168,7 @@ class DampedNewton(Mechanism):
         rate = plan.hessian_rate
         if rate != "auto":
             return np.full(len(hess.multipliers), float(rate))
-        unit = math.sqrt(2.0) if setup.relation == "replace" else 1.0
+        unit = _relation_unit(setup)
         return np.array(
             [
                 policy.hessian_rate(
@@ -201,9 +212,7 @@ class DampedNewton(Mechanism):
             if new_hessian:
                 # rate < 1: a Poisson subsample from a seed of the fit's generator (class
                 # docstring); the backend reads X once for both sums where it can
-                sample = (
-                    None if rates[k] >= 1.0 else (int(gen.integers(0, 2**63 - 1)), float(rates[k]))
-                )
+                sample = fresh_subsample(gen, rates[k])
                 gcoef, gint, _, H = rows.grad_hessian_sum(
                     coef, intercept, loss.code, loss.param, clip, sample=sample
                 )
@@ -348,7 +357,7 @@ class KroneckerNewton(Mechanism):
         rate = plan.hessian_rate
         if rate != "auto":
             return float(rate)
-        unit = math.sqrt(2.0) if setup.relation == "replace" else 1.0
+        unit = _relation_unit(setup)
         return policy.hessian_rate(
             setup.n_public,
             setup.problem.n_params // max(1, setup.n_outputs),
@@ -377,8 +386,9 @@ class KroneckerNewton(Mechanism):
         r_kernel = setup.row_bound / c  # self-concordance constant of the logistic losses
         q = self.sample_rate(setup, plan, xtx)
         # S, once: a Poisson subsample from a seed of the fit's generator when q < 1
-        sample = None if q >= 1.0 else (int(gen.integers(0, 2**63 - 1)), q)
-        S = rows.hessian_sum(np.zeros((1, d)), np.zeros(1), LOSS_SQUARED, sample=sample)
+        S = rows.hessian_sum(
+            np.zeros((1, d)), np.zeros(1), LOSS_SQUARED, sample=fresh_subsample(gen, q)
+        )
         if s_std > 0:
             S = S + symmetric_noise(gen, P, s_std)
         S = S / q  # post-processing: the estimate of the full sum and its noise floor
@@ -391,8 +401,7 @@ class KroneckerNewton(Mechanism):
             gcoef, gint, _ = rows.grad_sum(coef, intercept, loss.code, loss.param, clip)
             # the class factor over a fresh Poisson subsample of the same rate (the argument of
             # DampedNewton: the full sum's sensitivity for every subsample), divided by q
-            sample = None if q >= 1.0 else (int(gen.integers(0, 2**63 - 1)), q)
-            A = rows.class_curvature_sum(coef, intercept, sample=sample)
+            A = rows.class_curvature_sum(coef, intercept, sample=fresh_subsample(gen, q))
             g = np.hstack([gcoef, gint[:, None]]) if setup.fit_intercept else gcoef
             if g_std[t] > 0:
                 g = g + g_std[t] * gen.standard_normal(g.shape)
