@@ -14,7 +14,8 @@ sensitivity rests on), and it adds the noise itself:
 * :meth:`Rows.grad_hessian_sum` -- the gradient sum and the Hessian sum at the same point in
   one pass over X (the same terms, so the same bounds, as the two reductions above);
 * :meth:`Rows.correct_counts` -- ``sum_i w_i [model m predicts y_i]`` for a few fixed
-  (released) linear classifiers, each term in ``[0, 1]``.
+  (released) linear classifiers, each term in ``[0, 1]``; unlike the sums above, in the
+  released coordinates on the rows as given (what ``predict`` computes).
 
 :meth:`Rows.hessian_sum` also sums over a Poisson subsample of the rows
 (:func:`poisson_subsample`): which rows are in it depends only on a seed drawn from the fit's
@@ -255,23 +256,26 @@ class Rows:
         """``(sum_i w_i x'_i x'_i^T, sum_i w_i y_i x'_i)`` (the targets as stored)."""
         raise NotImplementedError  # pragma: no cover - interface
 
-    def correct_counts(self, models, bound):
+    def correct_counts(self, models):
         """``[sum_i w_i [model m predicts y_i] for m in models]`` (float64).
 
-        ``models`` are ``(coef, intercept)`` pairs in the kernel coordinates of the current
-        column (``coef`` of shape (K, d)), applied to the rows clipped to norm ``bound``. One
-        output (K = 1, targets -1 / +1): the prediction is +1 where the margin is > 0; K
-        outputs (targets 0..K-1): the largest margin. Each term is ``w_i`` or 0, so it lies in
-        ``[0, 1]`` whatever the row (a margin that is not finite predicts nothing right).
+        ``models`` are ``(coef, intercept)`` pairs **as released** (``coef`` of shape (K, d)
+        applied to the raw rows, the estimator's ``coef_`` and ``intercept_``), evaluated on the
+        rows as given, neither clipped nor divided by the intercept column: the count is what
+        the released model's own ``predict`` gets right on these rows. One output (K = 1,
+        targets -1 / +1): the prediction is +1 where the margin is > 0; K outputs (targets
+        0..K-1): the largest margin. Each term is ``w_i`` or 0, so it lies in ``[0, 1]``
+        whatever the row (a margin that is NaN predicts nothing right; an infinite one
+        predicts its sign, as ``predict`` does).
         """
-        scale = self._scale_at(float(bound))
         coefs = np.concatenate([np.asarray(c, dtype=np.float64) for c, _ in models])
         counts = np.zeros(len(models))
         step = max(1, _CORRECT_CHUNK_ENTRIES // max(1, self.n_features))
         for start in range(0, self.n_samples, step):
             stop = min(self.n_samples, start + step)
+            # the stored row is x_i / pre_i (prescale_huge_rows): pre_i takes the factor back
             with np.errstate(over="ignore", invalid="ignore"):
-                margins = np.asarray(self.X[start:stop] @ coefs.T) * scale[start:stop, None]
+                margins = np.asarray(self.X[start:stop] @ coefs.T) * self._pre[start:stop, None]
             y, w = self.y[start:stop], self.sample_weight[start:stop]
             at = 0
             for m, (coef, intercept) in enumerate(models):
@@ -279,7 +283,7 @@ class Rows:
                 with np.errstate(over="ignore", invalid="ignore"):
                     z = margins[:, at : at + k] + np.asarray(intercept, dtype=np.float64)
                 at += k
-                ok = np.all(np.isfinite(z), axis=1)  # a non-finite margin is never right
+                ok = ~np.any(np.isnan(z), axis=1)  # a NaN margin is never right
                 if k == 1:
                     hit = ok & (np.where(z[:, 0] > 0, 1.0, -1.0) == y)
                 else:

@@ -96,8 +96,8 @@ def _objective(Xb, yb, wb, fi, bound, column, coef, intercept, loss, param, clip
     return _chunk_rows(Xb, yb, wb, fi, bound, column).objective(coef, intercept, loss, param, clip)
 
 
-def _correct(Xb, yb, wb, fi, bound, column, models, clip_bound):
-    return _chunk_rows(Xb, yb, wb, fi, bound, column).correct_counts(models, clip_bound)
+def _correct(Xb, yb, wb, fi, bound, column, models):
+    return _chunk_rows(Xb, yb, wb, fi, bound, column).correct_counts(models)
 
 
 def _class_curvature(Xb, yb, wb, fi, bound, column, coef, intercept, sample, start):
@@ -218,11 +218,11 @@ class DaskRows:
             sample,
         )
 
-    def correct_counts(self, models, bound):
+    def correct_counts(self, models):
         models = [
             (np.asarray(c, dtype=np.float64), np.asarray(b, dtype=np.float64)) for c, b in models
         ]
-        return np.asarray(self._map(_correct, models, float(bound)), dtype=np.float64)
+        return np.asarray(self._map(_correct, models), dtype=np.float64)
 
     def objective(self, coef, intercept, loss_code, param, clip_norm):
         f, gcoef, gint = self._map(

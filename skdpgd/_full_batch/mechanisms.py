@@ -480,9 +480,10 @@ class WarmStart(Mechanism):
     With ``plan.select_share = r > 0`` (the selection), once the fit is done one more
     Gaussian release with that share of the budget: the weighted number of training rows the
     fit predicts right minus the number the intercept-only model of the counts predicts right,
-    ``sum_i w_i ([fit right on i] - [prior right on i])`` on the rows clipped to the public
-    ``data_norm``. Both models are released values, so each term is a function of one row and
-    lies in [-1, 1]: the sum moves by at most 2 when a row is replaced, 1 when one is added
+    ``sum_i w_i ([fit right on i] - [prior right on i])``, each model evaluated as released on
+    the rows as given (what its ``predict`` computes: :meth:`Rows.correct_counts`). Both
+    models are released values, so each term is a function of one row and lies in [-1, 1]:
+    the sum moves by at most 2 when a row is replaced, 1 when one is added
     or removed. The fit is returned when the noisy difference is above
     :func:`skdpgd.policy.select_threshold` (a public function of the noise and N), the
     intercept-only model otherwise (post-processing). Every release is made whatever the data,
@@ -574,9 +575,9 @@ class WarmStart(Mechanism):
         coef, intercept = fitted.coef, fitted.intercept
         # --- the selection: a noisy difference of training accuracies (its own stream) ---
         prior_coef, prior_intercept = np.zeros_like(coef), _prior.log_odds(first.noisy, first.std)
-        right = rows.correct_counts(
-            [(coef, intercept), (prior_coef, prior_intercept)], setup.data_norm
-        )
+        # both models as released (Outcome coordinates, the estimator's coef_ / intercept_) on
+        # the rows as given: exactly what each model's own predict gets right
+        right = rows.correct_counts([(coef, intercept), (prior_coef, prior_intercept)])
         std_sel = float(choice.noise_std[0])
         pick = np.random.Generator(gen.bit_generator.jumped(2))
         selection = float(right[0] - right[1]) + std_sel * pick.standard_normal()
