@@ -234,7 +234,7 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
                 X,
                 y_fit,
                 sample_weight,
-                Huber(threshold=threshold, y_bound=half),
+                Huber(threshold=threshold, y_bound=half, scale=scale),
                 1,
                 y_bound=gap_bound,
             )

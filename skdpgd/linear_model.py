@@ -260,10 +260,11 @@ class DPRidge(RegressorMixin, _DPLinearBase):
 
     alpha : float or 'auto', default='auto'
         L2 penalty on the weights (not the intercept); 'auto' as in
-        :class:`DPLogisticRegression` with 1.0 instead of 0.3, so that the fit tends to
-        ``Ridge(alpha=1.0)``'s as epsilon grows. scikit-learn's ``Ridge(alpha=a)``
-        minimises ``||y - Xw||^2 + a ||w||^2``, which has the same minimiser as ``alpha = a / N``
-        here (without clipping).
+        :class:`DPLogisticRegression` with 1.0 instead of 0.3 and G divided by the target
+        range's half-width Y (G grows with Y: the penalty does not depend on the targets'
+        units), so that the fit tends to ``Ridge(alpha=1.0)``'s as epsilon grows.
+        scikit-learn's ``Ridge(alpha=a)`` minimises ``||y - Xw||^2 + a ||w||^2``, which has the
+        same minimiser as ``alpha = a / N`` here (without clipping).
 
     fit_intercept : bool, default=True
         Whether to fit an intercept.

@@ -57,6 +57,14 @@ class Loss:
     warm_start = False
 
     @property
+    def output_scale(self):
+        """The public scale of the model's outputs, in the targets' units: 1 for a margin or a
+        log link (classifiers, Poisson); a regression on the identity link gives its public
+        target scale, so that ``alpha='auto'`` does not depend on the targets' units
+        (:func:`skdpgd.policy.consistent_alpha`)."""
+        return 1.0
+
+    @property
     def param(self):
         """The extra scalar the kernel reads for this loss (Huber's threshold; else 0)."""
         return 0.0
@@ -143,6 +151,11 @@ class SquaredError(Loss):
     regression = True
     #: ``x x^T``
     hessian_frobenius = 1.0
+
+    @property
+    def output_scale(self):
+        """``y_bound``, the half-width of the public target range (1 without one)."""
+        return 1.0 if self.y_bound is None else float(self.y_bound)
 
     def lipschitz(self, row_bound, n_outputs=1):
         if self.clip_norm is not None:
@@ -262,10 +275,13 @@ class Huber(Loss):
     ``|y| <= y_bound``, B = l(0) <= threshold y_bound.
 
     ``y_bound`` (optional): the public bound on the (centred, clipped) targets, which only the
-    intercept-only model's release of the target sum needs; the gradient does not."""
+    intercept-only model's release of the target sum needs; the gradient does not.
+    ``scale``: the public scale of the residuals (the threshold is a multiple of it), the
+    outputs' scale for ``alpha='auto'``."""
 
     threshold: float = 1.0
     y_bound: float | None = None
+    scale: float = 1.0
 
     name = "huber"
     code = K.LOSS_HUBER
@@ -275,6 +291,10 @@ class Huber(Loss):
     @property
     def param(self):
         return float(self.threshold)
+
+    @property
+    def output_scale(self):
+        return float(self.scale)
 
     def lipschitz(self, row_bound, n_outputs=1):
         return float(self.threshold) * float(row_bound)

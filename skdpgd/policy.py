@@ -82,42 +82,55 @@ AUTO_ALPHA_NOISE_SQUARED = 1.0
 AUTO_OUTPUT_ALPHA = 5.0
 
 
-def _sklearn_plus_noise_penalty(n_samples, n_params, lipschitz, row_bound, mu, factor):
-    """``1/N + factor G R sqrt(D) / (N mu)``; ``1/N`` without noise (mu infinite)."""
+def _sklearn_plus_noise_penalty(
+    n_samples, n_params, lipschitz, row_bound, mu, factor, output_scale=1.0
+):
+    """``1/N + factor (G / s) R sqrt(D) / (N mu)``; ``1/N`` without noise (mu infinite)."""
     base = 1.0 / n_samples
     if math.isinf(mu):
         return base
-    return base + factor * lipschitz * row_bound * math.sqrt(n_params) / (n_samples * mu)
+    return base + factor * (lipschitz / float(output_scale)) * row_bound * math.sqrt(n_params) / (
+        n_samples * mu
+    )
 
 
-def consistent_alpha(n_samples, n_params, lipschitz, row_bound, mu, squared=False):
+def consistent_alpha(
+    n_samples, n_params, lipschitz, row_bound, mu, squared=False, output_scale=1.0
+):
     """``alpha='auto'`` of the full-batch estimators: a penalty that vanishes with the noise.
 
-    ``alpha = 1/N + f G R sqrt(D) / (N mu)`` with ``f = AUTO_ALPHA_NOISE`` (or
+    ``alpha = 1/N + f (G / s) R sqrt(D) / (N mu)`` with ``f = AUTO_ALPHA_NOISE`` (or
     ``AUTO_ALPHA_NOISE_SQUARED`` for the squared loss, ``squared=True``). The first term is the
     non-private counterpart's penalty in our normalisation (scikit-learn's
     ``LogisticRegression(C=1)`` and ``Ridge(alpha=1)`` minimise ``sum_i l_i + ||w||^2 / 2``, i.e.
     ``(1/N) sum_i l_i + (1/(2N)) ||w||^2``). The second is the penalty that balances the
     regularisation bias ``alpha ||w*||^2 / 2`` against the excess risk of noisy gradient methods,
-    ``~ G sqrt(D) ||w*|| / (N mu)``, for a predictor of scale ``||w*|| ~ 1 / R`` (R the row
-    bound, G the per-example gradient bound). It goes to 0 as mu grows, so the fit converges
-    to the non-private one. All inputs are public.
+    ``~ G sqrt(D) ||w*|| / (N mu)``, for a predictor of scale ``||w*|| ~ s / R`` (R the row
+    bound, G the per-example gradient bound, s the public scale of the outputs,
+    :attr:`skdpgd.losses.Loss.output_scale`: 1 for margins and log links, the target range's
+    half-width for a regression on the identity link). G grows with s there, so ``G / s`` and
+    the penalty do not depend on the targets' units: fitting ``c y`` with a range scaled by c
+    gives the same penalty and predictions times c. It goes to 0 as mu grows, so the fit
+    converges to the non-private one. All inputs are public.
     """
     pol = current()
     factor = pol.AUTO_ALPHA_NOISE_SQUARED if squared else pol.AUTO_ALPHA_NOISE
-    return _sklearn_plus_noise_penalty(n_samples, n_params, lipschitz, row_bound, mu, factor)
+    return _sklearn_plus_noise_penalty(
+        n_samples, n_params, lipschitz, row_bound, mu, factor, output_scale
+    )
 
 
-def output_alpha(n_samples, n_params, lipschitz, row_bound, mu):
-    """``alpha='auto'`` for output perturbation: ``1/N + AUTO_OUTPUT_ALPHA G R sqrt(D) / (N mu)``.
+def output_alpha(n_samples, n_params, lipschitz, row_bound, mu, output_scale=1.0):
+    """``alpha='auto'`` for output perturbation: ``1/N + AUTO_OUTPUT_ALPHA (G / s) R sqrt(D) /
+    (N mu)``.
 
     The released minimiser carries noise of norm ``~ sqrt(D) 2G / (N alpha mu)`` (replace-one),
-    which must stay small against a predictor of scale ``1 / R``; this penalty keeps it at
-    ``2 / AUTO_OUTPUT_ALPHA`` of that scale. Like :func:`consistent_alpha` it tends to ``1/N``
-    as mu grows.
+    which must stay small against a predictor of scale ``s / R`` (s the outputs' public scale,
+    as in :func:`consistent_alpha`); this penalty keeps it at ``2 / AUTO_OUTPUT_ALPHA`` of that
+    scale. Like :func:`consistent_alpha` it tends to ``1/N`` as mu grows.
     """
     return _sklearn_plus_noise_penalty(
-        n_samples, n_params, lipschitz, row_bound, mu, current().AUTO_OUTPUT_ALPHA
+        n_samples, n_params, lipschitz, row_bound, mu, current().AUTO_OUTPUT_ALPHA, output_scale
     )
 
 
@@ -133,14 +146,16 @@ def auto_alpha(
     signal_scale=1.0,
     fit_intercept=True,
     n_outputs=1,
+    output_scale=1.0,
 ):
     """``alpha='auto'`` of a full-batch fit, for a schedule whose ``alpha_rule`` is
     ``'output'`` (output perturbation: :func:`output_alpha`), ``'auto'`` (``schedule='auto'``:
     :func:`output_alpha` when :func:`auto_mechanism` picks output perturbation) or anything
     else (:func:`consistent_alpha`, with the squared loss's factor when ``second_order`` is
     ``'ssp'``). All inputs public: N, D, G, R, the budget left, the loss's second-order
-    mechanism, the user's ``max_iter`` (None: 'auto'), the released signal scale and the number
-    of outputs (the rule's mechanism depends on it: :func:`auto_mechanism`)."""
+    mechanism, the user's ``max_iter`` (None: 'auto'), the released signal scale, the number
+    of outputs (the rule's mechanism depends on it: :func:`auto_mechanism`) and the outputs'
+    public scale (:func:`consistent_alpha`)."""
     kind = (
         auto_mechanism(
             n_samples,
@@ -156,9 +171,15 @@ def auto_alpha(
         else None
     )
     if kind == "output" or alpha_rule == "output":
-        return output_alpha(n_samples, n_params, lipschitz, row_bound, mu)
+        return output_alpha(n_samples, n_params, lipschitz, row_bound, mu, output_scale)
     return consistent_alpha(
-        n_samples, n_params, lipschitz, row_bound, mu, squared=second_order == "ssp"
+        n_samples,
+        n_params,
+        lipschitz,
+        row_bound,
+        mu,
+        squared=second_order == "ssp",
+        output_scale=output_scale,
     )
 
 

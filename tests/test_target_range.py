@@ -99,3 +99,39 @@ def test_the_private_search_scores_on_the_estimators_range(data):
     ).fit(X, y)
     assert -256.0 <= s.best_score_ <= 0.0
     assert r2_score(y, s.predict(X)) > 0.5
+
+
+def _unit_cases():
+    from skdpgd import DPHuberRegressor
+
+    return [
+        ("ridge-auto", lambda c: DPRidge(y_bound=(0.0, 4.0 * c))),
+        ("ridge-uniform", lambda c: DPRidge(y_bound=(0.0, 4.0 * c), schedule="uniform")),
+        ("ridge-output", lambda c: DPRidge(y_bound=(0.0, 4.0 * c), schedule="output")),
+        ("sgd", lambda c: DPSGDRegressor(y_bound=(0.0, 4.0 * c), n_samples=400)),
+        # Huber's units are its public scale (the threshold is a multiple of it)
+        ("huber", lambda c: DPHuberRegressor(y_bound=(0.0, 4.0 * c), scale=0.5 * c)),
+    ]
+
+
+@pytest.mark.parametrize(
+    "case", range(5), ids=["ridge-auto", "ridge-uniform", "ridge-output", "sgd", "huber"]
+)
+@pytest.mark.parametrize("epsilon", [0.5, 3.0])
+def test_the_default_does_not_depend_on_the_targets_units(case, epsilon):
+    # fitting c * y with the public range scaled by c gives the same model times c: the
+    # 'auto' penalty, the mechanism and every noise scale follow the units of y
+    name, make = _unit_cases()[case]
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 5)) / 3
+    X /= np.linalg.norm(X, axis=1).max()
+    y = np.clip(2.0 + X @ np.array([3.0, -2.0, 1.0, 0.0, 0.5]) + 0.3 * rng.normal(size=400), 0, 4)
+    preds, alphas = [], []
+    for c in (1.0, 1000.0, 1e-3):
+        est = make(c).set_params(epsilon=epsilon, data_norm=1.0, random_state=0).fit(X, c * y)
+        preds.append(est.predict(X) / c)
+        alphas.append(est.alpha_)
+    np.testing.assert_allclose(preds[1], preds[0], rtol=1e-7, atol=1e-9, err_msg=name)
+    np.testing.assert_allclose(preds[2], preds[0], rtol=1e-7, atol=1e-9, err_msg=name)
+    assert alphas[1] == pytest.approx(alphas[0], rel=1e-12)
+    assert np.std(preds[0]) > 0  # a fit, not the intercept-only model

@@ -189,6 +189,7 @@ class FullBatchRoad(Road):
                 signal_scale,
                 fit_intercept,
                 n_outputs=n_outputs,
+                output_scale=loss.output_scale,
             )
         else:
             alpha = cfg.alpha
