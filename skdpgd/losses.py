@@ -55,6 +55,8 @@ class Loss:
     #: whether ``schedule='auto'`` may start the gradient steps from the intercept-only model
     #: of a released target mean (regression losses with a public ``y_bound``)
     warm_start = False
+    #: the link from the margin to a regressor's prediction: 'identity' or 'log' (Poisson)
+    link = "identity"
 
     @property
     def output_scale(self):
@@ -332,6 +334,7 @@ class Poisson(Loss):
     code = K.LOSS_POISSON
     regression = True
     warm_start = True
+    link = "log"
 
     def _y_bound(self):
         if self.y_bound is None:

@@ -412,6 +412,20 @@ def select_rule(select):
 #: (see benchmarks/DECISIONS.md#auto_regression_start_share)
 AUTO_REGRESSION_START_SHARE = 0.1
 
+#: ``(s, target_share, select_share)``: below the ratio ``s``, a regressor with an intercept
+#: and a public target range releases its clipped target sum (``target_share`` of ``mu^2``;
+#: :data:`AUTO_REGRESSION_START_SHARE` for the losses that start their steps from it) and
+#: makes an accounted choice between its fit and that intercept-only model: a noisy count of
+#: the training rows the fit predicts closer minus those it predicts farther
+#: (``select_share``; :class:`skdpgd._full_batch.mechanisms.WarmStart`). None: off.
+#: (see benchmarks/DECISIONS.md#auto_regression_select)
+AUTO_REGRESSION_SELECT = (300.0, 0.05, 0.05)
+#: Below that ratio the target share is at least ``AUTO_REGRESSION_TARGET_RATIO / ratio`` (at
+#: most ``AUTO_REGRESSION_TARGET_MAX_SHARE``): where the fit is weak, the intercept-only model
+#: it may fall back to needs a precise mean. (see benchmarks/DECISIONS.md#auto_regression_select)
+AUTO_REGRESSION_TARGET_RATIO = 3.0
+AUTO_REGRESSION_TARGET_MAX_SHARE = 0.3
+
 
 def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None, select=None):
     """The warm start, selection and switch to the intercept-only model that
@@ -424,15 +438,34 @@ def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None
     output plans below its signal-to-noise ratio and takes precedence over the switch.
 
     A regression loss that admits it (``problem.regression_start``: Huber and Poisson with a
-    public target bound) gets, for a gradient or output plan, a warm start only: the share
+    public target bound) gets, for a gradient or output plan, a warm start: the share
     :data:`AUTO_REGRESSION_START_SHARE` of the budget on the sum of the clipped targets, whose
     intercept-only model starts the steps (gradient) or centres the intercept's penalty
-    (output perturbation)."""
-    if getattr(problem, "regression_start", False):
-        if mechanism in ("gradient", "output") and problem.fit_intercept and not math.isinf(mu):
-            return {"prior_share": current().AUTO_REGRESSION_START_SHARE}
-        return {}
+    (output perturbation). A regressor with a public target range
+    (``problem.regression_select``) below the ratio of :data:`AUTO_REGRESSION_SELECT` (or
+    ``select``) also gets the selection between its fit (gradient, output or sufficient
+    statistics) and that intercept-only model."""
     pol = current()
+    if getattr(problem, "regression_select", False) or getattr(problem, "regression_start", False):
+        if not problem.fit_intercept or math.isinf(mu):
+            return {}
+        start = getattr(problem, "regression_start", False) and mechanism in ("gradient", "output")
+        snr = signal_to_noise(problem.n_samples, problem.n_params, mu) * problem.signal_scale
+        rule = select_rule(pol.AUTO_REGRESSION_SELECT if select is None else select)
+        if (
+            rule is not None
+            and getattr(problem, "regression_select", False)
+            and snr < rule[0]
+            and mechanism in ("gradient", "output", "ssp")
+        ):
+            share = pol.AUTO_REGRESSION_START_SHARE if start else rule[1]
+            if pol.AUTO_REGRESSION_TARGET_RATIO > 0:
+                weak = pol.AUTO_REGRESSION_TARGET_RATIO / max(snr, 1e-12)
+                share = max(share, min(pol.AUTO_REGRESSION_TARGET_MAX_SHARE, weak))
+            return {"prior_share": share, "select_share": rule[2]}
+        if start:
+            return {"prior_share": pol.AUTO_REGRESSION_START_SHARE}
+        return {}
     if not (problem.fit_intercept and problem.second_order == "newton" and not math.isinf(mu)):
         return {}
     snr = signal_to_noise(problem.n_samples, problem.n_params, mu) * problem.signal_scale

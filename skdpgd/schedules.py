@@ -84,6 +84,10 @@ class Problem:
         Whether the loss admits a warm start from a released mean of its clipped targets (the
         Huber and Poisson losses with a public target bound; see
         :func:`skdpgd.policy.auto_prior_start`).
+    regression_select : bool
+        Whether a regressor can compare its fit with the intercept-only model of a released
+        mean of its clipped targets (a regression loss with an intercept and a public target
+        bound; see :func:`skdpgd.policy.auto_prior_start`).
     """
 
     n_samples: int
@@ -100,6 +104,7 @@ class Problem:
     fit_intercept: bool = True
     n_outputs: int = 1
     regression_start: bool = False
+    regression_select: bool = False
 
     @property
     def kappa(self):

@@ -15,7 +15,9 @@ sensitivity rests on), and it adds the noise itself:
   one pass over X (the same terms, so the same bounds, as the two reductions above);
 * :meth:`Rows.correct_counts` -- ``sum_i w_i [model m predicts y_i]`` for a few fixed
   (released) linear classifiers, each term in ``[0, 1]``; unlike the sums above, in the
-  released coordinates on the rows as given (what ``predict`` computes).
+  released coordinates on the rows as given (what ``predict`` computes);
+* :meth:`Rows.closer_sum` -- ``sum_i w_i sign(|y_i - p0_i| - |y_i - p1_i|)`` for two released
+  regressors (rows predicted closer by one than by the other), each term in ``[-1, 1]``.
 
 :meth:`Rows.hessian_sum` also sums over a Poisson subsample of the rows
 (:func:`poisson_subsample`): which rows are in it depends only on a seed drawn from the fit's
@@ -256,40 +258,70 @@ class Rows:
         """``(sum_i w_i x'_i x'_i^T, sum_i w_i y_i x'_i)`` (the targets as stored)."""
         raise NotImplementedError  # pragma: no cover - interface
 
-    def correct_counts(self, models):
-        """``[sum_i w_i [model m predicts y_i] for m in models]`` (float64).
-
-        ``models`` are ``(coef, intercept)`` pairs **as released** (``coef`` of shape (K, d)
-        applied to the raw rows, the estimator's ``coef_`` and ``intercept_``), evaluated on the
-        rows as given, neither clipped nor divided by the intercept column: the count is what
-        the released model's own ``predict`` gets right on these rows. One output (K = 1,
-        targets -1 / +1): the prediction is +1 where the margin is > 0; K outputs (targets
-        0..K-1): the largest margin. Each term is ``w_i`` or 0, so it lies in ``[0, 1]``
-        whatever the row (a margin that is NaN predicts nothing right; an infinite one
-        predicts its sign, as ``predict`` does).
-        """
+    def _released_margins(self, models):
+        """Yield ``(start, stop, [z_m])``: for the rows ``start:stop`` (a chunk of at most
+        :data:`_CORRECT_CHUNK_ENTRIES` entries), each model's margins ``x_i . coef^T +
+        intercept`` (shape (rows, K)) with ``(coef, intercept)`` **as released** (the
+        estimator's ``coef_`` and ``intercept_``) on the rows as given, neither clipped nor
+        divided by the intercept column: what the released model's own ``predict`` computes."""
         coefs = np.concatenate([np.asarray(c, dtype=np.float64) for c, _ in models])
-        counts = np.zeros(len(models))
         step = max(1, _CORRECT_CHUNK_ENTRIES // max(1, self.n_features))
         for start in range(0, self.n_samples, step):
             stop = min(self.n_samples, start + step)
             # the stored row is x_i / pre_i (prescale_huge_rows): pre_i takes the factor back
             with np.errstate(over="ignore", invalid="ignore"):
                 margins = np.asarray(self.X[start:stop] @ coefs.T) * self._pre[start:stop, None]
-            y, w = self.y[start:stop], self.sample_weight[start:stop]
-            at = 0
-            for m, (coef, intercept) in enumerate(models):
+            out, at = [], 0
+            for coef, intercept in models:
                 k = np.asarray(coef).shape[0]
                 with np.errstate(over="ignore", invalid="ignore"):
-                    z = margins[:, at : at + k] + np.asarray(intercept, dtype=np.float64)
+                    out.append(margins[:, at : at + k] + np.asarray(intercept, dtype=np.float64))
                 at += k
+            yield start, stop, out
+
+    def correct_counts(self, models):
+        """``[sum_i w_i [model m predicts y_i] for m in models]`` (float64).
+
+        ``models`` are ``(coef, intercept)`` pairs **as released** (``coef`` of shape (K, d)),
+        evaluated on the rows as given (:meth:`_released_margins`): the count is what the
+        released model's own ``predict`` gets right on these rows. One output (K = 1,
+        targets -1 / +1): the prediction is +1 where the margin is > 0; K outputs (targets
+        0..K-1): the largest margin. Each term is ``w_i`` or 0, so it lies in ``[0, 1]``
+        whatever the row (a margin that is NaN predicts nothing right; an infinite one
+        predicts its sign, as ``predict`` does).
+        """
+        counts = np.zeros(len(models))
+        for start, stop, margins in self._released_margins(models):
+            y, w = self.y[start:stop], self.sample_weight[start:stop]
+            for m, z in enumerate(margins):
                 ok = ~np.any(np.isnan(z), axis=1)  # a NaN margin is never right
-                if k == 1:
+                if z.shape[1] == 1:
                     hit = ok & (np.where(z[:, 0] > 0, 1.0, -1.0) == y)
                 else:
                     hit = ok & (np.argmax(np.where(ok[:, None], z, 0.0), axis=1) == y)
                 counts[m] += float(np.dot(w, hit))
         return counts
+
+    def closer_sum(self, fit, prior, log_link=False):
+        """``sum_i w_i sign(|y_i - p0_i| - |y_i - p1_i|)`` (float64): the weighted number of
+        rows whose target the model ``fit`` predicts strictly closer than the model ``prior``,
+        minus the number it predicts strictly farther (ties and NaN predictions count 0).
+
+        Both are one-output ``(coef, intercept)`` pairs as released, evaluated as in
+        :meth:`correct_counts`; the prediction is the margin (identity link) or its
+        exponential (``log_link``, Poisson). The targets are those stored (a regressor's
+        centred and clipped targets; the centre cancels in each difference). Each term lies in
+        ``[-w_i, w_i]``, so in ``[-1, 1]`` whatever the row.
+        """
+        total = 0.0
+        for start, stop, (z1, z0) in self._released_margins([fit, prior]):
+            y, w = self.y[start:stop], self.sample_weight[start:stop]
+            with np.errstate(over="ignore", invalid="ignore"):
+                p1, p0 = (np.exp(z1[:, 0]), np.exp(z0[:, 0])) if log_link else (z1[:, 0], z0[:, 0])
+                d1, d0 = np.abs(y - p1), np.abs(y - p0)
+            term = (d1 < d0).astype(np.float64) - (d0 < d1).astype(np.float64)  # NaN: 0
+            total += float(np.dot(w, term))
+        return total
 
     def class_curvature_sum(self, coef, intercept, sample=None, start=0):
         """``sum_i w_i (diag(p_i) - p_i p_i^T)``, shape ``(K, K)``, with ``p_i`` the softmax of

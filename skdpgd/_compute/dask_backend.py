@@ -100,6 +100,10 @@ def _correct(Xb, yb, wb, fi, bound, column, models):
     return _chunk_rows(Xb, yb, wb, fi, bound, column).correct_counts(models)
 
 
+def _closer(Xb, yb, wb, fi, bound, column, fit, prior, log_link):
+    return _chunk_rows(Xb, yb, wb, fi, bound, column).closer_sum(fit, prior, log_link)
+
+
 def _class_curvature(Xb, yb, wb, fi, bound, column, coef, intercept, sample, start):
     rows = _chunk_rows(Xb, yb, wb, fi, bound, column)
     return rows.class_curvature_sum(coef, intercept, sample=sample, start=start)
@@ -223,6 +227,13 @@ class DaskRows:
             (np.asarray(c, dtype=np.float64), np.asarray(b, dtype=np.float64)) for c, b in models
         ]
         return np.asarray(self._map(_correct, models), dtype=np.float64)
+
+    def closer_sum(self, fit, prior, log_link=False):
+        fit, prior = (
+            (np.asarray(c, dtype=np.float64), np.asarray(b, dtype=np.float64))
+            for c, b in (fit, prior)
+        )
+        return float(self._map(_closer, fit, prior, bool(log_link)))
 
     def objective(self, coef, intercept, loss_code, param, clip_norm):
         f, gcoef, gint = self._map(

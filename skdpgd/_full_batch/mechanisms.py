@@ -473,9 +473,10 @@ class WarmStart(Mechanism):
     sensitivity sqrt(2) replace-one, 1 add/remove-one), with ``plan.prior_share`` of the
     budget (of ``mu^2``). Its noisy log-frequencies (shrunk by their known noise level) are
     the starting intercept; the weights start at 0. The start is post-processing of a
-    release, so the inner mechanism's sensitivities hold unchanged. A regression loss (Huber,
-    Poisson) releases the sum of its clipped targets instead (sensitivity ``2Y`` replace-one,
-    ``Y`` add/remove-one) and starts from that intercept-only model (no switch, no selection).
+    release, so the inner mechanism's sensitivities hold unchanged. A regression loss releases
+    the sum of its clipped targets instead (sensitivity ``2Y`` replace-one, ``Y``
+    add/remove-one); Huber and Poisson start their steps from that intercept-only model (no
+    switch), and with a selection every regression loss compares its fit with it.
 
     With ``plan.select_share = r > 0`` (the selection), once the fit is done one more
     Gaussian release with that share of the budget: the weighted number of training rows the
@@ -486,8 +487,13 @@ class WarmStart(Mechanism):
     the sum moves by at most 2 when a row is replaced, 1 when one is added
     or removed. The fit is returned when the noisy difference is above
     :func:`skdpgd.policy.select_threshold` (a public function of the noise and N), the
-    intercept-only model otherwise (post-processing). Every release is made whatever the data,
-    so the accountant composes them exactly (no data-dependent branch of the privacy curve).
+    intercept-only model otherwise (post-processing). A regressor's selection releases instead
+    ``sum_i w_i sign(|y_i - p0_i| - |y_i - p1_i|)`` (:meth:`Rows.closer_sum`: rows whose
+    clipped target the fit predicts closer than the intercept-only model, minus those it
+    predicts farther): each term lies in [-1, 1] too, whatever the target's range, so the same
+    sensitivity holds (a clipped squared-error difference would have ``8 Y^2``). Every
+    release is made whatever the data, so the accountant composes them exactly (no
+    data-dependent branch of the privacy curve).
 
     Relative multipliers: with counts share ``s`` and selection share ``r``, ``z^-2 = s / (1 - s
     - r) * sum_i z_i^-2`` for the counts and ``r / (1 - s - r) * sum_i z_i^-2`` for the
@@ -508,8 +514,8 @@ class WarmStart(Mechanism):
         z_p = relative_multiplier(1, s, 1.0 - s - r, inv2)
         (counts,) = InterceptOnly(self.schedule).releases(setup, plan)
         regression = InterceptOnly(self.schedule)._n_classes(setup) == 0
-        if regression and (r > 0 or getattr(plan, "prior_switch", None) is not None):
-            raise ValueError("a regression loss's warm start has no selection and no switch.")
+        if regression and getattr(plan, "prior_switch", None) is not None:
+            raise ValueError("a regression loss's warm start has no switch.")
         if not regression and self.inner.name == "output" and not r > 0:
             raise ValueError(
                 "a warm start from the prior needs a gradient or Newton plan (or "
@@ -527,7 +533,11 @@ class WarmStart(Mechanism):
             z_sel = relative_multiplier(1, r, 1.0 - s - r, inv2)
             out.append(
                 Release(
-                    "selection: fit minus prior, rows predicted right",
+                    (
+                        "selection: fit minus prior, rows predicted closer"
+                        if regression
+                        else "selection: fit minus prior, rows predicted right"
+                    ),
                     np.array([z_sel]),
                     dict(SELECTION_SENSITIVITY),
                     setup.relation,
@@ -551,8 +561,23 @@ class WarmStart(Mechanism):
             start = prior.intercept(rows, setup, std1, side)
             if setup.progress is not None:
                 setup.progress.released(counts.multipliers, 0, plan.n_steps)
-            # gradient: the steps start there; output: the intercept's penalty is centred there
-            return self.inner.run(rows, setup, plan, inner, gen, start=start)
+            if self.inner.name in ("gradient", "output"):
+                # gradient: the steps start there; output: the intercept's penalty is centred
+                # there
+                fitted = self.inner.run(rows, setup, plan, inner, gen, start=start)
+            else:  # sufficient statistics: an exact solve, no starting point
+                fitted = self.inner.run(rows, setup, plan, inner, gen)
+            if not select:
+                return fitted
+            prior_coef = np.zeros_like(fitted.coef)
+            # --- the selection: rows predicted closer by the fit than by the intercept-only
+            # model, minus rows predicted farther; both as released, on the rows as given ---
+            closer = rows.closer_sum(
+                (fitted.coef, fitted.intercept),
+                (prior_coef, start),
+                log_link=getattr(setup.loss, "link", "identity") == "log",
+            )
+            return self._select(fitted, closer, prior_coef, start, choice, setup, gen)
         # the prior switch (skdpgd._prior, the step DP-SGD shares): the first release of the
         # counts and, with a switch, the decision on them
         exact = prior.class_counts(rows, setup)
@@ -578,16 +603,26 @@ class WarmStart(Mechanism):
         # both models as released (Outcome coordinates, the estimator's coef_ / intercept_) on
         # the rows as given: exactly what each model's own predict gets right
         right = rows.correct_counts([(coef, intercept), (prior_coef, prior_intercept)])
+        return self._select(
+            fitted, float(right[0] - right[1]), prior_coef, prior_intercept, choice, setup, gen
+        )
+
+    @staticmethod
+    def _select(fitted, difference, prior_coef, prior_intercept, choice, setup, gen):
+        """The selection's release, ``difference`` plus the noise of ``choice`` (from its own
+        stream: a second jump of the fit's generator), and the choice on it (post-processing):
+        the fit unless the noisy difference is at most :func:`skdpgd.policy.select_threshold`,
+        else the intercept-only model."""
         std_sel = float(choice.noise_std[0])
         pick = np.random.Generator(gen.bit_generator.jumped(2))
-        selection = float(right[0] - right[1]) + std_sel * pick.standard_normal()
+        selection = float(difference) + std_sel * pick.standard_normal()
         if setup.progress is not None:
             setup.progress.released(choice.multipliers, 0, 1)
         if selection > policy.select_threshold(std_sel, setup.n_public):
             return fitted
         # the inner Newton's Hessian rates (public) stay reported: it ran
         return dataclasses.replace(
-            fitted, coef=prior_coef, intercept=prior_intercept, model="prior"
+            fitted, coef=prior_coef, intercept=np.asarray(prior_intercept), model="prior"
         )
 
     def _prior_branch(self, rows, setup, inner, first, exact, gen):

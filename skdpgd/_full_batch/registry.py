@@ -27,13 +27,17 @@ def mechanism_for(schedule, plan):
         raise ValueError(f"unknown mechanism {plan.mechanism!r}: one of {sorted(MECHANISMS)}.")
     mechanism = MECHANISMS[plan.mechanism](schedule)
     if getattr(plan, "prior_share", 0.0) > 0:
-        # output perturbation: with a selection (classifiers), or for a regression loss,
-        # whose released target mean centres the intercept's penalty (WarmStart.releases
-        # refuses a classifier's output plan without a selection)
-        if plan.mechanism not in ("gradient", "newton", "kronecker", "output"):
+        # output perturbation: with a selection, or for a regression loss, whose released
+        # target mean centres the intercept's penalty (WarmStart.releases refuses a
+        # classifier's output plan without a selection); sufficient statistics: with a
+        # selection only (the regressor's floor)
+        select = getattr(plan, "select_share", 0.0) > 0
+        if plan.mechanism not in ("gradient", "newton", "kronecker", "output") and not (
+            select and plan.mechanism == "ssp"
+        ):
             raise ValueError(
                 "a warm start from the prior needs a gradient or Newton plan (or "
-                "an output perturbation with a selection)."
+                "an output perturbation or sufficient statistics with a selection)."
             )
         mechanism = WarmStart(mechanism)
     return mechanism

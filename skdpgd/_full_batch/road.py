@@ -225,6 +225,9 @@ class FullBatchRoad(Road):
                 regression_start=bool(
                     loss.warm_start and fit_intercept and getattr(loss, "y_bound", None) is not None
                 ),
+                regression_select=bool(
+                    loss.regression and fit_intercept and getattr(loss, "y_bound", None) is not None
+                ),
             ),
         )
         self.plan = schedule.plan(self.setup_.problem, mu_left, max_iter)
