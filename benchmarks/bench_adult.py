@@ -13,7 +13,9 @@ test file). Two curves, both with only public values given to the estimator:
   classes=[0, 1], random_state=seed)`` on ``public_bound_protocol()`` (complete rows only:
   30,162 / 15,060; numeric columns in [0, 1] by their public bounds, one-hot over the
   documented levels, rows divided by sqrt(14)), default neighbouring (replace-one), seeds
-  ``0 .. --seeds-protocol - 1``.
+  ``0 .. --seeds-protocol - 1``; and the same with the numeric columns in [-1, 1]
+  (``public_bound_protocol('symmetric')``, the middle of each public range at 0), everything
+  else unchanged.
 
 Each cell reports the median and the worst seed's test accuracy and the ``mechanism_`` of the
 final estimator on each seed (``prior`` is the majority-class model the accounted selection
@@ -150,6 +152,7 @@ def main(argv=None):
 
     Xtr, ytr, Xte, yte = A.raw_frames()
     Ztr, ztr, Zte, zte = A.public_bound_protocol()
+    Str, _, Ste, _ = A.public_bound_protocol("symmetric")  # the same rows and labels
     maj = A.majority_class(ytr)
     majority_raw = float(np.mean(yte == maj))
     majority_protocol = float(np.mean(zte == A.majority_class(ztr)))
@@ -167,6 +170,7 @@ def main(argv=None):
     sk_prot_time = _median_time(lambda: sk_prot.fit(Ztr, ztr))
     sk_prot_score = sk_prot.score(Zte, zte)
     sk_prot_free = LogisticRegression(C=1e4, max_iter=20000).fit(Ztr, ztr)
+    sk_sym_score = LogisticRegression(max_iter=5000).fit(Str, ztr).score(Ste, zte)
     big_raw = _fit_raw(Xtr, ytr, 1e6, "replace", 0)[0]
     big_prot = _fit_protocol(Ztr, ztr, 1e6, 0)[0]
 
@@ -192,25 +196,26 @@ def main(argv=None):
                     )
                 )
                 print(_line(records[-1]), flush=True)
-    # --- the public-bound protocol curve ---
-    for eps in epsilons:
-        for seed in range(args.seeds_protocol):
-            model, t = _fit_protocol(Ztr, ztr, eps, seed)
-            records.append(
-                dict(
-                    curve="protocol",
-                    relation=model.neighbouring_,
-                    epsilon=eps,
-                    seed=seed,
-                    accuracy=float(model.score(Zte, zte)),
-                    mechanism=model.mechanism_,
-                    schedule=model.schedule_,
-                    epsilon_spent=float(model.epsilon_),
-                    delta=float(model.delta_),
-                    time_ratio=t / sk_prot_time,
+    # --- the public-bound protocol curve, numeric columns in [0, 1] and in [-1, 1] ---
+    for curve, (Ftr, Fte) in (("protocol", (Ztr, Zte)), ("protocol-symmetric", (Str, Ste))):
+        for eps in epsilons:
+            for seed in range(args.seeds_protocol):
+                model, t = _fit_protocol(Ftr, ztr, eps, seed)
+                records.append(
+                    dict(
+                        curve=curve,
+                        relation=model.neighbouring_,
+                        epsilon=eps,
+                        seed=seed,
+                        accuracy=float(model.score(Fte, zte)),
+                        mechanism=model.mechanism_,
+                        schedule=model.schedule_,
+                        epsilon_spent=float(model.epsilon_),
+                        delta=float(model.delta_),
+                        time_ratio=t / sk_prot_time,
+                    )
                 )
-            )
-            print(_line(records[-1]), flush=True)
+                print(_line(records[-1]), flush=True)
 
     # --- tables ---
     def cell(curve, relation, eps):
@@ -272,6 +277,7 @@ def main(argv=None):
     rows = []
     for eps in epsilons:
         rs, med, worst = cell("protocol", None, eps)
+        sym, sym_med, sym_worst = cell("protocol-symmetric", None, eps)
         rows.append(
             [
                 f"{eps:g}",
@@ -281,6 +287,7 @@ def main(argv=None):
                 _mechanisms(r["mechanism"] for r in rs),
                 f"{rs[0]['delta']:.2g}",
                 f"{statistics.median(r['time_ratio'] for r in rs):.2f}",
+                f"{_f3(sym_med)} ({_f3(sym_worst)}; {_mechanisms(r['mechanism'] for r in sym)})",
             ]
         )
     out.append(
@@ -293,6 +300,7 @@ def main(argv=None):
                 "mechanism_",
                 "δ",
                 "fit time / sklearn",
+                "numeric in [-1, 1]: median (worst; mechanism_)",
             ],
             rows,
         )
@@ -303,7 +311,11 @@ def main(argv=None):
         _table(
             ["model", "raw frame (schema_transformer features)", "public-bound protocol"],
             [
-                ["sklearn LogisticRegression() (C = 1)", _f3(sk_raw_score), _f3(sk_prot_score)],
+                [
+                    "sklearn LogisticRegression() (C = 1)",
+                    _f3(sk_raw_score),
+                    f"{_f3(sk_prot_score)} (numeric in [-1, 1]: {_f3(sk_sym_score)})",
+                ],
                 [
                     "sklearn LogisticRegression(C=1e4)",
                     _f3(sk_raw_free.score(Xte, yte)),

@@ -22,7 +22,8 @@ Two views of the same rows:
     that reads each row alone), numeric columns mapped to [0, 1] by their public bounds
     (clipped), categoricals one-hot over the documented levels, and every row divided by
     ``sqrt(14)`` (14 original columns; each contributes at most 1 to the squared norm), so
-    ``||row|| <= 1``: ``data_norm=1`` is a public bound.
+    ``||row|| <= 1``: ``data_norm=1`` is a public bound. ``numeric='symmetric'`` maps the
+    numeric columns to [-1, 1] instead (what ``schema_transformer`` does), for comparison.
 
 The levels below are the ones listed in the data set's documentation (``adult.names``), written
 out here; none is read from the rows. A value outside them is a loader bug and raises.
@@ -261,14 +262,15 @@ def _check_levels(X, which):
             )
 
 
-def _encode(X):
-    """Public map of complete rows: [0, 1] numeric columns, one-hot blocks, rows / sqrt(14)."""
+def _encode(X, numeric):
+    """Public map of complete rows: numeric columns to [0, 1] (``numeric='unit'``) or [-1, 1]
+    (``'symmetric'``) by their public bounds, one-hot blocks, rows / sqrt(14)."""
     n = len(X)
     parts = []
     for col in NUMERIC:
         lo, hi = NUMERIC_BOUNDS[col]
-        v = X[col].to_numpy(dtype=float)
-        parts.append(np.clip((v - lo) / (hi - lo), 0.0, 1.0)[:, None])
+        v = np.clip((X[col].to_numpy(dtype=float) - lo) / (hi - lo), 0.0, 1.0)
+        parts.append((v if numeric == "unit" else 2.0 * v - 1.0)[:, None])
     for col in CATEGORICAL:
         index = {level: k for k, level in enumerate(LEVELS[col])}
         codes = np.fromiter((index[v] for v in X[col]), dtype=np.int64, count=n)
@@ -285,15 +287,22 @@ def _encode(X):
     return np.ascontiguousarray(Z)
 
 
-def public_bound_protocol():
+def public_bound_protocol(numeric="unit"):
     """``(X_train, y_train, X_test, y_test)`` as float arrays under the public-bound protocol.
 
     Rows with a missing value are dropped (30,162 training and 15,060 test rows remain);
     105 columns (see the module docstring); every row has L2 norm at most 1. The function
     checks these invariants and that every encoded row has exactly one level per categorical
     column, and raises if one fails.
+
+    ``numeric='unit'`` maps each numeric column to [0, 1] by its public bounds (the protocol);
+    ``'symmetric'`` to [-1, 1] (the middle of the public range at 0, as
+    ``schema_transformer`` does), everything else unchanged.
     """
-    if "protocol" not in _CACHE:
+    if numeric not in ("unit", "symmetric"):
+        raise ValueError(f"numeric must be 'unit' or 'symmetric', got {numeric!r}")
+    key = ("protocol", numeric)
+    if key not in _CACHE:
         Xtr, ytr, Xte, yte = raw_frames()
         out = []
         for X, y, n_expected in (
@@ -301,11 +310,11 @@ def public_bound_protocol():
             (Xte, yte, N_TEST_COMPLETE),
         ):
             complete = X.notna().all(axis=1).to_numpy()
-            Z = _encode(X[complete])
+            Z = _encode(X[complete], numeric)
             _check_protocol(Z, n_expected)
             out += [Z, y.to_numpy()[complete].astype(int)]
-        _CACHE["protocol"] = tuple(out)
-    return tuple(v.copy() for v in _CACHE["protocol"])
+        _CACHE[key] = tuple(out)
+    return tuple(v.copy() for v in _CACHE[key])
 
 
 def _check_protocol(Z, n_expected):
