@@ -1,7 +1,7 @@
 """Adult (census income): the default DPLogisticRegression against epsilon, and the literature.
 
 Data: ``benchmarks/suite/adult.py`` (the published train and test files, nothing tuned on the
-test file). Two curves, both with only public values given to the estimator:
+test file). Two curves (the second in two variants), only public values given to the estimator:
 
 * **raw frame**: ``make_private_pipeline(schema_transformer(codebook()),
   DPLogisticRegression(classes=[0, 1]), epsilon=eps, neighbouring=relation,
