@@ -434,8 +434,10 @@ def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None
     ``prior_switch``), empty for none. ``prior_share`` / ``prior_switch`` / ``select``: the
     :class:`~skdpgd.schedules.Auto` parameters (None: the constants :data:`AUTO_PRIOR_SHARE` /
     :data:`AUTO_PRIOR_SWITCH` / :data:`AUTO_SELECT`; a false value: off). Only for classifiers
-    with an intercept (the logistic losses); the selection applies to gradient, Newton and
-    output plans below its signal-to-noise ratio and takes precedence over the switch.
+    with an intercept; the selection applies to gradient, Newton and output plans below its
+    signal-to-noise ratio and takes precedence over the switch; the warm start and the switch,
+    which start the fit from the counts' log-odds, to the logistic losses only (a classifier
+    on another loss, the squared hinge, gets the selection only, its fit started at 0).
 
     A regression loss that admits it (``problem.regression_start``: Huber and Poisson with a
     public target bound) gets, for a gradient or output plan, a warm start: the share
@@ -466,7 +468,9 @@ def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None
         if start:
             return {"prior_share": pol.AUTO_REGRESSION_START_SHARE}
         return {}
-    if not (problem.fit_intercept and problem.second_order == "newton" and not math.isinf(mu)):
+    logistic = problem.second_order == "newton"
+    classifier = logistic or getattr(problem, "classifier", False)
+    if not (problem.fit_intercept and classifier and not math.isinf(mu)):
         return {}
     snr = signal_to_noise(problem.n_samples, problem.n_params, mu) * problem.signal_scale
     # an explicit switch (and no explicit selection) runs the switch instead of the default
@@ -478,7 +482,8 @@ def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None
         and mechanism in ("gradient", "newton", "kronecker", "output")
     ):
         return {"prior_share": rule[1], "select_share": rule[2]}
-    if mechanism not in ("gradient", "newton", "kronecker"):
+    # the warm start and the switch start the fit from the counts' log-odds: logistic only
+    if not logistic or mechanism not in ("gradient", "newton", "kronecker"):
         return {}
     share = pol.AUTO_PRIOR_SHARE if prior_share is None else float(prior_share)
     switch = pol.AUTO_PRIOR_SWITCH if prior_switch is None else prior_switch

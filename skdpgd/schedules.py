@@ -84,6 +84,9 @@ class Problem:
         Whether the loss admits a warm start from a released mean of its clipped targets (the
         Huber and Poisson losses with a public target bound; see
         :func:`skdpgd.policy.auto_prior_start`).
+    classifier : bool
+        Whether the loss is a classifier's (its intercept-only model is the majority class of
+        the released class counts; see :func:`skdpgd.policy.auto_prior_start`).
     regression_select : bool
         Whether a regressor can compare its fit with the intercept-only model of a released
         mean of its clipped targets (a regression loss with an intercept and a public target
@@ -105,6 +108,7 @@ class Problem:
     n_outputs: int = 1
     regression_start: bool = False
     regression_select: bool = False
+    classifier: bool = False
 
     @property
     def kappa(self):

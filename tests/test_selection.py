@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skdpgd import DPLogisticRegression, PrivacyBudget
+from skdpgd import DPLinearSVC, DPLogisticRegression, PrivacyBudget
 from skdpgd._compute.backends import CSRRows, DenseRows
 from skdpgd._full_batch.mechanisms import SELECTION_SENSITIVITY
 from skdpgd.accounting import gdp_mu
@@ -92,9 +92,10 @@ def _capture_counts(monkeypatch):
     return seen
 
 
+@pytest.mark.parametrize("Est", [DPLogisticRegression, DPLinearSVC])
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("kind", ["small", "dense", "csr", "dask"])
-def test_the_selection_counts_what_the_released_models_predict(monkeypatch, kind, n_classes):
+def test_the_selection_counts_what_the_released_models_predict(monkeypatch, kind, n_classes, Est):
     # the noise-free counts of the selection (fit, then intercept-only model) are the rows each
     # released model's own predict gets right; the fit's coordinates (row clip below
     # data_norm, intercept column) must not leak into them
@@ -116,7 +117,7 @@ def test_the_selection_counts_what_the_released_models_predict(monkeypatch, kind
     for bias, kept in ((1e12, True), (-1e12, False)):  # keep the fit / return the prior
         seen.clear()
         with policy.using(AUTO_SELECT_BIAS=bias):
-            clf = DPLogisticRegression(
+            clf = Est(
                 epsilon=1.0,
                 data_norm=1.0,
                 classes=list(range(n_classes)),

@@ -192,6 +192,9 @@ for _k in ESTIMATORS:
     FACTORIES[f"{_k}_uniform"] = _factory(_k, f"{_k}_uniform", {"schedule": "uniform"})
     FACTORIES[f"{_k}_output"] = _factory(_k, f"{_k}_output", {"schedule": "output"})
     FACTORIES[f"{_k}_sklearn"] = _factory(_k, f"{_k}_sklearn", only_big=True, sk=True)
+    # the default without its accounted choice between the fit and the intercept-only model
+    _off = {"AUTO_SELECT": None} if _k == "svc" else {"AUTO_REGRESSION_SELECT": None}
+    FACTORIES[f"{_k}_noselect"] = _factory(_k, f"{_k}_noselect", changes=_off, below_big=True)
     for _v in NEAR_EXACT_SNR:
         _n = f"{_k}_snr{_tag(_v)}"
         FACTORIES[_n] = _factory(

@@ -590,7 +590,9 @@ class WarmStart(Mechanism):
         if first.switched:
             # the decision read the shrunk counts: a balanced set's noise alone does not switch
             return self._prior_branch(rows, setup, inner, first, exact, gen)
-        start = first.start()
+        # the logistic losses start from the counts' log-odds; another classifier's loss (the
+        # squared hinge) has another intercept-only optimum, and starts at 0 as without them
+        start = first.start() if setup.loss.second_order == "newton" else None
         if self.inner.name in ("gradient", "newton", "kronecker"):
             fitted = self.inner.run(rows, setup, plan, inner, gen, start=start)
         else:  # an exact minimiser ('output') has no starting point

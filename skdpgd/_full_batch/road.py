@@ -225,6 +225,7 @@ class FullBatchRoad(Road):
                 regression_start=bool(
                     loss.warm_start and fit_intercept and getattr(loss, "y_bound", None) is not None
                 ),
+                classifier=not loss.regression,
                 regression_select=bool(
                     loss.regression and fit_intercept and getattr(loss, "y_bound", None) is not None
                 ),
