@@ -58,3 +58,16 @@ tr10_s10 = _patched(
     "tr10_s10",
     {"AUTO_REGRESSION_TARGET_RATIO": 10.0, "AUTO_REGRESSION_SELECT": (300.0, 0.05, 0.1)},
 )
+# lower caps on the raised share, and a smaller selection share
+tr3_c15 = _patched(
+    "tr3_c15", {"AUTO_REGRESSION_TARGET_RATIO": 3.0, "AUTO_REGRESSION_TARGET_MAX_SHARE": 0.15}
+)
+tr1 = _patched("tr1", {"AUTO_REGRESSION_TARGET_RATIO": 1.0})
+tr3_s3 = _patched(
+    "tr3_s3",
+    {"AUTO_REGRESSION_TARGET_RATIO": 3.0, "AUTO_REGRESSION_SELECT": (300.0, 0.05, 0.03)},
+)
+tr3_r30 = _patched(
+    "tr3_r30",
+    {"AUTO_REGRESSION_TARGET_RATIO": 3.0, "AUTO_REGRESSION_SELECT": (30.0, 0.05, 0.05)},
+)
