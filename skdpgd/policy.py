@@ -287,6 +287,9 @@ def prior_switch_tiers(switch):
 #: and the intercept-only model (:class:`skdpgd._full_batch.mechanisms.WarmStart`); None: off.
 #: (see benchmarks/DECISIONS.md#auto_select)
 AUTO_SELECT = (300.0, 0.05, 0.05)
+#: The same rule for a classifier on another loss than the logistic ones (DPLinearSVC's squared
+#: hinge); None: off (measured, not adopted). (see benchmarks/DECISIONS.md#auto_select_squared_hinge)
+AUTO_SELECT_SQUARED_HINGE = None
 #: The selection keeps the fit unless its noisy difference of rows predicted right (fit minus
 #: intercept-only model) is below ``-AUTO_SELECT_BIAS * sigma^2 / N`` (0: the larger wins).
 #: (see benchmarks/DECISIONS.md#auto_select_bias)
@@ -475,7 +478,8 @@ def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None
     snr = signal_to_noise(problem.n_samples, problem.n_params, mu) * problem.signal_scale
     # an explicit switch (and no explicit selection) runs the switch instead of the default
     explicit_switch = prior_switch is not None and bool(prior_switch)
-    rule = select_rule((None if explicit_switch else pol.AUTO_SELECT) if select is None else select)
+    default = pol.AUTO_SELECT if logistic else pol.AUTO_SELECT_SQUARED_HINGE
+    rule = select_rule((None if explicit_switch else default) if select is None else select)
     if (
         rule is not None
         and snr < rule[0]
