@@ -287,8 +287,9 @@ def prior_switch_tiers(switch):
 #: and the intercept-only model (:class:`skdpgd._full_batch.mechanisms.WarmStart`); None: off.
 #: (see benchmarks/DECISIONS.md#auto_select)
 AUTO_SELECT = (300.0, 0.05, 0.05)
-#: The same rule for a classifier on another loss than the logistic ones (DPLinearSVC's squared
-#: hinge); None: off (measured, not adopted). (see benchmarks/DECISIONS.md#auto_select_squared_hinge)
+#: The same rule for a classifier on another loss than the logistic ones (DPLinearSVC's
+#: squared hinge); None: off (measured, not adopted).
+#: (see benchmarks/DECISIONS.md#auto_select_squared_hinge)
 AUTO_SELECT_SQUARED_HINGE = None
 #: The selection keeps the fit unless its noisy difference of rows predicted right (fit minus
 #: intercept-only model) is below ``-AUTO_SELECT_BIAS * sigma^2 / N`` (0: the larger wins).
