@@ -286,7 +286,7 @@ def prior_switch_tiers(switch):
 #: ``(s, count_share, select_share)``: below the ratio ``s``, an accounted choice between the fit
 #: and the intercept-only model (:class:`skdpgd._full_batch.mechanisms.WarmStart`); None: off.
 #: (see benchmarks/DECISIONS.md#auto_select)
-AUTO_SELECT = (300.0, 0.05, 0.05)
+AUTO_SELECT = (300.0, 0.05, 0.10)
 #: The same rule for a classifier on another loss than the logistic ones (DPLinearSVC's
 #: squared hinge); None: off (measured, not adopted).
 #: (see benchmarks/DECISIONS.md#auto_select_squared_hinge)

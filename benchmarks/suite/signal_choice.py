@@ -237,3 +237,36 @@ c_ship_b2 = candidate("c_ship_b2", (300.0, 0.05, 0.05), AUTO_PRIOR_MAX_SNR_BINAR
 c_ship_b3 = candidate("c_ship_b3", (300.0, 0.05, 0.05), AUTO_PRIOR_MAX_SNR_BINARY=3.0, **_SHIPPED)
 c_ship_b4 = candidate("c_ship_b4", (300.0, 0.05, 0.05), AUTO_PRIOR_MAX_SNR_BINARY=4.0, **_SHIPPED)
 c_ship_b6 = candidate("c_ship_b6", (300.0, 0.05, 0.05), AUTO_PRIOR_MAX_SNR_BINARY=6.0, **_SHIPPED)
+
+
+def shipped(name, select=None, **knobs):
+    """A factory: the default classifier with ``Auto(select=select)`` (None: the shipped
+    rule) and only the policy constants in ``knobs`` changed, during its fit only."""
+
+    def factory(ctx):
+        from skdpgd import DPLogisticRegression
+        from skdpgd.schedules import Auto
+
+        from .methods import UnderPolicy
+
+        if ctx.task != "classification":
+            return None
+        est = DPLogisticRegression(
+            epsilon=ctx.epsilon,
+            data_norm=ctx.data_norm,
+            schedule=Auto(select=select),
+            random_state=ctx.seed,
+        )
+        return UnderPolicy(est, knobs)
+
+    factory.suite_name = name
+    return factory
+
+
+#: the selection's bias and share with its counts in the released model's coordinates (the
+#: candidates above were run while the selection evaluated the fit in its kernel coordinates)
+s_b0 = shipped("s_b0", AUTO_SELECT_BIAS=0.0)
+s_b1 = shipped("s_b1", AUTO_SELECT_BIAS=1.0)
+s_bm1 = shipped("s_bm1", AUTO_SELECT_BIAS=-1.0)
+s_sh10_b1 = shipped("s_sh10_b1", (300.0, 0.05, 0.10), AUTO_SELECT_BIAS=1.0)
+s_sh10_b3 = shipped("s_sh10_b3", (300.0, 0.05, 0.10), AUTO_SELECT_BIAS=3.0)

@@ -13,6 +13,11 @@ Regenerate (only when a change of draw order is intended and explained in the co
 Add new cases only (the stored ones untouched):
 
     PYTHONPATH=. python tests/_support/golden_master.py --add
+
+Refit named cases only (a change of what those fits compute, intended and explained in the
+commit; every other stored case untouched):
+
+    PYTHONPATH=. python tests/_support/golden_master.py --replace NAME[,NAME...]
 """
 
 from __future__ import annotations
@@ -584,6 +589,19 @@ def main(argv):
         master.update(new)
         PATH.write_text(json.dumps(master, indent=0, sort_keys=True) + "\n")
         print(f"added {len(new)} cases to {PATH}")
+        return 0
+    if "--replace" in argv:  # refit the named cases; keep every other stored one as it is
+        names = set(argv[argv.index("--replace") + 1].split(","))
+        master = json.loads(PATH.read_text())
+        known = {name: factory for name, factory in cases() + composite_cases()}
+        unknown = sorted(names - set(known))
+        if unknown:
+            print(f"unknown cases: {', '.join(unknown)}")
+            return 1
+        for name in sorted(names):
+            master[name] = fit_case(known[name])
+        PATH.write_text(json.dumps(master, indent=0, sort_keys=True) + "\n")
+        print(f"replaced {len(names)} cases in {PATH}")
         return 0
     if "--write" not in argv:
         print(__doc__)
