@@ -26,19 +26,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-from .. import _prior, policy
+from .. import _prior
 from .._compute import small_problems as _small_problems
 from .._compute.kernels import _noisy_update as noisy_update
-from .._setup import CLASS_COUNT_SENSITIVITY
+from .._setup import CLASS_COUNT_SENSITIVITY, SELECTION_SENSITIVITY
 from .._progress import Progress
 from ..accounting import Release, compose_gdp, gdp_mu_of_releases, relative_multiplier
 from ..exceptions import DivergenceError
 from ..schedules import Problem
-
-#: L2 sensitivity of the selection's release, ``sum_i w_i ([model A right on i] - [model B
-#: right on i])`` for two released models: each term lies in [-1, 1] (weights in [0, 1]), so
-#: replacing a row moves the sum by at most 2 and adding or removing one by at most 1.
-SELECTION_SENSITIVITY = {"replace": 2.0, "add_remove": 1.0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -578,12 +573,11 @@ class WarmStart(Mechanism):
         # both models as released (Outcome coordinates, the estimator's coef_ / intercept_) on
         # the rows as given: exactly what each model's own predict gets right
         right = rows.correct_counts([(coef, intercept), (prior_coef, prior_intercept)])
-        std_sel = float(choice.noise_std[0])
         pick = np.random.Generator(gen.bit_generator.jumped(2))
-        selection = float(right[0] - right[1]) + std_sel * pick.standard_normal()
+        keep, _ = _prior.select(right, choice, setup.n_public, pick)
         if setup.progress is not None:
             setup.progress.released(choice.multipliers, 0, 1)
-        if selection > policy.select_threshold(std_sel, setup.n_public):
+        if keep:
             return fitted
         # the inner Newton's Hessian rates (public) stay reported: it ran
         return dataclasses.replace(
