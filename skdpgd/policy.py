@@ -657,7 +657,9 @@ def sgd_prior_switch(n_public, n_params, mu, fit_intercept, logistic, auto):
     the ratio ``s`` of the whole budget: the class counts are released first with ``share`` of
     ``mu^2``; when their shrunk majority frequency is at least ``p`` the rest goes to a second
     release of the counts (the intercept-only model), otherwise DP-SGD runs with the rest,
-    started from their prior's intercept."""
+    started from their prior's intercept. Binary fits where it applies follow
+    :func:`sgd_binary_rule` instead, and a fit with ``p <= 1/K`` takes the intercept-only model
+    before any draw (its counts could not choose otherwise)."""
     pol = current()
     if pol.SGD_PRIOR_SWITCH is None or not (fit_intercept and logistic and auto):
         return None
@@ -683,7 +685,9 @@ def sgd_binary_rule(n_public, n_params, mu):
     """What a binary DP-SGD fit below the prior switch's ratio does (see
     :data:`SGD_BINARY_SELECT`): ``'prior'`` (the whole budget on the class counts, decided from
     public values), ``('select', count_share, select_share)``, or None (the switch's rule).
-    Public quantities only; call it only where :func:`sgd_prior_switch` applies."""
+    ``n_public`` is the released row count itself (not raised by the margin the steps use) or
+    the public ``n_samples``. Public quantities only; call it only where
+    :func:`sgd_prior_switch` applies."""
     rule = current().SGD_BINARY_SELECT
     if rule is None:
         return None

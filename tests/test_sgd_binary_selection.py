@@ -219,6 +219,13 @@ def test_steps_that_cannot_be_certified_give_the_public_decision(monkeypatch, ca
     assert gdp_mu_of_releases(clf.releases_) == pytest.approx(gdp_mu(EPS, DELTA), rel=1e-9)
 
 
+def test_a_malformed_rule_is_refused():
+    X, y = _separable(n=200)
+    for rule in ((0.5, 0.6, 0.5), (-1.0, 0.05, 0.05), (0.5, 0.0, 0.05)):
+        with policy.using(SGD_BINARY_SELECT=rule), pytest.raises(ValueError, match="s0 >= 0"):
+            _fit(X, y)
+
+
 def test_more_classes_whose_switch_cannot_choose_otherwise_are_decided_publicly():
     """p <= 1/K: the shrunk counts' largest share is always at least 1/K, so the switch's
     branch is known before the draw; it is taken then, with no envelope."""
