@@ -10,7 +10,10 @@ returns the intercept-only model of both. This module holds that step once:
   (post-processing);
 * :meth:`PriorSwitch.start`: the fit's starting intercept when it does not switch;
 * :meth:`PriorSwitch.intercept_only`: when it switches, the second release with what is left
-  and the intercept-only model of the two, with the releases it made.
+  and the intercept-only model of the two, with the releases it made;
+* :func:`select`: the accounted choice between a fit and the intercept-only model of the
+  counts, made after the fit (a release of the difference of the rows each predicts right),
+  the step the full-batch warm start and DP-SGD's binary fits share.
 
 How much each release spends is the road's accounting, passed in as calibrated
 :class:`~skdpgd.accounting.Release` objects: the full-batch road gives the second release the
@@ -34,7 +37,7 @@ import math
 import numpy as np
 
 from . import policy
-from ._setup import CLASS_COUNT_SENSITIVITY
+from ._setup import CLASS_COUNT_SENSITIVITY, SELECTION_SENSITIVITY
 from .accounting import Release
 
 
@@ -169,3 +172,30 @@ class PriorSwitch:
             combined_log_odds(self.noisy, self.std, again, std2),
             (self.first, second),
         )
+
+
+def _check_selection_release(release):
+    """A selection's release has at least :data:`SELECTION_SENSITIVITY` under each relation."""
+    if any(not float(release.sensitivity[r]) >= v for r, v in SELECTION_SENSITIVITY.items()):
+        raise ValueError(
+            f"{release.name!r}: a selection's release has a sensitivity of at least "
+            f"{SELECTION_SENSITIVITY} (got {release.sensitivity})."
+        )
+    return release
+
+
+def select(right, release, n_public, gen):
+    """The selection between a fit and the intercept-only model: ``(keep_fit, noisy)``.
+
+    ``right = (r_fit, r_prior)`` are the exact weighted numbers of training rows each released
+    model's own ``predict`` gets right (``sum_i w_i [model right on i]``, counted by the road on
+    the rows as given); the release is their difference plus ``N(0, s^2)``, ``s`` the noise of
+    the calibrated ``release`` (one normal from ``gen``). Both models are released values, so
+    row i's term ``w_i ([fit right on i] - [prior right on i])`` is a function of that row alone
+    and lies in [-1, 1]: the difference moves by at most 2 when a row is replaced, 1 when one is
+    added or removed (:data:`SELECTION_SENSITIVITY`, raised by a road's rounding margin). The
+    fit is kept when the noisy difference is above :func:`skdpgd.policy.select_threshold` (a
+    public function of the noise and N): post-processing of the release."""
+    std = float(_check_selection_release(release).noise_std[0])
+    noisy = float(right[0] - right[1]) + std * gen.standard_normal()
+    return noisy > policy.select_threshold(std, n_public), noisy

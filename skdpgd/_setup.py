@@ -206,6 +206,12 @@ def release_count(n_rows, z, relation, gen):
 #: (replace-one), adding or removing one moves one count by 1 (add/remove-one).
 CLASS_COUNT_SENSITIVITY = {"replace": math.sqrt(2.0), "add_remove": 1.0}
 
+#: L2 sensitivity of a selection's release, ``sum_i w_i ([model A right on i] - [model B
+#: right on i])`` for two released models: each term lies in [-1, 1] (weights in [0, 1]), so
+#: replacing a row moves the sum by at most 2 and adding or removing one by at most 1. (The
+#: full-batch warm start's selection and DP-SGD's binary selection release it.)
+SELECTION_SENSITIVITY = {"replace": 2.0, "add_remove": 1.0}
+
 
 def release_class_counts(counts, z, relation, gen, name="class counts", sensitivity=None):
     """The class counts plus ``N(0, (z s)^2 I)``, ``s = sensitivity[relation]``: the noisy

@@ -721,7 +721,9 @@ def sgd_prior_switch(n_public, n_params, mu, fit_intercept, logistic, auto):
     the ratio ``s`` of the whole budget: the class counts are released first with ``share`` of
     ``mu^2``; when their shrunk majority frequency is at least ``p`` the rest goes to a second
     release of the counts (the intercept-only model), otherwise DP-SGD runs with the rest,
-    started from their prior's intercept."""
+    started from their prior's intercept. Binary fits where it applies follow
+    :func:`sgd_binary_rule` instead, and a fit with ``p <= 1/K`` takes the intercept-only model
+    before any draw (its counts could not choose otherwise)."""
     pol = current()
     if pol.SGD_PRIOR_SWITCH is None or not (fit_intercept and logistic and auto):
         return None
@@ -729,6 +731,40 @@ def sgd_prior_switch(n_public, n_params, mu, fit_intercept, logistic, auto):
     if math.isinf(mu) or signal_to_noise(n_public, n_params, mu) >= s:
         return None
     return float(p), float(share)
+
+
+#: ``(s0, count_share, select_share)``: what a *binary* DP-SGD fit does where the prior switch
+#: applies (below :data:`SGD_PRIOR_SWITCH`'s ratio). Two classes always have one that holds at
+#: least half of their counts, so the switch's decision at ``p = 0.5`` cannot go either way:
+#: instead, below the ratio ``s0`` the whole budget goes to the class counts (the
+#: intercept-only model, a public decision made before any draw), and from ``s0`` on the
+#: counts get ``count_share`` of ``mu^2`` (DP-SGD starts from their prior), DP-SGD runs, and a
+#: release with ``select_share`` chooses between its fit and the counts' intercept-only model
+#: (see :func:`sgd_binary_rule`). None: binary fits follow the switch's rule (which, at
+#: ``p <= 1/2``, is the public decision). (see benchmarks/DECISIONS.md#sgd_binary_select)
+SGD_BINARY_SELECT = (0.5, 0.05, 0.05)
+
+
+def sgd_binary_rule(n_public, n_params, mu):
+    """What a binary DP-SGD fit below the prior switch's ratio does (see
+    :data:`SGD_BINARY_SELECT`): ``'prior'`` (the whole budget on the class counts, decided from
+    public values), ``('select', count_share, select_share)``, or None (the switch's rule).
+    ``n_public`` is the released row count itself (not raised by the margin the steps use) or
+    the public ``n_samples``. Public quantities only; call it only where
+    :func:`sgd_prior_switch` applies."""
+    rule = current().SGD_BINARY_SELECT
+    if rule is None:
+        return None
+    s0, count_share, select_share = (float(v) for v in rule)
+    if not (
+        s0 >= 0 and 0.0 < count_share and 0.0 < select_share and count_share + select_share < 1.0
+    ):
+        raise ValueError(
+            f"SGD_BINARY_SELECT needs s0 >= 0 and positive shares that sum below 1, got {rule!r}."
+        )
+    if signal_to_noise(n_public, n_params, mu) < s0:
+        return "prior"
+    return "select", count_share, select_share
 
 
 def sgd_defaults(

@@ -105,16 +105,25 @@ _SGD_PARAMS_DOC = """
         the shape of Hong et al.'s dynamic schedule for the public condition number. Only the
         shape is used here: T is fixed by ``epochs``. See Notes for which theory carries over.
         With 'auto', ``loss='log_loss'`` (the classifier) and an intercept, a budget whose
-        signal-to-noise ratio ``N mu / sqrt(D)`` is below 5 first releases the class counts
-        with 10% of its mu^2 (accounted in ``epsilon_``); if one class holds at least half of
-        them (after shrinking them by their known noise), the rest of the budget goes to a
-        second release of the counts and the intercept-only model is returned
-        (``schedule_ == 'prior'``, coefficients 0), otherwise DP-SGD runs from their prior
-        (:data:`skdpgd.policy.SGD_PRIOR_SWITCH`). Since the choice depends on the released
-        counts, each branch within epsilon is not enough: before the counts are released, both
-        branches' noise is raised by the smallest common factor (at most a few percent) that
-        keeps the envelope of the two within (epsilon, delta), whichever branch runs (see the
-        theory page and ``prior_switch_``).
+        signal-to-noise ratio ``N mu / sqrt(D)`` is below 5 may return the intercept-only
+        model (``schedule_ == 'prior'``, coefficients 0; see ``prior_switch_``):
+
+        * two classes (:data:`skdpgd.policy.SGD_BINARY_SELECT`): the class counts are released
+          with 5% of the budget's mu^2 and DP-SGD starts from their prior; after the fit one
+          more release, with another 5%, of the weighted number of training rows the fit
+          predicts right minus the number the counts' intercept-only model predicts right
+          (sensitivity 1) chooses between the two. Every release is made whatever the data, so
+          ``epsilon_`` is their plain composition. Where the ratio at the released row count
+          (or ``n_samples``) is below 0.5, the whole budget goes to the class counts instead,
+          decided before anything is drawn;
+        * more classes (:data:`skdpgd.policy.SGD_PRIOR_SWITCH`): the class counts are released
+          first with 10% of its mu^2; if one class holds at least half of them (after
+          shrinking them by their known noise), the rest goes to a second release of the
+          counts and the intercept-only model is returned, otherwise DP-SGD runs from their
+          prior. Since the choice depends on the released counts, each branch within epsilon
+          is not enough: before the counts are released, both branches' noise is raised by
+          the smallest common factor (at most a few percent) that keeps the envelope of the
+          two within (epsilon, delta), whichever branch runs (see the theory page).
 
     random_state : int, RandomState instance or None, default=None
         Seeds the one generator that draws the batches and the noise. None (the default) draws
@@ -159,7 +168,8 @@ _SGD_PARAMS_DOC = """
 _SGD_FITTED_DOC = """
     epsilon_ : float
         Epsilon spent (an upper bound from the RDP accountant; never above ``epsilon``). With
-        the prior switch, ``epsilon``: the envelope of its two branches is certified there.
+        the prior switch on the released counts, ``epsilon``: the envelope of its two branches
+        is certified there.
 
     delta_ : float
         Delta the guarantee is stated for.
@@ -214,11 +224,17 @@ _SGD_FITTED_DOC = """
         None otherwise.
 
     prior_switch_ : dict or None
-        With the prior switch (``schedule='auto'``, see ``schedule``): ``'branch'`` ('prior' or
-        'sgd', the one the released counts chose), ``'noise_scale'`` (the common factor on
-        both branches' noise multipliers), ``'envelope_delta'`` (the certified bound on the
-        whole fit's delta at ``epsilon``, at most ``delta_``) and ``'releases'`` (both
-        branches' calibrated releases, public values). None otherwise.
+        Where ``schedule='auto'`` may return the intercept-only model (see ``schedule``):
+        ``'decision'`` ('counts': the switch on the released counts; 'selection': the
+        accounted choice after the fit; 'public': the intercept-only model decided before any
+        draw), ``'branch'`` ('prior' or 'sgd', the model returned), ``'noise_scale'`` (the
+        common factor on both branches' noise multipliers; 1 but for 'counts'),
+        ``'envelope_delta'`` (the certified bound on the whole fit's delta at ``epsilon``, at
+        most ``delta_``; None but for 'counts'), ``'releases'`` (each branch's calibrated
+        releases, public values) and, for 'selection', ``'selection'``: the released noisy
+        difference and the threshold it was compared with. When the selection returns the
+        intercept-only model, ``n_iter_`` is 0 although the steps ran (they are in
+        ``releases_`` and ``noise_multipliers_``). None otherwise.
 """
 
 _SGD_NOTES = """

@@ -210,7 +210,7 @@ def test_both_branches_composed_with_the_first_release_are_below_the_envelope():
 def test_envelope_of_two_branches_matches_an_independent_quadrature():
     """The envelope with the max, against scipy's adaptive quadrature of the same integrand
     written independently (the GDP formula and the RDP conversion, from the RDP curve)."""
-    fit = _switch_fit(n_classes=2, epsilon=0.3, n_samples=100, delta=1e-5)
+    fit = _switch_fit(n_classes=3, epsilon=0.3, n_samples=100, delta=1e-5)
     switch = fit.prior_switch_
     (first,) = fit.releases_[:-1]
     mu1 = gdp_mu_of_releases([first])
@@ -270,11 +270,12 @@ def _below_ratio(k, d, n, eps, delta):
 
 
 #: (classes, features, N, epsilon, delta) below the switch's ratio: for each of classes
-#: 2/3/10, N 50/1e3/1e5, epsilon 0.01-10, delta 1e-5/1e-8, the fewest features (5, 300, 2000)
-#: that put it there (the others are above the ratio: no switch)
+#: 3/10, N 50/1e3/1e5, epsilon 0.01-10, delta 1e-5/1e-8, the fewest features (5, 300, 2000)
+#: that put it there (the others are above the ratio: no switch). Two classes have no switch
+#: on the released counts any more (tests/test_sgd_binary_selection.py): below.
 _GRID = [
     next(c for c in [(k, d, n, eps, delta) for d in (5, 300, 2000)] if _below_ratio(*c))
-    for k in (2, 3, 10)
+    for k in (3, 10)
     for n in (50, 1000, 100_000)
     for eps in (0.01, 0.1, 1.0, 10.0)
     for delta in (1e-5, 1e-8)
@@ -284,7 +285,7 @@ _GRID = [
 
 @pytest.mark.parametrize("accountant", ["rdp", "pld"])
 def test_prior_switch_keeps_the_envelope_within_the_budget_on_a_grid(accountant):
-    """Classes 2/3/10, epsilon 0.01-10, N 50-1e5 (public n_samples), delta 1e-5/1e-8: in
+    """Classes 3/10, epsilon 0.01-10, N 50-1e5 (public n_samples), delta 1e-5/1e-8: in
     every configuration below the switch's ratio the envelope of the unshrunk branches was
     above delta at epsilon (measured: epsilon 0.04% to 2.3% over with RDP, up to 0.7% with
     PLD; benchmarks/bench_prior_switch_envelope.py), and the shipped fit's is within it."""
@@ -292,7 +293,7 @@ def test_prior_switch_keeps_the_envelope_within_the_budget_on_a_grid(accountant)
     if accountant == "pld":
         pytest.importorskip("dp_accounting")
         # PLD calibration is slow: three of the grid, small to large N
-        grid = [(2, 5, 50, 0.01, 1e-8), (10, 300, 1000, 0.1, 1e-8), (10, 300, 100_000, 0.01, 1e-8)]
+        grid = [(3, 5, 50, 0.01, 1e-8), (10, 300, 1000, 0.1, 1e-8), (10, 300, 100_000, 0.01, 1e-8)]
     assert len(grid) >= (3 if accountant == "pld" else 30)
     for k, d, n, eps, delta in grid:
         fit = _switch_fit(
@@ -306,6 +307,31 @@ def test_prior_switch_keeps_the_envelope_within_the_budget_on_a_grid(accountant)
         assert switch["envelope_delta"] <= delta and fit.epsilon_ == eps
         mu, env = _envelope_of(fit, switch["noise_scale"])
         assert envelope_delta(eps, mu, env, rtol=1e-5).upper > delta
+
+
+def test_binary_fits_below_the_ratio_pay_no_envelope():
+    """Two classes, the same grid: the counts' larger share is always at least p = 0.5, so no
+    fit decides on the released counts: each either selects after the fit or takes the
+    intercept-only model decided before any draw, and its releases compose plainly (no
+    common noise scale, no envelope)."""
+    grid = [
+        next(c for c in [(2, d, n, eps, delta) for d in (5, 300, 2000)] if _below_ratio(*c))
+        for n in (50, 1000, 100_000)
+        for eps in (0.01, 0.1, 1.0, 10.0)
+        for delta in (1e-5, 1e-8)
+        if any(_below_ratio(2, d, n, eps, delta) for d in (5, 300, 2000))
+    ]
+    assert len(grid) >= 10
+    decisions = set()
+    for k, d, n, eps, delta in grid:
+        fit = _switch_fit(n_classes=k, epsilon=eps, n_samples=n, delta=delta, d=d)
+        switch = fit.prior_switch_
+        assert switch["decision"] in ("selection", "public"), (d, n, eps, delta)
+        assert switch["noise_scale"] == 1.0 and switch["envelope_delta"] is None
+        assert "class counts (prior)" not in [r.name for r in fit.releases_]
+        assert fit.epsilon_ <= eps
+        decisions.add(switch["decision"])
+    assert decisions == {"selection", "public"}
 
 
 def test_envelope_epsilon_of_the_shipped_fit_is_at_most_epsilon():

@@ -1,5 +1,6 @@
 """The prior switch is one step (skdpgd._prior) for both roads that may return the
-intercept-only model: the full-batch warm start and DP-SGD's floor rule."""
+intercept-only model: the full-batch warm start and DP-SGD's floor rule (more than two
+classes; binary DP-SGD fits select after the fit, through the one selection step)."""
 
 import math
 
@@ -15,6 +16,14 @@ def _imbalanced(n=2000, d=5, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d)) / np.sqrt(d)
     y = (X[:, 0] + 1.5 * rng.normal(size=n) > 1.0).astype(int)  # ~25% positive, weak signal
+    return X, y
+
+
+def _imbalanced3(n=2000, d=5, seed=0):
+    """Three classes, ~85% of them the first (the switch's decision can go either way)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    y = np.where(rng.random(n) < 0.85, 0, rng.integers(1, 3, n))
     return X, y
 
 
@@ -68,8 +77,9 @@ def test_both_roads_switch_through_the_one_step(spy):
     assert list(model.releases) == full.releases_[-2:]
 
     spy.clear()
+    X, y = _imbalanced3(d=20)
     sgd = DPSGDClassifier(
-        epsilon=0.01, delta=1e-6, data_norm=1.0, n_samples=2000, random_state=0
+        epsilon=0.05, delta=1e-6, data_norm=1.0, n_samples=2000, random_state=0
     ).fit(X, y)
     assert [c[:2] for c in spy] == [
         ("release", "class counts (prior)"),
@@ -136,3 +146,45 @@ def test_a_count_release_below_the_counts_sensitivity_is_refused():
     ok = _prior.PriorSwitch.release(counts, raised, 0.5, gen, forced=True)
     with pytest.raises(ValueError, match="sensitivity of at least"):
         ok.intercept_only(counts, low, gen, (1, 2))
+
+
+def test_both_roads_select_through_the_one_step(monkeypatch):
+    """The full-batch warm start's selection and DP-SGD's binary selection make the same
+    release and decision (skdpgd._prior.select), each with the release it calibrated."""
+    from skdpgd import DPLogisticRegression, DPSGDClassifier
+    from skdpgd.schedules import Auto
+
+    calls = []
+    select = _prior.select
+
+    def spy(right, release, n_public, gen):
+        out = select(right, release, n_public, gen)
+        calls.append((release, out))
+        return out
+
+    monkeypatch.setattr(_prior, "select", spy)
+    X, y = _imbalanced()
+    full = DPLogisticRegression(
+        epsilon=0.3,
+        delta=1e-6,
+        data_norm=1.0,
+        classes=[0, 1],
+        random_state=0,
+        schedule=Auto(select=(1e9, 0.05, 0.05), prior_switch=False),
+    ).fit(X, y)
+    sgd = DPSGDClassifier(
+        epsilon=0.01, delta=1e-6, data_norm=1.0, n_samples=2000, random_state=0
+    ).fit(X, y)
+    assert len(calls) == 2
+    assert calls[0][0] == full.releases_[-1] and calls[1][0] == sgd.releases_[-1]
+    assert sgd.prior_switch_["selection"]["noisy_difference"] == calls[1][1][1]
+    assert (sgd.prior_switch_["branch"] == "sgd") == calls[1][1][0]
+
+
+def test_the_selection_refuses_a_release_below_its_sensitivity():
+    low = Release("selection", [1.0], {"replace": 2.0, "add_remove": 0.5}, "add_remove")
+    with pytest.raises(ValueError, match="sensitivity of at least"):
+        _prior.select((10.0, 5.0), low, 100.0, np.random.default_rng(0))
+    ok = Release("selection", [1.0], {"replace": 2.0, "add_remove": 1.0}, "add_remove")
+    keep, noisy = _prior.select((10.0, 5.0), ok, 100.0, np.random.default_rng(0))
+    assert noisy == 5.0 + np.random.default_rng(0).standard_normal() and keep == (noisy > -0.03)

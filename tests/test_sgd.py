@@ -570,19 +570,28 @@ def _imbalanced(n=2000, d=5, seed=0):
     return X, y
 
 
+def _imbalanced3(n=2000, d=20, seed=0):
+    """Three classes, ~85% of them the first: the switch's decision can go either way."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) / np.sqrt(d)
+    y = np.where(rng.random(n) < 0.85, 0, rng.integers(1, 3, n))
+    return X, y
+
+
 def test_sgd_prior_switch_returns_the_intercept_only_model_with_exact_accounting():
     from skdpgd import PrivacyBudget, policy
     from skdpgd.accounting import GaussianDPAccountant, gdp_mu, gdp_mu_of_releases
 
-    X, y = _imbalanced()
+    X, y = _imbalanced3()
     budget = PrivacyBudget(1.0, 1e-6)
+    eps = 0.05
     clf = DPSGDClassifier(
-        epsilon=0.01, delta=1e-6, data_norm=1.0, n_samples=2000, random_state=0, budget=budget
+        epsilon=eps, delta=1e-6, data_norm=1.0, n_samples=2000, random_state=0, budget=budget
     ).fit(X, y)
     s, _, share = policy.SGD_PRIOR_SWITCH
-    assert policy.signal_to_noise(2000, 6, gdp_mu(0.01, 1e-6)) < s
+    assert policy.signal_to_noise(2000, 3 * 21, gdp_mu(eps, 1e-6)) < s
     assert clf.schedule_ == "prior" and clf.n_iter_ == 0
-    assert np.all(clf.coef_ == 0) and clf.intercept_[0] < 0  # the minority is the positive class
+    assert np.all(clf.coef_ == 0) and np.argmax(clf.intercept_) == 0  # the majority class
     assert (clf.predict(X) == 0).all()
     names = [r.name for r in clf.releases_]
     assert names == ["class counts (prior)", "class counts"]
@@ -591,18 +600,19 @@ def test_sgd_prior_switch_returns_the_intercept_only_model_with_exact_accounting
     assert first.sensitivity["add_remove"] == pytest.approx(1.0, rel=1e-8)
     assert first.sensitivity["add_remove"] > 1.0
     assert first.sensitivity["replace"] == pytest.approx(math.sqrt(2.0), rel=1e-8)
-    assert first.multipliers[0] == pytest.approx(1 / (math.sqrt(share) * gdp_mu(0.01, 1e-6)))
+    assert first.multipliers[0] == pytest.approx(1 / (math.sqrt(share) * gdp_mu(eps, 1e-6)))
     # the second release is the exact GDP calibration composed with the first, times the
     # common noise scale that keeps the envelope of both branches within the budget
     switch = clf.prior_switch_
+    assert switch["decision"] == "counts"
     assert switch["branch"] == "prior" and switch["noise_scale"] > 1.0
     assert switch["envelope_delta"] <= 1e-6
-    z2 = GaussianDPAccountant().calibrate(np.ones(1), 0.01, 1e-6, prior=first.multipliers)[0]
+    z2 = GaussianDPAccountant().calibrate(np.ones(1), eps, 1e-6, prior=first.multipliers)[0]
     assert second.multipliers[0] == pytest.approx(z2 * switch["noise_scale"], rel=1e-12)
-    assert gdp_mu_of_releases(clf.releases_) < gdp_mu(0.01, 1e-6)
+    assert gdp_mu_of_releases(clf.releases_) < gdp_mu(eps, 1e-6)
     # epsilon_ is the envelope's: certified at the requested epsilon
-    assert clf.epsilon_ == 0.01
-    assert budget.spent_epsilon() <= 0.01
+    assert clf.epsilon_ == eps
+    assert budget.spent_epsilon() <= eps
 
 
 def test_sgd_prior_switch_keeps_the_fit_when_no_class_dominates(use_policy):
@@ -662,31 +672,39 @@ def test_sgd_prior_switch_leaves_other_fits_bit_identical(use_policy):
 
 @pytest.mark.parametrize("n_samples", [None, 2000])
 def test_sgd_release_sensitivities_carry_the_rounding_margin(n_samples, monkeypatch):
-    """The gradient sums and both releases of the class counts (the prior switch) are float64
-    sums: each sensitivity is raised by sum_rounding_margin of a public bound on the rows
-    summed (the public n_samples, or the noisy count plus 40 of its noise), the recorded noise
-    is the multiplier times that raised sensitivity, and the kernel draws that noise."""
+    """The gradient sums, both releases of the class counts (the prior switch), and the
+    counts and the selection of a binary fit below the ratio are float64 sums: each
+    sensitivity is raised by sum_rounding_margin of a public bound on the rows summed (the
+    public n_samples, or the noisy count plus 40 of its noise), the recorded noise is the
+    multiplier times that raised sensitivity, and the kernel draws that noise."""
     from skdpgd._minibatch import road as _minibatch
     from skdpgd.accounting import COUNT_BOUND_SIGMAS, sum_rounding_margin
 
     X, y = _imbalanced()
-    d = X.shape[1]
+    X3, y3 = _imbalanced3()
     kw = dict(delta=1e-6, data_norm=1.0, random_state=0)
     sgd = DPSGDClassifier(epsilon=1.0, n_samples=n_samples, **kw).fit(X, y)
-    prior = DPSGDClassifier(epsilon=0.01, n_samples=2000, **kw).fit(X, y)
+    select = DPSGDClassifier(epsilon=0.01, n_samples=2000, **kw).fit(X, y)
+    prior = DPSGDClassifier(epsilon=0.05, n_samples=2000, **kw).fit(X3, y3)
     assert sgd.schedule_ == "uniform" and prior.schedule_ == "prior"
-    for fit in (sgd, prior):
+    assert select.prior_switch_["decision"] == "selection"
+    for fit, Xf in ((sgd, X), (select, X), (prior, X3)):
         n_bound = (
             2000
             if fit.count_noise_multiplier_ is None
             else fit.n_samples_ + COUNT_BOUND_SIGMAS * fit.count_noise_multiplier_
         )
-        margin = sum_rounding_margin(n_bound, 1 * (d + 2) + 1)
+        margin = sum_rounding_margin(n_bound, fit.coef_.shape[0] * (Xf.shape[1] + 2) + 1)
         assert margin > 1e-12
         made = [r for r in fit.releases_ if r.name != "row count"]  # an integer: exact
         assert [r.name for r in made] in (
             ["gradient sums"],
             ["class counts (prior)", "class counts"],
+            [
+                "class counts (start)",
+                "gradient sums",
+                "selection: fit minus prior, rows predicted right",
+            ],
         )
         for r in made:
             base = fit.clip_norm_ if r.name == "gradient sums" else 1.0

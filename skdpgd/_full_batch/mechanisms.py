@@ -26,19 +26,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-from .. import _prior, policy
+from .. import _prior
 from .._compute import small_problems as _small_problems
 from .._compute.kernels import _noisy_update as noisy_update
-from .._setup import CLASS_COUNT_SENSITIVITY
+from .._setup import CLASS_COUNT_SENSITIVITY, SELECTION_SENSITIVITY
 from .._progress import Progress
 from ..accounting import Release, compose_gdp, gdp_mu_of_releases, relative_multiplier
 from ..exceptions import DivergenceError
 from ..schedules import Problem
-
-#: L2 sensitivity of the selection's release, ``sum_i w_i ([model A right on i] - [model B
-#: right on i])`` for two released models: each term lies in [-1, 1] (weights in [0, 1]), so
-#: replacing a row moves the sum by at most 2 and adding or removing one by at most 1.
-SELECTION_SENSITIVITY = {"replace": 2.0, "add_remove": 1.0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -577,7 +572,7 @@ class WarmStart(Mechanism):
                 (prior_coef, start),
                 log_link=getattr(setup.loss, "link", "identity") == "log",
             )
-            return self._select(fitted, closer, prior_coef, start, choice, setup, gen)
+            return self._select(fitted, (closer, 0.0), prior_coef, start, choice, setup, gen)
         # the prior switch (skdpgd._prior, the step DP-SGD shares): the first release of the
         # counts and, with a switch, the decision on them
         exact = prior.class_counts(rows, setup)
@@ -606,21 +601,22 @@ class WarmStart(Mechanism):
         # the rows as given: exactly what each model's own predict gets right
         right = rows.correct_counts([(coef, intercept), (prior_coef, prior_intercept)])
         return self._select(
-            fitted, float(right[0] - right[1]), prior_coef, prior_intercept, choice, setup, gen
+            fitted, (right[0], right[1]), prior_coef, prior_intercept, choice, setup, gen
         )
 
     @staticmethod
-    def _select(fitted, difference, prior_coef, prior_intercept, choice, setup, gen):
-        """The selection's release, ``difference`` plus the noise of ``choice`` (from its own
-        stream: a second jump of the fit's generator), and the choice on it (post-processing):
-        the fit unless the noisy difference is at most :func:`skdpgd.policy.select_threshold`,
-        else the intercept-only model."""
-        std_sel = float(choice.noise_std[0])
+    def _select(fitted, scores, prior_coef, prior_intercept, choice, setup, gen):
+        """The selection's release and the choice on it (:func:`skdpgd._prior.select`, one
+        normal from its own stream: a second jump of the fit's generator): ``scores = (fit,
+        prior)``, the classifiers' rows predicted right by each model, or a regressor's rows
+        predicted closer minus farther by the fit and 0. The fit unless the noisy difference
+        is at most :func:`skdpgd.policy.select_threshold`, else the intercept-only model
+        (post-processing)."""
         pick = np.random.Generator(gen.bit_generator.jumped(2))
-        selection = float(difference) + std_sel * pick.standard_normal()
+        keep, _ = _prior.select(scores, choice, setup.n_public, pick)
         if setup.progress is not None:
             setup.progress.released(choice.multipliers, 0, 1)
-        if selection > policy.select_threshold(std_sel, setup.n_public):
+        if keep:
             return fitted
         # the inner Newton's Hessian rates (public) stay reported: it ran
         return dataclasses.replace(

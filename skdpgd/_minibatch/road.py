@@ -28,9 +28,15 @@ from .._compat import HasMethods, Interval, StrOptions
 from .._data import canonical_csr  # noqa: F401 (the one canonical_csr; kept importable here)
 from .._importance_mask import resolve_importance
 from .importance import run_linear
+from .._data import make_rows
 from .._fit import FitRows, Road, RoadResult, private_fit
+from .. import _prior
 from .._prior import PriorSwitch
-from .._setup import CLASS_COUNT_SENSITIVITY, require_add_remove_budget
+from .._setup import (
+    CLASS_COUNT_SENSITIVITY,
+    SELECTION_SENSITIVITY,
+    require_add_remove_budget,
+)
 from ..accounting import (
     GaussianDPAccountant,
     Release,
@@ -87,6 +93,18 @@ SGD_CONSTRAINTS = {
     "accountant": [StrOptions({"rdp", "pld"})],
     "importance": [None, StrOptions({"auto"}), HasMethods(["stages", "validate"])],
 }
+
+
+def selection_counts(X, y, sample_weight, fit_model, prior_model):
+    """``[sum_i w_i [fit right on i], sum_i w_i [prior right on i]]``: the noise-free
+    statistic of the binary selection (:meth:`MinibatchRoad._select`). Each model is
+    ``(coef, intercept)`` as released (``coef_`` of shape (1, d) applied to the rows as given,
+    neither clipped nor divided by the intercept column, ``y`` in {-1, +1}): each count is what
+    that model's own ``predict`` gets right (:meth:`skdpgd._compute.backends.Rows.correct_counts`,
+    a chunk of dense or CSR rows at a time). Row i adds ``w_i ([fit right] - [prior right])``,
+    in [-1, 1], to their difference: :data:`~skdpgd._setup.SELECTION_SENSITIVITY`."""
+    rows = make_rows(X, y, sample_weight, True)
+    return rows.correct_counts([fit_model, prior_model])
 
 
 def _clipped_rows(X, data_norm):
@@ -251,8 +269,11 @@ class MinibatchRoad(Road):
         )
         self.schedule, self.plan = schedule, plan
         # --- the floor rule (policy.SGD_PRIOR_SWITCH): at a low signal-to-noise ratio, the
-        # class counts first; the intercept-only model if one class dominates them ---
-        self.branch, self.start, self.switch = "sgd", None, None
+        # class counts first; then, by what the public values allow, the intercept-only model
+        # decided before any draw, an accounted selection after the fit (binary), or the
+        # switch on the released counts (more classes) ---
+        self.branch, self.start, self.switch, self.selection = "sgd", None, None, None
+        self.decision = None
         rule = policy.sgd_prior_switch(
             fit.n_public,
             problem.n_params,
@@ -261,12 +282,44 @@ class MinibatchRoad(Road):
             loss.second_order == "newton",
             isinstance(cfg.schedule, str) and cfg.schedule == "auto",
         )
-        if rule is not None:
-            self._prior_switch(fit, *rule)
+        if rule is None:
+            return
+        p, share = rule
+        k = self._n_classes()
+        binary = None
+        if k == 2:
+            # the released count itself (not raised by its margin), or the public n_samples
+            n_point = fit.n_public - (
+                0.0 if fit.z_count is None else self.count_margin * fit.z_count
+            )
+            binary = policy.sgd_binary_rule(n_point, problem.n_params, mu_budget)
+        if isinstance(binary, tuple) and self._select_setup(fit, *binary[1:]):
+            return
+        if binary == "prior":
+            s0 = policy.current().SGD_BINARY_SELECT[0]
+            self._public_prior(
+                fit, f"N mu / sqrt(D) below {s0:g} at the released count or public n_samples"
+            )
+            return
+        if binary is not None or p <= 1.0 / k:
+            # the shrunk counts' largest share is always at least 1/k: the switch would choose
+            # the intercept-only model whatever the data, so choose it now, before any draw
+            # (also where the selection's steps cannot be certified at this budget)
+            self._public_prior(
+                fit,
+                f"p = {p:g} <= 1/{k}: the released counts could not choose otherwise"
+                if binary is None
+                else "the Poisson-sampled steps cannot be certified at this budget",
+            )
+            return
+        self._prior_switch(fit, p, share)
+
+    def _n_classes(self):
+        return 2 if self.n_outputs == 1 else self.n_outputs
 
     def _class_counts(self, fit):
         """The weighted class counts ``sum_i w_i [y_i = k]`` (y encoded for the kernel)."""
-        k = 2 if self.n_outputs == 1 else self.n_outputs
+        k = self._n_classes()
         labels = [-1.0, 1.0] if k == 2 else [float(j) for j in range(k)]
         w, y = fit.sample_weight, self.y
         return np.array([float(np.sum(w[y == lab], dtype=np.float64)) for lab in labels])
@@ -289,6 +342,72 @@ class MinibatchRoad(Road):
         # the counts again: sensitivity 1 add/remove-one (raised by the rounding margin when
         # calibrated)
         return [Release("class counts", [1.0], dict(CLASS_COUNT_SENSITIVITY), "add_remove")]
+
+    def _public_prior(self, fit, why):
+        """The intercept-only model with the whole budget, decided from public values before
+        any draw: one Gaussian release of the class counts (sensitivity 1 add/remove-one,
+        :data:`CLASS_COUNT_SENSITIVITY`, raised by the rounding margin), calibrated by exact
+        GDP composed with the set-up releases (:meth:`releases`, :meth:`Road.calibrate`). No
+        branch is paid for that cannot run: no envelope, no DP-SGD calibration."""
+        self.branch, self.decision = "prior", "public"
+        self.accountant = GaussianDPAccountant()  # one full-batch release
+        fit.notes.append(
+            f"prior switch: the intercept-only model, decided from public values ({why}); "
+            "the whole budget on the class counts."
+        )
+
+    def _select_setup(self, fit, count_share, select_share):
+        """Binary fits below the switch's ratio: three releases, each made whatever the data,
+        all fixed here before any draw.
+
+        1. the class counts with ``count_share`` of ``mu^2`` (a set-up release, charged as
+           drawn; sensitivity 1 add/remove-one, :data:`CLASS_COUNT_SENSITIVITY`, raised by the
+           rounding margin): their shrunk log-odds start DP-SGD, their plain log-odds are the
+           intercept-only model;
+        2. DP-SGD's T Poisson-sampled gradient sums, calibrated by the road's accountant
+           composed with the set-up releases and both of these;
+        3. after the fit, with ``select_share`` of ``mu^2``: the weighted number of training
+           rows the fit predicts right minus the number the intercept-only model predicts
+           right (:func:`skdpgd._prior.select`; sensitivity 1 add/remove-one,
+           :data:`SELECTION_SENSITIVITY`, raised by the rounding margin).
+
+        The choice between the two models is post-processing of the last release, so the fit
+        is the plain composition of its releases: no data-dependent branch, no envelope.
+        Returns False (and releases nothing) when the accountant cannot certify the steps at
+        this budget (a public fact): the caller then takes the public decision."""
+        mu = fit.mu_total
+        first = Release(
+            "class counts (start)",
+            [share_multiplier(count_share, mu)],
+            with_margin(CLASS_COUNT_SENSITIVITY, self.margin),
+            "add_remove",
+        )
+        choice = Release(
+            "selection: fit minus prior, rows predicted right",
+            [share_multiplier(select_share, mu)],
+            with_margin(SELECTION_SENSITIVITY, self.margin),
+            "add_remove",
+        )
+        try:
+            grads = calibrate(
+                self._gradient_shapes(),
+                fit.epsilon,
+                fit.delta,
+                accountant=self.accountant,
+                prior=fit.prior + [first, choice],
+                margin=self.margin,
+            )
+        except ValueError:
+            return False
+        self.decision = "selection"
+        self.selection = {"releases": grads + [choice]}
+        # the counts' noise from a jumped copy of the fit's stream (DP-SGD then draws the noise
+        # it would draw without them), the selection's from another (common random numbers)
+        side = np.random.Generator(fit.gen.bit_generator.jumped())
+        self.first = PriorSwitch.release(self._class_counts(fit), first, None, side)
+        fit.charges.add(self.first.first)
+        self.start = self.first.start()
+        return True
 
     def _prior_switch(self, fit, p, share):
         """Release the class counts with ``share`` of the budget's mu^2 (a set-up release,
@@ -366,6 +485,7 @@ class MinibatchRoad(Road):
         # the noise it would draw without the switch (common random numbers). The release and
         # the decision are the step every road shares (skdpgd._prior); the branch is forced
         # to the intercept-only model when the steps could not be certified (public)
+        self.decision = "counts"
         side = np.random.Generator(fit.gen.bit_generator.jumped())
         self.first = PriorSwitch.release(
             self._class_counts(fit), first[-1], p, side, forced="sgd" not in branches
@@ -378,13 +498,15 @@ class MinibatchRoad(Road):
             self.start = self.first.start()
 
     def releases(self, fit):
-        if self.branch == "prior":  # the counts again, with the rest of the budget
+        if self.branch == "prior":  # the counts (again), with the rest of the budget
             return self._second_counts_shapes()
         return self._gradient_shapes()
 
     def calibrate(self, fit, shapes):
         if self.switch is not None:  # fixed at set-up, before the counts were drawn
             return self.switch["releases"][self.branch]
+        if self.selection is not None:  # the steps and the selection, fixed at set-up
+            return self.selection["releases"]
         return super().calibrate(fit, shapes)
 
     def spent_epsilon(self, fit, made):
@@ -394,20 +516,43 @@ class MinibatchRoad(Road):
             return fit.epsilon
         return super().spent_epsilon(fit, made)
 
-    def switch_attribute(self):
-        """``prior_switch_``: None without the switch; else the branch taken, the common
-        scale of both branches' noise, the envelope's certified delta at epsilon and both
-        branches' calibrated releases (public values)."""
-        if self.switch is None:
+    def switch_attribute(self, releases=None, selection=None, branch=None):
+        """``prior_switch_``: None where the floor rule does not apply; else ``'decision'``
+        (``'counts'``: the switch on the released counts, ``'public'``: the intercept-only model
+        decided before any draw, ``'selection'``: the accounted choice after the fit), the
+        model returned (``'branch'``), the common scale of the branches' noise (1 but for
+        the switch), the envelope's certified delta at epsilon (None but for the switch), the
+        releases of each branch (``releases``: the run's, for a decision with one branch)
+        and, for the selection, its released noisy difference and threshold (public and
+        released values)."""
+        if self.decision is None:
             return None
-        return {
-            "branch": self.branch,
-            "noise_scale": self.switch["noise_scale"],
-            "envelope_delta": self.switch["envelope_delta"],
-            "releases": {k: list(v) for k, v in self.switch["releases"].items()},
+        if self.switch is not None:
+            return {
+                "decision": self.decision,
+                "branch": self.branch,
+                "noise_scale": self.switch["noise_scale"],
+                "envelope_delta": self.switch["envelope_delta"],
+                "releases": {k: list(v) for k, v in self.switch["releases"].items()},
+            }
+        out = {
+            "decision": self.decision,
+            "branch": self.branch if branch is None else branch,
+            "noise_scale": 1.0,
+            "envelope_delta": None,
+            "releases": {"prior" if self.decision == "public" else "sgd": list(releases)},
         }
+        if selection is not None:
+            out["selection"] = selection
+        return out
 
     def describe(self, fit, releases):
+        if self.branch == "prior":
+            return (
+                f"{fit.label}: the intercept-only model, one release of the class counts, "
+                f"N (public) = {fit.n_public:g}, epsilon = {fit.epsilon:g}, "
+                f"delta = {fit.delta:.3g}"
+            )
         return (
             f"{fit.label}: {self.n_steps} Poisson-sampled steps at rate q = {self.q:.4g}, "
             f"N (public) = {fit.n_public:g}, epsilon = {fit.epsilon:g}, "
@@ -415,21 +560,28 @@ class MinibatchRoad(Road):
         )
 
     def _run_prior(self, fit, releases):
-        """The intercept-only model from the two releases of the counts, combined by their
-        inverse variances (post-processing; :meth:`skdpgd._prior.PriorSwitch.intercept_only`,
-        the step the full-batch road shares); coefficients 0."""
+        """The intercept-only model: from the two releases of the counts, combined by their
+        inverse variances (the switch; post-processing,
+        :meth:`skdpgd._prior.PriorSwitch.intercept_only`, the step the full-batch road
+        shares), or from the one release of the public decision; coefficients 0."""
         (second,) = releases
-        model = self.first.intercept_only(
-            self._class_counts(fit),
-            second,
-            fit.gen,
-            (self.n_outputs, self.X.shape[1]),
-            fit.progress,
-        )
+        shape = (self.n_outputs, self.X.shape[1])
+        if self.decision == "public":
+            # one release: the counts plus N(0, s^2) each (sensitivity: _public_prior), its
+            # log-odds the intercept (post-processing)
+            std = float(_prior._check_counts_release(second).noise_std[0])
+            noisy = _prior.noisy(self._class_counts(fit), std, fit.gen)
+            fit.progress.released(second.multipliers, 0, 1)
+            coef, intercept = np.zeros(shape), _prior.log_odds(noisy, std)
+        else:
+            model = self.first.intercept_only(
+                self._class_counts(fit), second, fit.gen, shape, fit.progress
+            )
+            coef, intercept = model.coef, model.intercept
         return RoadResult(
             {
-                "coef": model.coef,
-                "intercept": model.intercept,
+                "coef": coef,
+                "intercept": intercept,
                 "noise_multipliers_": second.multipliers,
                 "sampling_rate_": self.q,
                 "batch_size_": self.q * fit.n_public,
@@ -441,7 +593,7 @@ class MinibatchRoad(Road):
                 "accountant_": self.accountant.name,
                 "data_norm_": self.data_norm,
                 "importance_kept_": None,
-                "prior_switch_": self.switch_attribute(),
+                "prior_switch_": self.switch_attribute(releases),
             }
         )
 
@@ -556,28 +708,56 @@ class MinibatchRoad(Road):
                 )
             progress.released_steps(accountant, z[:t1], q, delta, t1, n_steps)
         k_avg = n_steps - average_start
-        coef, intercept = state[4] / k_avg, state[5] / k_avg
+        coef, intercept = state[4] / k_avg / c, state[5] / k_avg
+        schedule_name, selection = self.plan.schedule or self.schedule.name, None
+        if self.selection is not None:
+            keep, selection = self._select(fit, releases[-1], coef, intercept)
+            if not keep:  # the intercept-only model of the released counts
+                coef, intercept = np.zeros_like(coef), self._prior_intercept()
+                schedule_name = "prior"
         return RoadResult(
             {
-                "coef": coef / c,
+                "coef": coef,
                 "intercept": intercept,
                 "noise_multipliers_": z,
                 "sampling_rate_": q,
                 "batch_size_": q * fit.n_public,
-                "n_iter_": n_steps,
+                # noisy steps behind the returned model (0: the intercept-only model)
+                "n_iter_": n_steps if schedule_name != "prior" else 0,
                 "clip_norm_": clip,
                 "alpha_": self.alpha,
                 "learning_rate_": self.lr,
-                "schedule_": self.plan.schedule or self.schedule.name,
+                "schedule_": schedule_name,
                 "accountant_": accountant.name,
                 "data_norm_": data_norm,
                 # released-only: how many features each stage kept (None: importance off)
                 "importance_kept_": (
                     None if importance_info is None else np.asarray(importance_info["kept"])
                 ),
-                "prior_switch_": self.switch_attribute(),
+                "prior_switch_": self.switch_attribute(
+                    releases, selection, "prior" if schedule_name == "prior" else "sgd"
+                ),
             }
         )
+
+    def _prior_intercept(self):
+        """The intercept-only model of the released counts (their log-odds, not shrunk: the
+        majority of the noisy counts), the selection's second candidate."""
+        return _prior.log_odds(self.first.noisy, self.first.std)
+
+    def _select(self, fit, choice, coef, intercept):
+        """The selection's release and decision (:func:`skdpgd._prior.select`): each model
+        evaluated exactly as released (``coef`` applied to the rows as given, neither clipped
+        nor divided by the intercept column: what its ``predict`` computes,
+        :meth:`skdpgd._compute.backends.Rows.correct_counts`, chunked, dense or CSR), the noise
+        from its own stream. Returns ``(keep_fit, {'noisy_difference', 'threshold'})``."""
+        prior = (np.zeros_like(coef), self._prior_intercept())
+        right = selection_counts(self.X, self.y, fit.sample_weight, (coef, intercept), prior)
+        pick = np.random.Generator(fit.gen.bit_generator.jumped(2))
+        keep, noisy = _prior.select(right, choice, fit.n_public, pick)
+        fit.progress.released(choice.multipliers, 0, 1)
+        threshold = policy.select_threshold(float(choice.noise_std[0]), fit.n_public)
+        return keep, {"noisy_difference": noisy, "threshold": threshold}
 
 
 def fit_minibatch(
