@@ -96,6 +96,29 @@ def dominated(counts, std, share):
     return float(shrunk.max()) >= share * float(shrunk.sum()) * (1.0 - 1e-9)
 
 
+def target_sensitivity(y_bound):
+    """L2 sensitivity of a release of the weighted sum of clipped targets ``sum_i w_i y_i``
+    with ``|y_i| <= Y`` (centred targets; Poisson counts ``0 <= y_i <= Y`` are covered too):
+    one row's term moves by at most ``2Y`` when it is replaced, ``Y`` when it is added or
+    removed (weights in [0, 1])."""
+    return {"replace": 2.0 * float(y_bound), "add_remove": float(y_bound)}
+
+
+def noisy_mean(total, std, n_public, y_bound, gen, log_link=False):
+    """The regressors' intercept-only model from one release of the clipped target sum:
+    ``m = (total + N(0, std^2)) / N`` (one normal from ``gen``; ``total`` the exact sum,
+    sensitivity :func:`target_sensitivity`), held in ``[-Y, Y]``; then (post-processing) its
+    log held at least ``1 / (2N)`` for a log link (Poisson), else ``m`` shrunk towards 0 (the
+    public range's centre) by ``m^2 / (m^2 + s^2)``, ``s = std / N`` the mean's known noise (a
+    noise-dominated mean predicts worse than the centre)."""
+    mean = (float(total) + std * gen.standard_normal()) / n_public
+    mean = min(max(mean, -float(y_bound)), float(y_bound))
+    if log_link:
+        return math.log(max(mean, 0.5 / n_public))
+    s2 = (std / n_public) ** 2
+    return mean * (mean * mean / (mean * mean + s2) if s2 > 0 else 1.0)
+
+
 def combined_log_odds(first, std1, second, std2):
     """The intercept of two noisy releases of the same counts, combined by their inverse
     variances (post-processing)."""

@@ -353,9 +353,3 @@ class Poisson(Loss):
     def initial_gap(self, n_outputs=1, y_bound=None):
         y = self._y_bound() if y_bound is None else float(y_bound)
         return 1.0 + (max(0.0, y * math.log(y) - y) if y > 0 else 0.0)
-
-    @staticmethod
-    def intercept_of_mean(mean, n_public):
-        """The intercept-only model's intercept from the noisy mean count (post-processing):
-        ``log`` of the mean, held at least ``1 / (2 N)`` (a noisy mean can be 0 or below)."""
-        return math.log(max(mean, 0.5 / n_public))

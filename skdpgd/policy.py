@@ -431,6 +431,17 @@ AUTO_REGRESSION_TARGET_RATIO = 3.0
 AUTO_REGRESSION_TARGET_MAX_SHARE = 0.3
 
 
+def regression_target_share(share, snr):
+    """The share of ``mu^2`` a regressor's floor spends on its clipped target sum at the ratio
+    ``snr``: ``max(share, min(AUTO_REGRESSION_TARGET_MAX_SHARE, AUTO_REGRESSION_TARGET_RATIO /
+    snr))`` (see :data:`AUTO_REGRESSION_SELECT`). Public quantities only."""
+    pol = current()
+    if pol.AUTO_REGRESSION_TARGET_RATIO > 0:
+        weak = pol.AUTO_REGRESSION_TARGET_RATIO / max(snr, 1e-12)
+        share = max(share, min(pol.AUTO_REGRESSION_TARGET_MAX_SHARE, weak))
+    return float(share)
+
+
 def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None, select=None):
     """The warm start, selection and switch to the intercept-only model that
     ``schedule='auto'`` adds to a plan whose mechanism is ``mechanism``: a dict of
@@ -464,10 +475,9 @@ def auto_prior_start(problem, mu, mechanism, prior_share=None, prior_switch=None
             and snr < rule[0]
             and mechanism in ("gradient", "output", "ssp")
         ):
-            share = pol.AUTO_REGRESSION_START_SHARE if start else rule[1]
-            if pol.AUTO_REGRESSION_TARGET_RATIO > 0:
-                weak = pol.AUTO_REGRESSION_TARGET_RATIO / max(snr, 1e-12)
-                share = max(share, min(pol.AUTO_REGRESSION_TARGET_MAX_SHARE, weak))
+            share = regression_target_share(
+                pol.AUTO_REGRESSION_START_SHARE if start else rule[1], snr
+            )
             return {"prior_share": share, "select_share": rule[2]}
         if start:
             return {"prior_share": pol.AUTO_REGRESSION_START_SHARE}
@@ -743,6 +753,13 @@ def sgd_prior_switch(n_public, n_params, mu, fit_intercept, logistic, auto):
 #: (see :func:`sgd_binary_rule`). None: binary fits follow the switch's rule (which, at
 #: ``p <= 1/2``, is the public decision). (see benchmarks/DECISIONS.md#sgd_binary_select)
 SGD_BINARY_SELECT = (0.5, 0.05, 0.05)
+
+
+#: ``(s, target_share, select_share)``: :data:`AUTO_REGRESSION_SELECT`'s floor for
+#: ``DPSGDRegressor`` (the target share raised as there); None: off (measured, not adopted:
+#: on the design half it cost DP-SGD's medians and worst seeds and gained no floor cell).
+#: (see benchmarks/DECISIONS.md#sgd_regression_select)
+SGD_REGRESSION_SELECT = None
 
 
 def sgd_binary_rule(n_public, n_params, mu):

@@ -212,3 +212,50 @@ def test_the_default_selects_below_its_ratio_only():
     assert not any(r.name.startswith("selection") for r in off.releases_)
     high = DPRidge(epsilon=np.inf, data_norm=1.0, y_bound=(0.0, 10.0)).fit(X, y)
     assert not any(r.name.startswith("selection") for r in high.releases_)
+
+
+def test_dp_sgd_regressor_floor_compares_what_the_released_models_predict(monkeypatch):
+    # the minibatch road's floor (off by default: policy.SGD_REGRESSION_SELECT): the target sum
+    # starts the steps, the comparison reads both released models on the rows as given
+    from skdpgd import DPSGDRegressor
+
+    X, y = _data(3000)
+    seen = _capture(monkeypatch)
+    for bias, kept in ((1e12, True), (-1e12, False)):
+        seen.clear()
+        with policy.using(SGD_REGRESSION_SELECT=(np.inf, 0.05, 0.05), AUTO_SELECT_BIAS=bias):
+            est = DPSGDRegressor(
+                epsilon=2.0, data_norm=1.0, y_bound=(0.0, 10.0), random_state=0
+            ).fit(X, y)
+        names = [r.name for r in est.releases_]
+        assert names[-3:] == [
+            "target sum (start)",
+            "gradient sums",
+            "selection: fit minus prior, rows predicted closer",
+        ]
+        sel, target = est.releases_[-1], est.releases_[-3]
+        assert sel.sensitivity["add_remove"] >= SELECTION_SENSITIVITY["add_remove"]
+        assert target.sensitivity["add_remove"] >= 5.0  # Y, the range's half-width
+        assert est.prior_switch_["decision"] == "selection"
+        assert est.prior_switch_["branch"] == ("sgd" if kept else "prior")
+        assert est.epsilon_ <= 2.0 + 1e-9
+        ((closer, fit, prior),) = seen
+        yc = np.clip(y, 0.0, 10.0)
+        released = est.predict(X)
+        if kept:
+            d1, d0 = np.abs(yc - released), np.abs(yc - (prior[1][0] + 5.0))
+        else:
+            assert np.all(est.coef_ == 0)
+            d1 = np.abs(yc - (X @ fit[0][0] + fit[1][0] + 5.0))
+            d0 = np.abs(yc - released)
+        assert closer == pytest.approx(float(np.sum(np.sign(d0 - d1))), abs=1e-9)
+
+
+def test_dp_sgd_regressor_keeps_its_fit_by_default():
+    from skdpgd import DPSGDRegressor
+
+    X, y = _data(400)
+    est = DPSGDRegressor(epsilon=0.3, data_norm=1.0, y_bound=(0.0, 10.0), random_state=0)
+    est.fit(X, y)
+    assert not any(r.name.startswith("selection") for r in est.releases_)
+    assert est.prior_switch_ is None

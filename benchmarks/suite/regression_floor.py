@@ -71,3 +71,29 @@ tr3_r30 = _patched(
     "tr3_r30",
     {"AUTO_REGRESSION_TARGET_RATIO": 3.0, "AUTO_REGRESSION_SELECT": (30.0, 0.05, 0.05)},
 )
+
+
+def _sgd(name, constants=None):
+    constants = dict(constants or {})
+
+    def factory(ctx):
+        from skdpgd import DPSGDRegressor
+
+        if ctx.task != "regression":
+            return None
+        est = DPSGDRegressor(
+            epsilon=ctx.epsilon, data_norm=ctx.data_norm, y_bound=ctx.y_bound, random_state=ctx.seed
+        )
+        return UnderPolicy(est, constants)
+
+    factory.suite_name = name
+    return factory
+
+
+# DPSGDRegressor: the floor as shipped for the full-batch regressors, off, and with a flat share
+# (policy.SGD_REGRESSION_SELECT; the full-batch rule's values)
+_ON = {"SGD_REGRESSION_SELECT": (300.0, 0.05, 0.05)}
+sgd_floor = _sgd("sgd_floor", _ON)
+sgd_off = _sgd("sgd_off")
+sgd_flat = _sgd("sgd_flat", dict(_ON, AUTO_REGRESSION_TARGET_RATIO=0.0))
+sgd_r30 = _sgd("sgd_r30", {"SGD_REGRESSION_SELECT": (30.0, 0.05, 0.05)})

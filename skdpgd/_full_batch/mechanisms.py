@@ -412,7 +412,7 @@ class InterceptOnly(Mechanism):
                     "a public y_bound (its release is the sum of the clipped "
                     "targets)."
                 )
-            sens = {"replace": 2.0 * y_bound, "add_remove": float(y_bound)}
+            sens = _prior.target_sensitivity(y_bound)
             return [Release("target sum", plan.noise_multipliers, sens, setup.relation)]
         return [
             Release(
@@ -436,15 +436,19 @@ class InterceptOnly(Mechanism):
         """The intercept of the noisy counts (or mean): the one Gaussian draw of the release."""
         k = self._n_classes(setup)
         y, w = rows.y, rows.sample_weight  # numpy or dask: both reduce with .sum()
-        if k == 0:
-            y_bound = float(setup.loss.y_bound)
-            mean = (float((w * y).sum()) + std * gen.standard_normal()) / setup.n_public
-            mean = min(max(mean, -y_bound), y_bound)
-            if hasattr(setup.loss, "intercept_of_mean"):  # a link other than the identity
-                return np.array([setup.loss.intercept_of_mean(mean, setup.n_public)])
-            s2 = (std / setup.n_public) ** 2
-            shrink = mean * mean / (mean * mean + s2) if s2 > 0 else 1.0
-            return np.array([mean * shrink])
+        if k == 0:  # the noisy, clipped mean (its log for a log link), shrunk
+            return np.array(
+                [
+                    _prior.noisy_mean(
+                        float((w * y).sum()),
+                        std,
+                        setup.n_public,
+                        setup.loss.y_bound,
+                        gen,
+                        log_link=setup.loss.link == "log",
+                    )
+                ]
+            )
         return _prior.log_odds(self.noisy_counts(rows, setup, std, gen), std)
 
     def class_counts(self, rows, setup):

@@ -283,6 +283,7 @@ class MinibatchRoad(Road):
             isinstance(cfg.schedule, str) and cfg.schedule == "auto",
         )
         if rule is None:
+            self._regression_floor(fit, problem, mu_budget, fit_intercept, cfg)
             return
         p, share = rule
         k = self._n_classes()
@@ -313,6 +314,31 @@ class MinibatchRoad(Road):
             )
             return
         self._prior_switch(fit, p, share)
+
+    def _regression_floor(self, fit, problem, mu, fit_intercept, cfg):
+        """A regressor with an intercept and a public target range, ``schedule='auto'``,
+        below the ratio of :data:`skdpgd.policy.SGD_REGRESSION_SELECT` (at the public N:
+        the released count lowered by its margin, or ``n_samples``): the full-batch
+        regressors' floor on this road (:meth:`_select_setup` with the clipped target sum in
+        place of the class counts, the rows predicted closer in place of those predicted
+        right). Public quantities only."""
+        rule = policy.select_rule(policy.current().SGD_REGRESSION_SELECT)
+        if not (
+            rule is not None
+            and self.loss.regression
+            and fit_intercept
+            and self.y_bound is not None
+            and isinstance(cfg.schedule, str)
+            and cfg.schedule == "auto"
+            and not math.isinf(mu)
+        ):
+            return
+        n_point = fit.n_public - (0.0 if fit.z_count is None else self.count_margin * fit.z_count)
+        snr = policy.signal_to_noise(n_point, problem.n_params, mu)
+        if snr >= rule[0]:
+            return
+        share = policy.regression_target_share(rule[1], snr)
+        self._select_setup(fit, share, rule[2], regression=True)
 
     def _n_classes(self):
         return 2 if self.n_outputs == 1 else self.n_outputs
@@ -356,7 +382,7 @@ class MinibatchRoad(Road):
             "the whole budget on the class counts."
         )
 
-    def _select_setup(self, fit, count_share, select_share):
+    def _select_setup(self, fit, count_share, select_share, regression=False):
         """Binary fits below the switch's ratio: three releases, each made whatever the data,
         all fixed here before any draw.
 
@@ -374,16 +400,28 @@ class MinibatchRoad(Road):
         The choice between the two models is post-processing of the last release, so the fit
         is the plain composition of its releases: no data-dependent branch, no envelope.
         Returns False (and releases nothing) when the accountant cannot certify the steps at
-        this budget (a public fact): the caller then takes the public decision."""
+        this budget (a public fact): the caller then takes the public decision.
+
+        ``regression``: a regressor's floor (:meth:`_regression_floor`): release 1 is the sum
+        of the clipped, centred targets (sensitivity ``Y`` add/remove-one,
+        :func:`skdpgd._prior.target_sensitivity`, raised by the rounding margin), whose noisy
+        mean starts DP-SGD's intercept and is the intercept-only model; release 3 is the rows
+        whose clipped target the fit predicts closer than that model minus those it predicts
+        farther (:meth:`skdpgd._compute.backends.Rows.closer_sum`; each term in [-1, 1]:
+        :data:`SELECTION_SENSITIVITY`). Where the steps cannot be certified, the fit goes on
+        without the floor (nothing released)."""
         mu = fit.mu_total
         first = Release(
-            "class counts (start)",
+            "target sum (start)" if regression else "class counts (start)",
             [share_multiplier(count_share, mu)],
-            with_margin(CLASS_COUNT_SENSITIVITY, self.margin),
+            with_margin(
+                _prior.target_sensitivity(self.y_bound) if regression else CLASS_COUNT_SENSITIVITY,
+                self.margin,
+            ),
             "add_remove",
         )
         choice = Release(
-            "selection: fit minus prior, rows predicted right",
+            "selection: fit minus prior, rows predicted " + ("closer" if regression else "right"),
             [share_multiplier(select_share, mu)],
             with_margin(SELECTION_SENSITIVITY, self.margin),
             "add_remove",
@@ -404,6 +442,14 @@ class MinibatchRoad(Road):
         # the counts' noise from a jumped copy of the fit's stream (DP-SGD then draws the noise
         # it would draw without them), the selection's from another (common random numbers)
         side = np.random.Generator(fit.gen.bit_generator.jumped())
+        if regression:
+            # release 1 and its intercept-only model (post-processing: noisy_mean)
+            total = float(np.dot(fit.sample_weight, np.asarray(self.y, dtype=np.float64)))
+            std = float(first.noise_std[0])
+            self.prior_mean = _prior.noisy_mean(total, std, fit.n_public, self.y_bound, side)
+            fit.charges.add(first)
+            self.start = np.array([self.prior_mean])
+            return True
         self.first = PriorSwitch.release(self._class_counts(fit), first, None, side)
         fit.charges.add(self.first.first)
         self.start = self.first.start()
@@ -742,7 +788,10 @@ class MinibatchRoad(Road):
 
     def _prior_intercept(self):
         """The intercept-only model of the released counts (their log-odds, not shrunk: the
-        majority of the noisy counts), the selection's second candidate."""
+        majority of the noisy counts), or a regressor's noisy mean: the selection's second
+        candidate."""
+        if self.loss.regression:
+            return np.array([self.prior_mean])
         return _prior.log_odds(self.first.noisy, self.first.std)
 
     def _select(self, fit, choice, coef, intercept):
@@ -752,7 +801,11 @@ class MinibatchRoad(Road):
         :meth:`skdpgd._compute.backends.Rows.correct_counts`, chunked, dense or CSR), the noise
         from its own stream. Returns ``(keep_fit, {'noisy_difference', 'threshold'})``."""
         prior = (np.zeros_like(coef), self._prior_intercept())
-        right = selection_counts(self.X, self.y, fit.sample_weight, (coef, intercept), prior)
+        if self.loss.regression:  # rows predicted closer minus farther, and 0
+            rows = make_rows(self.X, self.y, fit.sample_weight, True)
+            right = (rows.closer_sum((coef, intercept), prior), 0.0)
+        else:
+            right = selection_counts(self.X, self.y, fit.sample_weight, (coef, intercept), prior)
         pick = np.random.Generator(fit.gen.bit_generator.jumped(2))
         keep, noisy = _prior.select(right, choice, fit.n_public, pick)
         fit.progress.released(choice.multipliers, 0, 1)
