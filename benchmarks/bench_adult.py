@@ -141,6 +141,23 @@ def _table(header, rows):
     return "\n".join(lines)
 
 
+def _record(curve, relation, eps, seed, fitted, est, X_test, y_test, time_ratio):
+    """One measured row: ``fitted`` (a pipeline or an estimator) scored on the test rows,
+    ``est`` the estimator whose mechanism and schedule it reports."""
+    return dict(
+        curve=curve,
+        relation=relation,
+        epsilon=eps,
+        seed=seed,
+        accuracy=float(fitted.score(X_test, y_test)),
+        mechanism=est.mechanism_,
+        schedule=est.schedule_,
+        epsilon_spent=float(fitted.epsilon_),
+        delta=float(fitted.delta_),
+        time_ratio=time_ratio,
+    )
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds-raw", type=int, default=3)
@@ -180,20 +197,8 @@ def main(argv=None):
         for eps in epsilons:
             for seed in range(args.seeds_raw):
                 pipe, t = _fit_raw(Xtr, ytr, eps, relation, seed)
-                est = pipe[-1]
                 records.append(
-                    dict(
-                        curve="raw",
-                        relation=relation,
-                        epsilon=eps,
-                        seed=seed,
-                        accuracy=float(pipe.score(Xte, yte)),
-                        mechanism=est.mechanism_,
-                        schedule=est.schedule_,
-                        epsilon_spent=float(pipe.epsilon_),
-                        delta=float(pipe.delta_),
-                        time_ratio=t / sk_raw_time,
-                    )
+                    _record("raw", relation, eps, seed, pipe, pipe[-1], Xte, yte, t / sk_raw_time)
                 )
                 print(_line(records[-1]), flush=True)
     # --- the public-bound protocol curve, numeric columns in [0, 1] and in [-1, 1] ---
@@ -201,19 +206,9 @@ def main(argv=None):
         for eps in epsilons:
             for seed in range(args.seeds_protocol):
                 model, t = _fit_protocol(Ftr, ztr, eps, seed)
+                relation = model.neighbouring_
                 records.append(
-                    dict(
-                        curve=curve,
-                        relation=model.neighbouring_,
-                        epsilon=eps,
-                        seed=seed,
-                        accuracy=float(model.score(Fte, zte)),
-                        mechanism=model.mechanism_,
-                        schedule=model.schedule_,
-                        epsilon_spent=float(model.epsilon_),
-                        delta=float(model.delta_),
-                        time_ratio=t / sk_prot_time,
-                    )
+                    _record(curve, relation, eps, seed, model, model, Fte, zte, t / sk_prot_time)
                 )
                 print(_line(records[-1]), flush=True)
 

@@ -17,28 +17,9 @@ Candidates are chosen on the design half only (benchmarks/suite/split.py).
 
 import math
 
-from skdpgd import DPRidge
 
 from .methods import UnderPolicy
-
-
-def _patched(name, constants=None, **params):
-    constants = dict(constants or {})
-
-    def factory(ctx):
-        if ctx.task != "regression":
-            return None
-        est = DPRidge(
-            epsilon=ctx.epsilon,
-            data_norm=ctx.data_norm,
-            y_bound=ctx.y_bound,
-            random_state=ctx.seed,
-            **params,
-        )
-        return UnderPolicy(est, constants)
-
-    factory.suite_name = name
-    return factory
+from .ridge_candidates import _patched  # DPRidge with policy changes or parameters
 
 
 # the rule (s, target share, selection share); (300, 0.05, 0.05) is the default

@@ -153,6 +153,12 @@ KNOBS = {
 def candidate(name, select, prior_switch=False, **knobs):
     """A factory: the default classifier with ``Auto(select=select, prior_switch=...)`` and
     the policy constants in ``knobs`` (the others as shipped) active during its fit only."""
+    return _auto(name, select, prior_switch, dict(KNOBS, **knobs))
+
+
+def _auto(name, select, prior_switch, knobs):
+    """A factory: the default classifier with ``Auto(select=select,
+    prior_switch=prior_switch)``, the policy constants ``knobs`` active during its fit only."""
 
     def factory(ctx):
         from skdpgd import DPLogisticRegression
@@ -168,7 +174,7 @@ def candidate(name, select, prior_switch=False, **knobs):
             schedule=Auto(select=select, prior_switch=prior_switch),
             random_state=ctx.seed,
         )
-        return UnderPolicy(est, dict(KNOBS, **knobs))
+        return UnderPolicy(est, knobs)
 
     factory.suite_name = name
     return factory
@@ -242,25 +248,7 @@ c_ship_b6 = candidate("c_ship_b6", (300.0, 0.05, 0.05), AUTO_PRIOR_MAX_SNR_BINAR
 def shipped(name, select=None, **knobs):
     """A factory: the default classifier with ``Auto(select=select)`` (None: the shipped
     rule) and only the policy constants in ``knobs`` changed, during its fit only."""
-
-    def factory(ctx):
-        from skdpgd import DPLogisticRegression
-        from skdpgd.schedules import Auto
-
-        from .methods import UnderPolicy
-
-        if ctx.task != "classification":
-            return None
-        est = DPLogisticRegression(
-            epsilon=ctx.epsilon,
-            data_norm=ctx.data_norm,
-            schedule=Auto(select=select),
-            random_state=ctx.seed,
-        )
-        return UnderPolicy(est, knobs)
-
-    factory.suite_name = name
-    return factory
+    return _auto(name, select, None, knobs)
 
 
 #: the selection's bias and share with its counts in the released model's coordinates (the
