@@ -302,6 +302,149 @@ def select_threshold(std, n_public):
     return -current().AUTO_SELECT_BIAS * std * std / float(n_public)
 
 
+#: ``(s, count_share, select_share)``: below the ratio ``s``, ``schedule='auto'`` of a logistic
+#: classifier with an intercept fits each mechanism of :data:`AUTO_CHOICE_CANDIDATES` with its
+#: own share of the budget and returns one of them or the intercept-only model, by a noisy
+#: maximum of their training accuracies (:class:`skdpgd._full_batch.choice.Choice`); None:
+#: off (the selection of :data:`AUTO_SELECT` runs instead).
+#: (see benchmarks/DECISIONS.md#auto_choice)
+AUTO_CHOICE = None
+#: The candidates of the choice, in order: ``'auto'`` (what :func:`auto_mechanism` picks with
+#: the whole budget), ``'newton'`` (at most ``AUTO_SECOND_ORDER_MAX_PARAMS`` parameters),
+#: ``'output'``, ``'gradient'`` (Hong's or the uniform shape, as ``'auto'`` picks them); a name
+#: that repeats an earlier one is dropped. (see benchmarks/DECISIONS.md#auto_choice)
+AUTO_CHOICE_CANDIDATES = ("auto", "output", "gradient")
+#: At most this many fits (the first ones of :data:`AUTO_CHOICE_CANDIDATES` that remain).
+#: (see benchmarks/DECISIONS.md#auto_choice)
+AUTO_CHOICE_MAX_FITS = 3
+#: Share of the fits' budget (of ``mu^2``) the first candidate gets; the others split the rest
+#: equally. (see benchmarks/DECISIONS.md#auto_choice)
+AUTO_CHOICE_MAIN_SHARE = 0.5
+#: Free candidates: for each fit and each ``b`` here, the blend of its margins with the
+#: intercept-only model's, ``b * fit + (1 - b) * prior`` (post-processing of the releases).
+#: (see benchmarks/DECISIONS.md#auto_choice)
+AUTO_CHOICE_BLENDS = ()
+#: The choice runs only where the noise std of a difference of two of its released counts is
+#: at most this fraction of N, ``sqrt(2 m) / (sqrt(select_share) N mu)`` for m released
+#: models (inf: wherever :data:`AUTO_CHOICE` applies); elsewhere the selection of
+#: :data:`AUTO_SELECT` runs. (see benchmarks/DECISIONS.md#auto_choice)
+AUTO_CHOICE_MAX_NOISE = math.inf
+#: The noisy maximum adds ``AUTO_CHOICE_MAIN_BIAS * s_d^2 / N`` to the first candidate's noisy
+#: count (``s_d``: the noise std of a difference of two counts); the intercept-only model's
+#: gets ``-AUTO_SELECT_BIAS * s_d^2 / N``. (see benchmarks/DECISIONS.md#auto_choice)
+AUTO_CHOICE_MAIN_BIAS = 0.0
+
+
+def choice_rule(choice):
+    """``(s, count_share, select_share)`` of a choice given as :data:`AUTO_CHOICE`, or None
+    (off) for None / False (checked as :func:`select_rule`)."""
+    return select_rule(choice)
+
+
+def gradient_schedule(problem, mu):
+    """The gradient-descent shape ``schedule='auto'`` runs: ``'hong'`` when
+    ``kappa * alpha_H < AUTO_DYNAMIC_THRESHOLD``, else ``'uniform'`` (public constants)."""
+    kappa = problem.kappa
+    if math.isinf(kappa) or math.isinf(mu):
+        return "uniform"
+    if kappa * problem.hong_alpha(mu) < current().AUTO_DYNAMIC_THRESHOLD:
+        return "hong"
+    return "uniform"
+
+
+def auto_choice(problem, mu, max_iter=None, choice=None):
+    """What ``schedule='auto'``'s choice among mechanisms runs, or None where it does not
+    apply: ``{'candidates': ((kind, share), ...), 'count_share': c, 'select_share': r}`` with
+    ``kind`` one of 'newton', 'output', 'gradient' and the shares of the whole ``mu^2`` (the
+    candidates' and ``c + r`` sum to 1). Public quantities only.
+
+    It applies to a logistic classifier with an intercept, without a user ``max_iter``, below
+    the ratio ``s`` of :data:`AUTO_CHOICE` (or ``choice``), where :func:`auto_mechanism` does
+    not return the intercept-only model, when at least two distinct fits remain or blends are
+    asked for (:data:`AUTO_CHOICE_BLENDS`), and where the comparison is precise enough
+    (:data:`AUTO_CHOICE_MAX_NOISE`)."""
+    pol = current()
+    rule = choice_rule(pol.AUTO_CHOICE if choice is None else choice)
+    if rule is None or max_iter is not None or math.isinf(mu):
+        return None
+    if not (problem.fit_intercept and problem.second_order == "newton"):
+        return None
+    s, count_share, select_share = rule
+    snr = signal_to_noise(problem.n_samples, problem.n_params, mu) * problem.signal_scale
+    if snr >= s:
+        return None
+    main = auto_mechanism(
+        problem.n_samples,
+        problem.n_params,
+        mu,
+        problem.second_order,
+        None,
+        problem.signal_scale,
+        problem.fit_intercept,
+        binary=problem.n_outputs == 1,
+        n_outputs=problem.n_outputs,
+    )
+    if main == "prior":
+        return None
+    kinds = []
+    for name in pol.AUTO_CHOICE_CANDIDATES:
+        kind = main if name == "auto" else name
+        if kind not in ("newton", "output", "gradient"):
+            raise ValueError(
+                f"a choice candidate is 'auto', 'newton', 'output' or 'gradient', got {name!r} "
+                f"(resolved to {kind!r})."
+            )
+        if kind == "newton" and problem.n_params > pol.AUTO_SECOND_ORDER_MAX_PARAMS:
+            continue
+        if kind not in kinds:
+            kinds.append(kind)
+    kinds = kinds[: max(1, int(pol.AUTO_CHOICE_MAX_FITS))]
+    blends = tuple(float(b) for b in pol.AUTO_CHOICE_BLENDS)
+    if any(not 0.0 < b < 1.0 for b in blends):
+        raise ValueError(f"AUTO_CHOICE_BLENDS must lie in (0, 1), got {blends!r}.")
+    if len(kinds) < 2 and not blends:
+        return None
+    n_models = len(kinds) * (1 + len(blends)) + 1
+    if choice_noise(problem.n_samples, mu, n_models, select_share) > pol.AUTO_CHOICE_MAX_NOISE:
+        return None
+    fits = 1.0 - count_share - select_share
+    main_share = float(pol.AUTO_CHOICE_MAIN_SHARE)
+    if not 0.0 < main_share < 1.0:
+        raise ValueError(f"AUTO_CHOICE_MAIN_SHARE must lie in (0, 1), got {main_share!r}.")
+    if len(kinds) == 1:
+        shares = [fits]
+    else:
+        rest = (1.0 - main_share) / (len(kinds) - 1)
+        shares = [fits * main_share] + [fits * rest] * (len(kinds) - 1)
+    return {
+        "candidates": tuple(zip(kinds, shares)),
+        "count_share": count_share,
+        "select_share": select_share,
+        "blends": blends,
+    }
+
+
+def choice_noise(n_samples, mu, n_models, select_share):
+    """``sqrt(2 m) / (sqrt(select_share) N mu)``: the noise std of a difference of two of the
+    choice's released counts (m released models, the intercept-only one included), as a
+    fraction of N (:data:`AUTO_CHOICE_MAX_NOISE`; public: N, mu, m, the share)."""
+    return math.sqrt(2.0 * n_models) / (math.sqrt(select_share) * n_samples * mu)
+
+
+def choice_offsets(std, n_public, n_models):
+    """What the choice's noisy maximum adds to each of its ``n_models`` noisy counts (the
+    first candidate's fit, the other models, then the intercept-only model): the first gets
+    ``AUTO_CHOICE_MAIN_BIAS * s_d^2 / N``, the last ``-AUTO_SELECT_BIAS * s_d^2 / N``, the
+    others 0; ``s_d = sqrt(2) std`` is the noise std of a difference of two counts each
+    released with noise ``std``."""
+    pol = current()
+    unit = 2.0 * std * std / float(n_public)
+    out = [0.0] * n_models
+    out[0] = pol.AUTO_CHOICE_MAIN_BIAS * unit
+    out[-1] = -pol.AUTO_SELECT_BIAS * unit
+    return out
+
+
 #: ``c`` in the warm start's shrinkage of the noisy class counts towards their mean,
 #: ``max(0, 1 - c (K - 1) s^2 / ||c~ - mean(c~)||^2)`` (1: positive-part James-Stein).
 #: (see benchmarks/DECISIONS.md#warm_start_shrink)
@@ -386,12 +529,7 @@ def auto_schedule(problem, mu, max_iter=None):
         return "ssp", {"gradient_share": pol.AUTO_SSP_SHARE}
     if kind in ("prior", "output"):
         return kind, {}
-    kappa = problem.kappa
-    if math.isinf(kappa) or math.isinf(mu):
-        return "uniform", {}
-    if kappa * problem.hong_alpha(mu) < pol.AUTO_DYNAMIC_THRESHOLD:
-        return "hong", {}
-    return "uniform", {}
+    return gradient_schedule(problem, mu), {}
 
 
 def select_rule(select):

@@ -41,6 +41,8 @@ __all__ = [
     "KroneckerNewton",
     "hessian_steps",
     "SufficientStatistics",
+    "Choice",
+    "AutoGradient",
     "get_schedule",
 ]
 
@@ -183,6 +185,14 @@ class NoisePlan:
         done, on a noisy comparison of the training accuracy of the fit and of the
         intercept-only model of the released counts; the better of the two is returned (0: the
         fit, always). See :class:`skdpgd._full_batch.mechanisms.WarmStart`.
+    candidates : tuple or None
+        For ``mechanism='choice'``: ``((schedule, share), ...)``, the fits to choose among,
+        each with its share of the budget (of ``mu^2``); ``prior_share`` and
+        ``select_share`` are then the shares of the class counts and of the noisy comparison
+        (all shares sum to 1). See :class:`skdpgd._full_batch.choice.Choice`.
+    blends : tuple of float
+        For ``mechanism='choice'``: the free candidates, blends ``b * fit + (1 - b) * prior``
+        of each fit's margins with the intercept-only model's.
     """
 
     noise_multipliers: np.ndarray
@@ -198,6 +208,8 @@ class NoisePlan:
     prior_share: float = 0.0
     prior_switch: tuple | None = None
     select_share: float = 0.0
+    candidates: tuple | None = None
+    blends: tuple = ()
 
     def __post_init__(self):
         if not 0.0 <= self.prior_share < 1.0:
@@ -216,6 +228,21 @@ class NoisePlan:
         if z.size == 0 or np.any(~np.isfinite(z)) or np.any(z <= 0):
             raise ValueError("a noise plan needs at least one positive, finite multiplier.")
         object.__setattr__(self, "noise_multipliers", z)
+        if (self.mechanism == "choice") != (self.candidates is not None):
+            raise ValueError("a 'choice' plan, and only one, has candidates.")
+        if self.candidates is not None:
+            shares = [float(share) for _, share in self.candidates]
+            if len(shares) < 1 or any(not share > 0 for share in shares):
+                raise ValueError("a choice needs at least one candidate, each with a share > 0.")
+            if not (self.prior_share > 0 and self.select_share > 0):
+                raise ValueError("a choice needs the class counts and its comparison.")
+            total = sum(shares) + self.prior_share + self.select_share
+            if abs(total - 1.0) > 1e-9:
+                raise ValueError(f"a choice's shares must sum to 1, got {total!r}.")
+            object.__setattr__(self, "candidates", tuple(self.candidates))
+        object.__setattr__(self, "blends", tuple(float(b) for b in self.blends))
+        if any(not 0.0 < b < 1.0 for b in self.blends) or (self.blends and not self.candidates):
+            raise ValueError("a choice's blends lie in (0, 1).")
         steps = np.broadcast_to(np.asarray(self.step_sizes, dtype=float), z.shape).copy()
         object.__setattr__(self, "step_sizes", steps)
         if not (isinstance(self.mechanism, str) and self.mechanism):
@@ -780,6 +807,82 @@ class SufficientStatistics(Schedule):
 
 
 @dataclass(frozen=True)
+class AutoGradient(Schedule):
+    """Noisy gradient descent with the shape ``schedule='auto'`` gives it
+    (:func:`skdpgd.policy.gradient_schedule`): Hong et al.'s dynamic schedule when
+    ``kappa * alpha_H < AUTO_DYNAMIC_THRESHOLD``, the uniform one otherwise. A candidate of
+    :class:`Choice`."""
+
+    name = "gradient"
+
+    def plan(self, problem, mu, max_iter=None):
+        name = policy.gradient_schedule(problem, mu)
+        return _SCHEDULES[name]().plan(problem, mu, max_iter)
+
+
+def _candidate_schedule(kind):
+    """The schedule of a choice candidate named by :func:`skdpgd.policy.auto_choice`."""
+    pol = policy.current()
+    if kind == "newton":
+        return Newton(
+            n_iter=pol.AUTO_NEWTON_ITER, gradient_share=pol.AUTO_NEWTON_SHARE, n_hessians="auto"
+        )
+    if kind == "gradient":
+        return AutoGradient()
+    return get_schedule(kind)
+
+
+@dataclass(frozen=True)
+class Choice(Schedule):
+    """Several fits and the intercept-only model, one of them returned by an accounted noisy
+    maximum of their training accuracies (:class:`skdpgd._full_batch.choice.Choice`).
+
+    Parameters
+    ----------
+    candidates : tuple
+        ``((schedule, share), ...)``: each fit's schedule (an instance or a name; 'gradient'
+        is :class:`AutoGradient`) and its share of the budget (of ``mu^2``). Each fit gets the
+        penalty its own schedule's ``alpha='auto'`` gives at its share of the budget.
+    count_share, select_share : float
+        The shares of the class counts (the intercept-only model and the iterations' start)
+        and of the noisy comparison. All shares sum to 1.
+    blends : tuple of float in (0, 1)
+        Free candidates: for each fit and each ``b``, the model whose margins are ``b`` times
+        the fit's plus ``1 - b`` times the intercept-only model's (post-processing).
+    """
+
+    candidates: tuple = ()
+    count_share: float = 0.05
+    select_share: float = 0.05
+    blends: tuple = ()
+
+    chooses_n_iter = True
+    name = "choice"
+
+    def plan(self, problem, mu, max_iter=None):
+        if max_iter is not None:
+            raise ValueError("a choice among mechanisms takes no max_iter.")
+        candidates = tuple(
+            (
+                AutoGradient() if s == "gradient" else get_schedule(s),
+                float(share),
+            )
+            for s, share in self.candidates
+        )
+        return NoisePlan(
+            np.ones(1),
+            np.zeros(1),
+            mechanism="choice",
+            n_iter_theory=0.0,
+            schedule=self.name,
+            prior_share=float(self.count_share),
+            select_share=float(self.select_share),
+            candidates=candidates,
+            blends=tuple(float(b) for b in self.blends),
+        )
+
+
+@dataclass(frozen=True)
 class Auto(Schedule):
     """The default: picks a mechanism and its schedule from public constants only.
 
@@ -828,6 +931,14 @@ class Auto(Schedule):
         return _SCHEDULES[name](**params)
 
     def plan(self, problem, mu, max_iter=None):
+        choice = policy.auto_choice(problem, mu, max_iter)
+        if choice is not None:
+            return Choice(
+                tuple((_candidate_schedule(k), share) for k, share in choice["candidates"]),
+                choice["count_share"],
+                choice["select_share"],
+                choice["blends"],
+            ).plan(problem, mu, max_iter)
         plan = self.choose(problem, mu, max_iter).plan(problem, mu, max_iter)
         start = policy.auto_prior_start(
             problem, mu, plan.mechanism, self.prior_share, self.prior_switch, self.select

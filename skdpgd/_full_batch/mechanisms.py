@@ -45,7 +45,9 @@ class Outcome:
     is not the mechanism's own fit (``'prior'``: the intercept-only model); ``releases``: the
     releases actually made when a branch chose them after the first (the same GDP total under
     the fit's relation), None for the calibrated ones; ``hessian_rates``: the Poisson rates of
-    DP damped Newton's Hessian releases (public), None when no Newton step ran.
+    DP damped Newton's Hessian releases (public), None when no Newton step ran;
+    ``candidate``: the index of the candidate a choice among fits returned
+    (:class:`skdpgd._full_batch.choice.Choice`), None otherwise.
     """
 
     coef: np.ndarray
@@ -53,6 +55,7 @@ class Outcome:
     model: str | None = None
     releases: tuple | None = None
     hessian_rates: tuple | None = None
+    candidate: int | None = None
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ way.
 
 from __future__ import annotations
 
+from .choice import Choice
 from .mechanisms import GradientDescent, InterceptOnly, OutputPerturbationMechanism, WarmStart
 from .second_order import DampedNewton, KroneckerNewton, SufficientStatisticsMechanism
 
@@ -18,13 +19,20 @@ MECHANISMS = {
     "newton": DampedNewton,
     "kronecker": KroneckerNewton,
     "ssp": SufficientStatisticsMechanism,
+    "choice": Choice,
 }
 
 
-def mechanism_for(schedule, plan):
-    """The mechanism that carries out a schedule's plan."""
+def mechanism_for(schedule, plan, candidates=None):
+    """The mechanism that carries out a schedule's plan; ``candidates``: for a 'choice' plan,
+    its resolved :class:`~skdpgd._full_batch.choice.Candidate` fits (the road resolves them:
+    each has its own penalty)."""
     if plan.mechanism not in MECHANISMS:
         raise ValueError(f"unknown mechanism {plan.mechanism!r}: one of {sorted(MECHANISMS)}.")
+    if plan.mechanism == "choice":
+        if not candidates:
+            raise ValueError("a 'choice' plan needs its resolved candidates.")
+        return Choice(schedule, candidates)
     mechanism = MECHANISMS[plan.mechanism](schedule)
     if getattr(plan, "prior_share", 0.0) > 0:
         # output perturbation: with a selection, or for a regression loss, whose released

@@ -15,6 +15,7 @@ from .. import policy
 from .._data import make_rows
 from .._fit import FitRows, Road, RoadResult, private_fit
 from .registry import mechanism_for
+from .choice import Candidate
 from .mechanisms import Setup
 from .._setup import release_norm_sum
 from ..accounting import (
@@ -176,26 +177,32 @@ class FullBatchRoad(Road):
         max_iter = cfg.max_iter
         # public: the released estimate
         signal_scale = norm_share ** policy.current().AUTO_SIGNAL_POWER
-        if cfg.alpha == "auto":  # public: N, D, the loss's constants and the budget left
-            alpha = policy.auto_alpha(
-                getattr(schedule, "alpha_rule", "consistent"),
-                n_public,
-                n_params,
-                G,
-                row_bound,
-                mu_left,
-                loss.second_order,
-                max_iter,
-                signal_scale,
-                fit_intercept,
-                n_outputs=n_outputs,
-                output_scale=loss.output_scale,
-            )
-        else:
-            alpha = cfg.alpha
-        # class weights divided by their largest (weight_scale) shrink the loss by that
-        # factor; alpha / weight_scale keeps the minimiser of the weighted objective
-        alpha = alpha / fit.weight_scale
+
+        def penalty(rule, mu):
+            """The penalty of a fit whose schedule's ``alpha_rule`` is ``rule`` with budget
+            ``mu``: public (N, D, the loss's constants, the budget) or the user's."""
+            if cfg.alpha == "auto":
+                alpha = policy.auto_alpha(
+                    rule,
+                    n_public,
+                    n_params,
+                    G,
+                    row_bound,
+                    mu,
+                    loss.second_order,
+                    max_iter,
+                    signal_scale,
+                    fit_intercept,
+                    n_outputs=n_outputs,
+                    output_scale=loss.output_scale,
+                )
+            else:
+                alpha = cfg.alpha
+            # class weights divided by their largest (weight_scale) shrink the loss by that
+            # factor; alpha / weight_scale keeps the minimiser of the weighted objective
+            return alpha / fit.weight_scale
+
+        alpha = penalty(getattr(schedule, "alpha_rule", "consistent"), mu_left)
         self.rows, self.bound, self.alpha, self.schedule = rows, bound, alpha, schedule
         self.setup_ = Setup(
             progress=None,
@@ -232,7 +239,27 @@ class FullBatchRoad(Road):
             ),
         )
         self.plan = schedule.plan(self.setup_.problem, mu_left, max_iter)
-        self.mechanism = mechanism_for(schedule, self.plan)
+        self.candidates = None
+        if self.plan.mechanism == "choice":
+            # each candidate fit: its own penalty and plan for its share of the budget (the
+            # calibration gives it exactly that share: Choice.releases)
+            self.candidates = []
+            for cand_schedule, share in self.plan.candidates:
+                mu_k = mu_left * math.sqrt(share)
+                a_k = penalty(getattr(cand_schedule, "alpha_rule", "consistent"), mu_k)
+                problem_k = dataclasses.replace(
+                    self.setup_.problem,
+                    smoothness=loss_smoothness + a_k,
+                    strong_convexity=a_k,
+                )
+                setup_k = dataclasses.replace(self.setup_, alpha=a_k, problem=problem_k)
+                plan_k = cand_schedule.plan(problem_k, mu_k, max_iter)
+                if plan_k.mechanism == "choice" or plan_k.prior_share > 0:
+                    raise ValueError("a choice's candidate is a plain fit (no counts of its own).")
+                self.candidates.append(
+                    Candidate(mechanism_for(cand_schedule, plan_k), setup_k, plan_k, share)
+                )
+        self.mechanism = mechanism_for(schedule, self.plan, self.candidates)
 
     def releases(self, fit):
         # the Setup carries the fit's Progress from here on (it exists once setup is done)
@@ -241,8 +268,13 @@ class FullBatchRoad(Road):
 
     def describe(self, fit, releases):
         plan, mechanism = self.plan, self.mechanism
+        among = (
+            ""
+            if self.candidates is None
+            else " among " + ", ".join(c.mechanism.name for c in self.candidates)
+        )
         return (
-            f"{fit.label}: mechanism {mechanism.name} "
+            f"{fit.label}: mechanism {mechanism.name}{among} "
             f"({plan.schedule or self.schedule.name}), {plan.n_steps} release(s) of "
             f"{', '.join(r.name for r in releases)}, N (public) = {fit.n_public:g}, "
             f"epsilon = {fit.epsilon:g}, delta = {fit.delta:.3g}"
@@ -257,11 +289,18 @@ class FullBatchRoad(Road):
         made = fit.prior + actual
         mu = gdp_mu_of_releases(made)
         name = outcome.model or mechanism.name  # the model returned
+        alpha, first = self.alpha, actual[0]
+        if self.candidates is not None:
+            # a choice reports the candidate it returned (its plan, penalty and first
+            # release); the intercept-only model, the first candidate's penalty
+            k = 0 if outcome.candidate is None else outcome.candidate
+            plan, alpha = self.candidates[k].plan, self.candidates[k].setup.alpha
+            first = mechanism.split(self.setup_, actual)[0][k][0]
         return RoadResult(
             {
                 "coef": outcome.coef,
                 "intercept": outcome.intercept,
-                "noise_multipliers_": actual[0].multipliers,
+                "noise_multipliers_": first.multipliers,
                 "row_clip_": self.bound,
                 "row_clip_noise_multiplier_": next(
                     (float(r.multipliers[0]) for r in fit.prior if r.name == "row norm sum"), None
@@ -280,7 +319,7 @@ class FullBatchRoad(Road):
                     "prior" if name == "prior" else (plan.schedule or self.schedule.name)
                 ),
                 "data_norm_": self.data_norm,
-                "alpha_": self.alpha,
+                "alpha_": alpha,
                 "mechanism_": name,
                 # Poisson rates of the Hessian releases (DP damped Newton; public), else None
                 "hessian_rates_": outcome.hessian_rates,
