@@ -73,6 +73,9 @@ AUTO_DYNAMIC_THRESHOLD = 0.3
 #: ``1/N + AUTO_ALPHA_NOISE * G R sqrt(D) / (N mu)`` (see :func:`consistent_alpha`).
 #: (see benchmarks/DECISIONS.md#auto_alpha_noise)
 AUTO_ALPHA_NOISE = 0.3
+#: The same factor where ``schedule='auto'`` runs DP damped Newton (its steps need no penalty to
+#: be well conditioned). (see benchmarks/DECISIONS.md#auto_alpha_noise_newton)
+AUTO_ALPHA_NOISE_NEWTON = 0.3
 #: The same factor for the squared loss (DPRidge).
 #: (see benchmarks/DECISIONS.md#auto_alpha_noise_squared)
 AUTO_ALPHA_NOISE_SQUARED = 1.0
@@ -95,7 +98,7 @@ def _sklearn_plus_noise_penalty(
 
 
 def consistent_alpha(
-    n_samples, n_params, lipschitz, row_bound, mu, squared=False, output_scale=1.0
+    n_samples, n_params, lipschitz, row_bound, mu, squared=False, output_scale=1.0, factor=None
 ):
     """``alpha='auto'`` of the full-batch estimators: a penalty that vanishes with the noise.
 
@@ -114,7 +117,8 @@ def consistent_alpha(
     converges to the non-private one. All inputs are public.
     """
     pol = current()
-    factor = pol.AUTO_ALPHA_NOISE_SQUARED if squared else pol.AUTO_ALPHA_NOISE
+    if factor is None:
+        factor = pol.AUTO_ALPHA_NOISE_SQUARED if squared else pol.AUTO_ALPHA_NOISE
     return _sklearn_plus_noise_penalty(
         n_samples, n_params, lipschitz, row_bound, mu, factor, output_scale
     )
@@ -180,6 +184,7 @@ def auto_alpha(
         mu,
         squared=second_order == "ssp",
         output_scale=output_scale,
+        factor=current().AUTO_ALPHA_NOISE_NEWTON if kind == "newton" else None,
     )
 
 

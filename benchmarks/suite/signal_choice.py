@@ -258,3 +258,7 @@ s_b1 = shipped("s_b1", AUTO_SELECT_BIAS=1.0)
 s_bm1 = shipped("s_bm1", AUTO_SELECT_BIAS=-1.0)
 s_sh10_b1 = shipped("s_sh10_b1", (300.0, 0.05, 0.10), AUTO_SELECT_BIAS=1.0)
 s_sh10_b3 = shipped("s_sh10_b3", (300.0, 0.05, 0.10), AUTO_SELECT_BIAS=3.0)
+
+#: the penalty factor where 'auto' runs DP damped Newton (AUTO_ALPHA_NOISE_NEWTON)
+s_newton_a1 = shipped("s_newton_a1", AUTO_ALPHA_NOISE_NEWTON=0.1)
+s_newton_a03 = shipped("s_newton_a03", AUTO_ALPHA_NOISE_NEWTON=0.03)
