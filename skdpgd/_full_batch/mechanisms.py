@@ -577,7 +577,7 @@ class WarmStart(Mechanism):
             closer = rows.closer_sum(
                 (fitted.coef, fitted.intercept),
                 (prior_coef, start),
-                log_link=getattr(setup.loss, "link", "identity") == "log",
+                log_link=setup.loss.link == "log",
             )
             return self._select(fitted, (closer, 0.0), prior_coef, start, choice, setup, gen)
         # the prior switch (skdpgd._prior, the step DP-SGD shares): the first release of the

@@ -203,6 +203,8 @@ class FullBatchRoad(Road):
             return alpha / fit.weight_scale
 
         alpha = penalty(getattr(schedule, "alpha_rule", "consistent"), mu_left)
+        # an intercept and a public target range: what a regressor's intercept-only model needs
+        public_range = fit_intercept and getattr(loss, "y_bound", None) is not None
         self.rows, self.bound, self.alpha, self.schedule = rows, bound, alpha, schedule
         self.setup_ = Setup(
             progress=None,
@@ -229,13 +231,9 @@ class FullBatchRoad(Road):
                 signal_scale=signal_scale,
                 fit_intercept=fit_intercept,
                 n_outputs=n_outputs,
-                regression_start=bool(
-                    loss.warm_start and fit_intercept and getattr(loss, "y_bound", None) is not None
-                ),
+                regression_start=bool(loss.warm_start and public_range),
                 classifier=not loss.regression,
-                regression_select=bool(
-                    loss.regression and fit_intercept and getattr(loss, "y_bound", None) is not None
-                ),
+                regression_select=bool(loss.regression and public_range),
             ),
         )
         self.plan = schedule.plan(self.setup_.problem, mu_left, max_iter)

@@ -289,11 +289,7 @@ class MinibatchRoad(Road):
         k = self._n_classes()
         binary = None
         if k == 2:
-            # the released count itself (not raised by its margin), or the public n_samples
-            n_point = fit.n_public - (
-                0.0 if fit.z_count is None else self.count_margin * fit.z_count
-            )
-            binary = policy.sgd_binary_rule(n_point, problem.n_params, mu_budget)
+            binary = policy.sgd_binary_rule(self._released_count(fit), problem.n_params, mu_budget)
         if isinstance(binary, tuple) and self._select_setup(fit, *binary[1:]):
             return
         if binary == "prior":
@@ -317,8 +313,8 @@ class MinibatchRoad(Road):
 
     def _regression_floor(self, fit, problem, mu, fit_intercept, cfg):
         """A regressor with an intercept and a public target range, ``schedule='auto'``,
-        below the ratio of :data:`skdpgd.policy.SGD_REGRESSION_SELECT` (at the public N:
-        the released count lowered by its margin, or ``n_samples``): the full-batch
+        below the ratio of :data:`skdpgd.policy.SGD_REGRESSION_SELECT` (at
+        :meth:`_released_count`): the full-batch
         regressors' floor on this road (:meth:`_select_setup` with the clipped target sum in
         place of the class counts, the rows predicted closer in place of those predicted
         right). Public quantities only."""
@@ -333,12 +329,16 @@ class MinibatchRoad(Road):
             and not math.isinf(mu)
         ):
             return
-        n_point = fit.n_public - (0.0 if fit.z_count is None else self.count_margin * fit.z_count)
-        snr = policy.signal_to_noise(n_point, problem.n_params, mu)
+        snr = policy.signal_to_noise(self._released_count(fit), problem.n_params, mu)
         if snr >= rule[0]:
             return
         share = policy.regression_target_share(rule[1], snr)
         self._select_setup(fit, share, rule[2], regression=True)
+
+    def _released_count(self, fit):
+        """The released row count itself (``n_public`` without the margin the steps add to
+        it), or the public ``n_samples``: the N the floor rules read."""
+        return fit.n_public - (0.0 if fit.z_count is None else self.count_margin * fit.z_count)
 
     def _n_classes(self):
         return 2 if self.n_outputs == 1 else self.n_outputs
