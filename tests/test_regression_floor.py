@@ -236,6 +236,13 @@ def test_dp_sgd_regressor_floor_compares_what_the_released_models_predict(monkey
         sel, target = est.releases_[-1], est.releases_[-3]
         assert sel.sensitivity["add_remove"] >= SELECTION_SENSITIVITY["add_remove"]
         assert target.sensitivity["add_remove"] >= 5.0  # Y, the range's half-width
+        # closed forms: each fixed release spends its share of the whole budget's mu^2,
+        # z = 1 / (sqrt(share) mu) (the ratio here is large: the target's share is the base 5%)
+        mu = gdp_mu(2.0, est.delta_)
+        share = policy.regression_target_share(0.05, policy.signal_to_noise(3000, 5, mu))
+        assert share == 0.05
+        assert target.multipliers[0] == pytest.approx(1 / (np.sqrt(share) * mu), rel=1e-12)
+        assert sel.multipliers[0] == pytest.approx(1 / (np.sqrt(0.05) * mu), rel=1e-12)
         assert est.prior_switch_["decision"] == "selection"
         assert est.prior_switch_["branch"] == ("sgd" if kept else "prior")
         assert est.epsilon_ <= 2.0 + 1e-9
