@@ -104,6 +104,17 @@ def target_sensitivity(y_bound):
     return {"replace": 2.0 * float(y_bound), "add_remove": float(y_bound)}
 
 
+def start_bound(y_bound, n_public, log_link=False):
+    """A public bound on ``|noisy_mean(...)|`` whatever the data: ``Y`` (the mean is held in
+    ``[-Y, Y]`` and shrunk towards 0), or for a log link ``max(|log Y|, log(2N))`` (the log of
+    a mean held in ``[1 / (2N), Y]``)."""
+    y = float(y_bound)
+    if not log_link:
+        return y
+    low = math.log(2.0 * float(n_public))
+    return max(abs(math.log(y)), low) if y > 0 else low
+
+
 def noisy_mean(total, std, n_public, y_bound, gen, log_link=False):
     """The regressors' intercept-only model from one release of the clipped target sum:
     ``m = (total + N(0, std^2)) / N`` (one normal from ``gen``; ``total`` the exact sum,

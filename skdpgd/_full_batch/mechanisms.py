@@ -31,9 +31,41 @@ from .._compute import small_problems as _small_problems
 from .._compute.kernels import _noisy_update as noisy_update
 from .._setup import CLASS_COUNT_SENSITIVITY, SELECTION_SENSITIVITY
 from .._progress import Progress
-from ..accounting import Release, compose_gdp, gdp_mu_of_releases, relative_multiplier
+from ..accounting import (
+    Release,
+    compose_gdp,
+    gdp_mu_of_releases,
+    relative_multiplier,
+    rounding_gamma,
+    sum_rounding_margin,
+)
 from ..exceptions import DivergenceError
 from ..schedules import Problem
+
+
+def rounding_dim(n_outputs, n_features):
+    """The ``dim`` of :func:`~skdpgd.accounting.sum_rounding_margin` for every full-batch
+    release: ``2 K (d + 1) + 9``.
+
+    The margin assumes each term is computed within ``gamma_{dim + 8}`` of its bound. A
+    gradient term (``w_i min(1, C / ||g_i||) l'(z_i) x~_i``) rounds a norm over at most
+    ``K (d + 1)`` coordinates once (``gamma_{d/2 + 4}`` for the row's scale, the norm of
+    ``l'`` over K outputs, the clip factor and a few products). A second-moment term (the
+    Hessian sums ``w_i h_i x'_i x'_i^T``, ``X'X``) carries the row's scale twice (``s_i^2``:
+    ``gamma_{d + 8}``) and three more products; the multinomial Hessian's class factor, the
+    softmax's normalisation over K outputs (``||diag(p) - p p^T||_F <= (1 + gamma_{K+1}) / 2``
+    for computed probabilities). ``2 K (d + 1) + 9`` covers both with room; it is the same
+    rule as DPPCA's second moment (``2 d + 9``)."""
+    return 2 * int(n_outputs) * (int(n_features) + 1) + 9
+
+
+def rounding_margin(n_rows_bound, n_outputs, n_features):
+    """The rounding margin of the full-batch road's releases: every Gaussian release of a sum
+    (gradient sums, Hessian sums, sufficient statistics, class and target sums, a selection's
+    counts, the row-norm statistic) has its sensitivity raised by this factor at calibration
+    (:meth:`skdpgd._fit.Road.calibrate`). ``n_rows_bound`` is the public bound on the rows
+    summed (:meth:`skdpgd._fit.Fit.rows_summed_bound`)."""
+    return sum_rounding_margin(n_rows_bound, rounding_dim(n_outputs, n_features))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,6 +88,17 @@ class Outcome:
     releases: tuple | None = None
     hessian_rates: tuple | None = None
     candidate: int | None = None
+
+
+def start_bound(setup):
+    """A public bound on the intercept a fit may start from (the centre of output
+    perturbation's intercept penalty): a regressor's warm start from its noisy target mean
+    (:func:`skdpgd._prior.start_bound`), else 0 (classifiers' exact minimisers start at 0)."""
+    y_bound = getattr(setup.loss, "y_bound", None)
+    if not (setup.fit_intercept and setup.loss.regression and y_bound is not None):
+        return 0.0
+    log_link = getattr(setup.loss, "link", "identity") == "log"
+    return math.sqrt(setup.n_outputs) * _prior.start_bound(y_bound, setup.n_public, log_link)
 
 
 @dataclass(frozen=True)
@@ -100,6 +143,9 @@ class Setup:
     #: the public bound on the rows' norms (rows beyond it are outside the declared domain):
     #: the rows a selection scores its candidates on are clipped to it
     data_norm: float = math.inf
+    #: a public upper bound on the rows summed (:meth:`skdpgd._fit.Fit.rows_summed_bound`): the
+    #: rounding margin's n, and output perturbation's bound on its computed gradient's error
+    rows_bound: float | None = None
 
     @property
     def grad_sensitivity(self):
@@ -227,14 +273,107 @@ class OutputPerturbationMechanism(Mechanism):
     ``g / alpha`` of that dataset's minimiser, however it was computed; what the computation
     reads is not released (the step count shows only in the running time, which the package
     does not protect, as its peers do not).
+
+    **Floating point.** The certificate reads a *computed* gradient, whose rounding is of the
+    order of the float64 sum over N rows (``gamma_N r G`` in the worst case, which at
+    ``N = 1e6`` is half of the default ``g``). So a point is certified when the computed norm
+    plus a bound on that rounding (:meth:`gradient_error`) is at most g: the exact gradient is
+    then at most g. The contracting descent's steps round too; ``g`` is raised (a public
+    function of N, G, alpha and the loss, :meth:`tolerance`) to four times
+    :meth:`descent_error`, the public bound on what rounding adds per step, wherever that is
+    larger than ``tol * Delta / N`` (N beyond about 1e5, or a very small alpha), so the
+    descent's rounding moves it by at most ``g / (4 alpha)`` and it still lands within
+    ``g / alpha``. The exact minimiser's own sensitivity is that of clipped terms computed in
+    floats: each term is within ``gamma_{dim + 8}`` of its bound, which the rounding margin of
+    the release (the road's, applied at calibration to the whole sensitivity) covers.
     """
 
     name = "output"
 
     def tolerance(self, setup, plan):
-        """The certified gradient norm g (original coordinates)."""
+        """The certified gradient norm g (original coordinates): ``tol * Delta_own / N_pub``,
+        or four times :meth:`descent_error` where that is larger. Public: parameters, N, the
+        loss's constants and the public bound on the rows summed."""
         own = setup.grad_sensitivity[setup.relation]
-        return plan.solver_tol_factor * own / setup.n_public
+        g = plan.solver_tol_factor * own / setup.n_public
+        return max(g, 4.0 * self.descent_error(setup, g))
+
+    @staticmethod
+    def _rows_bound(setup):
+        if setup.rows_bound is None:
+            raise ValueError(
+                "output perturbation needs a public bound on the rows summed (Setup.rows_bound)."
+            )
+        return float(setup.rows_bound)
+
+    @classmethod
+    def gradient_error(cls, setup, theta_norm, r, computed_norm=0.0):
+        """An upper bound on ``||grad F(theta) - computed grad F(theta)||`` in the
+        certificate's coordinates ``(w, b~)``, at a point of norm ``theta_norm`` there, with
+        the weights summing to ``r N_pub``; ``computed_norm`` is the computed gradient's norm
+        (the rounding of the norm itself and of the change of coordinates).
+
+        Per row, the computed margin ``z_i`` is within ``gamma_{d+2} ||x~_i|| ||theta||`` of
+        the exact one (Higham 3.1, for the dot product in any order), and the clipped
+        derivative is ``L_l``-Lipschitz in it with ``L_l ||x~_i||^2 <= L`` (the loss's
+        smoothness bound): ``L gamma ||theta||``, with ``gamma_{2d+16}`` covering the row's
+        rounded scale; the clip and the products round each term by at most
+        ``gamma_{dim+8} w_i G`` (:func:`rounding_dim`); the float64 sum of at most n terms
+        (n: the public bound on the rows) in any order adds ``gamma_n sum_i ||t_i|| <=
+        gamma_n r N_pub G``. Dividing by ``N_pub``, adding the penalty's gradient
+        ``alpha (theta - theta_0)`` (``||theta_0||``: the public start bound) and the vector's
+        norm add a few roundings, ``gamma_{D+4}``."""
+        p = setup.problem
+        k_out = setup.n_outputs
+        D = int(p.n_params)
+        d = D // k_out - int(setup.fit_intercept)
+        G, alpha = float(setup.lipschitz), float(setup.alpha)
+        L = float(p.smoothness) - alpha  # the loss's smoothness bound
+        g_term = rounding_gamma(rounding_dim(k_out, d) + 8)
+        n = cls._rows_bound(setup)
+        per_row = (
+            L * rounding_gamma(2 * d + 16) * theta_norm
+            + (rounding_gamma(n + 1) + g_term) * (1.0 + g_term) * G
+        )
+        start = start_bound(setup) / setup.column
+        penalty = rounding_gamma(4) * alpha * (theta_norm + start)
+        outer = rounding_gamma(D + 4)
+        return (1.0 + outer) * (r * per_row + penalty) + outer * computed_norm
+
+    @classmethod
+    def descent_error(cls, setup, g):
+        """A public bound on what rounding adds to one step of the contracting descent (in
+        units of the gradient): the computed gradient's error (:meth:`gradient_error`) at
+        the largest norm an iterate can have, ``Theta = ||theta_0|| + (2 r G + g) / alpha``
+        (the start is within ``r G / alpha`` of the minimiser, and so is every iterate, up to
+        ``g / alpha``), and the rounding of the step itself, ``2 gamma_4 M Theta``. The
+        descent's iterates then stay within ``(1 - alpha/M)^T r G / alpha + E / alpha`` of the
+        minimiser, below ``g / alpha`` whenever ``E <= g / 4``. ``r`` is its public bound,
+        ``max(1, n / N_pub)`` (weights at most 1)."""
+        G, alpha = float(setup.lipschitz), float(setup.alpha)
+        r = max(1.0, cls._rows_bound(setup) / float(setup.n_public))
+        theta = start_bound(setup) / setup.column + (2.0 * r * G + g) / alpha
+        M = cls._smoothness(setup, r)
+        return cls.gradient_error(setup, theta, r) + 2.0 * rounding_gamma(4) * M * theta
+
+    @classmethod
+    def _certifies(cls, setup, theta, grad, g, r):
+        """Whether ``theta`` (kernel coordinates) is certified: the computed gradient's norm
+        ``c ||grad||`` in the coordinates (w, b~) plus its rounding (:meth:`gradient_error`)
+        is at most g, so the exact gradient's norm is."""
+        c = setup.column
+        computed = c * float(np.linalg.norm(grad))
+        if not math.isfinite(computed):
+            return False
+        theta_norm = float(np.linalg.norm(theta)) / c
+        return computed + cls.gradient_error(setup, theta_norm, r, computed) <= g
+
+    @classmethod
+    def _weight_scale(cls, rows, setup):
+        """``r = max(1, sum_i w_i / N_pub)``, rounded up (the computed sum is within
+        ``gamma_n`` of the exact one)."""
+        up = max(1e-9, rounding_gamma(cls._rows_bound(setup) + 2))
+        return max(1.0, rows.weight_sum() / setup.n_public * (1.0 + up))
 
     def releases(self, setup, plan):
         g = self.tolerance(setup, plan)
@@ -275,11 +414,11 @@ class OutputPerturbationMechanism(Mechanism):
                 return f, np.concatenate([gcoef.ravel(), gint / n + alpha * (b - b0)])
             return f, gcoef.ravel()
 
-        # the certificate in the coordinates (w, b~): their gradient is c times the kernel one
+        # the certificate in the coordinates (w, b~): their gradient is c times the kernel one;
+        # a computed gradient's rounding is added to its norm (class docstring)
         g = self.tolerance(setup, plan)
-
-        def grad_norm(theta):
-            return c * float(np.linalg.norm(fun(theta)[1]))
+        # this dataset's smoothness and gradient scale (see the class docstring), rounded up
+        r = self._weight_scale(rows, setup)
 
         theta = np.zeros(n_coef + (k_out if setup.fit_intercept else 0))
         if setup.fit_intercept:
@@ -297,12 +436,10 @@ class OutputPerturbationMechanism(Mechanism):
             if not np.all(np.isfinite(res.x)):
                 break
             theta = res.x
-            if grad_norm(theta) <= g:
+            if self._certifies(setup, theta, fun(theta)[1], g, r):
                 certified = True
                 break
         if not certified:
-            # this dataset's smoothness and gradient scale (see the class docstring), rounded up
-            r = max(1.0, rows.weight_sum() / n * (1.0 + 1e-9))
             # L-BFGS's line search stalls when the objective's changes fall below its rounding
             # (large N, a tight g): finish with accelerated gradient steps, which need no
             # objective values, and stop as soon as the certificate holds
@@ -345,14 +482,13 @@ class OutputPerturbationMechanism(Mechanism):
         kappa = M / setup.alpha
         beta = (math.sqrt(kappa) - 1.0) / (math.sqrt(kappa) + 1.0)
         step = setup.column**2 / M
-        c = setup.column
         prev = theta.copy()
         y = theta.copy()
         for _ in range(cls._fallback_steps(setup, g, r)):
             grad = fun(y)[1]
             if not np.all(np.isfinite(grad)):
                 return theta, False
-            if c * float(np.linalg.norm(grad)) <= g:
+            if cls._certifies(setup, y, grad, g, r):
                 return y, True
             new = y - step * grad
             y = new + beta * (new - prev)
@@ -370,7 +506,9 @@ class OutputPerturbationMechanism(Mechanism):
         ``r G / alpha`` of it (``||grad F(origin)|| <= r G``: the penalty's gradient is 0
         there). T is chosen so that
         ``(1 - alpha/M_w)^T r G / alpha <= g / (2 alpha)``. A step 1/M in (w, b~) is a step
-        c^2 / M in the kernel coordinates (w', b').
+        c^2 / M in the kernel coordinates (w', b'). In floats each step adds at most
+        :meth:`descent_error` ``<= g / 4`` (:meth:`tolerance`) in units of the gradient, so the
+        iterate lands within ``g / (2 alpha) + g / (4 alpha)`` of the minimiser.
         """
         step = setup.column**2 / cls._smoothness(setup, r)
         theta = np.array(origin, dtype=float)

@@ -16,13 +16,12 @@ from .._data import make_rows
 from .._fit import FitRows, Road, RoadResult, private_fit
 from .registry import mechanism_for
 from .choice import Candidate
-from .mechanisms import Setup
+from .mechanisms import Setup, rounding_margin
 from .._setup import release_norm_sum
 from ..accounting import (
     gdp_mu_of_releases,
     remaining_mu,
     share_multiplier,
-    sum_rounding_margin,
     with_margin,
 )
 from ..schedules import Problem, get_schedule
@@ -143,14 +142,22 @@ class FullBatchRoad(Road):
         d = self.X.shape[1]
         relation, n_public = fit.relation, fit.n_public
         fit_intercept = cfg.fit_intercept
-        # --- the rounding margin of every released sum, from a public bound on the rows summed
-        self.margin = sum_rounding_margin(fit.rows_summed_bound(), n_outputs * (d + 1) + 1)
+        # --- the rounding margin of every released sum, from a public bound on the rows
+        # summed: Road.calibrate raises every main release's sensitivity by it (gradient sums,
+        # Hessian sums, X'X and X'y, the class curvature, the class or target sums of the warm
+        # start and the intercept-only model, a selection's or a choice's counts, output
+        # perturbation's whole sensitivity), and the row-norm statistic below carries it too.
+        # Its dim covers a second-moment term's rounding (mechanisms.rounding_dim).
+        rows_bound = fit.rows_summed_bound()
+        self.margin = rounding_margin(rows_bound, n_outputs, d)
 
         # --- the row-clipping bound: data_norm, or a private typical norm (a set-up release)
         rows = make_rows(self.X, self.y, fit.sample_weight, fit_intercept)
         bound, norm_share = data_norm, 1.0
         n_params = n_outputs * (d + int(fit_intercept))
         if cfg.row_clip == "auto":
+            # each term w_i min(||x_i||, R) lies in [0, R] as computed (a rounded product of a
+            # weight <= 1 and a value <= R): the margin covers the sum's rounding
             norm_sens = with_margin({"replace": data_norm, "add_remove": data_norm}, self.margin)
             bound, norm_release, norm_share = private_row_clip(
                 rows.norm_sum(data_norm),
@@ -218,6 +225,7 @@ class FullBatchRoad(Road):
             row_bound=row_bound,
             alpha=alpha,
             data_norm=float(data_norm),
+            rows_bound=float(rows_bound),
             problem=Problem(
                 n_samples=n_public,
                 n_params=n_params,

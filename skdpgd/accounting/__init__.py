@@ -68,6 +68,7 @@ from .events import (
     Release,
     Selection,
     flatten,
+    rounding_gamma,
     sum_rounding_margin,
     with_margin,
 )
@@ -159,6 +160,7 @@ __all__ = [
     "share_multiplier",
     "remaining_mu",
     "spent_epsilon",
+    "rounding_gamma",
     "sum_rounding_margin",
     "switch_scale",
     "trial_epsilon",

@@ -34,6 +34,7 @@ __all__ = [
     "flatten",
     "gaussian_runs",
     "COUNT_BOUND_SIGMAS",
+    "rounding_gamma",
     "sum_rounding_margin",
     "with_margin",
 ]
@@ -317,6 +318,21 @@ def gaussian_runs(steps):
 COUNT_BOUND_SIGMAS = 40.0
 
 
+#: The unit roundoff of float64 (round to nearest): ``2^-53``.
+UNIT_ROUNDOFF = 2.0**-53
+
+
+def rounding_gamma(k):
+    """Higham's ``gamma_k = k u / (1 - k u)`` (``u = 2^-53``): a product of ``k`` factors
+    ``(1 + delta_i)^(+-1)`` with ``|delta_i| <= u`` lies within ``1 +- gamma_k`` (*Accuracy and
+    Stability of Numerical Algorithms*, Lemma 3.1), and a float64 sum of ``k + 1`` terms in any
+    order is within ``gamma_k sum_i |t_i|`` of the exact one (section 4.2)."""
+    k = float(k)
+    if not k * UNIT_ROUNDOFF < 0.5:
+        raise ValueError("too many rounded operations for the float64 error bound.")
+    return k * UNIT_ROUNDOFF / (1.0 - k * UNIT_ROUNDOFF)
+
+
 def sum_rounding_margin(n_rows, dim):
     """Relative margin that covers floating-point error in a released sum of clipped terms.
 
@@ -337,16 +353,11 @@ def sum_rounding_margin(n_rows, dim):
     ``n = 1e5`` the margin is 2.2e-6, at 1e6 2.2e-4, at 1e7 about 0.022. ``n_rows`` must be a
     public upper bound on the rows summed.
     """
-    u = 2.0**-53
-
-    def gamma(k):
-        return k * u / (1.0 - k * u)
-
     n = float(n_rows) + 1.0
-    if not n * u < 0.5:
+    if not n * UNIT_ROUNDOFF < 0.5:
         raise ValueError("too many rows for the float64 rounding margin.")
-    g_d = gamma(float(dim) + 8.0)
-    return 2.0 * n * gamma(n) * (1.0 + g_d) + 2.0 * g_d
+    g_d = rounding_gamma(float(dim) + 8.0)
+    return 2.0 * n * rounding_gamma(n) * (1.0 + g_d) + 2.0 * g_d
 
 
 def with_margin(sensitivity, margin):
