@@ -198,7 +198,8 @@ COUNT_SENSITIVITY = {"replace": 0.0, "add_remove": 1.0}
 def release_count(n_rows, z, relation, gen):
     """``N~ = N + z N(0, 1)`` (sensitivity 1 under add/remove-one): the released count (at
     least 1) and its release, ``1/z``-GDP."""
-    noisy = n_rows + z * gen.standard_normal()  # sensitivity 1 (add/remove-one)
+    # sensitivity 1 (add/remove-one); N is an integer, exact in float64 (no rounding margin)
+    noisy = n_rows + z * gen.standard_normal()
     return max(float(noisy), 1.0), Release("row count", [z], dict(COUNT_SENSITIVITY), relation)
 
 
@@ -235,8 +236,9 @@ def release_class_counts(counts, z, relation, gen, name="class counts", sensitiv
 def release_norm_sum(norm_sum, z, sensitivity, relation, gen):
     """``S + N(0, (z s)^2)`` for ``S = sum_i w_i min(||x_i||, R)``, ``w_i`` in [0, 1]:
     replacing, adding or removing one example moves S by at most R, under both relations.
-    ``sensitivity`` is that R raised by the sum's rounding margin, for each relation. Returns
-    the released sum and its release, ``1/z``-GDP."""
+    ``sensitivity`` is that R raised by the sum's rounding margin, for each relation (each term
+    lies in ``[0, R]`` as computed: a rounded product of a weight at most 1 and a norm held at
+    most R, so only the sum rounds). Returns the released sum and its release, ``1/z``-GDP."""
     if sensitivity["replace"] != sensitivity["add_remove"]:
         raise ValueError("the norm sum has the same sensitivity under both relations.")
     noisy = norm_sum + z * sensitivity[relation] * gen.standard_normal()
@@ -296,6 +298,7 @@ def resolve_class_weight(class_weight, classes, y_index, mu_total, gen, relation
         raw = np.array([float(class_weight.get(c, 1.0)) for c in classes.tolist()])
         release = None
     elif class_weight == "balanced":
+        # integer counts (unweighted), exact in float64: CLASS_COUNT_SENSITIVITY needs no margin
         counts = np.bincount(y_index, minlength=n_classes).astype(float)
         release = None
         if not math.isinf(mu_total):

@@ -25,7 +25,14 @@ from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
 from ._docstrings import CLASSES_DOC
 from ._transaction import fit_transaction
 from ._setup import require_add_remove_budget, resolve_relation
-from .accounting import RELATIONS, GaussianDPAccountant, RDPAccountant, Release, remaining_mu
+from .accounting import (
+    RELATIONS,
+    GaussianDPAccountant,
+    RDPAccountant,
+    Release,
+    remaining_mu,
+    sum_rounding_margin,
+)
 from .schedules import PUR, Exponential, Problem, Uniform, get_schedule, hong_shape
 
 __all__ = ["DPMLPClassifier"]
@@ -654,6 +661,13 @@ class TorchRoad(Road):
         # One example's clipped gradient has norm <= C: the sum moves by <= C when it is
         # added or removed, by <= 2C when it is replaced by another (two clipped terms differ).
         self.sensitivity = {"replace": 2.0 * clip_norm, "add_remove": clip_norm}
+        # Rounding: each term is clipped to C (1 - CLIP_MARGIN) with norms good to ~1e-6, so it
+        # stays within C (1 - CLIP_MARGIN / 2); the float64 sum of at most n rows (a public
+        # bound) rounds by sum_rounding_margin(n, 0) of the sensitivity in the worst case. The
+        # part the clip's slack does not absorb raises the sensitivity at calibration
+        # (Road.calibrate): 0 below about 1.5e5 rows, 2.2e-4 at 1e6.
+        slack = 0.5 * self.backend.CLIP_MARGIN
+        self.margin = max(0.0, sum_rounding_margin(fit.rows_summed_bound(), 0) - slack)
         problem = Problem(
             n_samples=fit.n_public,
             n_params=n_params,

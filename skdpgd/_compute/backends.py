@@ -27,7 +27,15 @@ All in the *kernel coordinates*: rows are clipped to norm ``R`` (:meth:`Rows.cli
 divided by the intercept column ``c``; with an intercept a column of ones is appended, so
 ``x'_i = (s_i x_i / c, 1)`` with ``s_i = min(1, R / ||x_i||)``. (A problem with column c is
 the same problem in the coordinates ``w' = c w`` on rows ``x / c``; see
-:func:`skdpgd._full_batch.road.fit_full_batch`.) Sums are accumulated in float64.
+:func:`skdpgd._full_batch.road.fit_full_batch`.) Sums are accumulated in float64, in an order
+that differs between backends (tiles and threads, numpy's pairwise sums, BLAS, dask's tree of
+chunks): the bounds above hold for each term up to a few ulps, and the computed sums of
+neighbouring datasets can differ by slightly more than the exact sensitivity. Every road
+that releases one of these sums raises its sensitivity by
+:func:`skdpgd.accounting.sum_rounding_margin`, Higham's bound for any summation order
+(``tests/test_float_sums.py`` measures adversarial pairs on every backend against it). The
+counts (:meth:`Rows.correct_counts`, :meth:`Rows.closer_sum`) are exact integers while every
+weight is 0 or 1; with other weights they are real-valued sums under the same margin.
 
 :func:`skdpgd._data.make_rows` picks the backend from the type of X: a dense array or a CSR
 matrix (never densified, not even by blocks of rows). Every reduction is a numba kernel

@@ -131,6 +131,9 @@ class Choice(Mechanism):
                 setup.relation,
             )
         )
+        # the counts are float64 sums of terms in [0, 1]: exact integers when the weights are
+        # 0 or 1, else covered by the road's rounding margin (applied at calibration, as to
+        # every candidate's release)
         out.append(
             Release(
                 "choice: rows predicted right by each candidate and the intercept-only model",

@@ -191,6 +191,8 @@ class GradientDescent(Mechanism):
     name = "gradient"
 
     def releases(self, setup, plan):
+        # float64 sums of clipped terms: the road's rounding margin raises 2G / G at
+        # calibration (rounding_margin, Road.calibrate)
         return [
             Release("gradient sums", plan.noise_multipliers, setup.grad_sensitivity, setup.relation)
         ]
@@ -378,6 +380,9 @@ class OutputPerturbationMechanism(Mechanism):
     def releases(self, setup, plan):
         g = self.tolerance(setup, plan)
         a, n = setup.alpha, setup.n_public
+        # g certifies the exact gradient (a computed norm plus its rounding, class docstring);
+        # the road's rounding margin raises the whole sensitivity at calibration (the clipped
+        # terms of the exact objective, computed in floats)
         sens = {r: s / (n * a) + 2.0 * g / a for r, s in setup.grad_sensitivity.items()}
         return [Release("solution", plan.noise_multipliers, sens, setup.relation)]
 
@@ -553,8 +558,12 @@ class InterceptOnly(Mechanism):
                     "a public y_bound (its release is the sum of the clipped "
                     "targets)."
                 )
+            # real-valued terms w_i y_i: the road's rounding margin raises 2Y / Y at calibration
             sens = _prior.target_sensitivity(y_bound)
             return [Release("target sum", plan.noise_multipliers, sens, setup.relation)]
+        # weighted counts: exact integers in float64 while every weight is 0 or 1 (below 2^53
+        # rows); real-valued with sample or class weights, where the road's rounding margin,
+        # applied to every release at calibration, covers their sum
         return [
             Release(
                 "class counts",
@@ -593,8 +602,9 @@ class InterceptOnly(Mechanism):
         return _prior.log_odds(self.noisy_counts(rows, setup, std, gen), std)
 
     def class_counts(self, rows, setup):
-        """The weighted class counts ``sum_i w_i [y_i = k]`` (exact; released only through
-        :func:`skdpgd._prior.noisy`)."""
+        """The weighted class counts ``sum_i w_i [y_i = k]`` (float64: exact integers when the
+        weights are 0 or 1, else within the rounding margin of the release; released only
+        through :func:`skdpgd._prior.noisy`)."""
         k = self._n_classes(setup)
         y, w = rows.y, rows.sample_weight  # numpy or dask: both reduce with .sum()
         labels = [-1.0, 1.0] if k == 2 else [float(j) for j in range(k)]
@@ -652,6 +662,8 @@ class WarmStart(Mechanism):
         s, r = float(plan.prior_share), float(getattr(plan, "select_share", 0.0))
         inv2 = compose_gdp(np.concatenate([x.multipliers for x in inner])) ** 2
         z_p = relative_multiplier(1, s, 1.0 - s - r, inv2)
+        # the counts (or target sum) and the selection's counts are float64 sums of terms in
+        # [0, 1] or [-1, 1] (weighted: real-valued): the road's margin raises them at calibration
         (counts,) = InterceptOnly(self.schedule).releases(setup, plan)
         regression = InterceptOnly(self.schedule)._n_classes(setup) == 0
         if regression and getattr(plan, "prior_switch", None) is not None:

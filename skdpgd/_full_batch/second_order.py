@@ -146,7 +146,9 @@ class DampedNewton(Mechanism):
 
     def releases(self, setup, plan):
         h = setup.loss.hessian_frobenius
-        # per-example Hessian term: Frobenius <= h ||x~||^2 <= h row_bound^2 (original coords)
+        # per-example Hessian term: Frobenius <= h ||x~||^2 <= h row_bound^2 (original coords);
+        # both sums are raised by the road's rounding margin at calibration, whose dim covers a
+        # second-moment term (the row's scale squared: mechanisms.rounding_dim)
         hess = _matrix_sensitivity(h, setup.row_bound**2)
         steps = self._hessian_steps(plan)
         if not steps or steps[0] != 0 or any(t >= plan.n_steps for t in steps):
@@ -330,6 +332,8 @@ class KroneckerNewton(Mechanism):
         s_g, s_a, s_s = self._shares(plan)
         T = plan.n_steps
         inv2 = compose_gdp(plan.noise_multipliers) ** 2
+        # every sum below is raised by the road's rounding margin at calibration (its dim
+        # covers X'X's squared row scale and the softmax's normalisation)
         return [
             Release(
                 "gradient sums", plan.noise_multipliers, setup.grad_sensitivity, setup.relation
@@ -453,6 +457,9 @@ class SufficientStatisticsMechanism(Mechanism):
         if y_bound is None:
             raise ValueError("schedule='ssp' needs a public y_bound.")
         ratio = relative_multiplier(1, 1.0 - plan.gradient_share, plan.gradient_share)
+        # both float64 sums are raised by the road's rounding margin at calibration (its dim
+        # covers X'X's squared row scale; rescaling the kernel's sums by c and c^2 adds one
+        # rounding of the whole sum, within the margin's gamma_{n+1})
         return [
             Release(
                 "X'y",
