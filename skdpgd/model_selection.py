@@ -50,6 +50,7 @@ from .accounting import (
     RepeatedSelection,
     calibrate_base_mu,
     gdp_mu_of_releases,
+    sum_rounding_margin,
     trial_epsilon,
     truncated_negative_binomial_gamma,
 )
@@ -652,6 +653,10 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
             sensitivity = (hi - lo) ** 2 / n_val
         if math.isinf(mu):
             return value
+        # rounding: the count of correct rows is an exact integer, but dividing it by n_val
+        # rounds, and the squared errors' float64 sum rounds in any order: both within the
+        # rounding margin of a sum of n_val terms (public), which raises the sensitivity
+        sensitivity *= 1.0 + sum_rounding_margin(n_val, 1)
         return value + (sensitivity / mu) * noise
 
     # ---------------------------------------------------------------------------------------

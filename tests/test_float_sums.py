@@ -554,3 +554,26 @@ def test_network_margin_beyond_its_clip_slack():
     assert big.releases_[-1].sensitivity["add_remove"] == pytest.approx(
         big.clip_norm * (1 + extra), rel=1e-14
     )
+
+
+def test_private_search_score_carries_the_margin():
+    """The private search's noisy validation score: the accuracy divides an exact count by
+    n_val (one rounding per dataset) and the squared error sums reals, so its noise is
+    sensitivity x (1 + margin of n_val terms) / mu."""
+    from skdpgd.model_selection import PrivateRandomSearchCV
+
+    class Fixed:
+        def predict(self, X):
+            return np.asarray(X)[:, 0]
+
+    n_val, mu = 1000, 0.5
+    X = np.tile([1.0, 0.0], (n_val, 1))
+    y = np.ones(n_val)
+    m = sum_rounding_margin(n_val, 1)
+    acc = PrivateRandomSearchCV._noisy_score(Fixed(), X, y, "accuracy", None, n_val, mu, 1.0)
+    assert acc == pytest.approx(1.0 + (1.0 / n_val) * (1 + m) / mu, rel=1e-15)
+    assert acc > 1.0 + (1.0 / n_val) / mu
+    mse = PrivateRandomSearchCV._noisy_score(
+        Fixed(), X, y, "neg_mean_squared_error", (-2.0, 2.0), n_val, mu, 1.0
+    )
+    assert mse == pytest.approx((16.0 / n_val) * (1 + m) / mu, rel=1e-15)
