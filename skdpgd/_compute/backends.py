@@ -67,6 +67,8 @@ from .kernels_sgd import csr_row_norms
 PRESCALE_NORM = 2.0**300
 #: Rows x features read at a time by :meth:`Rows.correct_counts` (bounds its memory).
 _CORRECT_CHUNK_ENTRIES = 1 << 22
+#: Entries of the per-row K x K class-curvature terms formed at a time (numpy's path).
+_CLASS_TERM_ENTRIES = 1 << 20
 
 
 def _power_of_two(m):
@@ -360,7 +362,14 @@ class Rows:
         return 0.5 * (total + total.T)
 
     def _class_weights(self, coef, intercept, at):
-        """:meth:`class_curvature_sum` over the rows ``at`` (a slice or positions), in numpy."""
+        """:meth:`class_curvature_sum` over the rows ``at`` (a slice or positions), in numpy.
+
+        Each row's term ``w_i p_ia (delta_ab - p_ib)`` is formed first (as the kernel's
+        :func:`skdpgd._compute.kernels_second._row_weights` forms it), then the terms are
+        summed: the sum's rounding is then relative to the terms' norms (at most ``w_i / 2``),
+        which the release's rounding margin covers. (``sum diag(w p) - sum w p p^T``, two sums
+        of terms of norm up to ``w_i`` that cancel when a row is predicted with certainty,
+        would round by up to four times more.)"""
         with np.errstate(over="ignore", invalid="ignore"):
             z = np.asarray(self.X[at] @ coef.T) * self.row_scale[at, None]
             z += intercept
@@ -370,7 +379,14 @@ class Rows:
         p = np.exp(z)
         p /= p.sum(axis=1, keepdims=True)
         wp = np.where(ok, self.sample_weight[at], 0.0)[:, None] * p
-        return np.diag(wp.sum(axis=0)) - wp.T @ p
+        k = p.shape[1]
+        eye = np.eye(k)[None, :, :]
+        total = np.zeros((k, k))
+        step = max(1, _CLASS_TERM_ENTRIES // (k * k))  # rows of K x K terms held at a time
+        for lo in range(0, p.shape[0], step):
+            terms = wp[lo : lo + step, :, None] * (eye - p[lo : lo + step, None, :])
+            total += terms.sum(axis=0)
+        return total
 
     def _objective_x(self):  # pragma: no cover - interface
         """``(kernel, X's arrays)``: :func:`skdpgd._compute.kernels.objective_sum` and ``(X,)``, or
