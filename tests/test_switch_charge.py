@@ -250,3 +250,32 @@ def test_switch_charge_nudges_a_branch_over_by_rounding_and_raises_only_the_prio
     loose = switch_charge(0.5 * own, 1e-6, first, {"prior": prior, "sgd": sgd}, "prior", False)
     assert loose.epsilon == pytest.approx(own, rel=1e-12)  # what DP-SGD alone is charged
     assert loose.branches["sgd"][0].multipliers[0] == 1.2
+
+
+def test_the_privacy_report_reads_a_switch_fit_as_its_budget_is_charged():
+    """The report's epsilon at every delta is the ledger's (the counts and the per-order
+    maximum of both branches), for the fit and for a private pipeline ending with it; before,
+    it composed the releases of the branch that ran (below the envelope away from delta_)."""
+    from skdpgd import privacy_report
+    from skdpgd.pipeline import make_private_pipeline
+    from skdpgd.preprocessing import BoundedScaler
+
+    budget = PrivacyBudget(10.0, 1e-9)
+    fit = _fit("balanced", budget)
+    report = privacy_report(fit)
+    assert report.epsilon(1e-9) == pytest.approx(budget.spent_epsilon(), rel=1e-12)
+    assert report.epsilon(1e-9) >= _envelope_epsilon(fit, 1e-9)
+    assert report.epsilon(DELTA) <= EPS
+    assert any("prior switch" in n for n in report.notes)
+    X, y = _data("balanced")
+    pipe = make_private_pipeline(
+        BoundedScaler(bounds=(-3.0, 3.0)),
+        DPSGDClassifier(n_samples=N, classes=[0, 1, 2]),
+        epsilon=EPS,
+        delta=DELTA,
+        random_state=0,
+    ).fit(X, y)
+    assert pipe[-1].prior_switch_["decision"] == "counts"
+    inner = privacy_report(pipe[-1])
+    assert privacy_report(pipe).epsilon(1e-9) == pytest.approx(inner.epsilon(1e-9), rel=1e-12)
+    assert inner.epsilon(1e-9) >= _envelope_epsilon(pipe[-1], 1e-9)
