@@ -157,27 +157,47 @@ class SetupCharges:
     and a value may decide only once it is charged. A fit refused after that keeps those small
     charges, and its error says so. Without it (the budget admitted the public upper bound,
     or there is no budget) they are charged with the fit's releases, in one charge.
+
+    A road whose main releases depend on a set-up release's value (DP-SGD's prior switch) gives
+    the fit's main charge with that release (``add(release, main=events)``), a bound that holds
+    whichever releases follow: with ``immediate`` both are charged together, before the release
+    is drawn, and the main releases are then not charged again.
     """
 
     def __init__(self, budget, label, immediate):
         self.budget, self.label, self.immediate = budget, label, bool(immediate)
         self.releases = []
         self._charged = 0
+        self.main = None  # the fit's main charge, when given ahead of its releases
 
-    def add(self, release):
+    def add(self, release, main=None):
         if release is None:
             return
+        if main is not None:
+            self.main = list(main)
         if self.immediate and self.budget is not None:
-            self.budget.charge([release], label=f"{self.label} ({release.name})")
+            if main is None:
+                self.budget.charge([release], label=f"{self.label} ({release.name})")
+            else:  # one charge: a refusal comes before the release is drawn
+                self._charge([release] + self.main)
+                self.main = []
             self._charged += 1
         self.releases.append(release)
 
     def charge_with(self, releases):
-        """Charge the fit's main ``releases`` with the set-up releases not yet charged."""
+        """Charge the fit's main ``releases`` (or the main charge given ahead of them) with
+        the set-up releases not yet charged."""
         if self.budget is None:
             return
+        main = list(releases) if self.main is None else self.main
+        events = self.releases[self._charged :] + main
+        if events:  # (none: all charged ahead)
+            self._charge(events)
+
+    def _charge(self, events):
+        """One charge of the fit's label; a refusal names the set-up releases already charged."""
         try:
-            self.budget.charge(self.releases[self._charged :] + list(releases), label=self.label)
+            self.budget.charge(events, label=self.label)
         except BudgetExceededError as exc:
             if not self._charged:
                 raise

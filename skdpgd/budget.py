@@ -173,13 +173,11 @@ class PrivacyBudget:
 
     def _parts(self, events, label):
         """``(releases, curves)`` of ``events`` as the ledger holds them: each release under the
-        budget's relation and named after ``label`` (and its own name when there are several),
-        each selection's RDP curve (stated for the budget's relation)."""
+        budget's relation, each selection's RDP curve (stated for the budget's relation), each
+        named after ``label`` (and its own name when the events have several leaves)."""
         releases, selections = flatten(events)
-        parts = [
-            self._convert(r, f"{label} ({r.name})" if len(releases) > 1 else label)
-            for r in releases
-        ]
+        several = len(releases) + len(selections) > 1
+        parts = [self._convert(r, f"{label} ({r.name})" if several else label) for r in releases]
         curves = []
         for sel in selections:
             relation = Relation.of(sel.relation)
@@ -190,9 +188,10 @@ class PrivacyBudget:
                     f"converted between relations. Create the budget with "
                     f"neighbouring={relation.value!r}."
                 )
-            curve = np.array(RDPCurve(label, sel.rdp(), relation).curve)
+            name = f"{label} ({getattr(sel, 'name', 'selection')})" if several else label
+            curve = np.array(RDPCurve(name, sel.rdp(), relation).curve)
             curve.setflags(write=False)
-            curves.append((label, curve))
+            curves.append((name, curve))
         return parts, curves
 
     def _refusal(self, after, label):

@@ -518,7 +518,10 @@ class PrivatePipeline(Pipeline):
         if ledger is None:
             releases, spent, mu_ = [], math.inf, math.inf
         elif minibatch:
-            releases = list(ledger.releases)
+            # what the estimator released (its budget may have been charged a bound that holds
+            # whichever branch it took, rather than these: DP-SGD's prior switch)
+            (path,) = spenders
+            releases = [r.renamed(f"{path}: {r.name}") for r in final_copy.releases_]
             spent, mu_ = float(final_copy.epsilon_), None
         else:
             releases = list(ledger.releases)

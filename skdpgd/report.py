@@ -12,6 +12,11 @@ Epsilon at each delta comes from the tightest accountant the package has for the
   installed, its PLD accountant (pessimistic); each is an upper bound, so the smaller is
   reported, and the table says which gave it;
 * a private search (its RDP curve): the RDP accountant.
+
+A fit that chose its mechanism from a release (DP-SGD's prior switch with two branches) is
+read as its budget is charged: the releases before the choice, composed with the per-order
+maximum of both branches' RDP curves (:func:`skdpgd.accounting.branch_maximum`), not the
+releases of the branch that ran, which bound the choice at the fit's own delta only.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .accounting import RELATIONS, RDPCurve, Relation, Release, epsilon_profiles
+from .accounting.envelope import branch_maximum
 
 __all__ = ["PrivacyReport", "privacy_report"]
 
@@ -221,7 +227,37 @@ def _collect(obj):
         relation = "add_remove"  # Poisson-subsampled releases are accounted there only
     eps, delta = getattr(obj, "epsilon_", None), getattr(obj, "delta_", None)
     stated = (float(eps), float(delta)) if eps is not None and delta is not None else None
-    return title, relation, list(releases), stated, []
+    items, notes = _with_switch(obj, list(releases))
+    return title, relation, items, stated, notes
+
+
+def _switch_of(obj):
+    """The ``prior_switch_`` of ``obj`` (or of a private pipeline's final step) when it chose
+    between two branches from its released counts, else None."""
+    switch = getattr(obj, "prior_switch_", None)
+    if switch is None and hasattr(obj, "step_epsilons_") and getattr(obj, "steps", None):
+        switch = getattr(obj.steps[-1][1], "prior_switch_", None)
+    if isinstance(switch, dict) and len(switch.get("releases") or {}) > 1:
+        return switch
+    return None
+
+
+def _with_switch(obj, releases):
+    """``(items, notes)``: ``releases`` as recorded, or, for a fit that chose between two
+    branches from its released counts, the releases before the choice and the per-order
+    maximum of both branches' RDP curves in place of the branch that ran (the recorded
+    releases end with it)."""
+    switch = _switch_of(obj)
+    if switch is None:
+        return releases, []
+    ran = len(switch["releases"][switch["branch"]])
+    curve = branch_maximum(list(switch["releases"].values()))
+    note = (
+        "prior switch: the branch was chosen from the released counts, so epsilon is that of "
+        "the counts composed with the larger of both branches' RDP curves at each order, not "
+        f"of the releases of the branch that ran ({switch['branch']!r}), at every delta"
+    )
+    return releases[: len(releases) - ran] + [curve], [note]
 
 
 def _is_composite(obj):
@@ -248,7 +284,7 @@ def _nested_releases(obj, seen):
     seen.add(id(obj))
     own = getattr(obj, "releases_", None)
     if own is not None:
-        return list(own)
+        return _with_switch(obj, list(own))[0]
     if isinstance(obj, Pipeline):
         parts = [step for _, step in obj.steps]
     elif isinstance(obj, ColumnTransformer):

@@ -602,17 +602,22 @@ def test_sgd_prior_switch_returns_the_intercept_only_model_with_exact_accounting
     assert first.sensitivity["replace"] == pytest.approx(math.sqrt(2.0), rel=1e-8)
     assert first.multipliers[0] == pytest.approx(1 / (math.sqrt(share) * gdp_mu(eps, 1e-6)))
     # the second release is the exact GDP calibration composed with the first, times the
-    # common noise scale that keeps the envelope of both branches within the budget
+    # common noise scale that keeps the envelope of both branches within the budget, times the
+    # further scale that keeps the budget's charge for either branch (RDP) within it
     switch = clf.prior_switch_
     assert switch["decision"] == "counts"
     assert switch["branch"] == "prior" and switch["noise_scale"] > 1.0
     assert switch["envelope_delta"] <= 1e-6
+    assert 1.0 < switch["prior_scale"] < 1.2
     z2 = GaussianDPAccountant().calibrate(np.ones(1), eps, 1e-6, prior=first.multipliers)[0]
-    assert second.multipliers[0] == pytest.approx(z2 * switch["noise_scale"], rel=1e-12)
+    assert second.multipliers[0] == pytest.approx(
+        z2 * switch["noise_scale"] * switch["prior_scale"], rel=1e-12
+    )
     assert gdp_mu_of_releases(clf.releases_) < gdp_mu(eps, 1e-6)
     # epsilon_ is the envelope's: certified at the requested epsilon
     assert clf.epsilon_ == eps
-    assert budget.spent_epsilon() <= eps
+    # the budget: the counts and the per-order maximum of both branches' RDP curves
+    assert budget.spent_epsilon() == switch["charged_epsilon"] <= eps
 
 
 def test_sgd_prior_switch_keeps_the_fit_when_no_class_dominates(use_policy):

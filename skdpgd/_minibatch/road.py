@@ -46,6 +46,7 @@ from ..accounting import (
     gdp_mu_of_releases,
     share_multiplier,
     sum_rounding_margin,
+    switch_charge,
     switch_scale,
     with_margin,
 )
@@ -469,7 +470,16 @@ class MinibatchRoad(Road):
         ``E_L[max(delta_a(eps - L), delta_b(eps - L))]`` over the counts' privacy loss L (see
         :mod:`skdpgd.accounting.envelope`, docs/theory.md) and returns the smallest common factor on
         both branches' noise multipliers that keeps it within delta at epsilon; both
-        branches' releases are fixed here, scaled by it."""
+        branches' releases are fixed here, scaled by it.
+
+        A shared budget is charged, before the counts are drawn, with the counts and the
+        per-order maximum of the two branches' RDP curves
+        (:func:`skdpgd.accounting.switch_charge`): a bound for the choice at every delta (the
+        branch that ran is one only at the fit's delta), which composes with the budget's
+        other charges. The intercept-only branch's noise is raised further until that charge
+        is within (epsilon, delta) by the budget's arithmetic (its exact GDP calibration is
+        tight, its RDP conversion is not), so a budget sized to the fit accepts it; the
+        DP-SGD branch is as before."""
         z1 = share_multiplier(share, fit.mu_total)
         # sensitivity 1 (add/remove-one: one weighted count moves by w_i <= 1), raised by the
         # rounding margin of the float64 sums
@@ -502,6 +512,8 @@ class MinibatchRoad(Road):
                 "prior switch: the Poisson-sampled steps cannot be certified at "
                 "this budget; the intercept-only model (a public decision)."
             )
+        scaled = {k: list(rels) for k, rels in branches.items()}
+        charge, prior_scale, charged = None, 1.0, None
         if len(branches) == 2:
             scale, bound = switch_scale(
                 fit.epsilon,
@@ -510,16 +522,35 @@ class MinibatchRoad(Road):
                 list(branches.values()),
                 accountant=self.config.accountant,
             )
+            # what a shared budget is charged, whichever branch runs: the counts and the
+            # per-order maximum of the two branches' RDP curves (valid at every delta by RDP's
+            # adaptive composition: skdpgd.accounting.envelope, "What a shared budget is
+            # charged"); the prior branch's noise raised until that charge is within the fit's
+            # (epsilon, delta) by the budget's own arithmetic (with 'pld', within what the
+            # DP-SGD branch alone is charged). Raising a branch's noise only lowers its
+            # profile, so the envelope certified at `scale` still holds.
+            found = switch_charge(
+                fit.epsilon,
+                fit.delta,
+                first,
+                {
+                    k: [r.calibrated(r.multipliers * scale, r.sensitivity) for r in rels]
+                    for k, rels in branches.items()
+                },
+                raised="prior",
+                within=self.config.accountant == "rdp",
+            )
+            scaled, prior_scale, charged = found.branches, found.scale, found.epsilon
+            charge = [found.event]
         else:
             scale = 1.0
             bound = gdp_delta_upper(fit.epsilon, gdp_mu_of_releases(first + branches["prior"]))
         self.switch = {
-            "releases": {
-                k: [r.calibrated(r.multipliers * scale, r.sensitivity) for r in rels]
-                for k, rels in branches.items()
-            },
+            "releases": scaled,
             "noise_scale": scale,
             "envelope_delta": bound,
+            "prior_scale": prior_scale,
+            "charged_epsilon": charged,
         }
         if scale > 1.0:
             fit.notes.append(
@@ -527,6 +558,17 @@ class MinibatchRoad(Road):
                 f"the fit, whichever branch the released counts choose, stays within epsilon "
                 f"= {fit.epsilon:g} at delta = {fit.delta:.3g} (public values only)."
             )
+        if prior_scale > 1.0:
+            fit.notes.append(
+                f"prior switch: the intercept-only branch's noise raised by a further "
+                f"{100 * (prior_scale - 1):.3g}% so that a shared budget's charge for either "
+                f"branch (Renyi DP) is {charged:.6g} at delta = {fit.delta:.3g}."
+            )
+        # charged before the counts are drawn: the counts and, with two branches, the bound
+        # that holds whichever branch they choose (a refusal comes before any draw); with one
+        # branch (decided in public) the fit is the plain composition, charged with its
+        # releases
+        fit.charges.add(first[-1], main=charge)
         # the counts' noise from a jumped copy of the fit's stream: DP-SGD then draws exactly
         # the noise it would draw without the switch (common random numbers). The release and
         # the decision are the step every road shares (skdpgd._prior); the branch is forced
@@ -536,7 +578,6 @@ class MinibatchRoad(Road):
         self.first = PriorSwitch.release(
             self._class_counts(fit), first[-1], p, side, forced="sgd" not in branches
         )
-        fit.charges.add(self.first.first)
         if self.first.switched:
             self.branch = "prior"
             self.accountant = GaussianDPAccountant()  # the rest is one full-batch release
@@ -568,6 +609,9 @@ class MinibatchRoad(Road):
         decided before any draw, ``'selection'``: the accounted choice after the fit), the
         model returned (``'branch'``), the common scale of the branches' noise (1 but for
         the switch), the envelope's certified delta at epsilon (None but for the switch), the
+        further scale of the intercept-only branch's noise that keeps a shared budget's charge
+        within the fit's budget (``'prior_scale'``, 1 but for the switch with two branches) and
+        that charge's epsilon at the fit's delta (``'charged_epsilon'``, None but there), the
         releases of each branch (``releases``: the run's, for a decision with one branch)
         and, for the selection, its released noisy difference and threshold (public and
         released values)."""
@@ -579,6 +623,8 @@ class MinibatchRoad(Road):
                 "branch": self.branch,
                 "noise_scale": self.switch["noise_scale"],
                 "envelope_delta": self.switch["envelope_delta"],
+                "prior_scale": self.switch["prior_scale"],
+                "charged_epsilon": self.switch["charged_epsilon"],
                 "releases": {k: list(v) for k, v in self.switch["releases"].items()},
             }
         out = {
@@ -586,6 +632,8 @@ class MinibatchRoad(Road):
             "branch": self.branch if branch is None else branch,
             "noise_scale": 1.0,
             "envelope_delta": None,
+            "prior_scale": 1.0,
+            "charged_epsilon": None,
             "releases": {"prior" if self.decision == "public" else "sgd": list(releases)},
         }
         if selection is not None:

@@ -56,7 +56,7 @@ from .composition import (
     split_budget,
     upper_bound_release,
 )
-from .envelope import envelope_delta, envelope_epsilon, switch_scale
+from .envelope import envelope_delta, envelope_epsilon, switch_charge, switch_scale
 from .events import (
     COUNT_BOUND_SIGMAS,
     RELATIONS,
@@ -162,6 +162,7 @@ __all__ = [
     "spent_epsilon",
     "rounding_gamma",
     "sum_rounding_margin",
+    "switch_charge",
     "switch_scale",
     "trial_epsilon",
     "truncated_negative_binomial_gamma",

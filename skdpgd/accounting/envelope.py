@@ -44,6 +44,21 @@ or from dp-accounting's pessimistic PLD (the larger of its add and remove direct
 ``t >= 0``; for ``t < 0`` also ``H_{e^t}(P||Q) = 1 - e^t + e^t H_{e^-t}(Q||P)`` with the bound at
 ``-t`` (both directions are covered). Every value is raised by a bound on its own rounding.
 
+**What a shared budget is charged** (:func:`switch_charge`). The envelope is a privacy profile
+at every epsilon, which a :class:`~skdpgd.PrivacyBudget` (exact GDP, or Renyi DP once anything
+is Poisson-subsampled) cannot compose with its other charges; the releases of the branch that
+ran are not a bound for the choice (at a delta other than the fit's they under-charge). The
+budget is charged instead with the first releases and an RDP curve that bounds the second
+stage whichever branch runs: ``max_k rho_k(alpha)`` at each order. RDP composes adaptively
+(Mironov 2017, Proposition 1: if ``M1`` is (alpha, r1)-RDP and ``M2(y, .)`` is (alpha, r2)-RDP
+for every output y of ``M1``, the pair is (alpha, r1 + r2)-RDP), and ``M2(y, .)`` is one of the
+branches, so the fit is (alpha, rho_first(alpha) + max_k rho_k(alpha))-RDP at every order, for
+both orders of an add/remove pair. That curve composes with the rest of the ledger and is
+converted at any delta. For it to fit a budget sized to the fit, the full-batch branch's noise
+is raised until the curve's epsilon at the fit's delta, by the budget's own arithmetic, is at
+most the fit's epsilon (or, when the other branch alone is charged more than that, as a
+PLD-calibrated one is, at most what that branch alone is charged).
+
 **The integral.** ``max_k delta_k`` is an upper bound on a function that is non-increasing in t,
 so on a grid ``u_0 < ... < u_n`` of the standardised loss the upper Riemann-Stieltjes sum
 ``sum_j P(u_(j-1) <= u < u_j) g(u_j)`` (plus the tails) is an upper bound of (*), whatever the
@@ -62,10 +77,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtr
 
-from .events import GaussianSteps
+from .composition import Composition
+from .events import GaussianSteps, Relation
 from .gdp import compose_gdp, gdp_mu_of_releases
 from .pld import pld_profile
 from .rdp import DEFAULT_ORDERS, rdp_subsampled_gaussian
+from .selection import RDPCurve
 
 __all__ = [
     "gaussian_profile",
@@ -77,6 +94,9 @@ __all__ = [
     "envelope_scale",
     "branch_profile",
     "switch_scale",
+    "SwitchCharge",
+    "branch_maximum",
+    "switch_charge",
 ]
 
 _EPS = float(np.finfo(float).eps)
@@ -512,3 +532,141 @@ def switch_scale(epsilon, delta, first, branches, accountant="rdp", rtol=1e-5, s
     return envelope_scale(
         epsilon, delta, mu_first, makers, key=key, rtol=rtol, scale_rtol=scale_rtol
     )
+
+
+# ---------------------------------------------------------------------------------------
+# What a shared budget is charged: first releases + the per-order maximum of the branches
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SwitchCharge:
+    """What :func:`switch_charge` returns: ``branches`` (the branches' releases, the raised one
+    with its noise multiplied by ``scale``), ``event`` (an :class:`RDPCurve`: the per-order
+    maximum of the branches' RDP curves, the second stage whichever branch runs) and
+    ``epsilon`` (the first releases composed with ``event`` at the fit's delta, by a
+    :class:`~skdpgd.accounting.Composition`: what a budget of the fit's delta charges)."""
+
+    branches: dict
+    scale: float
+    event: RDPCurve
+    epsilon: float
+
+
+def _branch_curve(releases, relation):
+    """The RDP curve at ``DEFAULT_ORDERS`` of one branch's releases, read under ``relation``
+    (as a budget reads them: :meth:`Release.under`)."""
+    curve = np.zeros(DEFAULT_ORDERS.size)
+    for r in releases:
+        z = r.multipliers_under(relation)
+        z = z[np.isfinite(z)]
+        if z.size:
+            curve = curve + rdp_subsampled_gaussian(r.sampling_rate, z, DEFAULT_ORDERS)
+    return curve
+
+
+def branch_maximum(branches, relation="add_remove", name="either branch (per-order max RDP)"):
+    """An :class:`RDPCurve` that bounds a second stage which runs one of ``branches`` (lists
+    of releases), chosen from earlier releases: at each order of ``DEFAULT_ORDERS`` the
+    largest of the branches' RDP curves, read under ``relation``. Composed (in RDP) with the
+    earlier releases it bounds the whole fit at every delta (module docstring, "What a shared
+    budget is charged")."""
+    relation = Relation.of(relation)
+    curves = [_branch_curve(rels, relation) for rels in branches]
+    return RDPCurve(name, np.max(curves, axis=0), relation)
+
+
+def _scaled(releases, scale):
+    return [r.calibrated(r.multipliers * scale, r.sensitivity) for r in releases]
+
+
+def switch_charge(
+    epsilon,
+    delta,
+    first,
+    branches,
+    raised,
+    within=True,
+    relation="add_remove",
+    name="either branch (per-order max RDP)",
+):
+    """The charge that makes a shared budget's ledger valid at every delta for a fit that
+    chooses among ``branches`` from its releases ``first`` (module docstring, "What a shared
+    budget is charged"), and the noise that makes it fit the fit's own (epsilon, delta).
+
+    ``first``: the releases made before the choice (fixed); ``branches``: ``{name: calibrated
+    releases}``, each composed with ``first`` within (epsilon, delta) by its own accounting;
+    ``raised``: the name of a full-batch branch whose noise may be raised (its curve is
+    cheap). The charge is ``first`` plus an :class:`RDPCurve` ``event`` equal, order by order,
+    to the largest of the branches' curves: valid for the adaptive choice by RDP's adaptive
+    composition. Target: ``epsilon``, or the largest epsilon one of the other branches alone
+    is charged (composed with ``first``, the same arithmetic) when that is above it. The raised
+    branch's multipliers are multiplied by the smallest factor ``s >= 1`` (to a relative 1e-6,
+    on the safe side; the returned one was evaluated) for which ``first`` plus the curve is
+    charged at most the target at ``delta``, by :class:`Composition` (a budget's arithmetic,
+    the releases in the order a budget holds them). It exists: as s grows the raised branch's
+    curve tends to 0 order by order, and at an order where the others' curve attains the
+    target it drops below theirs at a finite s.
+
+    ``within``: the other branches are meant to fit (epsilon, delta) in this arithmetic (an
+    RDP calibration): where one lands above epsilon by its rounding, its multipliers are
+    raised by the smallest factor (relative steps from 1e-12, doubling) that brings it back,
+    and a ValueError beyond a relative 1e-6 (not a rounding). Public values only.
+    """
+    epsilon, delta = float(epsilon), float(delta)
+    relation = Relation.of(relation)
+    first = [r.under(relation) for r in first]
+    if raised not in branches or len(branches) < 2:
+        raise ValueError("switch_charge needs at least two branches, one of them raised.")
+    if any(r.sampling_rate != 1.0 for r in branches[raised]):
+        raise ValueError("the raised branch is a full-batch one.")
+
+    def charged(curve):
+        return Composition(first, [curve]).epsilon(delta)
+
+    out = {}
+    fixed = np.zeros(DEFAULT_ORDERS.size)
+    target = epsilon
+    for key, rels in branches.items():
+        if key == raised:
+            continue
+        factor, step = 1.0, 1e-12
+        curve = _branch_curve(rels, relation)
+        while within and charged(curve) > epsilon:
+            if factor > 1.0 + 1e-6:
+                raise ValueError(
+                    f"branch {key!r} composed with the first releases is above epsilon: it "
+                    "was not calibrated to this budget."
+                )
+            factor *= 1.0 + step
+            step *= 2.0
+            curve = _branch_curve(_scaled(rels, factor), relation)
+        out[key] = _scaled(rels, factor) if factor != 1.0 else list(rels)
+        fixed = np.maximum(fixed, curve)
+        target = max(target, charged(curve))
+    base = branches[raised]
+
+    def at(s):
+        return charged(np.maximum(fixed, _branch_curve(_scaled(base, s), relation)))
+
+    lo, hi = 1.0, 1.0
+    e_hi = at(hi)
+    if e_hi > target:
+        while True:
+            lo, hi = hi, 2.0 * hi
+            e_hi = at(hi)
+            if e_hi <= target:
+                break
+            if hi > 2.0**60:  # pragma: no cover - excluded by the argument above
+                raise ValueError("no noise on the raised branch fits the charge in the target.")
+        while hi / lo - 1.0 > 1e-6:
+            mid = math.sqrt(lo * hi)
+            e_mid = at(mid)
+            if e_mid <= target:
+                hi, e_hi = mid, e_mid
+            else:
+                lo = mid
+    out[raised] = _scaled(base, hi) if hi != 1.0 else list(base)
+    event = branch_maximum(list(out.values()), relation, name)
+    # the charge as a budget computes it (the same curve as at(hi): a maximum is exact)
+    return SwitchCharge({k: out[k] for k in branches}, hi, event, charged(event.curve))
