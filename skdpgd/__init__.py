@@ -5,6 +5,7 @@ budget. See ``skdpgd.accounting`` for the privacy arithmetic and ``skdpgd.schedu
 the schedules.
 """
 
+from ._config import config_context, get_config, set_config
 from .exceptions import BudgetExceededError, PrivacyLeakWarning, PrivacyUsageWarning
 from ._importance_mask import ImportanceMask
 from .budget import PrivacyBudget
@@ -46,5 +47,8 @@ __all__ = [
     "PrivacyLeakWarning",
     "PrivacyUsageWarning",
     "BudgetExceededError",
+    "config_context",
+    "get_config",
+    "set_config",
     "__version__",
 ]

@@ -10,7 +10,14 @@ import numpy as np
 from scipy.optimize import brentq
 
 from .events import GaussianSteps, Relation, Release, flatten, with_margin
-from .gdp import GaussianDPAccountant, gdp_epsilon, gdp_mu, gdp_mu_of_releases, inverse_square_sum
+from .gdp import (
+    GaussianDPAccountant,
+    gdp_epsilon,
+    gdp_mu,
+    gdp_mu_of_releases,
+    inverse_square_sum,
+    zcdp_view,
+)
 from .rdp import DEFAULT_ORDERS as RDP_DEFAULT_ORDERS
 from .rdp import RDPAccountant, rdp_epsilon, rdp_subsampled_gaussian
 
@@ -71,9 +78,11 @@ def epsilon_profiles(events, relation=None):
         return {"none (a release without noise)": lambda d: math.inf}
     ledger = Composition(releases, curves)
     if ledger.rdp is None:
+        if ledger.discrete:  # secure mode's discrete Gaussian: zCDP, not GDP
+            return {"zCDP (discrete Gaussian)": ledger.epsilon}
         return {"Gaussian DP (exact)": ledger.epsilon}
     out = {"RDP": ledger.epsilon}
-    if not curves:
+    if not curves and not ledger.discrete:
         try:
             import dp_accounting  # noqa: F401
         except ImportError:
@@ -204,6 +213,8 @@ class Composition:
     def __init__(self, releases=(), rdp_curves=()):
         releases, rdp_curves = list(releases), list(rdp_curves)
         self.empty = not releases and not rdp_curves
+        # a discrete release (secure mode) is zCDP, not GDP: read mu in the zCDP view
+        self.discrete = any(r.noise == "discrete" for r in releases)
         if not rdp_curves and all(r.sampling_rate == 1.0 for r in releases):
             self.inv2 = sum(
                 inverse_square_sum(r.multipliers) if np.all(r.multipliers > 0) else math.inf
@@ -217,7 +228,9 @@ class Composition:
         for r in releases:
             z = r.multipliers[np.isfinite(r.multipliers)]
             if z.size:
-                rdp = rdp + rdp_subsampled_gaussian(r.sampling_rate, z, RDP_DEFAULT_ORDERS)
+                rdp = rdp + rdp_subsampled_gaussian(
+                    r.sampling_rate, z, RDP_DEFAULT_ORDERS, discrete=r.noise == "discrete"
+                )
         self.inv2, self.rdp = None, rdp
 
     def epsilon(self, delta, extra_mu=0.0):
@@ -227,7 +240,8 @@ class Composition:
             return 0.0
         if self.rdp is None:
             total = self.inv2 + extra_mu * extra_mu
-            return gdp_epsilon(delta, math.sqrt(total)) if total > 0 else 0.0
+            with zcdp_view(self.discrete):
+                return gdp_epsilon(delta, math.sqrt(total)) if total > 0 else 0.0
         rdp = self.rdp
         if extra_mu > 0:
             rdp = rdp + rdp_subsampled_gaussian(1.0, [1.0 / extra_mu], RDP_DEFAULT_ORDERS)
@@ -244,11 +258,13 @@ class Composition:
 
         if spent_with(0.0) >= epsilon:
             return 0.0
-        hi = gdp_mu(epsilon, delta)
+        with zcdp_view(self.discrete):
+            hi = gdp_mu(epsilon, delta)
         if spent_with(hi) <= epsilon:
             mu = hi
         else:
             mu = brentq(lambda m: spent_with(m) - epsilon, 0.0, hi, xtol=1e-14, rtol=1e-12)
             while mu > 0 and spent_with(mu) > epsilon:
                 mu *= 1 - 1e-12
-        return gdp_epsilon(delta_next, mu) if mu > 0 else 0.0
+        with zcdp_view(self.discrete):
+            return gdp_epsilon(delta_next, mu) if mu > 0 else 0.0

@@ -22,9 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._config import get_config
+
 __all__ = [
     "Relation",
     "RELATIONS",
+    "NOISES",
     "Event",
     "Release",
     "GaussianSteps",
@@ -71,6 +74,10 @@ class Relation(str, enum.Enum):
 #: The neighbouring relations a guarantee can be stated for (their values).
 RELATIONS = tuple(r.value for r in Relation)
 
+#: The noises a release can be drawn with: floating-point Gaussian, or the exact discrete
+#: Gaussian of secure mode.
+NOISES = ("gaussian", "discrete")
+
 
 class Event:
     """Base class of the event tree (see the module docstring)."""
@@ -111,6 +118,15 @@ class Release(Event):
         The relation the fit calibrated its noise for.
     sampling_rate : float, default=1.0
         Poisson sampling rate of each release (1: full batch).
+    noise : {'gaussian', 'discrete'} or None, default=None
+        The noise drawn: continuous Gaussian (floating point), or the exact discrete Gaussian
+        of secure mode (:func:`skdpgd.config_context`), on a lattice fine enough that its
+        rounding is part of the sensitivity. None: 'discrete' when the release is described
+        while secure mode is on, so every release a secure fit makes is read as discrete.
+        Accountants read a discrete release by its Renyi-DP curve: Canonne, Kamath and
+        Steinke (2020, Theorem 14) prove the multivariate discrete Gaussian
+        ``Delta^2 / (2 sigma^2)``-zCDP, the curve of the continuous one, but not its
+        Gaussian-DP trade-off, so it is never composed in exact Gaussian DP.
     """
 
     name: str
@@ -118,6 +134,7 @@ class Release(Event):
     sensitivity: dict
     relation: str
     sampling_rate: float = 1.0
+    noise: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "multipliers", _frozen_multipliers(self.multipliers))
@@ -132,6 +149,27 @@ class Release(Event):
         if not 0.0 < q <= 1.0:
             raise ValueError(f"sampling_rate must be in (0, 1], got {q!r}.")
         object.__setattr__(self, "sampling_rate", q)
+        if self.noise is None:
+            secure = get_config()["secure_noise"]
+            object.__setattr__(self, "noise", "discrete" if secure else "gaussian")
+        if self.noise not in NOISES:
+            raise ValueError(f"noise must be one of {NOISES}, got {self.noise!r}.")
+
+    @property
+    def discrete(self):
+        """Whether the noise is the exact discrete Gaussian of secure mode."""
+        return self.noise == "discrete"
+
+    def with_noise(self, noise):
+        """The same release drawn with ``noise`` ('gaussian' or 'discrete')."""
+        return Release(
+            self.name,
+            self.multipliers,
+            dict(self.sensitivity),
+            self.relation,
+            self.sampling_rate,
+            noise,
+        )
 
     # the accountants read a release as a run of Gaussian steps: multipliers and a rate
     @property
@@ -152,6 +190,7 @@ class Release(Event):
             dict(self.sensitivity if sensitivity is None else sensitivity),
             self.relation,
             self.sampling_rate,
+            self.noise,
         )
 
     def multipliers_under(self, relation):
@@ -183,12 +222,18 @@ class Release(Event):
             dict(self.sensitivity),
             relation,
             self.sampling_rate,
+            self.noise,
         )
 
     def renamed(self, name):
         """The same release under another name."""
         return Release(
-            name, self.multipliers, dict(self.sensitivity), self.relation, self.sampling_rate
+            name,
+            self.multipliers,
+            dict(self.sensitivity),
+            self.relation,
+            self.sampling_rate,
+            self.noise,
         )
 
 
@@ -210,9 +255,14 @@ class GaussianSteps(Release):
         Poisson sampling rate q of each step; 1.0 is full batch.
     """
 
-    def __init__(self, noise_multipliers, sampling_rate=1.0):
+    def __init__(self, noise_multipliers, sampling_rate=1.0, noise=None):
         super().__init__(
-            "steps", noise_multipliers, dict(_UNIT_SENSITIVITY), "add_remove", sampling_rate
+            "steps",
+            noise_multipliers,
+            dict(_UNIT_SENSITIVITY),
+            "add_remove",
+            sampling_rate,
+            noise,
         )
 
 
@@ -276,7 +326,12 @@ def flatten(events):
                 e
                 if rate == 1.0
                 else Release(
-                    e.name, e.multipliers, dict(e.sensitivity), e.relation, e.sampling_rate * rate
+                    e.name,
+                    e.multipliers,
+                    dict(e.sensitivity),
+                    e.relation,
+                    e.sampling_rate * rate,
+                    e.noise,
                 )
             )
         elif isinstance(e, PoissonSampled):

@@ -1,16 +1,30 @@
 """Gaussian differential privacy (Dong, Roth and Su, 2022): the exact accounting of
 full-batch Gaussian releases, its zCDP view, and the accountant that calibrates a full-batch
-schedule in closed form."""
+schedule in closed form.
+
+Secure mode (:func:`skdpgd.config_context` with ``secure_noise=True``) draws the exact
+discrete Gaussian, which is proven ``Delta^2 / (2 sigma^2)``-zCDP (Canonne, Kamath and
+Steinke 2020, Theorem 14) but not mu-GDP. Both views compose in ``sum z^-2`` (``mu^2 = 2
+rho``), so the arithmetic of composition is the same; only the conversion between ``mu`` and
+(epsilon, delta) changes. While secure mode is on, or while :func:`zcdp_view` is entered (a
+composition that holds a discrete release), every ``gdp_*`` conversion of this module reads
+``mu`` as the zCDP ``rho = mu^2 / 2`` and converts with the optimal conversion of a
+``rho``-zCDP curve (:func:`zcdp_delta_of_mu`). That is never below the exact GDP epsilon of
+the same ``mu``, so reading a continuous release this way only over-states its epsilon.
+"""
 
 from __future__ import annotations
 
 import math
+import threading
+from contextlib import contextmanager
 
 import numpy as np
-from scipy.optimize import brentq
+from scipy.optimize import brentq, minimize_scalar
 from scipy.special import log_ndtr
 
 from .._checks import check_delta, check_epsilon
+from .._config import get_config
 from .accountant import Accountant
 from .events import gaussian_runs
 
@@ -28,7 +42,30 @@ __all__ = [
     "zcdp_rho",
     "zcdp_epsilon",
     "zcdp_delta",
+    "zcdp_delta_of_mu",
+    "zcdp_view",
+    "in_zcdp_view",
 ]
+
+_VIEW = threading.local()
+
+
+@contextmanager
+def zcdp_view(on=True):
+    """Within the block (this thread), the ``gdp_*`` conversions read ``mu`` as the zCDP
+    ``rho = mu^2 / 2`` (see the module docstring); ``on=False`` changes nothing."""
+    old = getattr(_VIEW, "on", False)
+    _VIEW.on = old or bool(on)
+    try:
+        yield
+    finally:
+        _VIEW.on = old
+
+
+def in_zcdp_view():
+    """Whether the ``gdp_*`` conversions currently use the zCDP view: in secure mode, or
+    inside :func:`zcdp_view`."""
+    return getattr(_VIEW, "on", False) or get_config()["secure_noise"]
 
 
 # Relative margin by which calibration stays inside a budget (see GaussianDPAccountant.calibrate).
@@ -90,9 +127,47 @@ def _gdp_delta_terms(epsilon, mu):
     return a, b, err
 
 
+def _log_zcdp_delta_at(alpha, epsilon, rho):
+    """log of the delta that order ``alpha`` of a ``rho``-zCDP curve certifies at
+    ``epsilon`` (the improved conversion), and a bound on its absolute rounding error."""
+    a1 = alpha - 1.0
+    log_d = a1 * (alpha * rho - epsilon) + a1 * math.log1p(-1.0 / alpha) - math.log(alpha)
+    err = (
+        16.0
+        * np.finfo(float).eps
+        * (a1 * (alpha * rho + abs(epsilon)) + abs(a1 * math.log1p(-1.0 / alpha)) + 1.0)
+    )
+    return log_d, err
+
+
+def zcdp_delta_of_mu(epsilon, mu):
+    """``(delta, upper)`` certified at ``epsilon`` by a ``rho``-zCDP mechanism with
+    ``rho = mu^2 / 2``: its Renyi-DP curve is ``alpha rho`` at every order, converted with the
+    improved bound of Canonne, Kamath and Steinke (2020, Proposition 12) and Balle et al.
+    (2020), ``delta = exp((alpha - 1)(alpha rho - epsilon)) (1 - 1/alpha)^(alpha - 1) /
+    alpha``, at the order a bounded scalar search finds near the optimum (every order gives a
+    valid delta, so the search only has to be good, not exact). ``upper`` adds the rounding
+    error bound; capped at 1."""
+    epsilon = float(epsilon)
+    rho = 0.5 * float(mu) * float(mu)
+    # the optimum of (alpha - 1)(alpha rho - epsilon) is near alpha = (epsilon + rho) / 2 rho
+    guess = max(1.0 + 1e-9, (epsilon + rho) / (2.0 * rho))
+    lo, hi = math.log(1e-9), math.log(max(4.0 * guess, 16.0))
+
+    def f(t):
+        return _log_zcdp_delta_at(1.0 + math.exp(t), epsilon, rho)[0]
+
+    res = minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
+    best_t = min((res.x, math.log(guess - 1.0) if guess > 1.0 + 1e-9 else lo), key=f)
+    log_d, err = _log_zcdp_delta_at(1.0 + math.exp(best_t), epsilon, rho)
+    value = min(1.0, math.exp(min(log_d, 0.0)))
+    return value, min(1.0, math.exp(min(log_d + err, 0.0)))
+
+
 def _gdp_delta_checked(epsilon, mu):
     """``(delta, upper)``: delta(epsilon; mu) as computed and a rigorous-in-practice upper
-    bound on the exact value (the computed value plus its rounding error bound)."""
+    bound on the exact value (the computed value plus its rounding error bound). In the zCDP
+    view (secure mode), the delta a ``mu^2 / 2``-zCDP mechanism certifies."""
     epsilon = float(epsilon)
     mu = float(mu)
     if mu < 0 or math.isnan(mu) or math.isnan(epsilon):
@@ -105,6 +180,8 @@ def _gdp_delta_checked(epsilon, mu):
     if math.isinf(epsilon):
         v = 0.0 if epsilon > 0 else 1.0
         return v, v
+    if in_zcdp_view():
+        return zcdp_delta_of_mu(epsilon, mu) if epsilon >= 0 else (1.0, 1.0)
     a, b, err = _gdp_delta_terms(epsilon, mu)
     # delta = e^a - e^b = e^a (1 - e^(b - a)); b <= a always, up to rounding.
     diff = b - a

@@ -9,7 +9,9 @@ import numpy as np
 
 from .._checks import check_delta as _check_delta
 from .._checks import check_epsilon as _check_epsilon
+from .._config import get_config
 from .accountant import Accountant
+from .events import gaussian_runs
 from .rdp import RDPAccountant, _check_q
 
 __all__ = ["PLDAccountant", "pld_epsilon", "pld_delta", "pld_profile"]
@@ -37,9 +39,11 @@ def pld_profile(steps, value_discretization_interval=1e-4):
         raise ImportError(
             'pld_epsilon needs dp-accounting: pip install "skdpgd[accounting]"'
         ) from exc
+    if any(r.noise == "discrete" for r in gaussian_runs(steps)):
+        raise ValueError(_DISCRETE_REFUSAL)
     events = []
     inv_var = 0.0
-    for g in RDPAccountant._groups(steps):
+    for g in RDPAccountant(noise="gaussian")._groups(steps):
         if g.infinite:
             return lambda delta: math.inf
         if g.sigmas.size == 0:
@@ -80,6 +84,13 @@ def pld_delta(steps, epsilon, value_discretization_interval=1e-4):
     return profile.delta_at(epsilon)
 
 
+_DISCRETE_REFUSAL = (
+    "the PLD accountant (dp-accounting) composes the privacy-loss distribution of the "
+    "continuous Gaussian; secure mode's discrete Gaussian is accounted in Renyi DP: use "
+    "accountant='rdp'."
+)
+
+
 class PLDAccountant(Accountant):
     """Privacy-loss-distribution accounting (dp-accounting's, pessimistic) for Poisson-sampled
     Gaussian steps: tighter than RDP for long runs, at the cost of a convolution per distinct
@@ -103,7 +114,15 @@ class PLDAccountant(Accountant):
         self.value_discretization_interval = value_discretization_interval
 
     def supports(self, steps):
-        """Any sampling rate in (0, 1] (full-batch steps are merged into one Gaussian)."""
+        """Any sampling rate in (0, 1] (full-batch steps are merged into one Gaussian), for
+        continuous Gaussian steps only (not secure mode's discrete ones)."""
+        if get_config()["secure_noise"]:
+            return False
+        try:
+            if any(r.noise == "discrete" for r in gaussian_runs(steps)):
+                return False
+        except (TypeError, ValueError):
+            return False
         return RDPAccountant().supports(steps)
 
     def epsilon(self, steps, delta):

@@ -86,6 +86,7 @@ from scipy.special import gammaln
 
 from .._checks import check_delta as _check_delta
 from .._checks import check_epsilon as _check_epsilon
+from .._config import get_config
 from .accountant import Accountant
 from .events import gaussian_runs
 
@@ -551,12 +552,46 @@ def _log_a_matrix(q, sigmas, orders):
     return np.maximum(out, 0.0)
 
 
+def _log_a_discrete(q, sigmas, orders):
+    """Upper bounds of ``(alpha - 1) x RDP`` of one Poisson-sampled step of secure mode's
+    *discrete* Gaussian, one row per order, one column per multiplier (0 < q < 1).
+
+    Secure mode rounds the sum to a lattice and adds the discrete Gaussian ``N_Z(0, s^2)``
+    (``s >= 2^24`` lattice units), widened so that two neighbours' rounded sums differ by an
+    integer vector ``v`` with ``||v|| / s <= 1 / z``. At an integer order alpha the remove
+    direction's moment ``A_alpha = E_0[(1 - q + q L)^alpha]`` (``L`` the likelihood ratio of
+    the shifted and the centred discrete Gaussians) expands into the terms
+    ``E_0[L^k] = sum_x N_Z(x - k v) ... = exp(k (k - 1) ||v||^2 / (2 s^2))``: shifting the
+    lattice sum by the integer vector ``k v`` leaves its normalising constant unchanged, so
+    every term, and ``A_alpha``, equals the continuous Gaussian's with multiplier ``z``
+    (Mironov, Talwar and Zhang's binomial sum). The add direction is taken to be the smaller
+    one, as for the continuous Gaussian (their Section 3.3; the package relies on it in plain
+    mode as well), where the discrete and continuous expectations differ by aliasing terms of
+    order ``exp(-2 pi^2 s^2)`` (Poisson summation), below any float. A fractional order alpha is
+    read at ``b = ceil(alpha)`` (RDP does not decrease with the order), scaled to
+    ``(alpha - 1) RDP(b)``.
+    """
+    orders = np.asarray(orders, dtype=float)
+    ceil = np.maximum(2.0, np.ceil(orders))
+    uniq, inverse = np.unique(ceil, return_inverse=True)
+    log_a = _log_a_matrix(q, sigmas, uniq)  # integer orders: the binomial sums
+    rdp_b = log_a / (uniq - 1.0)[:, None]
+    scaled = rdp_b[inverse] * ((orders - 1.0) * (1.0 + 4.0 * _EPS))[:, None]  # rounded up
+    return np.where((orders == ceil)[:, None], log_a[inverse], scaled)
+
+
+def _secure_default():
+    return bool(get_config()["secure_noise"])
+
+
 class _Group:
-    """One sampling rate and its distinct finite positive multipliers with their counts."""
+    """One sampling rate and its distinct finite positive multipliers with their counts;
+    ``discrete``: the exact discrete Gaussian of secure mode (:func:`_log_a_discrete`)."""
 
-    __slots__ = ("q", "sigmas", "counts", "infinite")
+    __slots__ = ("q", "sigmas", "counts", "infinite", "discrete")
 
-    def __init__(self, q, noise_multipliers):
+    def __init__(self, q, noise_multipliers, discrete=False):
+        self.discrete = bool(discrete)
         self.q = _check_q(q)
         z = np.asarray(noise_multipliers, dtype=float).ravel()
         if np.any(np.isnan(z)) or np.any(z < 0):
@@ -576,9 +611,16 @@ class _Group:
             return np.zeros(orders.size)
         if self.q == 1.0:
             return orders * (0.5 * float(np.sum(self.counts / (self.sigmas * self.sigmas))))
-        log_a = _log_a_matrix(self.q, self.sigmas, orders)
+        log_a = _log_a_any(self.q, self.sigmas, orders, self.discrete)
         # row-wise sums (not a matrix product) so that a row does not depend on the others
         return np.sum(log_a * self.counts, axis=1) / (orders - 1.0)
+
+
+def _log_a_any(q, sigmas, orders, discrete):
+    """:func:`_log_a_discrete` for discrete steps, else :func:`_log_a_matrix`."""
+    if discrete:
+        return _log_a_discrete(q, sigmas, orders)
+    return _log_a_matrix(q, sigmas, orders)
 
 
 def _compose(groups, orders):
@@ -588,7 +630,7 @@ def _compose(groups, orders):
     return total
 
 
-def rdp_subsampled_gaussian(sampling_rate, noise_multipliers, orders=None):
+def rdp_subsampled_gaussian(sampling_rate, noise_multipliers, orders=None, discrete=False):
     """RDP curve of a composition of Poisson-subsampled Gaussian steps (add/remove-one).
 
     Parameters
@@ -600,15 +642,18 @@ def rdp_subsampled_gaussian(sampling_rate, noise_multipliers, orders=None):
         (infinite RDP), ``np.inf`` means nothing released (zero RDP). Equal values are
         grouped, so the cost grows with the number of *distinct* multipliers.
     orders : array-like of orders > 1, default :data:`DEFAULT_ORDERS`
+    discrete : bool, default=False
+        The steps draw the exact discrete Gaussian of secure mode: Poisson-sampled steps are
+        then read with the general bound of Zhu and Wang (:func:`_log_a_discrete`).
 
     Returns
     -------
     rdp : ndarray of shape (len(orders),)
         Upper bound of the Renyi DP of the whole composition at each order: the sum over
         steps of the per-step RDP of Mironov, Talwar and Zhang (2019). ``q = 1`` gives the
-        Gaussian mechanism's ``alpha / (2 z^2)`` per step, exactly.
+        Gaussian mechanism's ``alpha / (2 z^2)`` per step, exactly (continuous or discrete).
     """
-    return _Group(sampling_rate, noise_multipliers).rdp(_check_orders(orders))
+    return _Group(sampling_rate, noise_multipliers, discrete).rdp(_check_orders(orders))
 
 
 def _conversion_offsets(orders, delta):
@@ -705,22 +750,27 @@ def _lower_bounds(orders, rdp, known):
     ko, kla = ko[srt], kla[srt]
     low = np.zeros(orders.size)
     disc = 1.0 - 1e-9
-    for i in np.flatnonzero(~known):
-        alpha = orders[i]
-        j = int(np.searchsorted(ko, alpha))  # ko[j-1] < alpha < ko[j]
-        best = 0.0
-        if j >= 2:  # monotone in the order, and the chord through the two known points below
-            x1, x2, y1, y2 = ko[j - 2], ko[j - 1], kla[j - 2], kla[j - 1]
-            if x2 > 1.0:
-                best = max(best, y2 * disc / (x2 - 1.0))
-            w = (alpha - x2) / (x2 - x1)
-            best = max(best, ((1.0 + w) * y2 * disc - w * y1) / (alpha - 1.0))
-        if j + 1 < ko.size:  # the chord through the two known points above, extended down
-            x1, x2, y1, y2 = ko[j], ko[j + 1], kla[j], kla[j + 1]
-            w = (x1 - alpha) / (x2 - x1)
-            best = max(best, ((1.0 + w) * y1 * disc - w * y2) / (alpha - 1.0))
-        low[i] = best if math.isfinite(best) else 0.0
+    with np.errstate(invalid="ignore"):  # an infinite known value gives NaN: no bound
+        for i in np.flatnonzero(~known):
+            low[i] = _lower_bound_at(orders[i], ko, kla, disc)
     return low
+
+
+def _lower_bound_at(alpha, ko, kla, disc):
+    """One order's bound for :func:`_lower_bounds` (0 when none is finite)."""
+    j = int(np.searchsorted(ko, alpha))  # ko[j-1] < alpha < ko[j]
+    best = 0.0
+    if j >= 2:  # monotone in the order, and the chord through the two known points below
+        x1, x2, y1, y2 = ko[j - 2], ko[j - 1], kla[j - 2], kla[j - 1]
+        if x2 > 1.0:
+            best = max(best, y2 * disc / (x2 - 1.0))
+        w = (alpha - x2) / (x2 - x1)
+        best = max(best, ((1.0 + w) * y2 * disc - w * y1) / (alpha - 1.0))
+    if j + 1 < ko.size:  # the chord through the two known points above, extended down
+        x1, x2, y1, y2 = ko[j], ko[j + 1], kla[j], kla[j + 1]
+        w = (x1 - alpha) / (x2 - x1)
+        best = max(best, ((1.0 + w) * y1 * disc - w * y2) / (alpha - 1.0))
+    return best if math.isfinite(best) else 0.0
 
 
 def _illinois(g, a, ga, b, gb, tol):
@@ -785,11 +835,19 @@ class RDPAccountant(Accountant):
     ----------
     orders : array-like of orders > 1, default :data:`DEFAULT_ORDERS`
         Stored sorted and without repeats in ``self.orders``.
+    noise : {'gaussian', 'discrete'} or None, default=None
+        The noise of the steps it calibrates: 'discrete' reads Poisson-sampled steps with the
+        general bound that covers the exact discrete Gaussian of secure mode. None: discrete
+        while secure mode is on (read at each call). A release marked discrete is always
+        read as discrete.
     """
 
     name = "rdp"
 
-    def __init__(self, orders=None):
+    def __init__(self, orders=None, noise=None):
+        if noise not in (None, "gaussian", "discrete"):
+            raise ValueError(f"noise must be None, 'gaussian' or 'discrete', got {noise!r}.")
+        self.noise = noise
         self.orders = np.unique(_check_orders(orders))  # sorted, without repeats
         self.orders.setflags(write=False)
         self._is_int = np.array([float(o).is_integer() for o in self.orders])
@@ -802,9 +860,17 @@ class RDPAccountant(Accountant):
         except (TypeError, ValueError):
             return False
 
-    @staticmethod
-    def _groups(steps):
-        return [_Group(s.sampling_rate, s.noise_multipliers) for s in gaussian_runs(steps)]
+    @property
+    def discrete(self):
+        """Whether the steps it calibrates are read as discrete Gaussian ones."""
+        return self.noise == "discrete" or (self.noise is None and _secure_default())
+
+    def _groups(self, steps):
+        discrete = self.discrete
+        return [
+            _Group(s.sampling_rate, s.noise_multipliers, discrete or s.noise == "discrete")
+            for s in gaussian_runs(steps)
+        ]
 
     def rdp(self, steps):
         """Total RDP curve of ``steps`` at ``self.orders`` (upper bounds)."""
@@ -916,6 +982,7 @@ class RDPAccountant(Accountant):
         if math.isinf(epsilon):
             return np.zeros_like(shape)
         orders = self.orders
+        discrete = self.discrete
         prior_groups = [_Group(1.0, prior)] if prior.size else []
         rdp_prior = _compose(prior_groups, orders)
         slack = self.budget(epsilon, delta) - rdp_prior  # RDP the new steps may spend
@@ -962,7 +1029,7 @@ class RDPAccountant(Accountant):
                 if q == 1.0:
                     new = o * (0.5 * float(np.sum(rep_n / (c * rep_u) ** 2)))
                 else:
-                    new = np.sum(_log_a_matrix(q, c * rep_u, o) * rep_n, axis=1) / (o - 1.0)
+                    new = np.sum(_log_a_any(q, c * rep_u, o, discrete) * rep_n, axis=1) / (o - 1.0)
                 return new + rdp_prior[mask]
 
             e, approx_gap.order, _ = self._min_epsilon(curve, offsets)
@@ -985,7 +1052,7 @@ class RDPAccountant(Accountant):
             o = orders[i : i + 1]
             if q == 1.0:
                 return float(o[0] * 0.5 * np.sum(counts / (c * u) ** 2))
-            return float(np.sum(_log_a_matrix(q, c * u, o)[0] * counts) / (o[0] - 1.0))
+            return float(np.sum(_log_a_any(q, c * u, o, discrete)[0] * counts) / (o[0] - 1.0))
 
         def order_gap(i):
             log_target = math.log(slack[i])
@@ -997,7 +1064,7 @@ class RDPAccountant(Accountant):
             return g
 
         def total_eps(c):  # the reporting computation (as self.epsilon)
-            return self._epsilon(prior_groups + [_Group(q, c * shape)], delta)
+            return self._epsilon(prior_groups + [_Group(q, c * shape, discrete)], delta)
 
         t = tb
         eps_c = None
