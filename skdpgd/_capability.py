@@ -122,8 +122,15 @@ def declared_privacy(est):
 def with_privacy(est, tags):
     """``tags`` (what ``super().__sklearn_tags__()`` gave ``est``) as :class:`Tags`, with
     ``privacy.capability`` the one ``type(est)`` declares in its own body (None for a subclass
-    that declares none, whatever its parents declare)."""
-    return tags_as(tags, Tags, privacy=PrivacyTags(capability=declared_privacy(est)))
+    that declares none, whatever its parents declare). In secure mode
+    (:func:`skdpgd.config_context`) a fit cannot be reproduced, whatever ``random_state``:
+    ``non_deterministic`` is then True."""
+    from ._config import get_config
+
+    out = tags_as(tags, Tags, privacy=PrivacyTags(capability=declared_privacy(est)))
+    if get_config()["secure_noise"]:
+        out.non_deterministic = True
+    return out
 
 
 def privacy_capability(est):

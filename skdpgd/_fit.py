@@ -24,11 +24,11 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from ._noise import fit_generator, noise_name
 from ._progress import Progress
 from ._setup import (
     SetupCharges,
     budget_admits_upper_bound,
-    generator,
     resolve_class_weight,
     resolve_delta,
     resolve_n_samples,
@@ -242,7 +242,9 @@ def private_fit(spec, road, data):
     """
     fit = Fit(spec, data.n_rows)
     fit.relation = road.relation(spec)  # may refuse, before anything is read
-    fit.gen = generator(spec.random_state)
+    # plain: the generator of random_state; secure mode: the OS-keyed stream (a seeded
+    # random_state is refused here, before anything is read)
+    fit.gen = fit_generator(spec.random_state, fit.label)
     fit.charges = SetupCharges(spec.budget, fit.label, immediate=road.charge_immediately(fit))
 
     # --- N: public under replace-one; a parameter or an accounted noisy count otherwise ---
@@ -296,6 +298,7 @@ def private_fit(spec, road, data):
     out.update(
         {
             "releases_": made,
+            "noise_": noise_name(fit.gen),
             "n_samples_": fit.n_public,
             "count_noise_multiplier_": fit.z_count,
             "delta_": fit.delta,

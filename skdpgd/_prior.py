@@ -37,6 +37,7 @@ import math
 import numpy as np
 
 from . import policy
+from ._noise import gaussian
 from ._setup import CLASS_COUNT_SENSITIVITY, SELECTION_SENSITIVITY
 from .accounting import Release
 
@@ -52,11 +53,18 @@ def _check_counts_release(release):
     return release
 
 
-def noisy(counts, std, gen):
+def own_sensitivity(release):
+    """The L2 sensitivity of a calibrated release under its own relation (the units its
+    noise is drawn in: secure mode rounds to a lattice sized by it)."""
+    return float(release.sensitivity[release.relation])
+
+
+def noisy(counts, std, gen, sens):
     """``counts + N(0, std^2)`` each: the one draw of a release of the class counts (its
-    sensitivity: see the module docstring), ``len(counts)`` normals from ``gen``."""
+    sensitivity ``sens``: see the module docstring), ``len(counts)`` normals from ``gen``
+    (weighted counts: rounded to the lattice in secure mode)."""
     counts = np.asarray(counts, dtype=float)
-    return counts + std * gen.standard_normal(counts.shape[0])
+    return gaussian(counts, std, gen, sens)
 
 
 def shrunk_counts(counts, std):
@@ -115,14 +123,14 @@ def start_bound(y_bound, n_public, log_link=False):
     return max(abs(math.log(y)), low) if y > 0 else low
 
 
-def noisy_mean(total, std, n_public, y_bound, gen, log_link=False):
+def noisy_mean(total, std, n_public, y_bound, gen, sens, log_link=False):
     """The regressors' intercept-only model from one release of the clipped target sum:
     ``m = (total + N(0, std^2)) / N`` (one normal from ``gen``; ``total`` the exact sum,
     sensitivity :func:`target_sensitivity`), held in ``[-Y, Y]``; then (post-processing) its
     log held at least ``1 / (2N)`` for a log link (Poisson), else ``m`` shrunk towards 0 (the
     public range's centre) by ``m^2 / (m^2 + s^2)``, ``s = std / N`` the mean's known noise (a
     noise-dominated mean predicts worse than the centre)."""
-    mean = (float(total) + std * gen.standard_normal()) / n_public
+    mean = gaussian(float(total), std, gen, sens) / n_public
     mean = min(max(mean, -float(y_bound)), float(y_bound))
     if log_link:
         return math.log(max(mean, 0.5 / n_public))
@@ -177,7 +185,7 @@ class PriorSwitch:
         be certified at this budget). ``share=None``: no switch (the release only starts the
         fit)."""
         std = float(_check_counts_release(first).noise_std[0])
-        released = noisy(counts, std, gen)
+        released = noisy(counts, std, gen, own_sensitivity(first))
         switched = forced or (share is not None and dominated(released, std, share))
         return cls(released, first, bool(switched))
 
@@ -198,7 +206,7 @@ class PriorSwitch:
         ``shape``), with the releases ``(first, second)``. ``progress``/``step``: the road's
         progress report of the second release, ``(index, of)``."""
         std2 = float(_check_counts_release(second).noise_std[0])
-        again = noisy(counts, std2, gen)
+        again = noisy(counts, std2, gen, own_sensitivity(second))
         if progress is not None:
             progress.released(second.multipliers, *step)
         return InterceptOnlyModel(
@@ -231,5 +239,5 @@ def select(right, release, n_public, gen):
     fit is kept when the noisy difference is above :func:`skdpgd.policy.select_threshold` (a
     public function of the noise and N): post-processing of the release."""
     std = float(_check_selection_release(release).noise_std[0])
-    noisy = float(right[0] - right[1]) + std * gen.standard_normal()
+    noisy = gaussian(float(right[0] - right[1]), std, gen, own_sensitivity(release))
     return noisy > policy.select_threshold(std, n_public), noisy

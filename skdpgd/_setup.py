@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from . import policy
+from ._noise import gaussian
 from .accounting import RELATIONS, Release, share_multiplier, upper_bound_release
 from .exceptions import BudgetExceededError, PrivacyUsageWarning
 
@@ -218,8 +219,9 @@ COUNT_SENSITIVITY = {"replace": 0.0, "add_remove": 1.0}
 def release_count(n_rows, z, relation, gen):
     """``N~ = N + z N(0, 1)`` (sensitivity 1 under add/remove-one): the released count (at
     least 1) and its release, ``1/z``-GDP."""
-    # sensitivity 1 (add/remove-one); N is an integer, exact in float64 (no rounding margin)
-    noisy = n_rows + z * gen.standard_normal()
+    # sensitivity 1 (add/remove-one); N is an integer, exact in float64 (no rounding margin),
+    # and released without rounding in secure mode
+    noisy = gaussian(n_rows, z, gen, COUNT_SENSITIVITY["add_remove"], exact=True)
     return max(float(noisy), 1.0), Release("row count", [z], dict(COUNT_SENSITIVITY), relation)
 
 
@@ -249,7 +251,8 @@ def release_class_counts(counts, z, relation, gen, name="class counts", sensitiv
             "the class counts' sensitivity is at least CLASS_COUNT_SENSITIVITY under each relation."
         )
     std = z * sens[relation]
-    noisy = counts + std * gen.standard_normal(counts.shape[0])
+    # integer counts (the default sensitivity) are released without rounding in secure mode
+    noisy = gaussian(counts, std, gen, sens[relation], exact=sensitivity is None)
     return noisy, Release(name, [z], sens, relation)
 
 
@@ -261,7 +264,7 @@ def release_norm_sum(norm_sum, z, sensitivity, relation, gen):
     most R, so only the sum rounds). Returns the released sum and its release, ``1/z``-GDP."""
     if sensitivity["replace"] != sensitivity["add_remove"]:
         raise ValueError("the norm sum has the same sensitivity under both relations.")
-    noisy = norm_sum + z * sensitivity[relation] * gen.standard_normal()
+    noisy = gaussian(norm_sum, z * sensitivity[relation], gen, sensitivity[relation])
     return noisy, Release("row norm sum", [z], dict(sensitivity), relation)
 
 

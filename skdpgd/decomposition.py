@@ -17,6 +17,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._capability import DP_TRANSFORMER, with_privacy
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
+from ._noise import gaussian, is_secure, symmetric_release
+from ._prior import own_sensitivity
 from ._transaction import fit_transaction
 from .accounting import Release, sum_rounding_margin
 
@@ -254,7 +256,12 @@ class _PCARoad(Road):
         A = X.T @ X
         S = np.sum(X, axis=0, dtype=np.float64)
         moments = releases[0]
-        if moments.multipliers[0] > 0:
+        if moments.multipliers[0] > 0 and is_secure(fit.gen):
+            # the upper triangle (diagonal included) as one vector on a lattice, symmetrised
+            A = symmetric_release(A, moments.noise_std[0], fit.gen, own_sensitivity(moments), 1.0)
+            if self.center:
+                S = gaussian(S, releases[1].noise_std[0], fit.gen, own_sensitivity(releases[1]))
+        elif moments.multipliers[0] > 0:
             upper = np.triu(fit.gen.standard_normal((d, d)))
             A = A + moments.noise_std[0] * (upper + np.triu(upper, 1).T)
             if self.center:

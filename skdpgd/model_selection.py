@@ -41,7 +41,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._data import target_range
-from ._setup import generator, resolve_delta, warn_if_large_delta
+from ._noise import fit_generator, gaussian, is_secure
+from ._setup import resolve_delta, warn_if_large_delta
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._transaction import fit_transaction
 from ._selection_guard import private_search_trials
@@ -70,6 +71,10 @@ def draw_n_trials(gen, distribution, mean, shape=1.0, gamma=math.nan):
     """K from a numpy Generator: Poisson(mean), or the truncated negative binomial (shape
     ``eta``, parameter ``gamma``): ``P(K = k) ~ C(k + eta - 1, k) gamma^eta (1 - gamma)^k`` for
     k >= 1, the logarithmic distribution ``(1 - gamma)^k / (k log(1/gamma))`` at ``eta = 0``."""
+    if is_secure(gen):
+        # numpy's samplers of these laws, keyed from the secure stream (secret, not exact:
+        # see the user guide's security model)
+        gen = gen.numpy_stream()
     if distribution == "poisson":
         return int(gen.poisson(mean))
     if float(shape) == 0.0:
@@ -494,6 +499,11 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise RuntimeError("the search's calibration overspends; nothing was released.")
         trial_eps = trial_epsilon(mu, delta)
 
+        # the search's generator first: secure mode refuses a seeded random_state, before any
+        # charge
+        gen = fit_generator(self.random_state, type(self).__name__)
+        secure = is_secure(gen)
+
         # --- the budget is charged before anything touches the data ---
         budget = self._resolve_budget(prefix, params)
         if budget is not None:
@@ -505,7 +515,6 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
             budget.charge(selection, label=type(self).__name__)
 
         # --- public randomness: split, K, candidates, seeds (all from random_state) ---
-        gen = generator(self.random_state)
         split_seed = int(gen.integers(2**31 - 1))
         X_tr, X_val, y_tr, y_val = train_test_split(
             X, y, test_size=n_val, random_state=split_seed, shuffle=True
@@ -534,11 +543,16 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                 )
                 settings = {names["epsilon"]: trial_eps, names["delta"]: delta}
                 if names["random_state"] in params:
-                    settings[names["random_state"]] = int(gen.integers(2**31 - 1))
+                    # secure mode: each trial draws its own secure noise (no seed)
+                    settings[names["random_state"]] = (
+                        None if secure else int(gen.integers(2**31 - 1))
+                    )
                 if names["budget"] in params:
                     settings[names["budget"]] = None  # the search was charged as a whole
                 est = clone(self.estimator).set_params(**cand, **settings)
-                score_noise = gen.standard_normal()
+                # plain: the score's normal drawn before the trial, as always; secure: the
+                # score is released on a lattice from gen after the trial
+                score_noise = gen if secure else gen.standard_normal()
                 try:
                     est.fit(X_tr, y_tr)
                 except DivergenceError:
@@ -632,7 +646,9 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
     @staticmethod
     def _noisy_score(est, X_val, y_val, scoring, y_bound, n_val, mu, noise):
         """The trial's validation score plus Gaussian noise of standard deviation
-        ``sensitivity / mu`` (so the release is mu-GDP under replace-one)."""
+        ``sensitivity / mu`` (so the release is mu-GDP under replace-one). ``noise``: a
+        standard normal drawn before (plain), or a secure generator, which releases the score
+        on a lattice (the count of right predictions exactly, an integer)."""
         pred = np.asarray(est.predict(X_val)).ravel()
         y_val = np.asarray(y_val).ravel()
         if pred.shape != y_val.shape:
@@ -640,7 +656,11 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         if scoring == "accuracy":
             # replacing one validation row changes the number of correct predictions by at
             # most 1: the accuracy's sensitivity is 1 / n_val (n_val public)
-            value = float(np.sum(pred == y_val)) / n_val
+            right = float(np.sum(pred == y_val))
+            if is_secure(noise) and not math.isinf(mu):
+                # the integer count, sensitivity 1, noise 1 / mu: exact on the lattice
+                return gaussian(right, 1.0 / mu, noise, 1.0, exact=True) / n_val
+            value = right / n_val
             sensitivity = 1.0 / n_val
         else:
             # targets and predictions clipped to the range [lo, hi]: each squared error lies
@@ -657,6 +677,8 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         # rounds, and the squared errors' float64 sum rounds in any order: both within the
         # rounding margin of a sum of n_val terms (public), which raises the sensitivity
         sensitivity *= 1.0 + sum_rounding_margin(n_val, 1)
+        if is_secure(noise):
+            return gaussian(value, sensitivity / mu, noise, sensitivity)
         return value + (sensitivity / mu) * noise
 
     # ---------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
 from ._docstrings import CLASSES_DOC
 from ._transaction import fit_transaction
 from ._setup import require_add_remove_budget, resolve_relation
+from ._noise import is_secure
 from .accounting import (
     RELATIONS,
     GaussianDPAccountant,
@@ -752,6 +753,8 @@ class TorchRoad(Road):
                 importance=importance,
                 device=self.device,
                 info=run_info,
+                secure=fit.gen if is_secure(fit.gen) else None,
+                sensitivity=float(self.sensitivity[fit.relation]),
             )
         mu = mu_of(fit.prior + list(releases))
         return RoadResult(

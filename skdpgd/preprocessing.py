@@ -43,6 +43,8 @@ from ._capability import (
 )
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
+from ._noise import fit_generator, gaussian
+from ._prior import own_sensitivity
 from ._transaction import fit_transaction
 from .accounting import RELATIONS, Release, sum_rounding_margin
 
@@ -466,8 +468,8 @@ class _ScalerRoad(Road):
         S2 = np.sum(U * U, axis=0, dtype=np.float64)
         sums, squares = releases
         if sums.multipliers[0] > 0:
-            S1 = S1 + sums.noise_std[0] * fit.gen.standard_normal(d)
-            S2 = S2 + squares.noise_std[0] * fit.gen.standard_normal(d)
+            S1 = gaussian(S1, sums.noise_std[0], fit.gen, own_sensitivity(sums))
+            S2 = gaussian(S2, squares.noise_std[0], fit.gen, own_sensitivity(squares))
         # post-processing of the released sums (N is public or released)
         m = np.clip(S1 / fit.n_public, -1.0, 1.0)
         v = np.clip(S2 / fit.n_public, 0.0, 1.0) - m * m
@@ -1067,7 +1069,7 @@ def out_of_domain_counts(
     >>> sorted(check.counts), round(check.counts["sex"], -2)
     (['age', 'sex'], 1000.0)
     """
-    from ._setup import generator, resolve_delta
+    from ._setup import resolve_delta
     from .accounting import Relation, calibrate, compose
 
     if neighbouring not in RELATIONS:
@@ -1113,6 +1115,8 @@ def out_of_domain_counts(
         if cols:
             domain = steps[part].steps[0][1]
             domain.func(table(cols, slice(0, 0)), **(domain.kw_args or {}))
+    # the generator before any charge: secure mode refuses a seeded random_state here
+    gen = fit_generator(random_state, "out_of_domain_counts")
     if budget is not None:
         budget.charge([release], label="out_of_domain_counts")
 
@@ -1132,7 +1136,8 @@ def out_of_domain_counts(
         ).reshape(levels.shape)
         counts[len(numeric_part) :] = missing.sum(axis=0)
     std = float(release.noise_std[0])
-    noisy = counts + std * generator(random_state).standard_normal(k)
+    # integer counts: released without rounding in secure mode
+    noisy = gaussian(counts, std, gen, own_sensitivity(release), exact=True)
     return DomainCounts(
         counts=dict(zip(columns, (float(v) for v in noisy))),
         noise_std=std,

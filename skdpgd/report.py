@@ -341,6 +341,26 @@ def _normalise(items, relation):
     return rows, events
 
 
+def _noise_notes(items):
+    """One line naming the noise the releases drew: secure mode's exact discrete Gaussian,
+    the floating-point Gaussian of plain mode, or both (a budget charged by fits of either)."""
+    kinds = {getattr(r, "noise", None) for r in items if isinstance(r, Release)}
+    kinds.discard(None)
+    if not kinds:
+        return []
+    if kinds == {"discrete"}:
+        return [
+            "noise: exact discrete Gaussian on a lattice, from the operating system's "
+            "cryptographic source (secure mode); accounted in zCDP / Renyi DP"
+        ]
+    if kinds == {"gaussian"}:
+        return ["noise: floating-point Gaussian (plain mode; see the security model)"]
+    return [
+        "noise: both floating-point Gaussian (plain mode) and exact discrete Gaussian (secure "
+        "mode) releases; all accounted in zCDP / Renyi DP where a discrete one is composed"
+    ]
+
+
 def _seed_notes(obj):
     """A note for every parameter of ``obj`` (nested ones included) that fixes the noise: an
     integer seed, or a generator whose state is stored with the object. Whoever holds such a
@@ -411,7 +431,7 @@ def privacy_report(obj, deltas=None, plot=False, ax=None):
     True
     """
     title, relation, items, stated, notes = _collect(obj)
-    notes = list(notes) + _seed_notes(obj)
+    notes = list(notes) + _noise_notes(items) + _seed_notes(obj)
     rows, events = _normalise(items, relation)
     accountants = epsilon_profiles(events)
     if deltas is None:

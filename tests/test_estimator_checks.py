@@ -130,3 +130,51 @@ def test_init_parameters_are_keyword_only_after_sklearns_positional_ones():
         got = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
         assert got == names, cls.__name__
         assert all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
+
+
+# the same contract in secure mode (skdpgd.config_context(secure_noise=True)); the seeds the
+# checks set are ignored with a warning. These checks fit twice with the same random_state and
+# compare the two models: secure noise comes from the operating system's cryptographic source
+# and cannot be reproduced, so the two fits differ by their noise (a seed that reproduced it
+# would make it predictable); the plain-mode run above covers what they check.
+import warnings  # noqa: E402
+
+import skdpgd  # noqa: E402
+from skdpgd import PrivacyUsageWarning  # noqa: E402
+
+_SAME_SEED_TWICE = (
+    "fits twice with the same random_state and compares the models; secure mode's noise cannot "
+    "be reproduced (the plain-mode run of this check passes)"
+)
+_SECURE_FAILURES = {
+    name: _SAME_SEED_TWICE
+    for name in (
+        "check_fit_idempotent",
+        "check_classifier_data_not_an_array",
+        "check_regressor_data_not_an_array",
+        "check_regressors_int",
+        "check_supervised_y_2d",
+    )
+}
+# DPSGDClassifier passes it with the plain seed; with fresh secure noise it is a coin flip
+_SECURE_FAILURES["check_class_weight_classifiers"] = (
+    "asserts 87% of noisy blobs classified as the heavy class after a noisy fit; DPSGDClassifier "
+    "passes with the plain-mode seed, and secure mode's fresh noise (no seed) fails it on some "
+    "draws (the other estimators fail it in plain mode too: see above)"
+)
+
+
+def secure_expected_failed_checks(estimator):
+    if "random_state" not in estimator.get_params():  # no noise (BoundedScaler)
+        return expected_failed_checks(estimator)
+    return {**expected_failed_checks(estimator), **_SECURE_FAILURES}
+
+
+@parametrize_with_checks(
+    [*ESTIMATORS, *TRANSFORMERS], expected_failed_checks=secure_expected_failed_checks
+)
+def test_sklearn_compatible_in_secure_mode(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyUsageWarning)
+        with skdpgd.config_context(secure_noise=True):
+            check(estimator)

@@ -35,6 +35,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from .jit import njit
+from .secure_random import noisy_value
 
 # Loss codes shared with skdpgd.losses (full batch: 0-2; minibatch-only losses: 3 and up).
 LOSS_LOGISTIC = 0  # binary log-loss, y in {-1, +1}
@@ -821,13 +822,14 @@ def _sum_rows_csr(
 @njit
 def _noisy_sum(blocks, std, gen):
     """One released coordinate: its block sums added in order, plus ``N(0, std^2)`` from
-    ``gen`` (no draw when ``std`` is 0). Every noisy update draws its noise here."""
+    ``gen`` (no draw when ``std`` is 0). Every noisy update draws its noise here: from a numpy
+    Generator (plain), or, when ``gen`` is secure mode's ``(state, ratio)``, rounded to the
+    lattice with exact discrete Gaussian noise (:func:`secure_random.noisy_value`, chosen
+    when the kernel is compiled for that type)."""
     g = 0.0
     for c in range(blocks.shape[0]):
         g += blocks[c]
-    if std > 0.0:
-        g += std * gen.standard_normal()
-    return g
+    return noisy_value(g, std, gen)
 
 
 @njit

@@ -30,6 +30,7 @@ import math
 
 import numpy as np
 from .jit import njit
+from .secure_random import uniform
 
 from .kernels import (
     _intercept_step,
@@ -58,7 +59,7 @@ def poisson_sample(n, q, gen, out):
     m = 0
     i = -1
     while True:
-        v = 1.0 - gen.random()  # in (0, 1]
+        v = 1.0 - uniform(gen)  # in (0, 1]: gen.random(), or secure mode's dyadic uniform
         skip = math.floor(math.log(v) / log1mq)
         if skip >= n - i:  # also guards the float -> int conversion
             break

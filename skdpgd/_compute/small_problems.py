@@ -401,7 +401,17 @@ def _update(
     alpha w``, ``v = beta v + (1 - beta) g``, ``theta -= eta v / corr`` in place, with the
     kernel's arithmetic (``corr = 1 - beta^t``; the intercepts are not penalised)."""
     k_out, d = coef.shape
-    if std > 0.0:
+    if std > 0.0 and isinstance(gen, tuple):
+        # secure mode's (state, ratio): each coordinate on the lattice, in the kernel's order
+        from .secure_random import release_value
+
+        state, ratio = gen[0], float(gen[1][0])
+        for k in range(k_out):
+            for j in range(d):
+                gcoef[k, j] = release_value(gcoef[k, j], std, ratio, False, state)
+            if fit_intercept:
+                gint[k] = release_value(gint[k], std, ratio, False, state)
+    elif std > 0.0:
         z = gen.standard_normal((k_out, d + 1 if fit_intercept else d))
         gcoef += std * z[:, :d]
         if fit_intercept:
@@ -427,6 +437,19 @@ def poisson_sample(n, q, gen, log1mq):
     one that ends the sample), so the draws after it are the kernel's too."""
     if q >= 1.0:
         return np.arange(n)
+    if isinstance(gen, tuple):  # secure mode: the kernel's rule on its dyadic uniforms
+        from .secure_random import uniform_float
+
+        rows, i = [], -1
+        while True:
+            skip = math.floor(math.log(1.0 - uniform_float(gen[0])) / log1mq)
+            if skip >= n - i:
+                break
+            i += int(skip) + 1
+            if i >= n:
+                break
+            rows.append(i)
+        return np.asarray(rows, dtype=np.int64)
     bits = gen.bit_generator
     parts = []
     i = -1

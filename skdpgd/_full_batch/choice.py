@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from .. import _prior, policy
+from .._noise import gaussian, side_stream
 from .._setup import CLASS_COUNT_SENSITIVITY
 from ..accounting import Release, compose_gdp
 from .mechanisms import InterceptOnly, Mechanism, Outcome, Setup
@@ -163,7 +164,7 @@ class Choice(Mechanism):
         groups, counts, comparison = self.split(setup, releases)
         prior = InterceptOnly(self.schedule)
         # the class counts first (their own stream): the intercept-only model and the start
-        side = np.random.Generator(gen.bit_generator.jumped(1))
+        side = side_stream(gen, 1)
         first = _prior.PriorSwitch.release(prior.class_counts(rows, setup), counts, None, side)
         if setup.progress is not None:
             setup.progress.released(counts.multipliers, 0, 1)
@@ -171,7 +172,7 @@ class Choice(Mechanism):
         start = first.start() if logistic else None
         fitted = []
         for k, (c, group) in enumerate(zip(self.candidates, groups)):
-            stream = gen if k == 0 else np.random.Generator(gen.bit_generator.jumped(k + 2))
+            stream = gen if k == 0 else side_stream(gen, k + 2)
             c_setup = self._with_progress(c, setup)
             if c.mechanism.name in ("gradient", "newton", "kronecker"):
                 fitted.append(c.mechanism.run(rows, c_setup, c.plan, group, stream, start=start))
@@ -195,8 +196,8 @@ class Choice(Mechanism):
         models.append((prior_coef, prior_intercept))
         right = np.asarray(rows.correct_counts(models), dtype=float)
         std = float(comparison.noise_std[0])
-        pick = np.random.Generator(gen.bit_generator.jumped(2))
-        noisy = right + std * pick.standard_normal(right.shape[0])
+        pick = side_stream(gen, 2)
+        noisy = gaussian(right, std, pick, _prior.own_sensitivity(comparison))
         if setup.progress is not None:
             setup.progress.released(comparison.multipliers, 0, 1)
         # --- post-processing: the largest noisy count plus its public offset ---

@@ -29,6 +29,7 @@ from scipy.optimize import minimize
 from .. import _prior
 from .._compute import small_problems as _small_problems
 from .._compute.kernels import _noisy_update as noisy_update
+from .._noise import gaussian, is_secure, kernel_source, side_stream
 from .._setup import CLASS_COUNT_SENSITIVITY, SELECTION_SENSITIVITY
 from .._progress import Progress
 from ..accounting import (
@@ -215,6 +216,11 @@ class GradientDescent(Mechanism):
         n_norm = float(setup.n_public)
         # the same update in numpy where the rows are (nothing to compile on a first fit)
         update = _small_problems.noisy_update if getattr(rows, "small", False) else noisy_update
+        # the noise source: the generator, or secure mode's lattice release of the k_out (d + 1)
+        # coordinates of each step, sensitivity in kernel coordinates
+        source = kernel_source(
+            gen, _prior.own_sensitivity(grads) / c, k_out * (d + int(setup.fit_intercept))
+        )
         for t in range(plan.n_steps):
             # a non-finite per-example gradient contributes 0 and decides nothing (stopping on
             # its count would reveal whether one extreme row is present); the fit stops only
@@ -239,7 +245,7 @@ class GradientDescent(Mechanism):
                 intercept,
                 vcoef,
                 vint,
-                gen,
+                source,
             )
         if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(intercept))):
             _check_finite(-1, plan.n_steps - 1)
@@ -457,7 +463,14 @@ class OutputPerturbationMechanism(Mechanism):
         # the release: (w, b~) + N(0, std^2 I); the intercept b' = c b~ gets c times the noise
         coef = coef / c
         std = float(release.noise_std[0])
-        if std > 0:
+        if std > 0 and is_secure(gen):
+            # one lattice release of the vector (w, b~) the sensitivity is stated for
+            theta = np.concatenate([coef.ravel(), b / c]) if setup.fit_intercept else coef.ravel()
+            noisy = gaussian(theta, std, gen, _prior.own_sensitivity(release))
+            coef = noisy[:n_coef].reshape(coef.shape)
+            if setup.fit_intercept:
+                b = c * noisy[n_coef:]
+        elif std > 0:
             coef = coef + std * gen.standard_normal(coef.shape)
             if setup.fit_intercept:
                 b = b + c * std * gen.standard_normal(b.shape)
@@ -579,11 +592,14 @@ class InterceptOnly(Mechanism):
             setup.progress.released(release.multipliers, 0, 1)
         return Outcome(
             np.zeros((setup.n_outputs, rows.n_features)),
-            self.intercept(rows, setup, float(release.noise_std[0]), gen),
+            self.intercept(
+                rows, setup, float(release.noise_std[0]), gen, _prior.own_sensitivity(release)
+            ),
         )
 
-    def intercept(self, rows, setup, std, gen):
-        """The intercept of the noisy counts (or mean): the one Gaussian draw of the release."""
+    def intercept(self, rows, setup, std, gen, sens):
+        """The intercept of the noisy counts (or mean): the one Gaussian draw of the release
+        (``sens``: its L2 sensitivity under the fit's relation)."""
         k = self._n_classes(setup)
         y, w = rows.y, rows.sample_weight  # numpy or dask: both reduce with .sum()
         if k == 0:  # the noisy, clipped mean (its log for a log link), shrunk
@@ -595,11 +611,12 @@ class InterceptOnly(Mechanism):
                         setup.n_public,
                         setup.loss.y_bound,
                         gen,
+                        sens,
                         log_link=setup.loss.link == "log",
                     )
                 ]
             )
-        return _prior.log_odds(self.noisy_counts(rows, setup, std, gen), std)
+        return _prior.log_odds(self.noisy_counts(rows, setup, std, gen, sens), std)
 
     def class_counts(self, rows, setup):
         """The weighted class counts ``sum_i w_i [y_i = k]`` (float64: exact integers when the
@@ -610,9 +627,9 @@ class InterceptOnly(Mechanism):
         labels = [-1.0, 1.0] if k == 2 else [float(j) for j in range(k)]
         return np.array([float((w * (y == lab)).sum()) for lab in labels])
 
-    def noisy_counts(self, rows, setup, std, gen):
+    def noisy_counts(self, rows, setup, std, gen, sens):
         """The release: the weighted class counts plus ``N(0, std^2)`` each."""
-        return _prior.noisy(self.class_counts(rows, setup), std, gen)
+        return _prior.noisy(self.class_counts(rows, setup), std, gen, sens)
 
 
 class WarmStart(Mechanism):
@@ -707,10 +724,10 @@ class WarmStart(Mechanism):
         # the counts' noise comes from a jumped copy of the fit's stream (a non-overlapping
         # part of it), so the inner mechanism draws exactly the noise it would draw without the
         # warm start: the two fits differ by the start and the budget share only
-        side = np.random.Generator(gen.bit_generator.jumped())
+        side = side_stream(gen, 1)
         std1 = float(counts.noise_std[0])
         if prior._n_classes(setup) == 0:  # regression: start from the noisy target mean
-            start = prior.intercept(rows, setup, std1, side)
+            start = prior.intercept(rows, setup, std1, side, _prior.own_sensitivity(counts))
             if setup.progress is not None:
                 setup.progress.released(counts.multipliers, 0, plan.n_steps)
             if self.inner.name in ("gradient", "output"):
@@ -769,7 +786,7 @@ class WarmStart(Mechanism):
         predicted closer minus farther by the fit and 0. The fit unless the noisy difference
         is at most :func:`skdpgd.policy.select_threshold`, else the intercept-only model
         (post-processing)."""
-        pick = np.random.Generator(gen.bit_generator.jumped(2))
+        pick = side_stream(gen, 2)
         keep, _ = _prior.select(scores, choice, setup.n_public, pick)
         if setup.progress is not None:
             setup.progress.released(choice.multipliers, 0, 1)

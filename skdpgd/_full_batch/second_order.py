@@ -32,6 +32,8 @@ import math
 import numpy as np
 
 from .. import policy
+from .._noise import gaussian, is_secure, symmetric_release
+from .._prior import own_sensitivity
 from .mechanisms import Mechanism, Outcome, _check_finite
 from ..accounting import Release, compose_gdp, relative_multiplier
 
@@ -41,6 +43,16 @@ def symmetric_noise(gen, size, std):
     G = gen.standard_normal((size, size))
     upper = np.triu(G, 1) * (std / math.sqrt(2.0))
     return upper + upper.T + np.diag(np.diag(G) * std)
+
+
+def noisy_symmetric(M, std, gen, sens):
+    """``M + E`` (:func:`symmetric_noise`): the release of a symmetric matrix whose Frobenius
+    sensitivity is ``sens``. ``E`` is iid ``N(0, std^2)`` noise on the vector
+    ``(M_ii, sqrt(2) M_ij)_{i<j}``, whose L2 norm is ``||M||_F``; secure mode releases that
+    vector on a lattice (:func:`skdpgd._noise.symmetric_release`)."""
+    if is_secure(gen):
+        return symmetric_release(M, std, gen, sens, math.sqrt(2.0))
+    return M + symmetric_noise(gen, M.shape[0], std)
 
 
 #: At most this size, the D x D eigendecomposition and solve run on one BLAS thread: threads
@@ -223,10 +235,10 @@ class DampedNewton(Mechanism):
             g = np.hstack([gcoef, gint[:, None]]) if setup.fit_intercept else gcoef
             g = g.ravel()
             if g_std[t] > 0:
-                g = g + g_std[t] * gen.standard_normal(D)
+                g = gaussian(g, g_std[t], gen, own_sensitivity(grads) / c)
             if new_hessian:
                 if h_std[k] > 0:
-                    H = H + symmetric_noise(gen, D, h_std[k])
+                    H = noisy_symmetric(H, h_std[k], gen, own_sensitivity(hess) / (c * c))
                 # post-processing: the estimate of the full sum and its noise floor
                 H = H / rates[k]
                 floor = (
@@ -394,7 +406,7 @@ class KroneckerNewton(Mechanism):
             np.zeros((1, d)), np.zeros(1), LOSS_SQUARED, sample=fresh_subsample(gen, q)
         )
         if s_std > 0:
-            S = S + symmetric_noise(gen, P, s_std)
+            S = noisy_symmetric(S, s_std, gen, own_sensitivity(xtx) / (c * c))
         S = S / q  # post-processing: the estimate of the full sum and its noise floor
         s_floor = math.sqrt(2.0) * s_std * math.sqrt(P) / q if s_std > 0 else 1e-12 * n
         s_eig = floored_eigh(S, s_floor)  # S is released once: one eigendecomposition
@@ -408,9 +420,9 @@ class KroneckerNewton(Mechanism):
             A = rows.class_curvature_sum(coef, intercept, sample=fresh_subsample(gen, q))
             g = np.hstack([gcoef, gint[:, None]]) if setup.fit_intercept else gcoef
             if g_std[t] > 0:
-                g = g + g_std[t] * gen.standard_normal(g.shape)
+                g = gaussian(g, g_std[t], gen, own_sensitivity(grads) / c)
             if a_std[t] > 0:
-                A = A + symmetric_noise(gen, k_out, a_std[t])
+                A = noisy_symmetric(A, a_std[t], gen, own_sensitivity(curv))
             A = A / q
             a_floor = math.sqrt(2.0) * a_std[t] * math.sqrt(k_out) / q if a_std[t] > 0 else 0.0
             if setup.progress is not None:
@@ -485,9 +497,9 @@ class SufficientStatisticsMechanism(Mechanism):
         a_std = float(rel_a.noise_std[0])
         b_std = float(rel_b.noise_std[0])
         if a_std > 0:
-            A = A + symmetric_noise(gen, P, a_std)
+            A = noisy_symmetric(A, a_std, gen, own_sensitivity(rel_a))
         if b_std > 0:
-            b = b + b_std * gen.standard_normal(P)
+            b = gaussian(b, b_std, gen, own_sensitivity(rel_b))
         ridge = np.append(
             np.full(d, setup.n_public * setup.alpha), [0.0] if setup.fit_intercept else []
         )

@@ -30,6 +30,8 @@ from .._importance_mask import resolve_importance
 from .importance import run_linear
 from .._data import make_rows
 from .._fit import FitRows, Road, RoadResult, private_fit
+from .._noise import is_secure, kernel_source, side_stream
+from .._config import get_config
 from .. import _prior
 from .._prior import PriorSwitch
 from .._setup import (
@@ -176,6 +178,12 @@ class MinibatchRoad(Road):
         self.X, self.y, self.loss, self.n_outputs = X, y, loss, n_outputs
         self.config, self.data_norm = config, config.data_norm
         self.y_bound, self.target_scale = y_bound, target_scale
+        if config.accountant == "pld" and get_config()["secure_noise"]:
+            raise ValueError(
+                "accountant='pld' composes the continuous Gaussian's privacy-loss "
+                "distribution; secure mode's discrete Gaussian is accounted in Renyi DP: use "
+                "accountant='rdp' (nothing was released)."
+            )
         self.accountant = accountant_named(config.accountant)  # "rdp" or "pld"
         # a parameter (public): validated before anything is released
         self.mask = resolve_importance(config.importance)
@@ -310,6 +318,15 @@ class MinibatchRoad(Road):
                 else "the Poisson-sampled steps cannot be certified at this budget",
             )
             return
+        if is_secure(fit.gen):
+            # the switch's envelope is proven on the continuous Gaussian's privacy-loss
+            # distribution of the first release, which secure mode's discrete noise does not
+            # have: no switch (a public decision, before any draw)
+            fit.notes.append(
+                "prior switch: off in secure mode (its envelope is proven for continuous "
+                "Gaussian noise); DP-SGD runs from zero."
+            )
+            return
         self._prior_switch(fit, p, share)
 
     def _regression_floor(self, fit, problem, mu, fit_intercept, cfg):
@@ -442,12 +459,14 @@ class MinibatchRoad(Road):
         self.selection = {"releases": grads + [choice]}
         # the counts' noise from a jumped copy of the fit's stream (DP-SGD then draws the noise
         # it would draw without them), the selection's from another (common random numbers)
-        side = np.random.Generator(fit.gen.bit_generator.jumped())
+        side = side_stream(fit.gen, 1)
         if regression:
             # release 1 and its intercept-only model (post-processing: noisy_mean)
             total = float(np.dot(fit.sample_weight, np.asarray(self.y, dtype=np.float64)))
             std = float(first.noise_std[0])
-            self.prior_mean = _prior.noisy_mean(total, std, fit.n_public, self.y_bound, side)
+            self.prior_mean = _prior.noisy_mean(
+                total, std, fit.n_public, self.y_bound, side, _prior.own_sensitivity(first)
+            )
             fit.charges.add(first)
             self.start = np.array([self.prior_mean])
             return True
@@ -574,7 +593,7 @@ class MinibatchRoad(Road):
         # the decision are the step every road shares (skdpgd._prior); the branch is forced
         # to the intercept-only model when the steps could not be certified (public)
         self.decision = "counts"
-        side = np.random.Generator(fit.gen.bit_generator.jumped())
+        side = side_stream(fit.gen, 1)
         self.first = PriorSwitch.release(
             self._class_counts(fit), first[-1], p, side, forced="sgd" not in branches
         )
@@ -664,7 +683,9 @@ class MinibatchRoad(Road):
             # one release: the counts plus N(0, s^2) each (sensitivity: _public_prior), its
             # log-odds the intercept (post-processing)
             std = float(_prior._check_counts_release(second).noise_std[0])
-            noisy = _prior.noisy(self._class_counts(fit), std, fit.gen)
+            noisy = _prior.noisy(
+                self._class_counts(fit), std, fit.gen, _prior.own_sensitivity(second)
+            )
             fit.progress.released(second.multipliers, 0, 1)
             coef, intercept = np.zeros(shape), _prior.log_odds(noisy, std)
         else:
@@ -712,6 +733,13 @@ class MinibatchRoad(Road):
         # each step's noise: z_t times the sum's sensitivity clip_norm, raised by the rounding
         # margin (the release's noise_std), in kernel coordinates
         noise_std = releases[0].noise_std / c
+        # the noise source: the generator, or secure mode's lattice release of each step's
+        # n_outputs (d + 1) coordinates (sensitivity in kernel coordinates)
+        source = kernel_source(
+            fit.gen,
+            _prior.own_sensitivity(releases[0]) / c,
+            self.n_outputs * (d + int(fit_intercept)),
+        )
         yc = np.ascontiguousarray(self.y, dtype=np.float64)
         sample_weight = fit.sample_weight
         average_start = (
@@ -776,7 +804,7 @@ class MinibatchRoad(Road):
                 state,
                 n_steps,
                 average_start,
-                fit.gen,
+                source,
                 row_bound_kernel,
                 SGD_MAX_MARGIN,
                 fit_intercept,
@@ -793,7 +821,7 @@ class MinibatchRoad(Road):
                     "fit stopped there. Lower learning_rate or raise alpha."
                 )
         for t0, t1 in zip(bounds[:-1], bounds[1:]):
-            bad_step = run(state, int(t0), int(t1), average_start, fit.gen)
+            bad_step = run(state, int(t0), int(t1), average_start, source)
             if bad_step >= 0:  # decided on the released iterate: the message is public too
                 raise DivergenceError(
                     f"the fit diverged: after step {bad_step + 1} the iterate's norm was not "
@@ -854,7 +882,7 @@ class MinibatchRoad(Road):
             right = (rows.closer_sum((coef, intercept), prior), 0.0)
         else:
             right = selection_counts(self.X, self.y, fit.sample_weight, (coef, intercept), prior)
-        pick = np.random.Generator(fit.gen.bit_generator.jumped(2))
+        pick = side_stream(fit.gen, 2)
         keep, noisy = _prior.select(right, choice, fit.n_public, pick)
         fit.progress.released(choice.multipliers, 0, 1)
         threshold = policy.select_threshold(float(choice.noise_std[0]), fit.n_public)

@@ -366,6 +366,8 @@ def run_noisy_gd(
     importance=None,
     device=None,
     info=None,
+    secure=None,
+    sensitivity=None,
 ):
     """Noisy (minibatch) gradient descent on an MLP; returns (coefs, intercepts) as numpy.
 
@@ -403,6 +405,13 @@ def run_noisy_gd(
         Where the tensors live (None: CPU). Sums are float64 on the device too.
     info : dict or None
         Filled with released-only diagnostics (``kept`` per stage) when given.
+    secure : skdpgd._noise.SecureGenerator or None
+        Secure mode: each step's sums (all parameters, in the fixed order, as one vector on
+        the CPU) are released on a lattice with exact discrete Gaussian noise of ``noise_std``
+        (:meth:`~skdpgd._noise.SecureGenerator.release`, L2 ``sensitivity`` of the whole
+        vector); masked coordinates sum to 0 and get noise too, which the mask then zeroes.
+    sensitivity : float or None
+        The L2 sensitivity of one step's sum under the fit's relation (secure mode).
 
     Update (Hong et al., Eq. 3, bias-corrected momentum; momentum 0 is plain GD):
     ``g_t = S_t / normaliser``, ``v_t = beta v_{t-1} + (1 - beta) g_t``,
@@ -469,9 +478,24 @@ def run_noisy_gd(
                 model, params, Xb, yb, n_outputs, clip_norm, weights=wb, coord=coord
             )
         beta_pow *= beta
+        released = None
+        if secure is not None and std > 0:  # one lattice release of the whole vector
+            flat = np.concatenate([total[k].detach().cpu().numpy().ravel() for k in params])
+            out = secure.release(flat, float(std), float(sensitivity))
+            released, at = {}, 0
+            for k in params:
+                size = total[k].numel()
+                released[k] = (
+                    torch.from_numpy(out[at : at + size].reshape(tuple(total[k].shape)))
+                    .to(device)
+                    .double()
+                )
+                at += size
         for k in params:  # fixed order: the noise draws are reproducible
             noisy = total[k]  # float64
-            if std > 0:
+            if released is not None:
+                noisy = released[k]
+            elif std > 0:
                 draw = (
                     float(std)
                     * torch.randn(
@@ -527,7 +551,8 @@ def torch_threads(n_jobs):
 
 
 def torch_seed(gen):
-    """A torch seed drawn from the fit's numpy Generator (so random_state fixes everything)."""
+    """A torch seed drawn from the fit's generator (so random_state fixes everything; in
+    secure mode a secret seed of the Poisson sampling, whose noise does not use torch)."""
     return int(gen.integers(0, 2**63 - 1))
 
 
