@@ -109,7 +109,7 @@ _V_CAP = 2**30
 
 # Lattice release.
 _GAMMA_SHIFT = 24  # gamma = 2^(floor(log2 std) - 24): std / gamma lies in [2^24, 2^25)
-_STD_MIN = 2.0**-1000  # gamma >= 2^-1025 stays representable (subnormal floats reach 2^-1074)
+_STD_MIN = 2.0**-1000  # gamma >= 2^-1024 stays representable (subnormal floats reach 2^-1074)
 _STD_MAX = 2.0**980  # gamma * 2^63 <= std * 2^39 < 2^1024: an output is never infinite
 _SIGMA_MAX = 2.0**31 - 1.0  # needed sigma <= this keeps t, m <= 2^31
 _UP = 1.0 + 2.0**-50  # a factor that rounds a float step upward (see lattice_parameters)
@@ -586,7 +586,7 @@ def _lattice_index(value, gamma):
     """``rint(value / gamma)`` clamped to |q| <= 2^62 (a float holding an integer; NaN
     stays NaN). Dividing by a power of two is exact (an overflow to infinity is clamped), so
     the rounding error is at most 1/2; the clamp is 1-Lipschitz per coordinate, so it cannot
-    raise the sensitivity. The clamp acts only on |value| > 2^62 gamma >= 2^37 std."""
+    raise the sensitivity. It acts only on |value| > 2^62 gamma (at least 2^32 std)."""
     q = np.rint(value / gamma)
     if q > _Q_MAX:
         q = _Q_MAX
@@ -604,10 +604,11 @@ def _release_on_lattice(value, gamma, t, m, state):
         return q
     # |q| <= 2^62 and |z| < 2^61 + 2^31: the int64 sum q + z is exact and cannot overflow.
     # It is the private release; what follows is post-processing. Its float64 conversion is
-    # exact while |q + z| <= 2^53 (always, unless |value| > 2^53 gamma >= 2^28 std, where
-    # float64 cannot hold every lattice point anyway: it rounds to the nearest float, by
-    # less than the value's own float spacing). Times the power of two gamma the result is
-    # exact and finite (gamma * 2^63 <= std * 2^39 < 2^1024 for std <= 2^980).
+    # exact while |q + z| <= 2^53, i.e. unless |value| comes within a few noise deviations
+    # of 2^53 gamma (at least 2^23 std) or beyond; there float64 cannot hold every lattice
+    # point anyway (its spacing exceeds gamma), and the conversion rounds to the nearest
+    # float. Times the power of two gamma the result is exact and finite
+    # (gamma * 2^63 <= std * 2^39 < 2^1024 for std <= 2^980).
     s = np.int64(q) + z
     return gamma * np.float64(s)
 
