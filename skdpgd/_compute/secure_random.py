@@ -56,6 +56,17 @@ documented exception: a discrete Laplace draw whose geometric part reaches 2^30 
 probability exp(-2^30)) is redrawn so that no int64 overflows. The sampler's running time
 depends on its random draws only, never on the value being released: the samplers never
 see it.
+
+Privacy
+-------
+What is proven here, per release: the lattice release of :func:`release` (and of
+:func:`noisy_value` on a secure generator) is ``rho``-zCDP with ``rho <= 1 / (2 z^2)``,
+``z = std / sens``, by CKS Theorem 14 (see :func:`lattice_parameters`); that is the Renyi
+curve ``alpha * rho`` of the calibrated continuous Gaussian, so a Renyi or zCDP composition
+of unsampled releases carries over unchanged. Not proven here: that accountants using the
+continuous Gaussian's exact privacy profile (privacy-loss distributions, the analytic
+Gaussian calibration) or its exact Poisson-subsampled Renyi divergence apply as they stand
+to the discrete Gaussian; a secure mode that relies on them needs its own argument.
 """
 
 import math
@@ -98,7 +109,7 @@ _V_CAP = 2**30
 
 # Lattice release.
 _GAMMA_SHIFT = 24  # gamma = 2^(floor(log2 std) - 24): std / gamma lies in [2^24, 2^25)
-_STD_MIN = 2.0**-1000  # gamma >= 2^-1025 stays representable (subnormal floats reach 2^-1074)
+_STD_MIN = 2.0**-1000  # gamma >= 2^-1024 stays representable (subnormal floats reach 2^-1074)
 _STD_MAX = 2.0**980  # gamma * 2^63 <= std * 2^39 < 2^1024: an output is never infinite
 _SIGMA_MAX = 2.0**31 - 1.0  # needed sigma <= this keeps t, m <= 2^31
 _UP = 1.0 + 2.0**-50  # a factor that rounds a float step upward (see lattice_parameters)
@@ -488,8 +499,12 @@ def discrete_gaussian(state, t, m):
     state : ndarray of uint32
         A generator state, advanced in place.
     t, m : int
-        ``1 <= t, m <= 2^31``; the Laplace proposal has scale ``t`` (``t`` close to sigma
-        keeps the acceptance rate high, e.g. ``t = ceil(sigma), m = ceil(sigma^2 / t)``).
+        ``1 <= t, m <= 2^31`` and ``m <= 16 t``. The Laplace proposal has scale ``t``; for a
+        large sigma a proposal is accepted with probability about
+        ``sqrt(pi x / 2) exp(-x / 2)``, ``x = m / t``: 0.76 at ``t = m`` (take
+        ``t = ceil(sigma), m = ceil(sigma^2 / t)``), 0.002 at ``m = 16 t`` (beyond, the
+        loop would practically never end, so it raises), and about ``sqrt(m / t)`` when
+        ``t`` is much larger than ``m`` (slow, but it ends).
 
     Notes
     -----
@@ -503,6 +518,8 @@ def discrete_gaussian(state, t, m):
     """
     if t < 1 or t > _MAX_TM or m < 1 or m > _MAX_TM:
         raise ValueError("discrete_gaussian needs 1 <= t, m <= 2^31")
+    if m > 16 * t:
+        raise ValueError("discrete_gaussian needs m <= 16 t (take t close to sigma)")
     return _discrete_gaussian(state, np.uint64(t), np.uint64(m))
 
 
@@ -569,7 +586,7 @@ def _lattice_index(value, gamma):
     """``rint(value / gamma)`` clamped to |q| <= 2^62 (a float holding an integer; NaN
     stays NaN). Dividing by a power of two is exact (an overflow to infinity is clamped), so
     the rounding error is at most 1/2; the clamp is 1-Lipschitz per coordinate, so it cannot
-    raise the sensitivity. The clamp acts only on |value| > 2^62 gamma >= 2^37 std."""
+    raise the sensitivity. It acts only on |value| > 2^62 gamma (at least 2^32 std)."""
     q = np.rint(value / gamma)
     if q > _Q_MAX:
         q = _Q_MAX
@@ -587,10 +604,11 @@ def _release_on_lattice(value, gamma, t, m, state):
         return q
     # |q| <= 2^62 and |z| < 2^61 + 2^31: the int64 sum q + z is exact and cannot overflow.
     # It is the private release; what follows is post-processing. Its float64 conversion is
-    # exact while |q + z| <= 2^53 (always, unless |value| > 2^53 gamma >= 2^28 std, where
-    # float64 cannot hold every lattice point anyway: it rounds to the nearest float, by
-    # less than the value's own float spacing). Times the power of two gamma the result is
-    # exact and finite (gamma * 2^63 <= std * 2^39 < 2^1024 for std <= 2^980).
+    # exact while |q + z| <= 2^53, i.e. unless |value| comes within a few noise deviations
+    # of 2^53 gamma (at least 2^23 std) or beyond; there float64 cannot hold every lattice
+    # point anyway (its spacing exceeds gamma), and the conversion rounds to the nearest
+    # float. Times the power of two gamma the result is exact and finite
+    # (gamma * 2^63 <= std * 2^39 < 2^1024 for std <= 2^980).
     s = np.int64(q) + z
     return gamma * np.float64(s)
 
