@@ -1,6 +1,6 @@
 """Where a fit's randomness comes from, and how a Gaussian release is drawn, in either mode.
 
-Plain mode (the default): one numpy ``Generator`` per fit (:func:`skdpgd._setup.generator`);
+Plain mode (the default): one numpy ``Generator`` per fit (:func:`generator`);
 a release adds ``std * gen.standard_normal(...)`` in binary64.
 
 Secure mode (:func:`skdpgd.config_context` with ``secure_noise=True``): a
@@ -24,6 +24,7 @@ import math
 import warnings
 
 import numpy as np
+from sklearn.utils import check_random_state
 
 from ._config import get_config
 from .exceptions import PrivacyUsageWarning
@@ -32,6 +33,7 @@ __all__ = [
     "SecureGenerator",
     "SecureModeError",
     "fit_generator",
+    "generator",
     "gaussian",
     "is_secure",
     "kernel_source",
@@ -152,6 +154,20 @@ def noise_name(gen):
     return "discrete" if is_secure(gen) else "gaussian"
 
 
+def generator(random_state):
+    """One numpy Generator made from ``random_state``: all noise of a fit comes from it.
+
+    ``None`` draws fresh entropy from the operating system (numpy's ``SeedSequence``), not
+    from numpy's global ``RandomState`` as scikit-learn's ``None`` does: a notebook's
+    ``np.random.seed(0)`` would otherwise make every "unseeded" fit's noise reproducible by
+    anyone who reads the notebook. An int or a generator instance fixes the noise (for
+    experiments; never publish a model with it, see the user guide)."""
+    if random_state is None:
+        return np.random.default_rng()
+    rs = check_random_state(random_state)
+    return np.random.default_rng(rs.randint(0, 2**32 - 1, size=4, dtype=np.uint64))
+
+
 def fit_generator(random_state, label="this fit"):
     """The generator of one fit: a :class:`SecureGenerator` in secure mode, else the plain
     generator made from ``random_state``.
@@ -162,8 +178,6 @@ def fit_generator(random_state, label="this fit"):
     would let anyone who knows the seed predict it. (Ignored rather than refused, so that code
     written for plain mode, scikit-learn's checks and searches that pass seeds run
     unchanged.)"""
-    from ._setup import generator
-
     if get_config()["secure_noise"]:
         if random_state is not None:
             warnings.warn(
@@ -190,7 +204,8 @@ def gaussian(values, std, gen, sens, exact=False):
     if np.ndim(values) == 0:
         return float(values) + std * gen.standard_normal()
     values = np.asarray(values, dtype=float)
-    return values + std * gen.standard_normal(values.shape)
+    size = values.shape[0] if values.ndim == 1 else values.shape  # the draws made before
+    return values + std * gen.standard_normal(size)
 
 
 def symmetric_release(M, std, gen, sens, off_diagonal_scale):

@@ -15,10 +15,9 @@ import math
 import warnings
 
 import numpy as np
-from sklearn.utils import check_random_state
 
 from . import policy
-from ._noise import gaussian
+from ._noise import gaussian, generator  # noqa: F401 (generator: its home was here)
 from .accounting import RELATIONS, Release, share_multiplier, upper_bound_release
 from .exceptions import BudgetExceededError, PrivacyUsageWarning
 
@@ -67,20 +66,6 @@ def warn_if_large_delta(delta, n_public, label, stacklevel=3):
             PrivacyUsageWarning,
             stacklevel=stacklevel,
         )
-
-
-def generator(random_state):
-    """One numpy Generator made from ``random_state``: all noise of a fit comes from it.
-
-    ``None`` draws fresh entropy from the operating system (numpy's ``SeedSequence``), not
-    from numpy's global ``RandomState`` as scikit-learn's ``None`` does: a notebook's
-    ``np.random.seed(0)`` would otherwise make every "unseeded" fit's noise reproducible by
-    anyone who reads the notebook. An int or a generator instance fixes the noise (for
-    experiments; never publish a model with it, see the user guide)."""
-    if random_state is None:
-        return np.random.default_rng()
-    rs = check_random_state(random_state)
-    return np.random.default_rng(rs.randint(0, 2**32 - 1, size=4, dtype=np.uint64))
 
 
 def resolve_relation(neighbouring, budget):

@@ -147,15 +147,25 @@ def test_the_cycle_check_finds_a_cycle():
 #: backends): nothing of the package outside it; the numba kernels: numba's caching policy and
 #: each other; their numpy twins for small problems: the kernels.
 NEVER_ABOVE = {
-    "skdpgd.accounting": {"skdpgd._checks"},
+    "skdpgd.accounting": {"skdpgd._checks", "skdpgd._config"},
     # the kernels and the backends that call them: numpy, numba, dask, nothing of the roads
     "skdpgd._compute": set(),
     "skdpgd.policy": set(),
-    "skdpgd._compute.kernels": {"skdpgd._compute.jit"},
+    # secure_random: the secure stream and its samplers (numpy, numba), one dispatch point
+    "skdpgd._compute.secure_random": {"skdpgd._compute.jit"},
+    "skdpgd._compute.kernels": {"skdpgd._compute.jit", "skdpgd._compute.secure_random"},
     "skdpgd._compute.kernels_second": {"skdpgd._compute.jit", "skdpgd._compute.kernels"},
-    "skdpgd._compute.kernels_sgd": {"skdpgd._compute.jit", "skdpgd._compute.kernels"},
+    "skdpgd._compute.kernels_sgd": {
+        "skdpgd._compute.jit",
+        "skdpgd._compute.kernels",
+        "skdpgd._compute.secure_random",
+    },
     # the numpy twins of the kernels for small problems: the kernels' constants and helpers
-    "skdpgd._compute.small_problems": {"skdpgd._compute.kernels", "skdpgd._compute.kernels_second"},
+    "skdpgd._compute.small_problems": {
+        "skdpgd._compute.kernels",
+        "skdpgd._compute.kernels_second",
+        "skdpgd._compute.secure_random",
+    },
 }
 
 

@@ -318,9 +318,7 @@ def test_integer_counts_are_released_on_the_lattice_without_rounding():
 
     df = pd.DataFrame({"sex": ["male", "female"] * 500, "age": [30, 130] * 500})
     with _secure():
-        check = out_of_domain_counts(
-            df, {"sex": ["Male", "Female"], "age": (18, 100)}, epsilon=0.1
-        )
+        check = out_of_domain_counts(df, {"sex": ["Male", "Female"], "age": (18, 100)}, epsilon=0.1)
     std = check.noise_std
     gamma = min(2.0 ** (math.floor(math.log2(std)) - 24), 1.0)
     exact = {"sex": 1000.0, "age": 500.0}  # every 'male'/'female' is off the codebook
