@@ -20,7 +20,7 @@ secure alternative, compiled with numba:
 
 Generator state
 ---------------
-The state is one C-contiguous ``np.ndarray`` of ``STATE_SIZE = 29`` words of dtype uint32:
+The state is one C-contiguous ``np.ndarray`` of ``STATE_SIZE = 31`` words of dtype uint32:
 
 ======== ================================================================================
 words    meaning
@@ -30,6 +30,8 @@ words    meaning
 10:12    the 64-bit nonce
 12:28    the current 16-word output block
 28       how many words of the output block are used (16: none left, refill first)
+29       a reservoir of stream bits for small uniform draws (the low ones are next)
+30       how many bits the reservoir holds
 ======== ================================================================================
 
 This is the original ChaCha20 of Bernstein (2008): the input block is the four constants,
@@ -80,9 +82,12 @@ from numba.extending import overload
 from .jit import njit
 
 #: Words in a generator state (see the module docstring for the layout).
-STATE_SIZE = 29
+STATE_SIZE = 31
 
-_KEY, _COUNTER, _NONCE, _BLOCK, _USED = 0, 8, 10, 12, 28
+_KEY, _COUNTER, _NONCE, _BLOCK, _USED, _BITS, _NBITS = 0, 8, 10, 12, 28, 29, 30
+# Uniform draws on at most 2^_SMALL_BITS values take their bits from the reservoir (a 32-bit
+# word of the stream serves several of them: the exact samplers make many such draws).
+_SMALL_BITS = 8
 
 _M32 = np.uint64(0xFFFFFFFF)
 _U0 = np.uint64(0)
@@ -254,7 +259,7 @@ def _check_state(state):
         )
 
 
-@njit
+@njit(inline="always")
 def next_u32(state):
     """The next 32-bit word of the stream (uint32)."""
     used = np.int64(state[_USED])
@@ -266,19 +271,36 @@ def next_u32(state):
     return word
 
 
-@njit
+@njit(inline="always")
 def next_u64(state):
     """The next 64 bits of the stream (uint64): two words, the first one high."""
     high = np.uint64(next_u32(state))
     return (high << _S32) | np.uint64(next_u32(state))
 
 
-@njit
+@njit(inline="always")
+def _reservoir_bits(state, k):
+    """``k`` fresh uniform bits (1 <= k <= 8) as a uint64: the reservoir's low bits, refilled
+    with the next stream word when fewer than ``k`` remain (the leftover bits are dropped:
+    every bit of the stream is used at most once, so the draws stay independent)."""
+    have = np.int64(state[_NBITS])
+    if have < k:
+        state[_BITS] = next_u32(state)
+        have = 32
+    bits = np.uint64(state[_BITS])
+    out = bits & ((_U1 << np.uint64(k)) - _U1)
+    state[_BITS] = np.uint32(bits >> np.uint64(k))
+    state[_NBITS] = np.uint32(have - k)
+    return out
+
+
+@njit(inline="always")
 def _below(state, n):
     """Exactly uniform on {0, ..., n-1} for a uint64 ``1 <= n <= 2^63`` (uint64 result).
 
     Rejection on the smallest mask ``2^k - 1 >= n - 1``: each try succeeds with probability
-    above 1/2. Masks below 2^32 draw one word per try, larger ones two.
+    above 1/2. Masks of at most 8 bits take their bits from the reservoir, masks below 2^32
+    draw one word per try, larger ones two.
     """
     if n <= _U1:
         return _U0
@@ -289,6 +311,16 @@ def _below(state, n):
     mask |= mask >> np.uint64(8)
     mask |= mask >> _R16
     mask |= mask >> _S32
+    if mask < (_U1 << np.uint64(_SMALL_BITS)):
+        k = 0
+        mm = mask
+        while mm != _U0:
+            k += 1
+            mm >>= _U1
+        while True:
+            x = _reservoir_bits(state, k)
+            if x < n:
+                return x
     if mask <= _M32:
         while True:
             x = np.uint64(next_u32(state)) & mask
@@ -320,7 +352,7 @@ def uniform_float(state):
 # --------------------------------------------------------------------------------------
 
 
-@njit
+@njit(inline="always")
 def _bern_exp_one(state):
     """True with probability exp(-1): CKS Algorithm 1 at gamma = 1 (each step's
     Bernoulli(1/K) is ``uniform(K) == 0``; at K = 1 it succeeds without a draw)."""
@@ -330,14 +362,16 @@ def _bern_exp_one(state):
     return (k & _U1) == _U1
 
 
-@njit
+@njit(inline="always")
 def _bern_exp_frac(state, r, den):
     """True with probability exp(-r/den) for uint64 ``0 <= r <= den``, ``1 <= den <= 2^63``.
 
     CKS Algorithm 1: K = 1; while Bernoulli(gamma/K): K += 1; return K odd. The draw of
     Bernoulli(r / (den K)) is Bernoulli(r/den) and Bernoulli(1/K), two independent draws, so
-    ``den * K`` is never formed.
+    ``den * K`` is never formed. ``r = 0`` is exp(0) = 1: True without a draw.
     """
+    if r == _U0:
+        return True
     k = _U1
     while True:
         if _below(state, den) >= r:
