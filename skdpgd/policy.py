@@ -14,9 +14,9 @@ never choose anything), a paper's theorem, or a stated reason where nothing was 
 The module's constants are the defaults of a frozen :class:`Policy`; the rules read the *active*
 policy, :func:`current`. To try other values (a study, a test), activate a changed copy for a
 block: ``with skdpgd.policy.using(AUTO_SELECT_BIAS=1.0): est.fit(X, y)``. The block is
-process-wide (threads started inside it see it too) and ends by restoring the policy that was
-active before; assigning a module constant (``skdpgd.policy.X = v``) is refused, because no
-rule would read it.
+thread-local (a context variable: every other thread, and a thread started inside it, keeps
+its own policy) and ends by restoring the policy that was active before; assigning a module
+constant (``skdpgd.policy.X = v``) is refused, because no rule would read it.
 
 This module imports nothing from the package: every other module may read it.
 """
@@ -24,11 +24,11 @@ This module imports nothing from the package: every other module may read it.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import math
 import numbers
 import sys
-import threading
 import types
 
 # =============================================================================================
@@ -1130,13 +1130,15 @@ Policy.__doc__ = (
 #: The package's policy: the module constants' values.
 DEFAULT = Policy()
 
-_LOCK = threading.Lock()
-_ACTIVE = DEFAULT
+#: The active policy of the running thread (and asyncio task): a context variable, so that a
+#: ``using`` block in one thread leaves every other thread's fits on theirs.
+_ACTIVE = contextvars.ContextVar("skdpgd_policy", default=DEFAULT)
 
 
 def current():
-    """The active :class:`Policy` (:data:`DEFAULT` outside a :func:`using` block)."""
-    return _ACTIVE
+    """The active :class:`Policy` of this thread (:data:`DEFAULT` outside a :func:`using`
+    block)."""
+    return _ACTIVE.get()
 
 
 @contextlib.contextmanager
@@ -1145,24 +1147,21 @@ def using(policy=None, **changes):
 
     ``changes`` name constants of this module (an unknown name is a ``TypeError``); the value
     active before the block comes back when it ends, also on an exception. Yields the active
-    :class:`Policy`. Process-wide: meant for studies and tests, not for two threads that want
-    different policies at once.
+    :class:`Policy`. Thread-local (a context variable): a thread started inside the block, and
+    every other thread, keeps its own active policy (:data:`DEFAULT` unless it enters a block
+    itself).
     """
-    global _ACTIVE
     unknown = sorted(set(changes) - set(NAMES))
     if unknown:
         raise TypeError(f"skdpgd.policy has no constant {', '.join(unknown)}")
     if policy is not None and not isinstance(policy, Policy):
         raise TypeError(f"using() takes a skdpgd.policy.Policy, got {type(policy).__name__}")
-    with _LOCK:
-        before = _ACTIVE
-        _ACTIVE = dataclasses.replace(policy if policy is not None else before, **changes)
-        active = _ACTIVE
+    active = dataclasses.replace(policy if policy is not None else _ACTIVE.get(), **changes)
+    token = _ACTIVE.set(active)
     try:
         yield active
     finally:
-        with _LOCK:
-            _ACTIVE = before
+        _ACTIVE.reset(token)
 
 
 class _PolicyModule(types.ModuleType):

@@ -713,3 +713,35 @@ def test_policy_is_a_frozen_value_changed_only_inside_a_block():
             raise RuntimeError
     assert policy.current() is policy.DEFAULT
     assert DPLogisticRegression(**kw).fit(X, y).mechanism_ == "newton"
+
+
+def test_a_policy_block_in_one_thread_leaves_the_others_on_theirs():
+    """``using`` is thread-local: while one thread runs a study, a fit in another thread (and
+    in a thread started inside the block) reads the default policy."""
+    import threading
+
+    from skdpgd import DPLogisticRegression, policy
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3)) / 3
+    y = (X[:, 0] > 0).astype(int)
+    kw = dict(epsilon=5.0, data_norm=2.0, classes=[0, 1], random_state=0)
+    inside, seen = threading.Event(), {}
+    release = threading.Event()
+
+    def study():
+        with policy.using(AUTO_SECOND_ORDER_MIN_SNR=math.inf):
+            seen["study"] = DPLogisticRegression(**kw).fit(X, y).mechanism_
+            inside.set()
+            release.wait(30)
+
+    t = threading.Thread(target=study)
+    t.start()
+    inside.wait(30)
+    try:
+        seen["other"] = DPLogisticRegression(**kw).fit(X, y).mechanism_
+        assert policy.current() is policy.DEFAULT
+    finally:
+        release.set()
+        t.join()
+    assert seen == {"study": "output", "other": "newton"}
