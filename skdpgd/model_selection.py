@@ -58,13 +58,7 @@ from .accounting import (
 from .exceptions import DivergenceError, PrivacyLeakWarning
 from .pipeline import audit_estimator
 
-__all__ = [
-    "PrivateRandomSearchCV",
-    "RepeatedSelection",
-    "calibrate_base_mu",
-    "draw_n_trials",
-    "truncated_negative_binomial_gamma",
-]
+__all__ = ["PrivateRandomSearchCV", "draw_n_trials"]
 
 
 def draw_n_trials(gen, distribution, mean, shape=1.0, gamma=math.nan):

@@ -23,12 +23,8 @@ from skdpgd import (
     PrivacyLeakWarning,
 )
 from skdpgd.accounting import RDP_DEFAULT_ORDERS as DEFAULT_ORDERS
-from skdpgd.model_selection import (
-    PrivateRandomSearchCV,
-    RepeatedSelection,
-    draw_n_trials,
-    truncated_negative_binomial_gamma,
-)
+from skdpgd.accounting import RepeatedSelection, truncated_negative_binomial_gamma
+from skdpgd.model_selection import PrivateRandomSearchCV, draw_n_trials
 from skdpgd.pipeline import make_private_pipeline
 from skdpgd.preprocessing import BoundedScaler
 from _support.poison import Poison as _Poison
@@ -156,7 +152,7 @@ def test_epsilon_is_the_closed_form_bound_for_the_negative_binomial(
 @pytest.mark.parametrize("mean,epsilon", [(3, 1.0), (10, 2.0)])
 def test_epsilon_is_the_closed_form_bound_for_poisson(mean, epsilon):
     delta = 1e-5
-    from skdpgd.model_selection import calibrate_base_mu
+    from skdpgd.accounting import calibrate_base_mu
 
     mu = calibrate_base_mu(epsilon, delta, "poisson", mean)
     sel = RepeatedSelection(mu, "poisson", mean)
