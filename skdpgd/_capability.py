@@ -125,10 +125,10 @@ def with_privacy(est, tags):
     that declares none, whatever its parents declare). In secure mode
     (:func:`skdpgd.config_context`) a fit cannot be reproduced, whatever ``random_state``:
     ``non_deterministic`` is then True."""
-    from ._config import get_config
+    from ._config import secure_noise
 
     out = tags_as(tags, Tags, privacy=PrivacyTags(capability=declared_privacy(est)))
-    if get_config()["secure_noise"]:
+    if secure_noise():
         out.non_deterministic = True
     return out
 

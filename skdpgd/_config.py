@@ -40,6 +40,12 @@ def get_config():
     return dict(_settings())
 
 
+def secure_noise():
+    """Whether secure mode is on in this thread (the fast read the accounting makes on every
+    release it describes)."""
+    return _settings()["secure_noise"]
+
+
 def _check(name, value):
     if name == "secure_noise" and not isinstance(value, bool):
         raise TypeError(f"secure_noise must be True or False, got {value!r}.")

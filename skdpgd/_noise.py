@@ -26,7 +26,7 @@ import warnings
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._config import get_config
+from ._config import secure_noise
 from .exceptions import PrivacyUsageWarning
 
 __all__ = [
@@ -178,7 +178,7 @@ def fit_generator(random_state, label="this fit"):
     would let anyone who knows the seed predict it. (Ignored rather than refused, so that code
     written for plain mode, scikit-learn's checks and searches that pass seeds run
     unchanged.)"""
-    if get_config()["secure_noise"]:
+    if secure_noise():
         if random_state is not None:
             warnings.warn(
                 f"{label}: random_state={random_state!r} is ignored in secure mode "

@@ -31,7 +31,7 @@ from .importance import run_linear
 from .._data import make_rows
 from .._fit import FitRows, Road, RoadResult, private_fit
 from .._noise import is_secure, kernel_source, side_stream
-from .._config import get_config
+from .._config import secure_noise
 from .. import _prior
 from .._prior import PriorSwitch
 from .._setup import (
@@ -178,7 +178,7 @@ class MinibatchRoad(Road):
         self.X, self.y, self.loss, self.n_outputs = X, y, loss, n_outputs
         self.config, self.data_norm = config, config.data_norm
         self.y_bound, self.target_scale = y_bound, target_scale
-        if config.accountant == "pld" and get_config()["secure_noise"]:
+        if config.accountant == "pld" and secure_noise():
             raise ValueError(
                 "accountant='pld' composes the continuous Gaussian's privacy-loss "
                 "distribution; secure mode's discrete Gaussian is accounted in Renyi DP: use "

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._config import get_config
+from .._config import secure_noise
 
 __all__ = [
     "Relation",
@@ -150,7 +150,7 @@ class Release(Event):
             raise ValueError(f"sampling_rate must be in (0, 1], got {q!r}.")
         object.__setattr__(self, "sampling_rate", q)
         if self.noise is None:
-            secure = get_config()["secure_noise"]
+            secure = secure_noise()
             object.__setattr__(self, "noise", "discrete" if secure else "gaussian")
         if self.noise not in NOISES:
             raise ValueError(f"noise must be one of {NOISES}, got {self.noise!r}.")

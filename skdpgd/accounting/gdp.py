@@ -24,7 +24,7 @@ from scipy.optimize import brentq, minimize_scalar
 from scipy.special import log_ndtr
 
 from .._checks import check_delta, check_epsilon
-from .._config import get_config
+from .._config import secure_noise
 from .accountant import Accountant
 from .events import gaussian_runs
 
@@ -65,7 +65,7 @@ def zcdp_view(on=True):
 def in_zcdp_view():
     """Whether the ``gdp_*`` conversions currently use the zCDP view: in secure mode, or
     inside :func:`zcdp_view`."""
-    return getattr(_VIEW, "on", False) or get_config()["secure_noise"]
+    return getattr(_VIEW, "on", False) or secure_noise()
 
 
 # Relative margin by which calibration stays inside a budget (see GaussianDPAccountant.calibrate).

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._checks import check_delta as _check_delta
 from .._checks import check_epsilon as _check_epsilon
-from .._config import get_config
+from .._config import secure_noise
 from .accountant import Accountant
 from .events import gaussian_runs
 from .rdp import RDPAccountant, _check_q
@@ -116,7 +116,7 @@ class PLDAccountant(Accountant):
     def supports(self, steps):
         """Any sampling rate in (0, 1] (full-batch steps are merged into one Gaussian), for
         continuous Gaussian steps only (not secure mode's discrete ones)."""
-        if get_config()["secure_noise"]:
+        if secure_noise():
             return False
         try:
             if any(r.noise == "discrete" for r in gaussian_runs(steps)):

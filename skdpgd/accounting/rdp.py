@@ -86,7 +86,7 @@ from scipy.special import gammaln
 
 from .._checks import check_delta as _check_delta
 from .._checks import check_epsilon as _check_epsilon
-from .._config import get_config
+from .._config import secure_noise
 from .accountant import Accountant
 from .events import gaussian_runs
 
@@ -581,7 +581,7 @@ def _log_a_discrete(q, sigmas, orders):
 
 
 def _secure_default():
-    return bool(get_config()["secure_noise"])
+    return bool(secure_noise())
 
 
 class _Group:
