@@ -733,7 +733,7 @@ class Newton(Schedule):
 class KroneckerNewton(Schedule):
     """DP damped Newton for the multinomial loss with a Kronecker-factored Hessian: ``X'X``
     released once, the K x K class factor and the gradient at each of ``n_iter`` iterations
-    (:class:`skdpgd._full_batch.second_order.KroneckerNewton`). Its cost per iteration is a
+    (:class:`skdpgd._full_batch.second_order.KroneckerNewtonMechanism`). Its cost per iteration is a
     gradient pass, whatever the number of classes.
 
     Parameters

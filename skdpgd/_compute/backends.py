@@ -337,7 +337,7 @@ class Rows:
         """``sum_i w_i (diag(p_i) - p_i p_i^T)``, shape ``(K, K)``, with ``p_i`` the softmax of
         row i's margins at ``(coef, intercept)`` (kernel coordinates of the current column,
         ``coef`` of shape (K, d)): the class factor of the multinomial Hessian
-        (:class:`skdpgd._full_batch.second_order.KroneckerNewton`).
+        (:class:`skdpgd._full_batch.second_order.KroneckerNewtonMechanism`).
 
         ``sample = (seed, rate)``: over the rows of :func:`poisson_subsample` only (``start``:
         the position of this object's first row in the whole data, for a dask chunk). Each term

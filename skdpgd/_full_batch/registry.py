@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .choice import Choice
 from .mechanisms import GradientDescent, InterceptOnly, OutputPerturbationMechanism, WarmStart
-from .second_order import DampedNewton, KroneckerNewton, SufficientStatisticsMechanism
+from .second_order import DampedNewton, KroneckerNewtonMechanism, SufficientStatisticsMechanism
 
 #: The mechanism class of each ``NoisePlan.mechanism``.
 MECHANISMS = {
@@ -17,7 +17,7 @@ MECHANISMS = {
     "gradient": GradientDescent,
     "output": OutputPerturbationMechanism,
     "newton": DampedNewton,
-    "kronecker": KroneckerNewton,
+    "kronecker": KroneckerNewtonMechanism,
     "ssp": SufficientStatisticsMechanism,
     "choice": Choice,
 }

@@ -287,7 +287,7 @@ def kronecker_solve(a_eig, s_eig, ridge, G, n):
     return U @ ((U.T @ G @ V) / (np.outer(a, s) / n + ridge)) @ V.T
 
 
-class KroneckerNewton(Mechanism):
+class KroneckerNewtonMechanism(Mechanism):
     """DP damped Newton for the multinomial loss with a Kronecker-factored Hessian.
 
     The multinomial Hessian sum ``sum_i w_i (diag(p_i) - p_i p_i^T) (x) x_i x_i^T`` has
