@@ -152,8 +152,9 @@ class Fit:
         return float(self.spec.n_samples)
 
     @property
-    def prior(self):
-        """The set-up releases made so far (fixed multipliers)."""
+    def setup_releases(self):
+        """The set-up releases made so far (fixed multipliers): the row count, class-weight
+        counts and a road's own set-up releases ("prior" names the class prior only)."""
         return self.charges.releases
 
 
@@ -223,7 +224,7 @@ class Road:
             fit.epsilon,
             fit.delta,
             accountant=self.accountant,
-            prior=fit.prior,
+            prior=fit.setup_releases,
             margin=self.margin,
         )
 
@@ -278,7 +279,7 @@ def private_fit(spec, road, data):
     # --- the road's own set-up releases and public constants, then its release shapes ---
     road.setup(fit)
     _refuse_if_setup_spent_all(fit)
-    fit.progress = Progress(spec.verbose, fit.delta, fit.prior)
+    fit.progress = Progress(spec.verbose, fit.delta, fit.setup_releases)
     for note in fit.notes:
         fit.progress.say(note)
     shapes = road.releases(fit)
@@ -293,7 +294,7 @@ def private_fit(spec, road, data):
     result = road.run(fit, releases)
     # a road that chose a branch after its first release reports what it released (the same
     # total under the fit's relation: see WarmStart)
-    made = fit.prior + list(result.releases if result.releases is not None else releases)
+    made = fit.setup_releases + list(result.releases if result.releases is not None else releases)
     out = dict(result.attributes)
     out.update(
         {
@@ -316,13 +317,13 @@ def _refuse_if_setup_spent_all(fit):
     epsilon that leaves room at that delta, with the set-up releases' shares as they are
     (each grows with epsilon: the count's with the budget at the delta it was sized at, the
     others with the fit's). Public and released values only."""
-    if not fit.prior or math.isinf(fit.mu_total):
+    if not fit.setup_releases or math.isinf(fit.mu_total):
         return
-    if gdp_mu_of_releases(fit.prior) < fit.mu_total:
+    if gdp_mu_of_releases(fit.setup_releases) < fit.mu_total:
         return
     spec = fit.spec
-    count = [r for r in fit.prior if r.name == "row count"]
-    others = [r for r in fit.prior if r.name != "row count"]
+    count = [r for r in fit.setup_releases if r.name == "row count"]
+    others = [r for r in fit.setup_releases if r.name != "row count"]
     delta_c = resolve_delta(spec.delta, None)  # the delta the count was sized at
     least = smallest_epsilon_with_room(fit.epsilon, fit.delta, count, others, delta_c)
     need = (
@@ -339,8 +340,8 @@ def _refuse_if_setup_spent_all(fit):
         )
     raise ValueError(
         f"epsilon={fit.epsilon:g} is too small for {fit.label} at delta={fit.delta:.3g}: its "
-        f"set-up releases ({', '.join(r.name for r in fit.prior)}) already spend all of it "
-        "there, leaving nothing for the model. Give " + ", or ".join(fixes) + "."
+        f"set-up releases ({', '.join(r.name for r in fit.setup_releases)}) already spend all "
+        "of it there, leaving nothing for the model. Give " + ", or ".join(fixes) + "."
     )
 
 

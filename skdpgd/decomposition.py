@@ -287,6 +287,6 @@ class _PCARoad(Road):
                 "mean_": mean,
                 "data_norm_": self.C,
                 "output_bound_": (2.0 if self.center else 1.0) * self.C,
-                "mu_": mu_of(fit.prior + list(releases)),
+                "mu_": mu_of(fit.setup_releases + list(releases)),
             }
         )

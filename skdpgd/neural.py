@@ -680,7 +680,7 @@ class TorchRoad(Road):
             momentum=cfg.momentum,
             sampling_rate=q,
         )
-        plan = schedule.plan(problem, remaining_mu(fit.mu_total, fit.prior), T)
+        plan = schedule.plan(problem, remaining_mu(fit.mu_total, fit.setup_releases), T)
         if plan.mechanism != "gradient":
             raise ValueError(
                 f"schedule {schedule_name!r} is not a gradient schedule; "
@@ -756,7 +756,7 @@ class TorchRoad(Road):
                 secure=fit.gen if is_secure(fit.gen) else None,
                 sensitivity=float(self.sensitivity[fit.relation]),
             )
-        mu = mu_of(fit.prior + list(releases))
+        mu = mu_of(fit.setup_releases + list(releases))
         return RoadResult(
             {
                 "coefs_": coefs,

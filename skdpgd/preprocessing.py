@@ -474,7 +474,7 @@ class _ScalerRoad(Road):
         m = np.clip(S1 / fit.n_public, -1.0, 1.0)
         v = np.clip(S2 / fit.n_public, 0.0, 1.0) - m * m
         s = np.sqrt(np.maximum(v, policy.current().STD_FLOOR ** 2))
-        mu = mu_of(fit.prior + list(releases))
+        mu = mu_of(fit.setup_releases + list(releases))
         half = 0.5 * (self.hi - self.lo)
         B = self.clip_std
         return RoadResult(

@@ -171,7 +171,7 @@ class FullBatchRoad(Road):
                 relation=relation,
             )
             fit.charges.add(norm_release)
-        mu_left = remaining_mu(fit.mu_total, fit.prior)
+        mu_left = remaining_mu(fit.mu_total, fit.setup_releases)
 
         # --- public constants (theory, parameters, or released above; never the data) ---
         # the intercept's column holds the constant c = intercept_scaling * bound
@@ -292,7 +292,7 @@ class FullBatchRoad(Road):
         # a mechanism that chose a branch after its first release (WarmStart's switch to the
         # intercept-only model) reports what it released: the same GDP total
         actual = list(outcome.releases) if outcome.releases is not None else list(releases)
-        made = fit.prior + actual
+        made = fit.setup_releases + actual
         mu = gdp_mu_of_releases(made)
         name = outcome.model or mechanism.name  # the model returned
         alpha, first = self.alpha, actual[0]
@@ -309,7 +309,12 @@ class FullBatchRoad(Road):
                 "noise_multipliers_": first.multipliers,
                 "row_clip_": self.bound,
                 "row_clip_noise_multiplier_": next(
-                    (float(r.multipliers[0]) for r in fit.prior if r.name == "row norm sum"), None
+                    (
+                        float(r.multipliers[0])
+                        for r in fit.setup_releases
+                        if r.name == "row norm sum"
+                    ),
+                    None,
                 ),
                 "clip_norm_": self.setup_.lipschitz,
                 # noisy iterations: gradient or Newton steps; output perturbation's one release of

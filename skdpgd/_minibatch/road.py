@@ -450,7 +450,7 @@ class MinibatchRoad(Road):
                 fit.epsilon,
                 fit.delta,
                 accountant=self.accountant,
-                prior=fit.prior + [first, choice],
+                prior=fit.setup_releases + [first, choice],
                 margin=self.margin,
             )
         except ValueError:
@@ -503,7 +503,9 @@ class MinibatchRoad(Road):
         # sensitivity 1 (add/remove-one: one weighted count moves by w_i <= 1), raised by the
         # rounding margin of the float64 sums
         counts_sens = with_margin(CLASS_COUNT_SENSITIVITY, self.margin)
-        first = fit.prior + [Release("class counts (prior)", [z1], counts_sens, "add_remove")]
+        first = fit.setup_releases + [
+            Release("class counts (prior)", [z1], counts_sens, "add_remove")
+        ]
         branches = {
             "prior": calibrate(
                 self._second_counts_shapes(),
