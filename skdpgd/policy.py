@@ -1116,16 +1116,123 @@ NAMES = tuple(
     if name.isupper() and name != "NAMES" and not isinstance(value, types.ModuleType)
 )
 
-Policy = dataclasses.make_dataclass(
-    "Policy",
-    [(name, object, dataclasses.field(default=globals()[name])) for name in NAMES],
-    frozen=True,
-)
-Policy.__module__ = __name__
-Policy.__doc__ = (
-    "Every constant of :mod:`skdpgd.policy` as one frozen value (fields named as "
-    "the module's constants, defaults their values)."
-)
+
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    """Every constant of :mod:`skdpgd.policy` as one frozen value.
+
+    One field per module constant, in the module's order (:data:`NAMES`): same name, default the
+    constant itself. Each value is written once, in the constant's assignment above, next to the
+    comment that says what it decides and where it was chosen (``benchmarks/DECISIONS.md``); a
+    field's default only names that constant (a test checks that the fields and the constants
+    agree: names, order, values). Change values with :func:`using`, not by assigning.
+    """
+
+    # Full-batch estimators (DPLogisticRegression, DPRidge): number of steps and noise shapes
+    MAX_AUTO_ITER: int = MAX_AUTO_ITER
+    MAX_SHAPE_RATIO: float = MAX_SHAPE_RATIO
+    AUTO_DYNAMIC_THRESHOLD: float = AUTO_DYNAMIC_THRESHOLD
+
+    # Full-batch estimators: the penalty (alpha='auto')
+    AUTO_ALPHA_NOISE: float = AUTO_ALPHA_NOISE
+    AUTO_ALPHA_NOISE_NEWTON: float = AUTO_ALPHA_NOISE_NEWTON
+    AUTO_ALPHA_NOISE_SQUARED: float = AUTO_ALPHA_NOISE_SQUARED
+    AUTO_OUTPUT_ALPHA: float = AUTO_OUTPUT_ALPHA
+
+    # Full-batch estimators: the mechanism schedule='auto' runs
+    AUTO_SECOND_ORDER_MIN_SNR: float = AUTO_SECOND_ORDER_MIN_SNR
+    AUTO_SSP_SHARE: float = AUTO_SSP_SHARE
+    SSP_FLOOR: float = SSP_FLOOR
+    AUTO_SECOND_ORDER_MAX_PARAMS: int = AUTO_SECOND_ORDER_MAX_PARAMS
+    AUTO_OUTPUT_MIN_SNR: float = AUTO_OUTPUT_MIN_SNR
+    AUTO_NEAR_EXACT_OUTPUT_MIN_SNR: float = AUTO_NEAR_EXACT_OUTPUT_MIN_SNR
+    AUTO_LOW_OUTPUT_MIN_SNR: float = AUTO_LOW_OUTPUT_MIN_SNR
+    AUTO_KRONECKER_MAX_FEATURES: int = AUTO_KRONECKER_MAX_FEATURES
+    AUTO_KRONECKER_MIN_SNR: float = AUTO_KRONECKER_MIN_SNR
+    AUTO_KRONECKER_ITER: int = AUTO_KRONECKER_ITER
+    AUTO_KRONECKER_SHARE: float = AUTO_KRONECKER_SHARE
+    AUTO_KRONECKER_CURVATURE_SHARE: float = AUTO_KRONECKER_CURVATURE_SHARE
+    AUTO_KRONECKER_RATE_SNR: float = AUTO_KRONECKER_RATE_SNR
+    AUTO_NEWTON_ITER: int = AUTO_NEWTON_ITER
+    AUTO_NEWTON_SHARE: float = AUTO_NEWTON_SHARE
+    AUTO_PRIOR_MAX_SNR: float = AUTO_PRIOR_MAX_SNR
+    AUTO_PRIOR_MAX_SNR_BINARY: float = AUTO_PRIOR_MAX_SNR_BINARY
+    AUTO_PRIOR_SHARE: float = AUTO_PRIOR_SHARE
+    AUTO_PRIOR_SWITCH_SHARE: float = AUTO_PRIOR_SWITCH_SHARE
+    AUTO_PRIOR_SWITCH: tuple | None = AUTO_PRIOR_SWITCH
+    AUTO_SELECT: tuple | None = AUTO_SELECT
+    AUTO_SELECT_SQUARED_HINGE: tuple | None = AUTO_SELECT_SQUARED_HINGE
+    AUTO_SELECT_BIAS: float = AUTO_SELECT_BIAS
+    AUTO_CHOICE: tuple | None = AUTO_CHOICE
+    AUTO_CHOICE_CANDIDATES: tuple = AUTO_CHOICE_CANDIDATES
+    AUTO_CHOICE_MAX_FITS: int = AUTO_CHOICE_MAX_FITS
+    AUTO_CHOICE_MAIN_SHARE: float = AUTO_CHOICE_MAIN_SHARE
+    AUTO_CHOICE_BLENDS: tuple = AUTO_CHOICE_BLENDS
+    AUTO_CHOICE_MAX_NOISE: float = AUTO_CHOICE_MAX_NOISE
+    AUTO_CHOICE_MAIN_BIAS: float = AUTO_CHOICE_MAIN_BIAS
+    WARM_START_SHRINK: float = WARM_START_SHRINK
+    AUTO_REGRESSION_START_SHARE: float = AUTO_REGRESSION_START_SHARE
+    AUTO_REGRESSION_SELECT: tuple | None = AUTO_REGRESSION_SELECT
+    AUTO_REGRESSION_TARGET_RATIO: float = AUTO_REGRESSION_TARGET_RATIO
+    AUTO_REGRESSION_TARGET_MAX_SHARE: float = AUTO_REGRESSION_TARGET_MAX_SHARE
+
+    # Full-batch estimators: the Hessian releases of DP damped Newton
+    AUTO_HESSIAN_SNR: float = AUTO_HESSIAN_SNR
+    AUTO_HESSIAN_MIN_ROWS: float = AUTO_HESSIAN_MIN_ROWS
+    AUTO_NEWTON_HESSIANS: int = AUTO_NEWTON_HESSIANS
+    AUTO_HESSIAN_MAX_WORK: float = AUTO_HESSIAN_MAX_WORK
+    AUTO_HESSIAN_FREE_RATIO: float = AUTO_HESSIAN_FREE_RATIO
+
+    # Full-batch estimators: the row-clipping bound (row_clip='auto')
+    ROW_CLIP_FACTOR: float = ROW_CLIP_FACTOR
+    AUTO_SIGNAL_POWER: float = AUTO_SIGNAL_POWER
+    ROW_CLIP_SNR: float = ROW_CLIP_SNR
+    ROW_CLIP_POWER: float = ROW_CLIP_POWER
+    ROW_CLIP_MAX_SHARE: float = ROW_CLIP_MAX_SHARE
+    ROW_CLIP_TARGET_RELATIVE_ERROR: float = ROW_CLIP_TARGET_RELATIVE_ERROR
+    ROW_NORM_NOTE_SHARE: float = ROW_NORM_NOTE_SHARE
+    ROW_NORM_NOTE_SIGMAS: float = ROW_NORM_NOTE_SIGMAS
+
+    # Set-up releases: budget shares of the noisy row count and class counts
+    COUNT_SHARE: float = COUNT_SHARE
+    CLASS_COUNT_SHARE: float = CLASS_COUNT_SHARE
+
+    # DP-SGD (DPSGDClassifier, DPSGDRegressor): the 'auto' hyperparameters
+    SGD_CLIP_FACTOR: float = SGD_CLIP_FACTOR
+    SGD_CLIP_RELAX_MU: float = SGD_CLIP_RELAX_MU
+    SGD_ALPHA_BASE: float = SGD_ALPHA_BASE
+    SGD_ALPHA_NOISE: float = SGD_ALPHA_NOISE
+    SGD_ALPHA_NOISE_REGRESSION: float = SGD_ALPHA_NOISE_REGRESSION
+    SGD_FLOW: float = SGD_FLOW
+    SGD_MIN_STEPS: int = SGD_MIN_STEPS
+    SGD_MAX_STEPS: int = SGD_MAX_STEPS
+    SGD_BATCH_FACTOR: float = SGD_BATCH_FACTOR
+    SGD_MIN_BATCH: int = SGD_MIN_BATCH
+    SGD_MAX_EPOCHS: float = SGD_MAX_EPOCHS
+    SGD_COUNT_MARGIN: float = SGD_COUNT_MARGIN
+    SGD_LR_FACTOR: float = SGD_LR_FACTOR
+    SGD_AVERAGE_FROM: float = SGD_AVERAGE_FROM
+    SGD_PRIOR_SWITCH: tuple | None = SGD_PRIOR_SWITCH
+    SGD_BINARY_SELECT: tuple | None = SGD_BINARY_SELECT
+    SGD_REGRESSION_SELECT: tuple | None = SGD_REGRESSION_SELECT
+
+    # Importance-masked DP-SGD (ImportanceMask, importance='auto')
+    AUTO_IMPORTANCE: bool = AUTO_IMPORTANCE
+    IMPORTANCE_LINEAR_FREEZE: bool = IMPORTANCE_LINEAR_FREEZE
+    IMPORTANCE_SCALE_RATIO: float = IMPORTANCE_SCALE_RATIO
+    IMPORTANCE_MOMENT_DECAY: float = IMPORTANCE_MOMENT_DECAY
+
+    # DPMLPClassifier: the defaults of its 'hong' and 'exponential' schedules
+    MLP_HONG_INFLUENCE: float = MLP_HONG_INFLUENCE
+    MLP_EXPONENTIAL_DECAY: float = MLP_EXPONENTIAL_DECAY
+
+    # DPStandardScaler
+    STD_FLOOR: float = STD_FLOOR
+
+    # PrivatePipeline: the DP transformers' share of the budget
+    DP_TRANSFORMER_SHARE: float = DP_TRANSFORMER_SHARE
+    DP_TRANSFORMERS_MAX_SHARE: float = DP_TRANSFORMERS_MAX_SHARE
+
 
 #: The package's policy: the module constants' values.
 DEFAULT = Policy()

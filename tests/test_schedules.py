@@ -715,6 +715,46 @@ def test_policy_is_a_frozen_value_changed_only_inside_a_block():
     assert DPLogisticRegression(**kw).fit(X, y).mechanism_ == "newton"
 
 
+def test_policy_fields_are_the_module_constants_written_once():
+    """``Policy`` is written out field by field and cannot drift from the module's constants:
+    its fields are exactly the upper-case assignments of ``skdpgd/policy.py`` (read from the
+    source), in their order (also :data:`NAMES`'s); each default *is* the constant and is
+    written in the class as the constant's bare name (the value appears once, at the constant);
+    each annotation admits the value."""
+    import ast
+    import dataclasses
+    import inspect
+    import typing
+
+    from skdpgd import policy
+
+    tree = ast.parse(inspect.getsource(policy))
+    assigned = []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        targets = [node.target] if isinstance(node, ast.AnnAssign) else targets
+        assigned += [t.id for t in targets if isinstance(t, ast.Name) and t.id.isupper()]
+    constants = [n for n in assigned if n not in ("NAMES", "DEFAULT") and not n.startswith("_")]
+    fields = dataclasses.fields(policy.Policy)
+    assert [f.name for f in fields] == constants == list(policy.NAMES)
+    assert len(constants) == len(set(constants))  # no constant assigned twice
+
+    hints = typing.get_type_hints(policy.Policy)
+    for f in fields:
+        value = getattr(policy, f.name)
+        assert f.default is value, f.name
+        assert getattr(policy.DEFAULT, f.name) is value, f.name
+        assert isinstance(value, hints[f.name]), (f.name, hints[f.name], value)
+
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Policy"]
+    body = [n for n in cls.body if isinstance(n, ast.AnnAssign)]
+    assert [n.target.id for n in body] == constants
+    for node in body:
+        assert isinstance(node.value, ast.Name) and node.value.id == node.target.id, (
+            f"Policy.{node.target.id}'s default must name the module constant, not repeat it"
+        )
+
+
 def test_a_policy_block_in_one_thread_leaves_the_others_on_theirs():
     """``using`` is thread-local: while one thread runs a study, a fit in another thread (and
     in a thread started inside the block) reads the default policy."""
