@@ -8,13 +8,13 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._estimators import COMMON_CONSTRAINTS, _DPLinearBase
-from ._docstrings import _FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _SCHEDULE_PARAMS_DOC
-from ._capability import DP_ESTIMATOR
-from ._compat import Interval, fit_context
-from ._data import centred_targets, decision_scores, is_dask, regression_data, target_range
-from ._transaction import fit_transaction
-from .losses import Huber
+from .._estimators import COMMON_CONSTRAINTS, _DPLinearBase
+from .._docstrings import _FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _SCHEDULE_PARAMS_DOC
+from .._capability import DP_ESTIMATOR
+from .._compat import Interval, fit_context
+from .._data import centred_targets, decision_scores, is_dask, regression_data, target_range
+from .._transaction import fit_transaction
+from ..losses import Huber
 
 __all__ = ["DPHuberRegressor"]
 

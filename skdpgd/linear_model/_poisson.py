@@ -9,13 +9,13 @@ from sklearn.base import RegressorMixin
 from sklearn.metrics import d2_tweedie_score
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._estimators import COMMON_CONSTRAINTS, _DPLinearBase
-from ._docstrings import _FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _SCHEDULE_PARAMS_DOC
-from ._capability import DP_ESTIMATOR
-from ._compat import Interval, StrOptions, fit_context
-from ._data import decision_scores, is_dask, regression_data, resolve_y_bound
-from ._transaction import fit_transaction
-from .losses import Poisson
+from .._estimators import COMMON_CONSTRAINTS, _DPLinearBase
+from .._docstrings import _FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _SCHEDULE_PARAMS_DOC
+from .._capability import DP_ESTIMATOR
+from .._compat import Interval, StrOptions, fit_context
+from .._data import decision_scores, is_dask, regression_data, resolve_y_bound
+from .._transaction import fit_transaction
+from ..losses import Poisson
 
 __all__ = ["DPPoissonRegressor"]
 
