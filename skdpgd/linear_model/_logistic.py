@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from .._capability import DP_ESTIMATOR
-from .._compat import StrOptions, fit_context
-from .._data import classification_data
 from .._docstrings import (
     _FITTED_PRIVACY_DOC,
     _PRIVACY_PARAMS_DOC,
@@ -13,14 +11,14 @@ from .._docstrings import (
 )
 from .._docstrings import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
 from .._docstrings import CLASSES_DOC as _CLASSES_DOC
-from .._estimators import LinearClassifierMixin, ProbaFromScoresMixin, _DPLinearBase
-from .._transaction import fit_transaction
+from .._estimators import ProbaFromScoresMixin
 from ..losses import BinaryLogistic, MultinomialLogistic
+from ._base import _DPGLMClassifier
 
 __all__ = ["DPLogisticRegression"]
 
 
-class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinearBase):
+class DPLogisticRegression(ProbaFromScoresMixin, _DPGLMClassifier):
     __doc__ = f"""Differentially private logistic regression (binary and multinomial).
 
     Minimises ``(1/N) sum_i w_i l(theta; x_i, y_i) + alpha/2 ||coef||^2`` (the intercept is
@@ -109,12 +107,6 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
     #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
     _skdpgd_privacy = DP_ESTIMATOR
 
-    _parameter_constraints: dict = {
-        **_DPLinearBase._parameter_constraints,
-        "classes": ["array-like", None],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-    }
-
     def __init__(
         self,
         *,
@@ -154,55 +146,6 @@ class DPLogisticRegression(ProbaFromScoresMixin, LinearClassifierMixin, _DPLinea
         self.random_state = random_state
         self.budget = budget
 
-    @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the model privately.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data, dense or sparse (CSR, never densified); rows are clipped to
-            ``data_norm``.
-        y : array-like of shape (n_samples,)
-            Class labels (at least two classes).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Per-example weights in [0, 1] (see the Privacy note).
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        with fit_transaction(self):
-            data = classification_data(
-                self,
-                X,
-                y,
-                sample_weight,
-                self.classes,
-                dask=(
-                    True
-                    if self.class_weight is None
-                    else ValueError("class_weight is not supported for dask input yet.")
-                ),
-            )
-            X, classes = data.X, data.classes
-            if classes.shape[0] == 2:
-                loss, n_outputs = BinaryLogistic(), 1
-            else:
-                loss, n_outputs = MultinomialLogistic(), classes.shape[0]
-            coef, intercept = self._fit_private(
-                X,
-                data.y,
-                data.sample_weight,
-                loss,
-                n_outputs,
-                classes=classes,
-                y_index=data.y_index,
-            )
-            self.classes_ = classes
-            # computed in float64 (sums of clipped terms must not round past their bound);
-            # float32 input gets float32 coefficients, as in scikit-learn
-            self.coef_ = coef.astype(data.dtype, copy=False)
-            self.intercept_ = intercept.astype(data.dtype, copy=False)
-        return self
+    def _loss(self, n_classes):
+        # the binary log-loss for two classes (one output), else the multinomial one
+        return BinaryLogistic() if n_classes == 2 else MultinomialLogistic()

@@ -4,29 +4,17 @@ from __future__ import annotations
 
 import numbers
 
-import numpy as np
-from sklearn.base import RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
-
 from .._capability import DP_ESTIMATOR
-from .._compat import Interval, StrOptions, fit_context
-from .._data import (
-    centred_targets,
-    decision_scores,
-    is_dask,
-    regression_data,
-    resolve_y_bound,
-    target_range,
-)
+from .._compat import Interval, StrOptions
 from .._docstrings import _FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _SCHEDULE_PARAMS_DOC
-from .._estimators import COMMON_CONSTRAINTS, _DPLinearBase
-from .._transaction import fit_transaction
+from .._estimators import COMMON_CONSTRAINTS
 from ..losses import SquaredError
+from ._base import _DPGLMRegressor
 
 __all__ = ["DPRidge"]
 
 
-class DPRidge(RegressorMixin, _DPLinearBase):
+class DPRidge(_DPGLMRegressor):
     __doc__ = f"""Differentially private ridge regression.
 
     Minimises ``(1/N) sum_i w_i h(x_i . w + b - y_i) + alpha/2 ||w||^2`` by full-batch noisy
@@ -164,75 +152,7 @@ class DPRidge(RegressorMixin, _DPLinearBase):
         self.random_state = random_state
         self.budget = budget
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        # a private fit of 200 rows at epsilon=1 has R^2 near 0.05-0.1: scikit-learn's
-        # regressor checks keep their shape and error assertions, without the score bar
-        tags.regressor_tags.poor_score = True
-        return tags
-
-    @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the model privately.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data, dense or sparse (CSR, never densified); rows are clipped to
-            ``data_norm``.
-        y : array-like of shape (n_samples,)
-            Targets (clipped to the range ``y_bound``). One target: a y with several
-            columns is refused (fit one estimator per target under a shared budget).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Per-example weights in [0, 1].
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        y_shape = getattr(y, "shape", None)
-        if y_shape is not None and len(y_shape) == 2 and y_shape[1] > 1:
-            raise ValueError(
-                f"DPRidge fits one target, got y with {y_shape[1]} columns. Fit one DPRidge "
-                "per target: each fit spends its own (epsilon, delta), so share a PrivacyBudget "
-                "to account for them together (a joint multi-output release is not offered)."
-            )
-        with fit_transaction(self):
-            X, y, sample_weight, dtype, *_ = regression_data(self, X, y, sample_weight)
-            if self.y_bound is None:
-                centre, y_bound = 0.0, resolve_y_bound(None, y)
-            else:  # public: a bound Y (the range [-Y, Y]) or a range (lo, hi)
-                centre, y_bound = target_range(self.y_bound, self.fit_intercept)
-            clip_norm = None if self.clip_norm == "auto" else float(self.clip_norm)
-            # the fit sees y - centre within [-y_bound, y_bound]: the sensitivities use y_bound
-            coef, intercept = self._fit_private(
-                X,
-                centred_targets(y, centre, y_bound),
-                sample_weight,
-                SquaredError(clip_norm=clip_norm, y_bound=y_bound),
-                1,
-                y_bound=y_bound,
-            )
-            self.y_bound_ = y_bound
-            self.y_range_ = (centre - y_bound, centre + y_bound)
-            self.coef_ = coef[0].astype(dtype, copy=False)
-            self.intercept_ = dtype.type(intercept[0] + centre if self.fit_intercept else 0.0)
-        return self
-
-    def predict(self, X):
-        """Predict targets.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        if is_dask(X):  # a lazy dask array
-            return decision_scores(self, X, self.coef_[None, :], [self.intercept_])[:, 0]
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        return X @ self.coef_ + self.intercept_
+    def _loss(self, y_bound):
+        # the fit sees y - centre within [-y_bound, y_bound]: the sensitivities use y_bound
+        clip_norm = None if self.clip_norm == "auto" else float(self.clip_norm)
+        return SquaredError(clip_norm=clip_norm, y_bound=y_bound)
