@@ -193,6 +193,10 @@ class _DPGLMRegressor(RegressorMixin, _DPGLM):
     middle, which is added back to the intercept. ``_loss(y_bound)`` gives the loss for the
     range's half-width."""
 
+    #: the inverse of the link function, applied to ``X @ coef_ + intercept_`` (None: the
+    #: identity)
+    _inverse_link = None
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # a private fit of 200 rows at epsilon=1 has R^2 near 0.05-0.1: scikit-learn's
@@ -243,16 +247,9 @@ class _DPGLMRegressor(RegressorMixin, _DPGLM):
         centre = problem.targets.centre
         self.intercept_ = dtype.type(intercept[0] + centre if self.fit_intercept else 0.0)
 
-    def _linear_predictor(self, X):
-        """``X @ coef_ + intercept_`` (lazy for a dask X)."""
-        check_is_fitted(self)
-        if is_dask(X):  # a lazy dask array
-            return decision_scores(self, X, self.coef_[None, :], [self.intercept_])[:, 0]
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_
-
     def predict(self, X):
-        """Predict targets.
+        """Predict targets: ``X @ coef_ + intercept_`` through the inverse link (the identity,
+        or ``exp`` for a log link).
 
         Parameters
         ----------
@@ -262,7 +259,15 @@ class _DPGLMRegressor(RegressorMixin, _DPGLM):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self._linear_predictor(X)
+        check_is_fitted(self)
+        if is_dask(X):  # a lazy dask array
+            eta = decision_scores(self, X, self.coef_[None, :], [self.intercept_])[:, 0]
+        else:
+            X = validate_data(
+                self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False
+            )
+            eta = np.asarray(X @ self.coef_).ravel() + self.intercept_
+        return eta if self._inverse_link is None else self._inverse_link(eta)
 
 
 class _DPLogLinkRegressor(_DPGLMRegressor):
@@ -273,6 +278,7 @@ class _DPLogLinkRegressor(_DPGLMRegressor):
 
     #: the power of the Tweedie deviance ``score`` explains (1: Poisson)
     _power = 1
+    _inverse_link = staticmethod(np.exp)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -285,19 +291,6 @@ class _DPLogLinkRegressor(_DPGLMRegressor):
 
     def _target_attributes(self, targets):
         return {"y_bound_": targets.bound}
-
-    def predict(self, X):
-        """Predict the expected targets, ``exp(X @ coef_ + intercept_)``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        return np.exp(self._linear_predictor(X))
 
     def score(self, X, y, sample_weight=None):
         """D^2, the fraction of the deviance explained (as scikit-learn's GLMs' score).
