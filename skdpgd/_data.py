@@ -347,9 +347,9 @@ def resolve_data_norm(data_norm, X):
     return inferred if inferred > 0 else 1.0
 
 
-def resolve_y_bound(y_bound, y):
+def resolve_y_bound(y_bound, y, stacklevel=3):
     """The public target bound, or (with a PrivacyLeakWarning) the data's largest ``|y|``
-    (one pass over a dask y)."""
+    (one pass over a dask y). ``stacklevel`` as ``warnings.warn`` counts it from here."""
     if y_bound is not None:
         return float(y_bound)
     if is_dask(y):
@@ -360,7 +360,7 @@ def resolve_y_bound(y_bound, y):
         f"({inferred:.4g}). This bound is read from the private data and leaks privacy "
         "that epsilon does not account for. Pass a public y_bound to fix.",
         PrivacyLeakWarning,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
     return inferred if inferred > 0 else 1.0
 

@@ -3,25 +3,22 @@ descent on the squared hinge loss; one-vs-rest for more than two classes)."""
 
 from __future__ import annotations
 
-from ._estimators import COMMON_CONSTRAINTS, LinearClassifierMixin, _DPLinearBase
+from ._capability import DP_ESTIMATOR
 from ._docstrings import (
     _FITTED_PRIVACY_DOC,
     _PRIVACY_PARAMS_DOC,
     _ROW_CLIP_DOC,
     _SCHEDULE_PARAMS_DOC,
 )
-from ._capability import DP_ESTIMATOR
-from ._compat import StrOptions, fit_context
-from ._data import classification_data
 from ._docstrings import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
 from ._docstrings import CLASSES_DOC as _CLASSES_DOC
-from ._transaction import fit_transaction
+from .linear_model._base import _DPGLMClassifier
 from .losses import SquaredHinge, SquaredHingeOneVsRest
 
 __all__ = ["DPLinearSVC"]
 
 
-class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
+class DPLinearSVC(_DPGLMClassifier):
     __doc__ = f"""Differentially private linear support vector classifier.
 
     Minimises ``(1/N) sum_i w_i l(y_i (x_i . w + b)) + alpha/2 ||w||^2`` (the intercept is not
@@ -123,12 +120,6 @@ class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
     #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
     _skdpgd_privacy = DP_ESTIMATOR
 
-    _parameter_constraints: dict = {
-        **COMMON_CONSTRAINTS,
-        "classes": ["array-like", None],
-        "class_weight": [dict, StrOptions({"balanced"}), None],
-    }
-
     def __init__(
         self,
         *,
@@ -168,60 +159,14 @@ class DPLinearSVC(LinearClassifierMixin, _DPLinearBase):
         self.budget = budget
         self.verbose = verbose
 
-    @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the model privately.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data, dense or sparse (CSR, never densified); rows are clipped to
-            ``data_norm``.
-        y : array-like of shape (n_samples,)
-            Class labels (two classes, or more: one-vs-rest).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Per-example weights in [0, 1].
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        with fit_transaction(self):
-            data = classification_data(
-                self,
-                X,
-                y,
-                sample_weight,
-                self.classes,
-                dask=(
-                    True
-                    if self.class_weight is None
-                    else ValueError("class_weight is not supported for dask input yet.")
-                ),
-            )
-            classes = data.classes
-            if classes.shape[0] == 2:
-                # labels +-1; each gradient release has sensitivity 2G (replace-one) or G
-                # (add/remove-one), G = 2 * row_bound (SquaredHinge.lipschitz, the kernels' clip)
-                loss, n_outputs = SquaredHinge(), 1
-            else:
-                # labels = class index; K outputs, each derivative capped as in the binary
-                # case, so one example's gradient over the K x P parameters has norm at most
-                # G = sqrt(K) * 2 * row_bound (SquaredHingeOneVsRest.lipschitz, the kernels'
-                # clip): each release of the joint gradient sum has sensitivity 2G
-                # (replace-one) or G (add/remove-one); tests/test_linear_svc.py checks the bound
-                loss, n_outputs = SquaredHingeOneVsRest(), classes.shape[0]
-            coef, intercept = self._fit_private(
-                data.X,
-                data.y,
-                data.sample_weight,
-                loss,
-                n_outputs,
-                classes=classes,
-                y_index=data.y_index,
-            )
-            self.classes_ = classes
-            self.coef_ = coef.astype(data.dtype, copy=False)
-            self.intercept_ = intercept.astype(data.dtype, copy=False)
-        return self
+    def _loss(self, n_classes):
+        if n_classes == 2:
+            # labels +-1; each gradient release has sensitivity 2G (replace-one) or G
+            # (add/remove-one), G = 2 * row_bound (SquaredHinge.lipschitz, the kernels' clip)
+            return SquaredHinge()
+        # labels = class index; K outputs, each derivative capped as in the binary case, so one
+        # example's gradient over the K x P parameters has norm at most G = sqrt(K) * 2 *
+        # row_bound (SquaredHingeOneVsRest.lipschitz, the kernels' clip): each release of the
+        # joint gradient sum has sensitivity 2G (replace-one) or G (add/remove-one);
+        # tests/test_linear_svc.py checks the bound
+        return SquaredHingeOneVsRest()

@@ -258,3 +258,24 @@ def test_subpackages_are_one_level_deep():
     """skdpgd/<wing>/<module>.py at most: a wing holds modules, not further folders."""
     for path in ROOT.rglob("*.py"):
         assert len(path.relative_to(ROOT).parts) <= 2, path
+
+
+def test_the_linear_models_are_one_module_each_on_one_base():
+    """skdpgd.linear_model is a package: one module per estimator, each built on the shared
+    GLM base (``_base``, which owns ``fit``) and importing no other estimator's module; the
+    estimators' former root modules (``skdpgd._huber``, ``skdpgd._poisson``) are gone."""
+    graph = _graph(lazy=True)
+    base = "skdpgd.linear_model._base"
+    estimators = {
+        "skdpgd.linear_model._huber",
+        "skdpgd.linear_model._logistic",
+        "skdpgd.linear_model._poisson",
+        "skdpgd.linear_model._ridge",
+    }
+    assert {m for m in graph if m.startswith("skdpgd.linear_model.")} == estimators | {base}
+    for module in estimators:
+        assert base in graph[module], module
+        assert not graph[module] & estimators, module
+    assert not graph[base] & estimators
+    assert "skdpgd._huber" not in graph and "skdpgd._poisson" not in graph
+    assert base in graph["skdpgd.svm"]  # DPLinearSVC is on the classifier side of the base

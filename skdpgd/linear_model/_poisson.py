@@ -4,23 +4,17 @@ from __future__ import annotations
 
 import numbers
 
-import numpy as np
-from sklearn.base import RegressorMixin
-from sklearn.metrics import d2_tweedie_score
-from sklearn.utils.validation import check_is_fitted, validate_data
-
-from ._estimators import COMMON_CONSTRAINTS, _DPLinearBase
-from ._docstrings import _FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _SCHEDULE_PARAMS_DOC
-from ._capability import DP_ESTIMATOR
-from ._compat import Interval, StrOptions, fit_context
-from ._data import decision_scores, is_dask, regression_data, resolve_y_bound
-from ._transaction import fit_transaction
-from .losses import Poisson
+from .._capability import DP_ESTIMATOR
+from .._compat import Interval, StrOptions
+from .._docstrings import _FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _SCHEDULE_PARAMS_DOC
+from .._estimators import COMMON_CONSTRAINTS
+from ..losses import Poisson
+from ._base import _DPLogLinkRegressor
 
 __all__ = ["DPPoissonRegressor"]
 
 
-class DPPoissonRegressor(RegressorMixin, _DPLinearBase):
+class DPPoissonRegressor(_DPLogLinkRegressor):
     __doc__ = f"""Differentially private Poisson regression (log link).
 
     Minimises ``(1/N) sum_i w_i l(x_i . w + b; y_i) + alpha/2 ||w||^2`` by full-batch noisy
@@ -154,90 +148,8 @@ class DPPoissonRegressor(RegressorMixin, _DPLinearBase):
         self.budget = budget
         self.verbose = verbose
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.regressor_tags.poor_score = True  # as DPRidge: noise at epsilon=1 on 200 rows
-        tags.target_tags.positive_only = True  # counts (negative targets are clipped to 0)
-        return tags
-
-    @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the model privately.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data, dense or sparse (CSR, never densified); rows are clipped to
-            ``data_norm``.
-        y : array-like of shape (n_samples,)
-            Counts (any non-negative number; clipped to ``[0, y_bound]``). One target.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Per-example weights in [0, 1].
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        y_shape = getattr(y, "shape", None)
-        if y_shape is not None and len(y_shape) == 2 and y_shape[1] > 1:
-            raise ValueError(
-                f"DPPoissonRegressor fits one target, got y with {y_shape[1]} columns. Fit one "
-                "estimator per target under a shared PrivacyBudget."
-            )
-        with fit_transaction(self):
-            X, y, sample_weight, dtype, *_ = regression_data(self, X, y, sample_weight)
-            y_bound = resolve_y_bound(self.y_bound, y)  # None: read from y, with a warning
-            clip_norm = None if self.clip_norm == "auto" else float(self.clip_norm)
-            # counts in [0, y_bound]; the sensitivity of each gradient release is 2 clip_norm
-            # (replace-one) or clip_norm (add/remove-one), G = Poisson.lipschitz
-            coef, intercept = self._fit_private(
-                X,
-                y.clip(0.0, y_bound),
-                sample_weight,
-                Poisson(clip_norm=clip_norm, y_bound=y_bound),
-                1,
-                y_bound=y_bound,
-            )
-            self.y_bound_ = y_bound
-            self.coef_ = coef[0].astype(dtype, copy=False)
-            self.intercept_ = dtype.type(intercept[0] if self.fit_intercept else 0.0)
-        return self
-
-    def _linear_predictor(self, X):
-        check_is_fitted(self)
-        if is_dask(X):  # a lazy dask array
-            return decision_scores(self, X, self.coef_[None, :], [self.intercept_])[:, 0]
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_
-
-    def predict(self, X):
-        """Predict expected counts, ``exp(X @ coef_ + intercept_)``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        eta = self._linear_predictor(X)
-        return np.exp(eta)
-
-    def score(self, X, y, sample_weight=None):
-        """D^2, the fraction of the Poisson deviance explained (as PoissonRegressor's score).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Non-negative counts.
-        sample_weight : array-like of shape (n_samples,), default=None
-
-        Returns
-        -------
-        score : float
-            1 is a perfect fit; 0 predicts the weighted mean count.
-        """
-        return d2_tweedie_score(y, self.predict(X), sample_weight=sample_weight, power=1)
+    def _loss(self, y_bound):
+        # counts in [0, y_bound]; the sensitivity of each gradient release is 2 clip_norm
+        # (replace-one) or clip_norm (add/remove-one), G = Poisson.lipschitz
+        clip_norm = None if self.clip_norm == "auto" else float(self.clip_norm)
+        return Poisson(clip_norm=clip_norm, y_bound=y_bound)

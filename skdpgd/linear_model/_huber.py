@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import numbers
 
-import numpy as np
-from sklearn.base import RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
-
-from ._estimators import COMMON_CONSTRAINTS, _DPLinearBase
-from ._docstrings import _FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _SCHEDULE_PARAMS_DOC
-from ._capability import DP_ESTIMATOR
-from ._compat import Interval, fit_context
-from ._data import centred_targets, decision_scores, is_dask, regression_data, target_range
-from ._transaction import fit_transaction
-from .losses import Huber
+from .._capability import DP_ESTIMATOR
+from .._compat import Interval
+from .._docstrings import _FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _SCHEDULE_PARAMS_DOC
+from .._estimators import COMMON_CONSTRAINTS
+from ..losses import Huber
+from ._base import Targets, _DPGLMRegressor
 
 __all__ = ["DPHuberRegressor"]
 
@@ -24,7 +19,7 @@ __all__ = ["DPHuberRegressor"]
 HUBER_GAP_SCALES = 3.0
 
 
-class DPHuberRegressor(RegressorMixin, _DPLinearBase):
+class DPHuberRegressor(_DPGLMRegressor):
     __doc__ = f"""Differentially private linear regression with the Huber loss.
 
     Minimises ``(1/N) sum_i w_i h_t(y_i - x_i . w - b) + alpha/2 ||w||^2`` by full-batch noisy
@@ -182,82 +177,27 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         self.budget = budget
         self.verbose = verbose
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.regressor_tags.poor_score = True  # as DPRidge: noise at epsilon=1 on 200 rows
-        return tags
-
-    @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the model privately.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data, dense or sparse (CSR, never densified); rows are clipped to
-            ``data_norm``.
-        y : array-like of shape (n_samples,)
-            Targets (clipped to ``y_bound`` when it is given). One target.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Per-example weights in [0, 1].
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        y_shape = getattr(y, "shape", None)
-        if y_shape is not None and len(y_shape) == 2 and y_shape[1] > 1:
-            raise ValueError(
-                f"DPHuberRegressor fits one target, got y with {y_shape[1]} columns. Fit one "
-                "estimator per target under a shared PrivacyBudget."
-            )
+    def _check_fit_params(self, y):
+        super()._check_fit_params(y)
         if self.y_bound is None and isinstance(self.schedule, str) and self.schedule == "prior":
             raise ValueError(
                 "schedule='prior' (the intercept-only model) releases the sum of "
                 "the clipped targets and needs a public y_bound."
             )
-        with fit_transaction(self):
-            X, y, sample_weight, dtype, *_ = regression_data(self, X, y, sample_weight)
-            scale = float(self.scale)
-            threshold = float(self.huber_threshold) * scale
-            if self.y_bound is None:  # targets as given: the gradient's bound needs no range
-                centre, half, y_fit = 0.0, None, y
-                gap_bound = HUBER_GAP_SCALES * scale  # public: B only (steps, not noise)
-            else:  # public: a bound Y (the range [-Y, Y]) or a range (lo, hi)
-                centre, half = target_range(self.y_bound, self.fit_intercept)
-                y_fit = centred_targets(y, centre, half)
-                gap_bound = half
-            # sensitivity of each gradient release: 2G (replace-one) or G (add/remove-one) with
-            # G = threshold * row_bound (Huber.lipschitz), whatever the targets
-            coef, intercept = self._fit_private(
-                X,
-                y_fit,
-                sample_weight,
-                Huber(threshold=threshold, y_bound=half, scale=scale),
-                1,
-                y_bound=gap_bound,
-            )
-            self.scale_ = scale
-            self.y_bound_ = half
-            self.y_range_ = None if half is None else (centre - half, centre + half)
-            self.coef_ = coef[0].astype(dtype, copy=False)
-            self.intercept_ = dtype.type(intercept[0] + centre if self.fit_intercept else 0.0)
-        return self
 
-    def predict(self, X):
-        """Predict targets.
+    def _targets(self, y):
+        if self.y_bound is None:  # targets as given: the gradient's bound needs no range
+            gap_bound = HUBER_GAP_SCALES * float(self.scale)  # public: B only (steps, not noise)
+            return Targets(y, 0.0, None, gap_bound)
+        # public: a bound Y (the range [-Y, Y]) or a range (lo, hi); the loss-gap constant is
+        # the range's half-width
+        return super()._targets(y)
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    def _loss(self, y_bound):
+        # sensitivity of each gradient release: 2G (replace-one) or G (add/remove-one) with
+        # G = threshold * row_bound (Huber.lipschitz), whatever the targets
+        scale = float(self.scale)
+        return Huber(threshold=float(self.huber_threshold) * scale, y_bound=y_bound, scale=scale)
 
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        if is_dask(X):  # a lazy dask array
-            return decision_scores(self, X, self.coef_[None, :], [self.intercept_])[:, 0]
-        X = validate_data(self, X, accept_sparse="csr", dtype=[np.float64, np.float32], reset=False)
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+    def _target_attributes(self, targets):
+        return {"scale_": float(self.scale), **super()._target_attributes(targets)}

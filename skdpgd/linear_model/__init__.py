@@ -1,0 +1,12 @@
+"""Differentially private linear models fitted by full-batch noisy gradient descent.
+
+One module per estimator; what they share (validation, the call into the full-batch road,
+the fitted attributes, prediction) lives in :mod:`skdpgd.linear_model._base`.
+"""
+
+from ._huber import DPHuberRegressor
+from ._logistic import DPLogisticRegression
+from ._poisson import DPPoissonRegressor
+from ._ridge import DPRidge
+
+__all__ = ["DPLogisticRegression", "DPRidge", "DPHuberRegressor", "DPPoissonRegressor"]
