@@ -175,7 +175,7 @@ def secure_expected_failed_checks(estimator):
     if "random_state" not in estimator.get_params():  # no noise (BoundedScaler)
         return expected_failed_checks(estimator)
     out = {**expected_failed_checks(estimator), **_SECURE_FAILURES}
-    if isinstance(estimator, (DPLogisticRegression, DPPoissonRegressor, DPLinearSVC)):
+    if isinstance(estimator, (DPLogisticRegression, DPPoissonRegressor, DPLinearSVC, DPRidge)):
         out["check_non_transformer_estimators_n_iter"] = _SELECTION_N_ITER
     return out
 
