@@ -18,6 +18,7 @@ from ._capability import with_privacy
 from ._compat import HasMethods, Interval, StrOptions
 from ._data import decision_scores, is_dask, resolve_data_norm
 from ._fit import PrivacySpec
+from ._fitted import set_fitted
 from ._full_batch.road import FullBatchConfig, fit_full_batch
 from .accounting import RELATIONS
 from .schedules import schedule_names
@@ -165,7 +166,7 @@ class _DPLinearBase(BaseEstimator):
             **classes,
         )
         coef, intercept = fitted.pop("coef"), fitted.pop("intercept")
-        self.__dict__.update(fitted)
+        set_fitted(self, fitted)
         return coef, intercept
 
     def _full_batch_config(self, data_norm):

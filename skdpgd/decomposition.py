@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._capability import DP_TRANSFORMER, with_privacy
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
+from ._fitted import set_fitted
 from ._noise import gaussian, is_secure, symmetric_release
 from ._prior import own_sensitivity
 from ._transaction import fit_transaction
@@ -182,7 +183,7 @@ class DPPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
                 )
             C = float(self.data_norm)
             road = _PCARoad(_clip_rows(X, C), C, int(self.n_components), bool(self.center))
-            self.__dict__.update(private_fit(PrivacySpec.of(self), road, FitRows(X.shape[0])))
+            set_fitted(self, private_fit(PrivacySpec.of(self), road, FitRows(X.shape[0])))
         return self
 
     def transform(self, X):

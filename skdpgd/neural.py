@@ -22,6 +22,7 @@ from ._compat import HasMethods, Interval, StrOptions, fit_context
 from . import policy
 from ._data import classification_data
 from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
+from ._fitted import set_fitted
 from ._docstrings import CLASSES_DOC
 from ._transaction import fit_transaction
 from ._setup import require_add_remove_budget, resolve_relation
@@ -518,7 +519,7 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         data = FitRows(X.shape[0], sample_weight=sample_weight, classes=classes, y_index=y_index)
         fitted = private_fit(PrivacySpec.of(self), road, data)
         self.classes_ = classes
-        self.__dict__.update(fitted)
+        set_fitted(self, fitted)
 
     # ---- prediction (numpy, no torch needed) ----------------------------------------------
 

@@ -43,6 +43,7 @@ from ._capability import (
 )
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
+from ._fitted import set_fitted
 from ._noise import fit_generator, gaussian
 from ._prior import own_sensitivity
 from ._transaction import fit_transaction
@@ -383,7 +384,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """
         with fit_transaction(self):
             X = validate_data(self, X, dtype=np.float64, reset=True, ensure_all_finite=False)
-            self.__dict__.update(self._fit(X))
+            set_fitted(self, self._fit(X))
         return self
 
     def _fit(self, X):

@@ -21,6 +21,7 @@ from ._data import (
     target_range,
 )
 from ._fit import PrivacySpec
+from ._fitted import set_fitted
 from ._minibatch.road import SGD_CONSTRAINTS, MinibatchConfig, fit_minibatch
 from ._docstrings import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
 from ._docstrings import CLASSES_DOC as _CLASSES_DOC
@@ -354,8 +355,10 @@ class _DPSGDBase(BaseEstimator):
             **classes,
         )
         coef, intercept = fitted.pop("coef"), fitted.pop("intercept")
-        self.__dict__.update(fitted)
-        return coef.astype(self.__dict__.pop("_input_dtype"), copy=False), intercept
+        set_fitted(self, fitted)
+        dtype = self._input_dtype
+        del self._input_dtype
+        return coef.astype(dtype, copy=False), intercept
 
 
 class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):

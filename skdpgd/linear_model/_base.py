@@ -38,6 +38,7 @@ from .._data import (
     target_range,
 )
 from .._estimators import COMMON_CONSTRAINTS, LinearClassifierMixin, _DPLinearBase
+from .._fitted import set_fitted
 from .._transaction import fit_transaction
 
 __all__ = ["_DPGLM", "_DPGLMClassifier", "_DPGLMRegressor", "_DPLogLinkRegressor", "Targets"]
@@ -241,7 +242,7 @@ class _DPGLMRegressor(RegressorMixin, _DPGLM):
         )
 
     def _set_fitted(self, problem, coef, intercept):
-        self.__dict__.update(self._target_attributes(problem.targets))
+        set_fitted(self, self._target_attributes(problem.targets))
         dtype = problem.dtype
         self.coef_ = coef[0].astype(dtype, copy=False)
         centre = problem.targets.centre
