@@ -165,7 +165,7 @@ class _DPLinearBase(BaseEstimator):
             y_bound=y_bound,
             **classes,
         )
-        coef, intercept = fitted.pop("coef"), fitted.pop("intercept")
+        coef, intercept = fitted.model
         set_fitted(self, fitted)
         return coef, intercept
 

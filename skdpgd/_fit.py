@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from ._fitted import FitResult
 from ._noise import fit_generator, noise_name
 from ._progress import Progress
 from ._setup import (
@@ -160,11 +161,14 @@ class Fit:
 
 @dataclasses.dataclass(frozen=True)
 class RoadResult:
-    """What a road's ``run`` returns: the fitted attributes it computed (``attributes``), and,
-    when a branch taken after the first release changed them, the releases actually made
-    (``releases``; None: the calibrated ones). :func:`private_fit` adds what was spent."""
+    """What a road's ``run`` returns: its own fitted attributes (``attributes``, one of
+    :data:`skdpgd._fitted.ROAD_ATTRIBUTES`), a linear road's ``(coef, intercept)``
+    (``model``; None where the attributes hold the model), and, when a branch taken after
+    the first release changed them, the releases actually made (``releases``; None: the
+    calibrated ones). :func:`private_fit` adds what was spent."""
 
-    attributes: dict
+    attributes: object
+    model: tuple | None = None
     releases: list | None = None
 
 
@@ -235,7 +239,7 @@ class Road:
 
 
 def private_fit(spec, road, data):
-    """Run one private fit along the road; return the fitted attributes as a dict.
+    """Run one private fit along the road; return its :class:`~skdpgd._fitted.FitResult`.
 
     ``spec`` is the fit's :class:`PrivacySpec`, ``road`` a :class:`Road` built with its own
     parameters resolved, ``data`` the :class:`FitRows`. Nothing else is read: the caller sets
@@ -295,19 +299,17 @@ def private_fit(spec, road, data):
     # a road that chose a branch after its first release reports what it released (the same
     # total under the fit's relation: see WarmStart)
     made = fit.setup_releases + list(result.releases if result.releases is not None else releases)
-    out = dict(result.attributes)
-    out.update(
-        {
-            "releases_": made,
-            "noise_": noise_name(fit.gen),
-            "n_samples_": fit.n_public,
-            "count_noise_multiplier_": fit.z_count,
-            "delta_": fit.delta,
-            "neighbouring_": Relation(fit.relation).words,
-            "epsilon_": road.spent_epsilon(fit, made),
-        }
+    return FitResult(
+        attributes=result.attributes,
+        model=result.model,
+        releases_=made,
+        noise_=noise_name(fit.gen),
+        n_samples_=fit.n_public,
+        count_noise_multiplier_=fit.z_count,
+        delta_=fit.delta,
+        neighbouring_=Relation(fit.relation).words,
+        epsilon_=road.spent_epsilon(fit, made),
     )
-    return out
 
 
 def _refuse_if_setup_spent_all(fit):

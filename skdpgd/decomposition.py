@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._capability import DP_TRANSFORMER, with_privacy
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
-from ._fitted import set_fitted
+from ._fitted import PCAAttributes, set_fitted
 from ._noise import gaussian, is_secure, symmetric_release
 from ._prior import own_sensitivity
 from ._transaction import fit_transaction
@@ -282,12 +282,12 @@ class _PCARoad(Road):
         signs = np.sign(V[np.arange(self.k), np.argmax(np.abs(V), axis=1)])
         V *= np.where(signs == 0, 1.0, signs)[:, None]
         return RoadResult(
-            {
-                "components_": V,
-                "explained_variance_": np.maximum(values[order], 0.0),
-                "mean_": mean,
-                "data_norm_": self.C,
-                "output_bound_": (2.0 if self.center else 1.0) * self.C,
-                "mu_": mu_of(fit.setup_releases + list(releases)),
-            }
+            PCAAttributes(
+                components_=V,
+                explained_variance_=np.maximum(values[order], 0.0),
+                mean_=mean,
+                data_norm_=self.C,
+                output_bound_=(2.0 if self.center else 1.0) * self.C,
+                mu_=mu_of(fit.setup_releases + list(releases)),
+            ),
         )

@@ -22,7 +22,7 @@ from ._compat import HasMethods, Interval, StrOptions, fit_context
 from . import policy
 from ._data import classification_data
 from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
-from ._fitted import set_fitted
+from ._fitted import TorchAttributes, set_fitted
 from ._docstrings import CLASSES_DOC
 from ._transaction import fit_transaction
 from ._setup import require_add_remove_budget, resolve_relation
@@ -759,21 +759,21 @@ class TorchRoad(Road):
             )
         mu = mu_of(fit.setup_releases + list(releases))
         return RoadResult(
-            {
-                "coefs_": coefs,
-                "intercepts_": intercepts,
-                "n_layers_": len(self.layer_sizes),
-                "n_outputs_": self.n_outputs,
-                "out_activation_": "logistic" if self.n_outputs == 1 else "softmax",
-                "noise_multipliers_": z,
-                "n_iter_": int(z.shape[0]),
-                "mu_": mu,
-                "rho_": None if mu is None else mu**2 / 2.0,
-                "schedule_": self.schedule_name,
-                "decay_": self.decay,
-                "sampling_rate_": q,
-                "clip_norm_": self.clip_norm,
-                "sensitivity_": self.sensitivity[fit.relation],
-                "importance_kept_": (np.asarray(run_info["kept"]) if "kept" in run_info else None),
-            }
+            TorchAttributes(
+                coefs_=coefs,
+                intercepts_=intercepts,
+                n_layers_=len(self.layer_sizes),
+                n_outputs_=self.n_outputs,
+                out_activation_="logistic" if self.n_outputs == 1 else "softmax",
+                noise_multipliers_=z,
+                n_iter_=int(z.shape[0]),
+                mu_=mu,
+                rho_=None if mu is None else mu**2 / 2.0,
+                schedule_=self.schedule_name,
+                decay_=self.decay,
+                sampling_rate_=q,
+                clip_norm_=self.clip_norm,
+                sensitivity_=self.sensitivity[fit.relation],
+                importance_kept_=(np.asarray(run_info["kept"]) if "kept" in run_info else None),
+            ),
         )

@@ -43,7 +43,7 @@ from ._capability import (
 )
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
-from ._fitted import set_fitted
+from ._fitted import ScalerAttributes, set_fitted
 from ._noise import fit_generator, gaussian
 from ._prior import own_sensitivity
 from ._transaction import fit_transaction
@@ -479,18 +479,18 @@ class _ScalerRoad(Road):
         half = 0.5 * (self.hi - self.lo)
         B = self.clip_std
         return RoadResult(
-            {
-                "lo_": self.lo,
-                "hi_": self.hi,
-                "unit_mean_": m,
-                "unit_scale_": s,
-                "mean_": 0.5 * (self.lo + self.hi) + half * m,
-                "scale_": half * s,
-                "var_": (half * np.sqrt(np.maximum(v, 0.0))) ** 2,
-                "output_ranges_": np.tile([-B, B], (d, 1)),
-                "output_bound_": B * math.sqrt(d),
-                "mu_": mu,
-            }
+            ScalerAttributes(
+                lo_=self.lo,
+                hi_=self.hi,
+                unit_mean_=m,
+                unit_scale_=s,
+                mean_=0.5 * (self.lo + self.hi) + half * m,
+                scale_=half * s,
+                var_=(half * np.sqrt(np.maximum(v, 0.0))) ** 2,
+                output_ranges_=np.tile([-B, B], (d, 1)),
+                output_bound_=B * math.sqrt(d),
+                mu_=mu,
+            ),
         )
 
 

@@ -354,7 +354,7 @@ class _DPSGDBase(BaseEstimator):
             target_scale=target_scale,
             **classes,
         )
-        coef, intercept = fitted.pop("coef"), fitted.pop("intercept")
+        coef, intercept = fitted.model
         set_fitted(self, fitted)
         dtype = self._input_dtype
         del self._input_dtype

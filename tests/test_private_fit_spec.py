@@ -120,9 +120,10 @@ def test_the_full_batch_road_runs_from_a_spec_without_an_estimator(case):
     rows = FitRows(
         X.shape[0], sample_weight=np.ones(X.shape[0]), classes=np.array([0, 1]), y_index=y
     )
-    fitted = private_fit(spec, road, rows)
+    result = private_fit(spec, road, rows)
 
-    fitted["coef_"], fitted["intercept_"] = fitted.pop("coef"), fitted.pop("intercept")
+    fitted = result.fitted()
+    fitted["coef_"], fitted["intercept_"] = result.model
     _assert_same(fitted, est)
     assert fitted["mechanism_"] == est.mechanism_
     assert fitted["neighbouring_"] == est.neighbouring_
@@ -138,7 +139,7 @@ def test_the_minibatch_road_runs_from_a_spec_without_an_estimator():
     )
     spec = PrivacySpec(label="DPSGDClassifier", epsilon=1.0, random_state=3)
     config = MinibatchConfig(data_norm=1.0, epochs=2)
-    fitted = fit_minibatch(
+    result = fit_minibatch(
         spec,
         config,
         X,
@@ -149,7 +150,8 @@ def test_the_minibatch_road_runs_from_a_spec_without_an_estimator():
         classes=np.array([0, 1]),
         y_index=y,
     )
-    fitted["coef_"], fitted["intercept_"] = fitted.pop("coef"), fitted.pop("intercept")
+    fitted = result.fitted()
+    fitted["coef_"], fitted["intercept_"] = result.model
     _assert_same(fitted, est)
     assert fitted["sampling_rate_"] == est.sampling_rate_
 

@@ -14,6 +14,7 @@ import numpy as np
 from .. import policy
 from .._data import make_rows
 from .._fit import FitRows, Road, RoadResult, private_fit
+from .._fitted import FullBatchAttributes
 from .registry import mechanism_for
 from .choice import Candidate
 from .mechanisms import Setup, rounding_margin
@@ -303,12 +304,10 @@ class FullBatchRoad(Road):
             plan, alpha = self.candidates[k].plan, self.candidates[k].setup.alpha
             first = mechanism.split(self.setup_, actual)[0][k][0]
         return RoadResult(
-            {
-                "coef": outcome.coef,
-                "intercept": outcome.intercept,
-                "noise_multipliers_": first.multipliers,
-                "row_clip_": self.bound,
-                "row_clip_noise_multiplier_": next(
+            FullBatchAttributes(
+                noise_multipliers_=first.multipliers,
+                row_clip_=self.bound,
+                row_clip_noise_multiplier_=next(
                     (
                         float(r.multipliers[0])
                         for r in fit.setup_releases
@@ -316,25 +315,24 @@ class FullBatchRoad(Road):
                     ),
                     None,
                 ),
-                "clip_norm_": self.setup_.lipschitz,
+                clip_norm_=self.setup_.lipschitz,
                 # noisy iterations: gradient or Newton steps; output perturbation's one release of
                 # the minimiser; 0 for the intercept-only model and the sufficient statistics
-                "n_iter_": (
+                n_iter_=(
                     plan.n_steps if name in ("gradient", "newton", "kronecker", "output") else 0
                 ),
-                "n_iter_theory_": plan.n_iter_theory,
-                "step_sizes_": plan.step_sizes if name == "gradient" else np.empty(0),
-                "mu_": mu,
-                "rho_": mu**2 / 2.0,
-                "schedule_": (
-                    "prior" if name == "prior" else (plan.schedule or self.schedule.name)
-                ),
-                "data_norm_": self.data_norm,
-                "alpha_": alpha,
-                "mechanism_": name,
+                n_iter_theory_=plan.n_iter_theory,
+                step_sizes_=plan.step_sizes if name == "gradient" else np.empty(0),
+                mu_=mu,
+                rho_=mu**2 / 2.0,
+                schedule_=("prior" if name == "prior" else (plan.schedule or self.schedule.name)),
+                data_norm_=self.data_norm,
+                alpha_=alpha,
+                mechanism_=name,
                 # Poisson rates of the Hessian releases (DP damped Newton; public), else None
-                "hessian_rates_": outcome.hessian_rates,
-            },
+                hessian_rates_=outcome.hessian_rates,
+            ),
+            model=(outcome.coef, outcome.intercept),
             releases=None if outcome.releases is None else actual,
         )
 
@@ -352,9 +350,9 @@ def fit_full_batch(
     classes=None,
     y_index=None,
 ):
-    """Fit a linear model privately along :func:`skdpgd._fit.private_fit`; return the fitted
-    attributes as a dict (``coef`` (n_outputs, d), ``intercept`` (n_outputs,) and every
-    privacy attribute).
+    """Fit a linear model privately along :func:`skdpgd._fit.private_fit`; return its
+    :class:`~skdpgd._fitted.FitResult` (``model``: ``coef`` (n_outputs, d), ``intercept``
+    (n_outputs,); ``attributes``: :class:`~skdpgd._fitted.FullBatchAttributes`).
 
     ``spec`` is the fit's :class:`~skdpgd._fit.PrivacySpec`, ``config`` the road's
     :class:`FullBatchConfig` (with the resolved public row-norm bound, see

@@ -30,6 +30,7 @@ from .._importance_mask import resolve_importance
 from .importance import run_linear
 from .._data import make_rows
 from .._fit import FitRows, Road, RoadResult, private_fit
+from .._fitted import MinibatchAttributes
 from .._noise import is_secure, kernel_source, side_stream
 from .._config import secure_noise
 from .. import _prior
@@ -696,22 +697,21 @@ class MinibatchRoad(Road):
             )
             coef, intercept = model.coef, model.intercept
         return RoadResult(
-            {
-                "coef": coef,
-                "intercept": intercept,
-                "noise_multipliers_": second.multipliers,
-                "sampling_rate_": self.q,
-                "batch_size_": self.q * fit.n_public,
-                "n_iter_": 0,
-                "clip_norm_": self.clip,
-                "alpha_": self.alpha,
-                "learning_rate_": self.lr,
-                "schedule_": "prior",
-                "accountant_": self.accountant.name,
-                "data_norm_": self.data_norm,
-                "importance_kept_": None,
-                "prior_switch_": self.switch_attribute(releases),
-            }
+            MinibatchAttributes(
+                noise_multipliers_=second.multipliers,
+                sampling_rate_=self.q,
+                batch_size_=self.q * fit.n_public,
+                n_iter_=0,
+                clip_norm_=self.clip,
+                alpha_=self.alpha,
+                learning_rate_=self.lr,
+                schedule_="prior",
+                accountant_=self.accountant.name,
+                data_norm_=self.data_norm,
+                importance_kept_=None,
+                prior_switch_=self.switch_attribute(releases),
+            ),
+            model=(coef, intercept),
         )
 
     def run(self, fit, releases):
@@ -840,28 +840,27 @@ class MinibatchRoad(Road):
                 coef, intercept = np.zeros_like(coef), self._prior_intercept()
                 schedule_name = "prior"
         return RoadResult(
-            {
-                "coef": coef,
-                "intercept": intercept,
-                "noise_multipliers_": z,
-                "sampling_rate_": q,
-                "batch_size_": q * fit.n_public,
+            MinibatchAttributes(
+                noise_multipliers_=z,
+                sampling_rate_=q,
+                batch_size_=q * fit.n_public,
                 # noisy steps behind the returned model (0: the intercept-only model)
-                "n_iter_": n_steps if schedule_name != "prior" else 0,
-                "clip_norm_": clip,
-                "alpha_": self.alpha,
-                "learning_rate_": self.lr,
-                "schedule_": schedule_name,
-                "accountant_": accountant.name,
-                "data_norm_": data_norm,
+                n_iter_=n_steps if schedule_name != "prior" else 0,
+                clip_norm_=clip,
+                alpha_=self.alpha,
+                learning_rate_=self.lr,
+                schedule_=schedule_name,
+                accountant_=accountant.name,
+                data_norm_=data_norm,
                 # released-only: how many features each stage kept (None: importance off)
-                "importance_kept_": (
+                importance_kept_=(
                     None if importance_info is None else np.asarray(importance_info["kept"])
                 ),
-                "prior_switch_": self.switch_attribute(
+                prior_switch_=self.switch_attribute(
                     releases, selection, "prior" if schedule_name == "prior" else "sgd"
                 ),
-            }
+            ),
+            model=(coef, intercept),
         )
 
     def _prior_intercept(self):
@@ -906,10 +905,10 @@ def fit_minibatch(
     target_scale=None,
 ):
     """Fit a linear model by Poisson-sampled DP-SGD along :func:`skdpgd._fit.private_fit`;
-    return the fitted attributes as a dict (``coef`` (n_outputs, d), ``intercept``
-    (n_outputs,) and the privacy attributes). ``spec`` is the fit's
-    :class:`~skdpgd._fit.PrivacySpec`, ``config`` the road's :class:`MinibatchConfig`. See
-    :class:`MinibatchRoad`."""
+    return its :class:`~skdpgd._fitted.FitResult` (``model``: ``coef`` (n_outputs, d),
+    ``intercept`` (n_outputs,); ``attributes``: :class:`~skdpgd._fitted.MinibatchAttributes`).
+    ``spec`` is the fit's :class:`~skdpgd._fit.PrivacySpec`, ``config`` the road's
+    :class:`MinibatchConfig`. See :class:`MinibatchRoad`."""
     road = MinibatchRoad(X, y, loss, n_outputs, config, y_bound=y_bound, target_scale=target_scale)
     data = FitRows(X.shape[0], sample_weight=sample_weight, classes=classes, y_index=y_index)
     return private_fit(spec, road, data)
