@@ -174,7 +174,7 @@ class Choice(Mechanism):
         for k, (c, group) in enumerate(zip(self.candidates, groups)):
             stream = gen if k == 0 else side_stream(gen, k + 2)
             c_setup = self._with_progress(c, setup)
-            if c.mechanism.name in ("gradient", "newton", "kronecker"):
+            if c.mechanism.has_start:
                 fitted.append(c.mechanism.run(rows, c_setup, c.plan, group, stream, start=start))
             else:  # an exact minimiser ('output') has no starting point
                 fitted.append(c.mechanism.run(rows, c_setup, c.plan, group, stream))

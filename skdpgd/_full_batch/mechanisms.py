@@ -158,6 +158,36 @@ class Mechanism:
     """Base class; see the module docstring. A mechanism carries out a schedule's plan."""
 
     name = "mechanism"
+    #: ``n_iter_`` reports the plan's steps (noisy iterations, or output perturbation's one
+    #: release of the minimiser); else 0
+    counts_iterations = False
+    #: ``run`` takes ``start=``, the point its iterations start from (a classifier's warm start)
+    has_start = False
+    #: a regressor's warm start passes the noisy target mean as ``start=`` (gradient: the
+    #: steps start there; output: the intercept's penalty is centred there)
+    starts_at_target_mean = False
+    #: ``step_sizes_`` reports the plan's step sizes (else empty)
+    reports_step_sizes = False
+    #: may run inside a warm start from the prior (:class:`WarmStart`); or only with a
+    #: selection
+    warm_start = False
+    warm_start_with_selection = False
+    #: a classifier's warm start needs a selection (no starting point)
+    classifier_start_needs_selection = False
+    #: the intercept-only model (``schedule_`` 'prior')
+    intercept_only = False
+
+    #: the properties above, which :class:`WarmStart` takes from the mechanism it wraps
+    PROPERTIES = (
+        "counts_iterations",
+        "has_start",
+        "starts_at_target_mean",
+        "reports_step_sizes",
+        "warm_start",
+        "warm_start_with_selection",
+        "classifier_start_needs_selection",
+        "intercept_only",
+    )
 
     def __init__(self, schedule):
         self.schedule = schedule
@@ -190,6 +220,8 @@ class GradientDescent(Mechanism):
     """
 
     name = "gradient"
+    counts_iterations = has_start = starts_at_target_mean = reports_step_sizes = True
+    warm_start = True
 
     def releases(self, setup, plan):
         # float64 sums of clipped terms: the road's rounding margin raises 2G / G at
@@ -297,6 +329,8 @@ class OutputPerturbationMechanism(Mechanism):
     """
 
     name = "output"
+    counts_iterations = starts_at_target_mean = warm_start = True
+    classifier_start_needs_selection = True
 
     def tolerance(self, setup, plan):
         """The certified gradient norm g (original coordinates): ``tol * Delta_own / N_pub``,
@@ -553,6 +587,7 @@ class InterceptOnly(Mechanism):
     """
 
     name = "prior"
+    intercept_only = True
 
     def _n_classes(self, setup):
         loss = setup.loss
@@ -673,19 +708,21 @@ class WarmStart(Mechanism):
         self.inner = inner
         self.schedule = inner.schedule
         self.name = inner.name
+        for prop in Mechanism.PROPERTIES:
+            setattr(self, prop, getattr(inner, prop))
 
     def releases(self, setup, plan):
         inner = self.inner.releases(setup, plan)
-        s, r = float(plan.prior_share), float(getattr(plan, "select_share", 0.0))
+        s, r = float(plan.prior_share), float(plan.select_share)
         inv2 = compose_gdp(np.concatenate([x.multipliers for x in inner])) ** 2
         z_p = relative_multiplier(1, s, 1.0 - s - r, inv2)
         # the counts (or target sum) and the selection's counts are float64 sums of terms in
         # [0, 1] or [-1, 1] (weighted: real-valued): the road's margin raises them at calibration
         (counts,) = InterceptOnly(self.schedule).releases(setup, plan)
         regression = InterceptOnly(self.schedule)._n_classes(setup) == 0
-        if regression and getattr(plan, "prior_switch", None) is not None:
+        if regression and plan.prior_switch is not None:
             raise ValueError("a regression loss's warm start has no switch.")
-        if not regression and self.inner.name == "output" and not r > 0:
+        if not regression and self.inner.classifier_start_needs_selection and not r > 0:
             raise ValueError(
                 "a warm start from the prior needs a gradient or Newton plan (or "
                 "an output perturbation with a selection)."
@@ -715,7 +752,7 @@ class WarmStart(Mechanism):
         return out
 
     def run(self, rows, setup, plan, releases, gen):
-        select = float(getattr(plan, "select_share", 0.0)) > 0
+        select = float(plan.select_share) > 0
         if select:
             *inner, counts, choice = releases
         else:
@@ -730,7 +767,7 @@ class WarmStart(Mechanism):
             start = prior.intercept(rows, setup, std1, side, _prior.own_sensitivity(counts))
             if setup.progress is not None:
                 setup.progress.released(counts.multipliers, 0, plan.n_steps)
-            if self.inner.name in ("gradient", "output"):
+            if self.inner.starts_at_target_mean:
                 # gradient: the steps start there; output: the intercept's penalty is centred
                 # there
                 fitted = self.inner.run(rows, setup, plan, inner, gen, start=start)
@@ -750,7 +787,7 @@ class WarmStart(Mechanism):
         # the prior switch (skdpgd._prior, the step DP-SGD shares): the first release of the
         # counts and, with a switch, the decision on them
         exact = prior.class_counts(rows, setup)
-        switch = getattr(plan, "prior_switch", None)
+        switch = plan.prior_switch
         first = _prior.PriorSwitch.release(
             exact, counts, None if switch is None else switch[1], side
         )
@@ -762,7 +799,7 @@ class WarmStart(Mechanism):
         # the logistic losses start from the counts' log-odds; another classifier's loss (the
         # squared hinge) has another intercept-only optimum, and starts at 0 as without them
         start = first.start() if setup.loss.second_order == "newton" else None
-        if self.inner.name in ("gradient", "newton", "kronecker"):
+        if self.inner.has_start:
             fitted = self.inner.run(rows, setup, plan, inner, gen, start=start)
         else:  # an exact minimiser ('output') has no starting point
             fitted = self.inner.run(rows, setup, plan, inner, gen)

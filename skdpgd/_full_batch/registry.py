@@ -34,15 +34,13 @@ def mechanism_for(schedule, plan, candidates=None):
             raise ValueError("a 'choice' plan needs its resolved candidates.")
         return Choice(schedule, candidates)
     mechanism = MECHANISMS[plan.mechanism](schedule)
-    if getattr(plan, "prior_share", 0.0) > 0:
+    if plan.prior_share > 0:
         # output perturbation: with a selection, or for a regression loss, whose released
         # target mean centres the intercept's penalty (WarmStart.releases refuses a
         # classifier's output plan without a selection); sufficient statistics: with a
         # selection only (the regressor's floor)
-        select = getattr(plan, "select_share", 0.0) > 0
-        if plan.mechanism not in ("gradient", "newton", "kronecker", "output") and not (
-            select and plan.mechanism == "ssp"
-        ):
+        select = plan.select_share > 0
+        if not (mechanism.warm_start or (select and mechanism.warm_start_with_selection)):
             raise ValueError(
                 "a warm start from the prior needs a gradient or Newton plan (or "
                 "an output perturbation or sufficient statistics with a selection)."

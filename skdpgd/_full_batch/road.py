@@ -15,7 +15,7 @@ from .. import policy
 from .._data import make_rows
 from .._fit import FitRows, Road, RoadResult, private_fit
 from .._fitted import FullBatchAttributes
-from .registry import mechanism_for
+from .registry import MECHANISMS, mechanism_for
 from .choice import Candidate
 from .mechanisms import Setup, rounding_margin
 from .._setup import release_norm_sum
@@ -296,6 +296,9 @@ class FullBatchRoad(Road):
         made = fit.setup_releases + actual
         mu = gdp_mu_of_releases(made)
         name = outcome.model or mechanism.name  # the model returned
+        # its properties: the mechanism's own, or the returned model's (the intercept-only
+        # model, or a choice's candidate)
+        model = mechanism if outcome.model is None else MECHANISMS[outcome.model]
         alpha, first = self.alpha, actual[0]
         if self.candidates is not None:
             # a choice reports the candidate it returned (its plan, penalty and first
@@ -318,14 +321,14 @@ class FullBatchRoad(Road):
                 clip_norm_=self.setup_.lipschitz,
                 # noisy iterations: gradient or Newton steps; output perturbation's one release of
                 # the minimiser; 0 for the intercept-only model and the sufficient statistics
-                n_iter_=(
-                    plan.n_steps if name in ("gradient", "newton", "kronecker", "output") else 0
-                ),
+                n_iter_=(plan.n_steps if model.counts_iterations else 0),
                 n_iter_theory_=plan.n_iter_theory,
-                step_sizes_=plan.step_sizes if name == "gradient" else np.empty(0),
+                step_sizes_=plan.step_sizes if model.reports_step_sizes else np.empty(0),
                 mu_=mu,
                 rho_=mu**2 / 2.0,
-                schedule_=("prior" if name == "prior" else (plan.schedule or self.schedule.name)),
+                schedule_=(
+                    "prior" if model.intercept_only else (plan.schedule or self.schedule.name)
+                ),
                 data_norm_=self.data_norm,
                 alpha_=alpha,
                 mechanism_=name,

@@ -150,6 +150,7 @@ class DampedNewton(Mechanism):
     """
 
     name = "newton"
+    counts_iterations = has_start = warm_start = True
 
     @staticmethod
     def _hessian_steps(plan):
@@ -323,6 +324,7 @@ class KroneckerNewtonMechanism(Mechanism):
     """
 
     name = "kronecker"
+    counts_iterations = has_start = warm_start = True
 
     @staticmethod
     def _shares(plan):
@@ -460,6 +462,7 @@ class SufficientStatisticsMechanism(Mechanism):
     """
 
     name = "ssp"
+    warm_start_with_selection = True
 
     def releases(self, setup, plan):
         if setup.loss.second_order != "ssp":  # the squared loss
