@@ -89,6 +89,7 @@ from .gdp import (
 from .pld import PLDAccountant, pld_delta, pld_epsilon, pld_profile
 from .rdp import DEFAULT_ORDERS as RDP_DEFAULT_ORDERS
 from .rdp import RDPAccountant, rdp_delta, rdp_epsilon, rdp_subsampled_gaussian
+from .registry import ACCOUNTANTS, accountant_named
 from .selection import (
     RDPCurve,
     RepeatedSelection,
@@ -96,21 +97,6 @@ from .selection import (
     trial_epsilon,
     truncated_negative_binomial_gamma,
 )
-
-#: Every accountant class: the contract test runs on each. A new accountant is one module
-#: here (a subclass of :class:`Accountant` with ``supports``, ``epsilon`` and ``delta``) plus
-#: its import and an entry in this tuple.
-ACCOUNTANTS = (GaussianDPAccountant, RDPAccountant, PLDAccountant)
-
-
-def accountant_named(name):
-    """A new accountant of the class in :data:`ACCOUNTANTS` whose ``name`` is ``name`` (what
-    an estimator's ``accountant='rdp' | 'pld'`` selects)."""
-    by_name = {cls.name: cls for cls in ACCOUNTANTS}
-    if name not in by_name:
-        raise ValueError(f"unknown accountant {name!r}; expected one of {sorted(by_name)}.")
-    return by_name[name]()
-
 
 __all__ = [
     "Accountant",
