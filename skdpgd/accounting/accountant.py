@@ -24,6 +24,11 @@ def negative_side(t, positive_bound):
         return (-np.expm1(t) + np.exp(t) * positive_bound(-t)) * (1.0 + 8 * _EPS)
 
 
+def _padded(delta):
+    """An accountant's delta raised by a relative 1e-9 for its rounding, at most 1."""
+    return min(1.0, float(delta) * (1.0 + 1e-9) + 1e-300)
+
+
 def profile_from_positive(positive):
     """``t -> `` a privacy profile at every real t from ``positive`` (an upper bound at t >= 0,
     both directions): directly at t >= 0, through :func:`negative_side` at t < 0; at most 1."""
@@ -179,19 +184,20 @@ class Accountant(abc.ABC):
         Default, from :meth:`delta`: at ``t >= 0`` the accountant's delta; with ``t_max``, read
         once at ``n_table`` points evenly spread over ``[0, t_max]`` and, between two of them
         and beyond ``t_max``, bounded by its value at the point to the left (a hockey-stick
-        divergence is non-increasing in t); at ``t < 0`` through :func:`negative_side`. An
+        divergence is non-increasing in t); at ``t < 0`` through :func:`negative_side`. A
+        relative 1e-9 is added for the rounding of :meth:`delta`. An
         accountant with a closed form or a cheaper table overrides it (GDP, RDP, PLD).
         """
         if t_max is None:
 
             def positive(tt):
                 tt = np.asarray(tt, dtype=float)
-                flat = [min(1.0, float(self.delta(steps, float(x)))) for x in tt.ravel()]
+                flat = [_padded(self.delta(steps, float(x))) for x in tt.ravel()]
                 return np.asarray(flat, dtype=float).reshape(tt.shape)
 
         else:
             grid = np.linspace(0.0, float(t_max), int(n_table))
-            table = np.array([min(1.0, float(self.delta(steps, float(x)))) for x in grid])
+            table = np.array([_padded(self.delta(steps, float(x))) for x in grid])
             table = np.minimum.accumulate(table)  # non-increasing (a bound stays a bound)
 
             def positive(tt):
