@@ -9,6 +9,9 @@ Composition (:class:`skdpgd.accounting.Composition`, the arithmetic of
 :func:`skdpgd.accounting.compose`): exact Gaussian DP while every charge is a full-batch
 Gaussian release; Renyi DP at ``skdpgd.accounting.RDP_DEFAULT_ORDERS`` once one is
 Poisson-subsampled or is known by its Renyi-DP curve alone (a private hyperparameter search).
+A budget created with ``accountant='pld'`` composes Poisson-subsampled charges with that
+accountant too (the smaller of its epsilon and RDP's, two upper bounds) while it supports them
+(no selection curve, no discrete noise), so a fit its own PLD accountant admits is admitted.
 
 The budget is stated for one neighbouring relation. ``'add_remove'`` (the default) accepts every
 fit: a replace-one full-batch release with multiplier z (noise ``z * 2C``) is an add/remove-one
@@ -26,7 +29,15 @@ import numpy as np
 
 from ._checks import check_delta as _check_delta
 from ._checks import check_epsilon as _check_epsilon
-from .accounting import RELATIONS, Composition, RDPCurve, Relation, Release, flatten
+from .accounting import (
+    RELATIONS,
+    Composition,
+    RDPCurve,
+    Relation,
+    Release,
+    accountant_named,
+    flatten,
+)
 from .exceptions import BudgetExceededError
 
 __all__ = ["PrivacyBudget"]
@@ -61,6 +72,13 @@ class PrivacyBudget:
         Delta in (0, 1) the total is stated for.
     neighbouring : {'add_remove', 'replace'}, default='add_remove'
         Relation the total guarantee is stated for (see the module docstring).
+    accountant : {'rdp', 'pld'}, default='rdp'
+        The accountant (by its name in :data:`skdpgd.accounting.ACCOUNTANTS`) that
+        Poisson-subsampled charges compose with: 'rdp' (Renyi DP), or 'pld' (dp-accounting's
+        privacy-loss distributions, needs ``pip install "skdpgd[accounting]"``; the ledger's
+        epsilon is then the smaller of PLD's and RDP's, and RDP's alone where PLD does not
+        apply: a selection known by its RDP curve, or secure mode's discrete noise).
+        Full-batch charges compose exactly in Gaussian DP either way.
 
     Examples
     --------
@@ -76,7 +94,7 @@ class PrivacyBudget:
     True
     """
 
-    def __init__(self, epsilon, delta, neighbouring="add_remove"):
+    def __init__(self, epsilon, delta, neighbouring="add_remove", accountant="rdp"):
         _check_epsilon(epsilon)
         _check_delta(delta)
         if math.isinf(float(epsilon)):
@@ -85,9 +103,22 @@ class PrivacyBudget:
             raise ValueError(
                 f"neighbouring must be one of {sorted(RELATIONS)}, got {neighbouring!r}."
             )
+        reader = accountant_named(accountant)  # through the registry: refuses other names
+        if reader.exact:
+            raise ValueError(
+                f"accountant={accountant!r} reads full-batch releases only; a budget's "
+                "Poisson-subsampled charges compose with 'rdp' or 'pld'."
+            )
+        if not reader.available():
+            raise ImportError(
+                f"PrivacyBudget(accountant={accountant!r}) needs an optional dependency: "
+                'pip install "skdpgd[accounting]"'
+            )
         self.epsilon = float(epsilon)
         self.delta = float(delta)
         self.neighbouring = Relation(neighbouring).value
+        self.accountant = reader.name
+        self._reader = reader
         self._charges = []  # the ledger: Releases, named by label, under the budget's relation
         self._rdp_charges = []  # (label, RDP curve at DEFAULT_ORDERS, under the budget's relation)
         self._lock = threading.Lock()
@@ -104,7 +135,14 @@ class PrivacyBudget:
         # a detached, read-only snapshot (see the class docstring): never a second live ledger
         return (
             _detached_budget,
-            (self.epsilon, self.delta, self.neighbouring, self.charges, list(self._rdp_charges)),
+            (
+                self.epsilon,
+                self.delta,
+                self.neighbouring,
+                self.charges,
+                list(self._rdp_charges),
+                self.accountant,
+            ),
         )
 
     @property
@@ -113,9 +151,10 @@ class PrivacyBudget:
         return self._detached
 
     def __repr__(self):
+        reader = "" if self.accountant == "rdp" else f", accountant={self.accountant!r}"
         return (
             f"PrivacyBudget(epsilon={self.epsilon!r}, delta={self.delta!r}, "
-            f"neighbouring={self.neighbouring!r}; spent {self.spent_epsilon():.4g} in "
+            f"neighbouring={self.neighbouring!r}{reader}; spent {self.spent_epsilon():.4g} in "
             f"{len(self._charges) + len(self._rdp_charges)} release group(s)"
             f"{'; detached' if self._detached else ''})"
         )
@@ -144,7 +183,9 @@ class PrivacyBudget:
 
     def _composition(self, extra=(), rdp_extra=()):
         return Composition(
-            self._charges + list(extra), [c for _, c in self._rdp_charges] + list(rdp_extra)
+            self._charges + list(extra),
+            [c for _, c in self._rdp_charges] + list(rdp_extra),
+            accountant=self._reader,
         )
 
     def spent_epsilon(self):
@@ -274,9 +315,14 @@ class PrivacyBudget:
         return self.charge(RDPCurve(label, rdp, neighbouring), label=label)
 
 
-def _detached_budget(epsilon, delta, neighbouring, charges, rdp_charges=()):
-    """Unpickle a :class:`PrivacyBudget` as a detached snapshot of its ledger."""
+def _detached_budget(epsilon, delta, neighbouring, charges, rdp_charges=(), accountant="rdp"):
+    """Unpickle a :class:`PrivacyBudget` as a detached snapshot of its ledger (read with its
+    accountant, or with RDP where that one's optional dependency is not installed here: an
+    upper bound all the same)."""
     budget = PrivacyBudget(epsilon, delta, neighbouring)
+    reader = accountant_named(accountant)
+    if reader.available():
+        budget.accountant, budget._reader = reader.name, reader
     unit = {"replace": 1.0, "add_remove": 1.0}
     budget._charges = [
         Release(label, np.asarray(z, dtype=float), unit, neighbouring, float(q))

@@ -219,3 +219,57 @@ def test_tighter_than_dp_accounting_rdp():
         eps_rdp = acc.get_epsilon(1e-5)
         eps_ours = GaussianDPAccountant().epsilon(GaussianSteps(np.full(T, z)), 1e-5)
         assert eps_ours < eps_rdp
+
+
+def test_report_profiles_come_from_the_registry(monkeypatch):
+    """epsilon_profiles lists every registered accountant that supports the releases, by its
+    label; one whose optional dependency is missing says so through supports and is skipped."""
+    from skdpgd.accounting import (
+        PLDAccountant,
+        RDPAccountant,
+        epsilon_profiles,
+        registry,
+    )
+
+    steps = [GaussianSteps([2.0] * 50, 0.01)]
+
+    class Twice(RDPAccountant):  # a registered accountant: an upper bound twice RDP's
+        name = "twice"
+        label = "twice RDP"
+
+        def epsilon_profile(self, steps, rdp_curves=()):
+            once = super().epsilon_profile(steps, rdp_curves)
+            return lambda delta: 2.0 * once(delta)
+
+    monkeypatch.setattr(registry, "ACCOUNTANTS", registry.ACCOUNTANTS + (Twice,))
+    monkeypatch.setattr(PLDAccountant, "available", classmethod(lambda cls: False))
+    profiles = epsilon_profiles(steps)
+    assert list(profiles) == ["RDP", "twice RDP"]
+    assert profiles["twice RDP"](1e-5) == pytest.approx(2.0 * profiles["RDP"](1e-5))
+    # full batch: the exact accountant alone
+    full = [GaussianSteps([2.0])]
+    assert list(epsilon_profiles(full)) == ["Gaussian DP (exact)"]
+
+
+def test_default_profile_bounds_the_exact_one_and_branches_take_an_accountant():
+    """Accountant.profile's default (from delta, on a table) is an upper bound on the exact
+    GDP profile at every real t; branch_profile takes an accountant or its registry name."""
+    from skdpgd.accounting import Accountant, GaussianDPAccountant, accountant_named
+    from skdpgd.accounting.envelope import branch_profile
+
+    class Generic(GaussianDPAccountant):
+        def profile(self, steps, t_max=None, n_table=2049):
+            return Accountant.profile(self, steps, t_max, n_table)
+
+    steps = [GaussianSteps([1.5, 2.0])]
+    t = np.linspace(-3.0, 8.0, 401)
+    exact = GaussianDPAccountant().profile(steps)(t)
+    for t_max in (None, 6.0):
+        generic = Generic().profile(steps, t_max, n_table=257)(t)
+        assert np.all(generic >= exact * (1 - 1e-12))
+        assert np.all(generic <= 1.0)
+    sub = [GaussianSteps([1.0] * 20, 0.05)]
+    t = np.linspace(-1.0, 5.0, 50)
+    by_name = branch_profile(sub, "rdp")(1.3)(t)
+    by_instance = branch_profile(sub, accountant_named("rdp"))(1.3)(t)
+    np.testing.assert_array_equal(by_name, by_instance)

@@ -277,3 +277,56 @@ def test_eight_threads_of_fits_on_one_budget_never_overspend_it():
             except BudgetExceededError:
                 pass
         assert outcome.count("fit") == admitted
+
+
+def test_a_pld_budget_admits_a_fit_its_own_pld_accountant_admits():
+    """A budget composes Poisson-subsampled charges with the accountant it is given (through
+    the registry): a DP-SGD fit calibrated by PLD to exactly the budget's (epsilon, delta) is
+    refused by the default RDP budget (RDP states more for the same noise) and admitted by a
+    budget created with accountant='pld', whose ledger is never above the fit's own PLD
+    epsilon; the default's numbers are unchanged."""
+    pytest.importorskip("dp_accounting")
+    from skdpgd import BudgetExceededError
+    from skdpgd.accounting import compose, pld_epsilon
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20000, 3)) / 3
+    y = (X[:, 0] > 0).astype(int)
+    kw = dict(
+        epsilon=1.0,
+        delta=1e-5,
+        data_norm=1.0,
+        classes=[0, 1],
+        n_samples=20000,
+        epochs=2,
+        random_state=0,
+        accountant="pld",
+    )
+    rdp_budget = PrivacyBudget(1.0, 1e-5)
+    assert rdp_budget.accountant == "rdp"
+    with pytest.raises(BudgetExceededError):
+        DPSGDClassifier(budget=rdp_budget, **kw).fit(X, y)
+    assert rdp_budget.charges == []
+
+    pld_budget = PrivacyBudget(1.0, 1e-5, accountant="pld")
+    fit = DPSGDClassifier(budget=pld_budget, **kw).fit(X, y)
+    spent = pld_budget.spent_epsilon()
+    assert spent <= 1.0
+    assert spent <= pld_epsilon(GaussianSteps(fit.noise_multipliers_, fit.sampling_rate_), 1e-5)
+    # the ledger read by RDP alone (the default budget's arithmetic) is above the total
+    ledger = list(pld_budget._charges)
+    assert compose(ledger, 1e-5) > 1.0
+    assert "accountant='pld'" in repr(pld_budget)
+    # a pickled copy keeps its accountant
+    import pickle
+
+    restored = pickle.loads(pickle.dumps(pld_budget))
+    assert restored.detached and restored.accountant == "pld"
+    assert restored.spent_epsilon() == pytest.approx(spent)
+
+
+def test_a_budget_accountant_comes_from_the_registry():
+    with pytest.raises(ValueError, match="unknown accountant"):
+        PrivacyBudget(1.0, 1e-5, accountant="clt")
+    with pytest.raises(ValueError, match="full-batch"):
+        PrivacyBudget(1.0, 1e-5, accountant="gdp")

@@ -160,8 +160,11 @@ ZCDPAccountant = _zcdp_module().ZCDPAccountant
 
 @pytest.fixture
 def with_zcdp(monkeypatch):
-    """The export: the new class listed in ACCOUNTANTS, as its module would be."""
-    monkeypatch.setattr(accounting, "ACCOUNTANTS", accounting.ACCOUNTANTS + (ZCDPAccountant,))
+    """The export: the new class listed in the registry's ACCOUNTANTS (and so the package's),
+    as its module would be."""
+    extended = accounting.ACCOUNTANTS + (ZCDPAccountant,)
+    monkeypatch.setattr(accounting.registry, "ACCOUNTANTS", extended)
+    monkeypatch.setattr(accounting, "ACCOUNTANTS", extended)
     return ZCDPAccountant()
 
 

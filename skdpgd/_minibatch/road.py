@@ -542,7 +542,7 @@ class MinibatchRoad(Road):
                 fit.delta,
                 first,
                 list(branches.values()),
-                accountant=self.config.accountant,
+                accountant=self.accountant,
             )
             # what a shared budget is charged, whichever branch runs: the counts and the
             # per-order maximum of the two branches' RDP curves (valid at every delta by RDP's

@@ -44,34 +44,9 @@ Poisson-sampled minibatches are accounted with Renyi DP of the sampled Gaussian
 No accountant here returns an estimate: every epsilon is an upper bound.
 """
 
-from .accountant import Accountant, geometric_bisection, smallest_scale
-from .composition import (
-    Composition,
-    calibrate,
-    compose,
-    epsilon_profiles,
-    remaining_mu,
-    smallest_epsilon_with_room,
-    spent_epsilon,
-    split_budget,
-    upper_bound_release,
-)
-from .envelope import envelope_delta, envelope_epsilon, switch_charge, switch_scale
-from .events import (
-    COUNT_BOUND_SIGMAS,
-    RELATIONS,
-    Composed,
-    Event,
-    GaussianSteps,
-    PoissonSampled,
-    Relation,
-    Release,
-    Selection,
-    flatten,
-    rounding_gamma,
-    sum_rounding_margin,
-    with_margin,
-)
+from .accountant import Accountant
+from .composition import calibrate, compose, epsilon_profiles
+from .events import Composed, Event, GaussianSteps, PoissonSampled, Relation, Release, Selection
 from .gdp import (
     GaussianDPAccountant,
     compose_gdp,
@@ -79,95 +54,90 @@ from .gdp import (
     gdp_delta_upper,
     gdp_epsilon,
     gdp_mu,
-    gdp_mu_of_releases,
-    relative_multiplier,
-    share_multiplier,
     zcdp_delta,
     zcdp_epsilon,
     zcdp_rho,
 )
-from .pld import PLDAccountant, pld_delta, pld_epsilon, pld_profile
+from .pld import PLDAccountant, pld_delta, pld_epsilon
 from .rdp import DEFAULT_ORDERS as RDP_DEFAULT_ORDERS
 from .rdp import RDPAccountant, rdp_delta, rdp_epsilon, rdp_subsampled_gaussian
+from .registry import ACCOUNTANTS, accountant_named
+from .selection import RDPCurve, RepeatedSelection
+
+# the package's own helpers, importable from here (explicit re-exports, not in __all__)
+from .accountant import geometric_bisection as geometric_bisection, smallest_scale as smallest_scale
+from .composition import (
+    Composition as Composition,
+    remaining_mu as remaining_mu,
+    smallest_epsilon_with_room as smallest_epsilon_with_room,
+    spent_epsilon as spent_epsilon,
+    split_budget as split_budget,
+    upper_bound_release as upper_bound_release,
+)
+from .envelope import (
+    envelope_delta as envelope_delta,
+    envelope_epsilon as envelope_epsilon,
+    switch_charge as switch_charge,
+    switch_scale as switch_scale,
+)
+from .events import (
+    COUNT_BOUND_SIGMAS as COUNT_BOUND_SIGMAS,
+    RELATIONS as RELATIONS,
+    flatten as flatten,
+    rounding_gamma as rounding_gamma,
+    sum_rounding_margin as sum_rounding_margin,
+    with_margin as with_margin,
+)
+from .gdp import (
+    gdp_mu_of_releases as gdp_mu_of_releases,
+    relative_multiplier as relative_multiplier,
+    share_multiplier as share_multiplier,
+)
+from .pld import pld_profile as pld_profile
 from .selection import (
-    RDPCurve,
-    RepeatedSelection,
-    calibrate_base_mu,
-    trial_epsilon,
-    truncated_negative_binomial_gamma,
+    calibrate_base_mu as calibrate_base_mu,
+    trial_epsilon as trial_epsilon,
+    truncated_negative_binomial_gamma as truncated_negative_binomial_gamma,
 )
 
-#: Every accountant class: the contract test runs on each. A new accountant is one module
-#: here (a subclass of :class:`Accountant` with ``supports``, ``epsilon`` and ``delta``) plus
-#: its import and an entry in this tuple.
-ACCOUNTANTS = (GaussianDPAccountant, RDPAccountant, PLDAccountant)
-
-
-def accountant_named(name):
-    """A new accountant of the class in :data:`ACCOUNTANTS` whose ``name`` is ``name`` (what
-    an estimator's ``accountant='rdp' | 'pld'`` selects)."""
-    by_name = {cls.name: cls for cls in ACCOUNTANTS}
-    if name not in by_name:
-        raise ValueError(f"unknown accountant {name!r}; expected one of {sorted(by_name)}.")
-    return by_name[name]()
-
-
+#: The public surface (what users and docs/api.rst use). The package's own helpers are
+#: imported above (``from skdpgd.accounting import ...`` keeps working) and stay importable by
+#: module path, e.g. ``skdpgd.accounting.envelope.switch_charge``, but are not listed here.
 __all__ = [
+    # events
+    "Event",
+    "Release",
+    "GaussianSteps",
+    "PoissonSampled",
+    "Composed",
+    "Selection",
+    "RepeatedSelection",
+    "RDPCurve",
+    "Relation",
+    # reading and calibrating them
+    "compose",
+    "calibrate",
+    "epsilon_profiles",
+    # accountants and their registry
     "Accountant",
     "ACCOUNTANTS",
     "accountant_named",
-    "COUNT_BOUND_SIGMAS",
-    "Composed",
-    "Composition",
-    "Event",
-    "PoissonSampled",
-    "RDPCurve",
-    "Relation",
-    "Selection",
-    "calibrate",
-    "compose",
-    "epsilon_profiles",
-    "flatten",
-    "geometric_bisection",
-    "smallest_epsilon_with_room",
-    "smallest_scale",
-    "split_budget",
-    "upper_bound_release",
     "GaussianDPAccountant",
-    "GaussianSteps",
-    "PLDAccountant",
     "RDPAccountant",
-    "RDP_DEFAULT_ORDERS",
-    "RELATIONS",
-    "Release",
-    "RepeatedSelection",
-    "calibrate_base_mu",
-    "compose_gdp",
-    "envelope_delta",
-    "envelope_epsilon",
+    "PLDAccountant",
+    # conversions
     "gdp_delta",
     "gdp_delta_upper",
     "gdp_epsilon",
     "gdp_mu",
-    "gdp_mu_of_releases",
-    "pld_delta",
-    "pld_epsilon",
-    "pld_profile",
-    "rdp_delta",
-    "rdp_epsilon",
-    "rdp_subsampled_gaussian",
-    "relative_multiplier",
-    "share_multiplier",
-    "remaining_mu",
-    "spent_epsilon",
-    "rounding_gamma",
-    "sum_rounding_margin",
-    "switch_charge",
-    "switch_scale",
-    "trial_epsilon",
-    "truncated_negative_binomial_gamma",
-    "with_margin",
-    "zcdp_delta",
-    "zcdp_epsilon",
+    "compose_gdp",
     "zcdp_rho",
+    "zcdp_epsilon",
+    "zcdp_delta",
+    "RDP_DEFAULT_ORDERS",
+    "rdp_epsilon",
+    "rdp_delta",
+    "rdp_subsampled_gaussian",
+    "pld_epsilon",
+    "pld_delta",
 ]

@@ -13,6 +13,37 @@ from .events import GaussianSteps
 
 __all__ = ["Accountant", "geometric_bisection", "smallest_scale"]
 
+_EPS = float(np.finfo(float).eps)
+
+
+def negative_side(t, positive_bound):
+    """``1 - e^t + e^t h(-t)`` for t < 0 (``h``: a bound on the hockey-stick divergence at
+    positive arguments covering both directions of the pair, so ``H_{e^t}(P||Q) = 1 - e^t +
+    e^t H_{e^-t}(Q||P)`` is bounded), raised by its rounding."""
+    with np.errstate(under="ignore"):
+        return (-np.expm1(t) + np.exp(t) * positive_bound(-t)) * (1.0 + 8 * _EPS)
+
+
+def _padded(delta):
+    """An accountant's delta raised by a relative 1e-9 for its rounding, at most 1."""
+    return min(1.0, float(delta) * (1.0 + 1e-9) + 1e-300)
+
+
+def profile_from_positive(positive):
+    """``t -> `` a privacy profile at every real t from ``positive`` (an upper bound at t >= 0,
+    both directions): directly at t >= 0, through :func:`negative_side` at t < 0; at most 1."""
+
+    def profile(t):
+        t = np.asarray(t, dtype=float)
+        flat = t.ravel()
+        out = np.empty(flat.shape)
+        pos = flat >= 0
+        out[pos] = positive(flat[pos])
+        out[~pos] = negative_side(flat[~pos], positive)
+        return np.minimum(out, 1.0).reshape(t.shape)
+
+    return profile
+
 
 def geometric_bisection(ok, good, bad, rtol):
     """Bisect on a log scale between ``good`` (``ok`` true) and ``bad`` (``ok`` false), ``ok``
@@ -57,14 +88,34 @@ class Accountant(abc.ABC):
     ``supports``, ``epsilon`` and ``delta``; one with a closed form or a faster root-finder
     overrides it (GDP, RDP). ``tests/test_accountant_contract.py`` runs one contract test on
     each of :data:`ACCOUNTANTS`.
+
+    What the rest of the package asks of an accountant goes through this interface too:
+    :meth:`available` (an optional dependency is installed; :meth:`supports` is then false
+    when it is not), :meth:`epsilon_profile` (``delta -> epsilon`` of events, for a report:
+    :func:`~skdpgd.accounting.epsilon_profiles`), and :meth:`profile` (the privacy profile at
+    every real argument, for a fit that chooses its mechanism from a release:
+    :mod:`~skdpgd.accounting.envelope`). Each has a default built from :meth:`epsilon` and
+    :meth:`delta`.
     """
 
     name = "accountant"
+    #: What a report calls the accountant's statement.
+    label = "accountant"
+    #: Exact (the tightest statement there is) for every event it supports: a report lists
+    #: it alone when it supports the events.
+    exact = False
+    #: Composes selections known by their Renyi-DP curve (at ``RDP_DEFAULT_ORDERS``).
+    composes_rdp_curves = False
 
     #: Relative precision of the default calibration's scale.
     calibration_rtol = 1e-3
     #: Factor by which the default calibration grows the scale from :meth:`start_scale`.
     calibration_growth = 2.0
+
+    @classmethod
+    def available(cls):
+        """Whether what the accountant needs is installed (default: nothing optional)."""
+        return True
 
     @abc.abstractmethod
     def supports(self, steps): ...
@@ -103,3 +154,55 @@ class Accountant(abc.ABC):
 
         start = self.start_scale(shape, epsilon, delta, q, prior)
         return smallest_scale(ok, start, self.calibration_growth, self.calibration_rtol) * shape
+
+    def cache_key(self):
+        """A hashable key of the accountant's class and settings: what a result cached for
+        it depends on."""
+        items = []
+        for k, v in sorted(vars(self).items()):
+            if isinstance(v, np.ndarray):
+                v = (v.dtype.str, v.tobytes())
+            items.append((k, v))
+        return (type(self).__module__, type(self).__qualname__, tuple(items))
+
+    def report_label(self, steps):
+        """The name of this accountant's statement about ``steps`` in a report."""
+        return self.label
+
+    def epsilon_profile(self, steps, rdp_curves=()):
+        """``delta -> epsilon`` (upper bounds) of ``steps`` composed, for reading at several
+        deltas; ``rdp_curves`` (Renyi-DP curves at ``RDP_DEFAULT_ORDERS``) only where
+        :attr:`composes_rdp_curves`. Default: :meth:`epsilon` at each delta."""
+        if len(rdp_curves):
+            raise ValueError(f"the {self.name} accountant does not compose Renyi-DP curves.")
+        return lambda delta: float(self.epsilon(steps, delta))
+
+    def profile(self, steps, t_max=None, n_table=2049):
+        """``t -> `` an upper bound on the privacy profile ``H_{e^t}`` of ``steps`` composed at
+        every real ``t`` (vectorised, both orders of a neighbouring pair, at most 1).
+
+        Default, from :meth:`delta`: at ``t >= 0`` the accountant's delta; with ``t_max``, read
+        once at ``n_table`` points evenly spread over ``[0, t_max]`` and, between two of them
+        and beyond ``t_max``, bounded by its value at the point to the left (a hockey-stick
+        divergence is non-increasing in t); at ``t < 0`` through :func:`negative_side`. A
+        relative 1e-9 is added for the rounding of :meth:`delta`. An
+        accountant with a closed form or a cheaper table overrides it (GDP, RDP, PLD).
+        """
+        if t_max is None:
+
+            def positive(tt):
+                tt = np.asarray(tt, dtype=float)
+                flat = [_padded(self.delta(steps, float(x))) for x in tt.ravel()]
+                return np.asarray(flat, dtype=float).reshape(tt.shape)
+
+        else:
+            grid = np.linspace(0.0, float(t_max), int(n_table))
+            table = np.array([_padded(self.delta(steps, float(x))) for x in grid])
+            table = np.minimum.accumulate(table)  # non-increasing (a bound stays a bound)
+
+            def positive(tt):
+                tt = np.asarray(tt, dtype=float)
+                k = np.clip(np.searchsorted(grid, tt, side="right") - 1, 0, grid.size - 1)
+                return table[k]
+
+        return profile_from_positive(positive)

@@ -20,6 +20,7 @@ from .gdp import (
 )
 from .rdp import DEFAULT_ORDERS as RDP_DEFAULT_ORDERS
 from .rdp import RDPAccountant, rdp_epsilon, rdp_subsampled_gaussian
+from .registry import accountant_classes, as_accountant
 
 __all__ = [
     "compose",
@@ -69,32 +70,31 @@ def compose(events, delta, *, relation=None, accountant=None):
 
 
 def epsilon_profiles(events, relation=None):
-    """``{name: delta -> epsilon}`` of every accountant that applies to ``events`` composed
-    (each an upper bound, so the smallest is the best statement): exact Gaussian DP when all
-    are full-batch Gaussian releases; else RDP and, when the optional dp-accounting is
-    installed and no selection is present, its PLD."""
+    """``{label: delta -> epsilon}`` of every accountant of the registry
+    (:data:`~skdpgd.accounting.ACCOUNTANTS`) that applies to ``events`` composed (each an
+    upper bound, so the smallest is the best statement), named by its
+    :meth:`~skdpgd.accounting.Accountant.report_label`.
+
+    An accountant applies when its :meth:`~skdpgd.accounting.Accountant.supports` accepts the
+    releases (false when an optional dependency it needs is not installed) and, when a
+    selection known by its Renyi-DP curve is present, it composes such curves. An exact one
+    (Gaussian DP for full-batch releases) that applies is listed alone: nothing is tighter.
+    A release without noise has no finite epsilon."""
     releases, curves = _leaves(events, relation)
     if any(np.any(r.multipliers == 0) for r in releases):  # no finite epsilon
         return {"none (a release without noise)": lambda d: math.inf}
-    ledger = Composition(releases, curves)
-    if ledger.rdp is None:
-        if ledger.discrete:  # secure mode's discrete Gaussian: zCDP, not GDP
-            return {"zCDP (discrete Gaussian)": ledger.epsilon}
-        return {"Gaussian DP (exact)": ledger.epsilon}
-    out = {"RDP": ledger.epsilon}
-    if not curves and not ledger.discrete:
-        try:
-            import dp_accounting  # noqa: F401
-        except ImportError:
-            return out
-        from .pld import pld_profile
-
-        steps = [
-            GaussianSteps(r.multipliers[np.isfinite(r.multipliers)], r.sampling_rate)
-            for r in releases
-            if np.isfinite(r.multipliers).any()
-        ]
-        out["PLD (dp-accounting)"] = pld_profile(steps)  # composed once, read at each delta
+    out = {}
+    for cls in accountant_classes():
+        accountant = cls()
+        if curves and not accountant.composes_rdp_curves:
+            continue
+        if not accountant.supports(releases):
+            continue
+        label = accountant.report_label(releases)
+        profile = accountant.epsilon_profile(releases, curves)
+        if accountant.exact:
+            return {label: profile}
+        out[label] = profile
     return out
 
 
@@ -208,10 +208,16 @@ class Composition:
     infinite multiplier (a free release) adds nothing; a zero one makes epsilon infinite.
     Each release is read under its own relation: convert first
     (:meth:`Release.multipliers_under`).
+
+    ``accountant`` (an :class:`~skdpgd.accounting.Accountant` or a registry name; default RDP)
+    is the one Poisson-subsampled releases compose with: where it is not RDP, supports the
+    releases and no RDP curve is given, the epsilon is the smaller of its epsilon and RDP's
+    (two upper bounds); otherwise RDP's.
     """
 
-    def __init__(self, releases=(), rdp_curves=()):
+    def __init__(self, releases=(), rdp_curves=(), accountant=None):
         releases, rdp_curves = list(releases), list(rdp_curves)
+        self.other = None  # (accountant, its steps) when another accountant reads the ledger
         self.empty = not releases and not rdp_curves
         # a discrete release (secure mode) is zCDP, not GDP: read mu in the zCDP view
         self.discrete = any(r.noise == "discrete" for r in releases)
@@ -232,6 +238,17 @@ class Composition:
                     r.sampling_rate, z, RDP_DEFAULT_ORDERS, discrete=r.noise == "discrete"
                 )
         self.inv2, self.rdp = None, rdp
+        if accountant is None or rdp_curves:
+            return
+        accountant = as_accountant(accountant)
+        if isinstance(accountant, RDPAccountant) or not accountant.supports(releases):
+            return
+        steps = [
+            GaussianSteps(r.multipliers[np.isfinite(r.multipliers)], r.sampling_rate, r.noise)
+            for r in releases
+            if np.isfinite(r.multipliers).any()
+        ]
+        self.other = (accountant, steps)
 
     def epsilon(self, delta, extra_mu=0.0):
         """Epsilon at ``delta`` of the ledger composed with one more full-batch
@@ -245,7 +262,13 @@ class Composition:
         rdp = self.rdp
         if extra_mu > 0:
             rdp = rdp + rdp_subsampled_gaussian(1.0, [1.0 / extra_mu], RDP_DEFAULT_ORDERS)
-        return rdp_epsilon(rdp, RDP_DEFAULT_ORDERS, delta)
+        spent = rdp_epsilon(rdp, RDP_DEFAULT_ORDERS, delta)
+        if self.other is not None:
+            accountant, steps = self.other
+            if extra_mu > 0:
+                steps = steps + [GaussianSteps([1.0 / extra_mu], 1.0)]
+            spent = min(spent, float(accountant.epsilon(steps, delta)))
+        return spent
 
     def remaining_epsilon(self, epsilon, delta, delta_next):
         """The largest epsilon (at ``delta_next``) one more full-batch Gaussian release could

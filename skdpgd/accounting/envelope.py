@@ -75,13 +75,14 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
+from scipy.special import ndtr
 
 from .composition import Composition
 from .events import GaussianSteps, Relation
-from .gdp import compose_gdp, gdp_mu_of_releases
-from .pld import pld_profile
-from .rdp import DEFAULT_ORDERS, rdp_subsampled_gaussian
+from .gdp import GaussianDPAccountant, gaussian_profile, gdp_mu_of_releases
+from .pld import pld_branch_profile
+from .rdp import DEFAULT_ORDERS, rdp_profile, rdp_subsampled_gaussian
+from .registry import as_accountant
 from .selection import RDPCurve
 
 __all__ = [
@@ -112,135 +113,9 @@ _TAIL_BELOW = 1e-300
 # ---------------------------------------------------------------------------------------
 
 
-def gaussian_profile(t, mu):
-    """Upper bound on the privacy profile of a ``mu``-GDP mechanism (a Gaussian release, or an
-    exact GDP composition of them) at every real ``t``: the exact
-    ``Phi(-t/mu + mu/2) - e^t Phi(-t/mu - mu/2)`` plus a bound on its rounding (as
-    :func:`skdpgd.accounting.gdp_delta_upper`), at most 1."""
-    t = np.asarray(t, dtype=float)
-    mu = float(mu)
-    if not mu >= 0:
-        raise ValueError(f"mu must be >= 0, got {mu!r}.")
-    if mu == 0.0:  # identical outputs: H_{e^t}(P || P) = (1 - e^t)_+
-        return np.maximum(0.0, -np.expm1(np.minimum(t, 0.0))) * (1.0 + 4 * _EPS)
-    if math.isinf(mu):
-        return np.ones_like(t)
-    x1 = -t / mu + mu / 2.0
-    x2 = -t / mu - mu / 2.0
-    a = log_ndtr(x1)
-    b = t + log_ndtr(x2)
-    with np.errstate(over="ignore", under="ignore"):
-        ea = np.exp(a)
-        eb = np.exp(np.minimum(b, 709.0))
-        value = np.where(b < a, -ea * np.expm1(np.minimum(b - a, 0.0)), 0.0)
-    # the error model of skdpgd.accounting._gdp_delta_terms, elementwise
-    u = 16.0 * _EPS
-    err = u * (
-        ea * (1.0 + np.abs(a) + np.abs(x1) * np.maximum(np.abs(x1), 1.0))
-        + eb * (1.0 + np.abs(b) + np.abs(x2) * np.maximum(np.abs(x2), 1.0))
-    )
-    return np.minimum(1.0, value + err)
-
-
-def _negative_side(t, positive_bound):
-    """``1 - e^t + e^t h(-t)`` for t < 0 (``h``: a bound at positive arguments covering both
-    directions of the pair), raised by its rounding."""
-    with np.errstate(under="ignore"):
-        return (-np.expm1(t) + np.exp(t) * positive_bound(-t)) * (1.0 + 8 * _EPS)
-
-
-def rdp_profile(t, rdp, orders):
-    """Upper bound on the privacy profile at every real ``t`` of a mechanism whose Renyi
-    divergences (both directions) are at most ``rdp`` at ``orders``:
-    ``min_alpha exp((alpha - 1)(rho_alpha - t + log(1 - 1/alpha)) - log alpha)`` (the conversion
-    of :func:`skdpgd.accounting.rdp.rdp_delta`, valid for every real t), and for t < 0 also
-    ``1 - e^t + e^t`` times that bound at ``-t``; at most 1."""
-    t = np.asarray(t, dtype=float)
-    rdp = np.asarray(rdp, dtype=float).ravel()
-    orders = np.asarray(orders, dtype=float).ravel()
-    ok = np.isfinite(rdp)
-    if not ok.any():
-        return np.ones_like(t)
-    rdp, orders = rdp[ok], orders[ok]
-    if np.all(rdp == 0):  # nothing released
-        return np.maximum(0.0, -np.expm1(np.minimum(t, 0.0))) * (1.0 + 4 * _EPS)
-    am1 = orders - 1.0
-    c = np.log1p(-1.0 / orders)
-    log_a = np.log(orders)
-
-    def direct(tt):
-        tt = np.asarray(tt, dtype=float).ravel()
-        out = np.empty(tt.shape)
-        for s in range(0, tt.size, 2048):  # bounded memory: 2048 x orders at a time
-            x = tt[s : s + 2048, None]
-            e = am1 * (rdp - x + c) - log_a
-            # the exponent's rounding: a few ulps of each of its parts
-            e = e + 8.0 * _EPS * (am1 * (rdp + np.abs(x) + np.abs(c)) + log_a)
-            with np.errstate(under="ignore", over="ignore"):
-                out[s : s + 2048] = np.exp(np.minimum(np.min(e, axis=1), 0.0)) * (1 + 4 * _EPS)
-        return np.minimum(out, 1.0)
-
-    flat = t.ravel()
-    out = direct(flat)
-    neg = flat < 0
-    if neg.any():
-        out[neg] = np.minimum(out[neg], _negative_side(flat[neg], direct))
-    return np.minimum(out, 1.0).reshape(t.shape)
-
-
-def pld_branch_profile(
-    noise_multipliers, sampling_rate, t_max, value_discretization_interval=1e-4, n_table=20001
-):
-    """``t -> `` an upper bound on the privacy profile at every real t of Poisson-subsampled
-    Gaussian steps, from dp-accounting's pessimistic PLD (the larger of its add and remove
-    directions; :func:`skdpgd.accounting.pld.pld_profile`) at ``|t|``: at t >= 0 directly, at t < 0
-    through ``1 - e^t + e^t H_{e^-t}``.
-
-    The PLD's delta is read once, at ``n_table`` points evenly spread over ``[0, t_max]``;
-    between two of them it is bounded by the chord in ``e^t`` (the pessimistic PLD is the
-    hockey-stick curve of a pair of distributions, convex in ``e^t``), beyond ``t_max`` by its
-    value there (it is non-increasing). A relative 1e-9 is added for its rounding.
-    """
-
-    prof = pld_profile(
-        [GaussianSteps(noise_multipliers, sampling_rate)], value_discretization_interval
-    )
-    deltas_at = getattr(prof, "deltas_at", None)
-    if deltas_at is None:  # nothing released (0) or a step without noise (1)
-        none = 1.0 if math.isinf(prof(0.5)) else 0.0
-
-        def positive(tt):
-            return np.full(np.shape(tt), none)
-    else:
-        grid = np.linspace(0.0, float(t_max), int(n_table))
-        table = np.minimum(1.0, np.asarray(deltas_at(grid), dtype=float) * (1.0 + 1e-9) + 1e-300)
-        table = np.minimum.accumulate(table)  # non-increasing (a bound stays a bound)
-        step = grid[1] - grid[0]
-
-        def positive(tt):
-            tt = np.asarray(tt, dtype=float)
-            k = np.clip(np.floor(tt / step).astype(np.int64), 0, grid.size - 2)
-            k = np.maximum(np.where(grid[k] > tt, k - 1, k), 0)  # grid[k] <= t
-            t0, t1 = grid[k], grid[k + 1]
-            inside = tt <= t1
-            # chord in e^t between the table's neighbours: weight of the right end
-            with np.errstate(over="ignore", invalid="ignore"):
-                w = np.expm1(np.clip(tt, t0, t1) - t0) / np.expm1(t1 - t0)
-            w = np.clip(np.where(np.isfinite(w), w, 1.0), 0.0, 1.0)
-            w = np.maximum(w - 4.0 * _EPS, 0.0)  # toward the left end: the larger value
-            chord = table[k] + (table[k + 1] - table[k]) * w
-            return np.where(inside, chord * (1.0 + 4.0 * _EPS), table[-1])
-
-    def profile(t):
-        t = np.asarray(t, dtype=float)
-        flat = t.ravel()
-        out = np.empty(flat.shape)
-        pos = flat >= 0
-        out[pos] = positive(flat[pos])
-        out[~pos] = _negative_side(flat[~pos], positive)
-        return np.minimum(out, 1.0).reshape(t.shape)
-
-    return profile
+# gaussian_profile (gdp), rdp_profile (rdp) and pld_branch_profile (pld) live with their
+# accountants, which supply a branch's profile (Accountant.profile); imported here for the
+# readers of this module.
 
 
 # ---------------------------------------------------------------------------------------
@@ -476,10 +351,12 @@ def branch_profile(releases, accountant="rdp", t_max=None):
     """``s -> profile`` of one branch: its releases (:class:`~skdpgd.accounting.Release`,
     under their own relation, one sampling rate) with every multiplier times s.
 
-    Full-batch releases compose exactly in GDP (:func:`gaussian_profile` of their mu / s);
-    Poisson-subsampled ones are bounded by :func:`rdp_profile` of their RDP curve, and with
-    ``accountant='pld'`` also by :func:`pld_branch_profile` (read up to ``t_max``): the smaller
-    of two upper bounds is an upper bound.
+    The profile is the accountant's (:meth:`~skdpgd.accounting.Accountant.profile`, read up to
+    ``t_max``): ``accountant`` is an :class:`~skdpgd.accounting.Accountant` or a name in the
+    registry (:func:`~skdpgd.accounting.accountant_named`). Full-batch releases are read by
+    the exact GDP accountant whatever it is (they compose exactly in GDP: no accountant gives
+    a smaller bound); Poisson-subsampled ones by ``accountant`` (RDP: :func:`rdp_profile` of
+    their RDP curve; PLD: the smaller of that and :func:`pld_branch_profile`).
     """
 
     rates = {r.sampling_rate for r in releases}
@@ -487,21 +364,10 @@ def branch_profile(releases, accountant="rdp", t_max=None):
         raise ValueError("a branch's releases share one sampling rate.")
     q = rates.pop()
     z = np.concatenate([np.asarray(r.multipliers, dtype=float) for r in releases])
-    if q == 1.0:
-        mu_one = compose_gdp(z)
-
-        def make(s):
-            mu = mu_one / s
-            return lambda t: gaussian_profile(t, mu)
-
-        return make
+    reader = GaussianDPAccountant() if q == 1.0 else as_accountant(accountant)
 
     def make(s):
-        rdp = rdp_subsampled_gaussian(q, z * s, DEFAULT_ORDERS)
-        if accountant != "pld":
-            return lambda t: rdp_profile(t, rdp, DEFAULT_ORDERS)
-        pld = pld_branch_profile(z * s, q, t_max)
-        return lambda t: np.minimum(rdp_profile(t, rdp, DEFAULT_ORDERS), pld(t))
+        return reader.profile([GaussianSteps(z * s, q)], t_max)
 
     return make
 
@@ -510,14 +376,17 @@ def switch_scale(epsilon, delta, first, branches, accountant="rdp", rtol=1e-5, s
     """The noise scale that keeps a fit that chooses between ``branches`` (lists of calibrated
     releases, each composed with ``first`` within (epsilon, delta)) after the full-batch
     releases ``first`` within (epsilon, delta) as a whole: :func:`envelope_scale` of their
-    profiles (:func:`branch_profile`), ``(s, upper)``. Public values only; cached."""
+    profiles (:func:`branch_profile`, by ``accountant``: an
+    :class:`~skdpgd.accounting.Accountant` or a registry name), ``(s, upper)``. Public values
+    only; cached."""
+    accountant = as_accountant(accountant)
     mu_first = gdp_mu_of_releases(first)  # the full-batch releases ``first``, own relation
     t_max = abs(float(epsilon)) + 0.5 * mu_first * mu_first + 40.0 * mu_first + 1.0
     key = (
         float(epsilon),
         float(delta),
         float(mu_first),
-        accountant,
+        accountant.cache_key(),
         float(rtol),
         float(scale_rtol),
         tuple(

@@ -45,6 +45,7 @@ __all__ = [
     "zcdp_delta_of_mu",
     "zcdp_view",
     "in_zcdp_view",
+    "gaussian_profile",
 ]
 
 _VIEW = threading.local()
@@ -360,6 +361,8 @@ class GaussianDPAccountant(Accountant):
     """
 
     name = "gdp"
+    label = "Gaussian DP (exact)"
+    exact = True
 
     @staticmethod
     def _runs(steps):
@@ -427,3 +430,69 @@ class GaussianDPAccountant(Accountant):
             c *= 1 + 1e-14
             z = c * shape
         return z
+
+    def report_label(self, steps):
+        """'Gaussian DP (exact)', or the zCDP view's name when a release is discrete."""
+        if any(r.noise == "discrete" for r in self._runs(steps)):
+            return "zCDP (discrete Gaussian)"
+        return self.label
+
+    def epsilon_profile(self, steps, rdp_curves=()):
+        """``delta -> epsilon`` of full-batch ``steps`` composed exactly (``sum z^-2``), read in
+        the zCDP view when one of them is discrete (secure mode)."""
+        if len(rdp_curves):
+            raise ValueError("the GDP accountant does not compose Renyi-DP curves.")
+        self._check(steps)
+        runs = self._runs(steps)
+        total = sum(
+            inverse_square_sum(r.multipliers) if np.all(r.multipliers > 0) else math.inf
+            for r in runs
+        )
+        discrete = any(r.noise == "discrete" for r in runs)
+
+        def profile(delta):
+            with zcdp_view(discrete):
+                return gdp_epsilon(delta, math.sqrt(total)) if total > 0 else 0.0
+
+        return profile
+
+    def profile(self, steps, t_max=None, n_table=2049):
+        """The exact privacy profile of ``mu``-GDP (:func:`gaussian_profile`), for continuous
+        releases outside the zCDP view; else the default (from :meth:`delta`)."""
+        if in_zcdp_view() or any(r.noise == "discrete" for r in self._runs(steps)):
+            return super().profile(steps, t_max, n_table)
+        mu = self.mu(steps) if self._runs(steps) else 0.0
+        return lambda t: gaussian_profile(t, mu)
+
+
+_EPS = float(np.finfo(float).eps)
+
+
+def gaussian_profile(t, mu):
+    """Upper bound on the privacy profile of a ``mu``-GDP mechanism (a Gaussian release, or an
+    exact GDP composition of them) at every real ``t``: the exact
+    ``Phi(-t/mu + mu/2) - e^t Phi(-t/mu - mu/2)`` plus a bound on its rounding (as
+    :func:`gdp_delta_upper`), at most 1."""
+    t = np.asarray(t, dtype=float)
+    mu = float(mu)
+    if not mu >= 0:
+        raise ValueError(f"mu must be >= 0, got {mu!r}.")
+    if mu == 0.0:  # identical outputs: H_{e^t}(P || P) = (1 - e^t)_+
+        return np.maximum(0.0, -np.expm1(np.minimum(t, 0.0))) * (1.0 + 4 * _EPS)
+    if math.isinf(mu):
+        return np.ones_like(t)
+    x1 = -t / mu + mu / 2.0
+    x2 = -t / mu - mu / 2.0
+    a = log_ndtr(x1)
+    b = t + log_ndtr(x2)
+    with np.errstate(over="ignore", under="ignore"):
+        ea = np.exp(a)
+        eb = np.exp(np.minimum(b, 709.0))
+        value = np.where(b < a, -ea * np.expm1(np.minimum(b - a, 0.0)), 0.0)
+    # the error model of _gdp_delta_terms, elementwise
+    u = 16.0 * _EPS
+    err = u * (
+        ea * (1.0 + np.abs(a) + np.abs(x1) * np.maximum(np.abs(x1), 1.0))
+        + eb * (1.0 + np.abs(b) + np.abs(x2) * np.maximum(np.abs(x2), 1.0))
+    )
+    return np.minimum(1.0, value + err)

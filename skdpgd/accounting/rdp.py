@@ -87,7 +87,7 @@ from scipy.special import gammaln
 from .._checks import check_delta as _check_delta
 from .._checks import check_epsilon as _check_epsilon
 from .._config import secure_noise
-from .accountant import Accountant
+from .accountant import Accountant, negative_side
 from .events import gaussian_runs
 
 __all__ = [
@@ -96,6 +96,7 @@ __all__ = [
     "rdp_subsampled_gaussian",
     "rdp_epsilon",
     "rdp_delta",
+    "rdp_profile",
 ]
 
 
@@ -843,6 +844,8 @@ class RDPAccountant(Accountant):
     """
 
     name = "rdp"
+    label = "RDP"
+    composes_rdp_curves = True
 
     def __init__(self, orders=None, noise=None):
         if noise not in (None, "gaussian", "discrete"):
@@ -1093,3 +1096,68 @@ class RDPAccountant(Accountant):
             step *= 2.0
             eps_c = total_eps(c)[0]
         return c * shape
+
+    def epsilon_profile(self, steps, rdp_curves=()):
+        """``delta -> epsilon`` of ``steps`` composed with ``rdp_curves`` (selections known by
+        their Renyi-DP curve at :attr:`orders`): the RDP curves summed once, converted at each
+        delta; an infinite multiplier adds nothing. 0 when nothing is composed."""
+        runs = gaussian_runs(steps)
+        if not runs and not len(rdp_curves):
+            return lambda delta: 0.0
+        total = np.zeros(self.orders.size)
+        for curve in rdp_curves:
+            total = total + np.asarray(curve, dtype=float)
+        for r in runs:
+            z = r.multipliers[np.isfinite(r.multipliers)]
+            if z.size:
+                total = total + rdp_subsampled_gaussian(
+                    r.sampling_rate, z, self.orders, discrete=self.discrete or r.noise == "discrete"
+                )
+        return lambda delta: rdp_epsilon(total, self.orders, delta)
+
+    def profile(self, steps, t_max=None, n_table=2049):
+        """:func:`rdp_profile` of the steps' RDP curve (:meth:`rdp`): every real t, no table."""
+        curve = self.rdp(steps)
+        return lambda t: rdp_profile(t, curve, self.orders)
+
+
+_EPS = float(np.finfo(float).eps)
+
+
+def rdp_profile(t, rdp, orders):
+    """Upper bound on the privacy profile at every real ``t`` of a mechanism whose Renyi
+    divergences (both directions) are at most ``rdp`` at ``orders``:
+    ``min_alpha exp((alpha - 1)(rho_alpha - t + log(1 - 1/alpha)) - log alpha)`` (the conversion
+    of :func:`rdp_delta`, valid for every real t), and for t < 0 also ``1 - e^t + e^t`` times
+    that bound at ``-t``; at most 1."""
+    t = np.asarray(t, dtype=float)
+    rdp = np.asarray(rdp, dtype=float).ravel()
+    orders = np.asarray(orders, dtype=float).ravel()
+    ok = np.isfinite(rdp)
+    if not ok.any():
+        return np.ones_like(t)
+    rdp, orders = rdp[ok], orders[ok]
+    if np.all(rdp == 0):  # nothing released
+        return np.maximum(0.0, -np.expm1(np.minimum(t, 0.0))) * (1.0 + 4 * _EPS)
+    am1 = orders - 1.0
+    c = np.log1p(-1.0 / orders)
+    log_a = np.log(orders)
+
+    def direct(tt):
+        tt = np.asarray(tt, dtype=float).ravel()
+        out = np.empty(tt.shape)
+        for s in range(0, tt.size, 2048):  # bounded memory: 2048 x orders at a time
+            x = tt[s : s + 2048, None]
+            e = am1 * (rdp - x + c) - log_a
+            # the exponent's rounding: a few ulps of each of its parts
+            e = e + 8.0 * _EPS * (am1 * (rdp + np.abs(x) + np.abs(c)) + log_a)
+            with np.errstate(under="ignore", over="ignore"):
+                out[s : s + 2048] = np.exp(np.minimum(np.min(e, axis=1), 0.0)) * (1 + 4 * _EPS)
+        return np.minimum(out, 1.0)
+
+    flat = t.ravel()
+    out = direct(flat)
+    neg = flat < 0
+    if neg.any():
+        out[neg] = np.minimum(out[neg], negative_side(flat[neg], direct))
+    return np.minimum(out, 1.0).reshape(t.shape)
