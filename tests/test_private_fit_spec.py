@@ -26,7 +26,7 @@ ROAD_MODULES = ["_fit.py", "_full_batch/road.py", "_minibatch/road.py"]
 #: Modules with an estimator and its road: only the road class is checked.
 ROAD_CLASSES = {
     "neural.py": "TorchRoad",
-    "preprocessing.py": "_ScalerRoad",
+    "preprocessing/_standard.py": "_ScalerRoad",
     "decomposition.py": "_PCARoad",
 }
 
