@@ -178,6 +178,11 @@ _FITTED_PRIVACY_DOC = """
     count_noise_multiplier_ : float or None
         Noise multiplier of the noisy row count (add/remove-one without ``n_samples``).
 
+    noise_ : {'gaussian', 'discrete'}
+        The noise the fit drew: ``'gaussian'`` (floating point, the default mode) or
+        ``'discrete'`` (exact discrete Gaussian on a lattice, in secure mode: see
+        :func:`skdpgd.config_context` and the Security model page).
+
     releases_ : list of Release
         Every Gaussian release of the fit (:class:`skdpgd.accounting.Release`: multipliers,
         relation, sensitivity per relation), which ``mu_`` composes and a budget charges.

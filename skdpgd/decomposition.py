@@ -94,6 +94,11 @@ class DPPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
         Public L2 bound of an output row (``2 data_norm``, or ``data_norm`` without centring).
     data_norm_ : float
         The bound the fit used.
+    noise_ : {'gaussian', 'discrete'}
+        The noise the fit drew: ``'gaussian'`` (floating point, the default mode) or
+        ``'discrete'`` (exact discrete Gaussian on a lattice, in secure mode: see
+        :func:`skdpgd.config_context` and the Security model page).
+
     releases_ : list of :class:`skdpgd.accounting.Release`
     epsilon_, delta_, mu_ : float
         What the fit spent (an upper bound; ``mu_`` in Gaussian DP).

@@ -221,6 +221,11 @@ _SGD_FITTED_DOC = """
     count_noise_multiplier_ : float or None
         Noise multiplier of the noisy row count (None when ``n_samples`` was given).
 
+    noise_ : {'gaussian', 'discrete'}
+        The noise the fit drew: ``'gaussian'`` (floating point, the default mode) or
+        ``'discrete'`` (exact discrete Gaussian on a lattice, in secure mode: see
+        :func:`skdpgd.config_context` and the Security model page).
+
     releases_ : list of Release
         Every release of the fit (:class:`skdpgd.accounting.Release`), as the accountant and
         a budget see them.

@@ -88,6 +88,11 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     output_bound_ : float
         Public L2 bound of an output row: ``clip_std * sqrt(n_features)``.
     output_ranges_ : ndarray of shape (n_features, 2)
+    noise_ : {'gaussian', 'discrete'}
+        The noise the fit drew: ``'gaussian'`` (floating point, the default mode) or
+        ``'discrete'`` (exact discrete Gaussian on a lattice, in secure mode: see
+        :func:`skdpgd.config_context` and the Security model page).
+
     releases_ : list of :class:`skdpgd.accounting.Release`
     epsilon_, delta_, mu_ : float
         What the fit spent (an upper bound; ``mu_`` in Gaussian DP).
