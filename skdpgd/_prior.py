@@ -53,12 +53,6 @@ def _check_counts_release(release):
     return release
 
 
-def own_sensitivity(release):
-    """The L2 sensitivity of a calibrated release under its own relation (the units its
-    noise is drawn in: secure mode rounds to a lattice sized by it)."""
-    return float(release.sensitivity[release.relation])
-
-
 def noisy(counts, std, gen, sens):
     """``counts + N(0, std^2)`` each: the one draw of a release of the class counts (its
     sensitivity ``sens``: see the module docstring), ``len(counts)`` normals from ``gen``
@@ -185,7 +179,7 @@ class PriorSwitch:
         be certified at this budget). ``share=None``: no switch (the release only starts the
         fit)."""
         std = float(_check_counts_release(first).noise_std[0])
-        released = noisy(counts, std, gen, own_sensitivity(first))
+        released = noisy(counts, std, gen, first.own_sensitivity)
         switched = forced or (share is not None and dominated(released, std, share))
         return cls(released, first, bool(switched))
 
@@ -206,7 +200,7 @@ class PriorSwitch:
         ``shape``), with the releases ``(first, second)``. ``progress``/``step``: the road's
         progress report of the second release, ``(index, of)``."""
         std2 = float(_check_counts_release(second).noise_std[0])
-        again = noisy(counts, std2, gen, own_sensitivity(second))
+        again = noisy(counts, std2, gen, second.own_sensitivity)
         if progress is not None:
             progress.released(second.multipliers, *step)
         return InterceptOnlyModel(
@@ -239,5 +233,5 @@ def select(right, release, n_public, gen):
     fit is kept when the noisy difference is above :func:`skdpgd.policy.select_threshold` (a
     public function of the noise and N): post-processing of the release."""
     std = float(_check_selection_release(release).noise_std[0])
-    noisy = gaussian(float(right[0] - right[1]), std, gen, own_sensitivity(release))
+    noisy = gaussian(float(right[0] - right[1]), std, gen, release.own_sensitivity)
     return noisy > policy.select_threshold(std, n_public), noisy

@@ -19,7 +19,6 @@ from ._compat import HasMethods, Interval, StrOptions, fit_context
 from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
 from ._fitted import PCAAttributes, set_fitted
 from ._noise import gaussian, is_secure, symmetric_release
-from ._prior import own_sensitivity
 from ._transaction import fit_transaction
 from .accounting import Release, sum_rounding_margin
 
@@ -264,9 +263,9 @@ class _PCARoad(Road):
         moments = releases[0]
         if moments.multipliers[0] > 0 and is_secure(fit.gen):
             # the upper triangle (diagonal included) as one vector on a lattice, symmetrised
-            A = symmetric_release(A, moments.noise_std[0], fit.gen, own_sensitivity(moments), 1.0)
+            A = symmetric_release(A, moments.noise_std[0], fit.gen, moments.own_sensitivity, 1.0)
             if self.center:
-                S = gaussian(S, releases[1].noise_std[0], fit.gen, own_sensitivity(releases[1]))
+                S = gaussian(S, releases[1].noise_std[0], fit.gen, releases[1].own_sensitivity)
         elif moments.multipliers[0] > 0:
             upper = np.triu(fit.gen.standard_normal((d, d)))
             A = A + moments.noise_std[0] * (upper + np.triu(upper, 1).T)

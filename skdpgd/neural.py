@@ -271,7 +271,7 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
     rho_ : float or None
         zCDP parameter ``mu_**2 / 2`` (None for minibatches).
 
-    noise_ : {'gaussian', 'discrete'}
+    noise_ : {"gaussian", "discrete"}
         The noise the fit drew: ``'gaussian'`` (floating point, the default mode) or
         ``'discrete'`` (exact discrete Gaussian on a lattice, in secure mode: see
         :func:`skdpgd.config_context` and the Security model page).

@@ -197,7 +197,7 @@ class Choice(Mechanism):
         right = np.asarray(rows.correct_counts(models), dtype=float)
         std = float(comparison.noise_std[0])
         pick = side_stream(gen, 2)
-        noisy = gaussian(right, std, pick, _prior.own_sensitivity(comparison))
+        noisy = gaussian(right, std, pick, comparison.own_sensitivity)
         if setup.progress is not None:
             setup.progress.released(comparison.multipliers, 0, 1)
         # --- post-processing: the largest noisy count plus its public offset ---

@@ -251,7 +251,7 @@ class GradientDescent(Mechanism):
         # the noise source: the generator, or secure mode's lattice release of the k_out (d + 1)
         # coordinates of each step, sensitivity in kernel coordinates
         source = kernel_source(
-            gen, _prior.own_sensitivity(grads) / c, k_out * (d + int(setup.fit_intercept))
+            gen, grads.own_sensitivity / c, k_out * (d + int(setup.fit_intercept))
         )
         for t in range(plan.n_steps):
             # a non-finite per-example gradient contributes 0 and decides nothing (stopping on
@@ -500,7 +500,7 @@ class OutputPerturbationMechanism(Mechanism):
         if std > 0 and is_secure(gen):
             # one lattice release of the vector (w, b~) the sensitivity is stated for
             theta = np.concatenate([coef.ravel(), b / c]) if setup.fit_intercept else coef.ravel()
-            noisy = gaussian(theta, std, gen, _prior.own_sensitivity(release))
+            noisy = gaussian(theta, std, gen, release.own_sensitivity)
             coef = noisy[:n_coef].reshape(coef.shape)
             if setup.fit_intercept:
                 b = c * noisy[n_coef:]
@@ -627,9 +627,7 @@ class InterceptOnly(Mechanism):
             setup.progress.released(release.multipliers, 0, 1)
         return Outcome(
             np.zeros((setup.n_outputs, rows.n_features)),
-            self.intercept(
-                rows, setup, float(release.noise_std[0]), gen, _prior.own_sensitivity(release)
-            ),
+            self.intercept(rows, setup, float(release.noise_std[0]), gen, release.own_sensitivity),
         )
 
     def intercept(self, rows, setup, std, gen, sens):
@@ -764,7 +762,7 @@ class WarmStart(Mechanism):
         side = side_stream(gen, 1)
         std1 = float(counts.noise_std[0])
         if prior._n_classes(setup) == 0:  # regression: start from the noisy target mean
-            start = prior.intercept(rows, setup, std1, side, _prior.own_sensitivity(counts))
+            start = prior.intercept(rows, setup, std1, side, counts.own_sensitivity)
             if setup.progress is not None:
                 setup.progress.released(counts.multipliers, 0, plan.n_steps)
             if self.inner.starts_at_target_mean:

@@ -33,7 +33,6 @@ import numpy as np
 
 from .. import policy
 from .._noise import gaussian, is_secure, symmetric_release
-from .._prior import own_sensitivity
 from .mechanisms import Mechanism, Outcome, _check_finite
 from ..accounting import Release, compose_gdp, relative_multiplier
 
@@ -236,10 +235,10 @@ class DampedNewton(Mechanism):
             g = np.hstack([gcoef, gint[:, None]]) if setup.fit_intercept else gcoef
             g = g.ravel()
             if g_std[t] > 0:
-                g = gaussian(g, g_std[t], gen, own_sensitivity(grads) / c)
+                g = gaussian(g, g_std[t], gen, grads.own_sensitivity / c)
             if new_hessian:
                 if h_std[k] > 0:
-                    H = noisy_symmetric(H, h_std[k], gen, own_sensitivity(hess) / (c * c))
+                    H = noisy_symmetric(H, h_std[k], gen, hess.own_sensitivity / (c * c))
                 # post-processing: the estimate of the full sum and its noise floor
                 H = H / rates[k]
                 floor = (
@@ -408,7 +407,7 @@ class KroneckerNewtonMechanism(Mechanism):
             np.zeros((1, d)), np.zeros(1), LOSS_SQUARED, sample=fresh_subsample(gen, q)
         )
         if s_std > 0:
-            S = noisy_symmetric(S, s_std, gen, own_sensitivity(xtx) / (c * c))
+            S = noisy_symmetric(S, s_std, gen, xtx.own_sensitivity / (c * c))
         S = S / q  # post-processing: the estimate of the full sum and its noise floor
         s_floor = math.sqrt(2.0) * s_std * math.sqrt(P) / q if s_std > 0 else 1e-12 * n
         s_eig = floored_eigh(S, s_floor)  # S is released once: one eigendecomposition
@@ -422,9 +421,9 @@ class KroneckerNewtonMechanism(Mechanism):
             A = rows.class_curvature_sum(coef, intercept, sample=fresh_subsample(gen, q))
             g = np.hstack([gcoef, gint[:, None]]) if setup.fit_intercept else gcoef
             if g_std[t] > 0:
-                g = gaussian(g, g_std[t], gen, own_sensitivity(grads) / c)
+                g = gaussian(g, g_std[t], gen, grads.own_sensitivity / c)
             if a_std[t] > 0:
-                A = noisy_symmetric(A, a_std[t], gen, own_sensitivity(curv))
+                A = noisy_symmetric(A, a_std[t], gen, curv.own_sensitivity)
             A = A / q
             a_floor = math.sqrt(2.0) * a_std[t] * math.sqrt(k_out) / q if a_std[t] > 0 else 0.0
             if setup.progress is not None:
@@ -500,9 +499,9 @@ class SufficientStatisticsMechanism(Mechanism):
         a_std = float(rel_a.noise_std[0])
         b_std = float(rel_b.noise_std[0])
         if a_std > 0:
-            A = noisy_symmetric(A, a_std, gen, own_sensitivity(rel_a))
+            A = noisy_symmetric(A, a_std, gen, rel_a.own_sensitivity)
         if b_std > 0:
-            b = gaussian(b, b_std, gen, own_sensitivity(rel_b))
+            b = gaussian(b, b_std, gen, rel_b.own_sensitivity)
         ridge = np.append(
             np.full(d, setup.n_public * setup.alpha), [0.0] if setup.fit_intercept else []
         )

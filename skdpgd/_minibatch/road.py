@@ -466,7 +466,7 @@ class MinibatchRoad(Road):
             total = float(np.dot(fit.sample_weight, np.asarray(self.y, dtype=np.float64)))
             std = float(first.noise_std[0])
             self.prior_mean = _prior.noisy_mean(
-                total, std, fit.n_public, self.y_bound, side, _prior.own_sensitivity(first)
+                total, std, fit.n_public, self.y_bound, side, first.own_sensitivity
             )
             fit.charges.add(first)
             self.start = np.array([self.prior_mean])
@@ -686,9 +686,7 @@ class MinibatchRoad(Road):
             # one release: the counts plus N(0, s^2) each (sensitivity: _public_prior), its
             # log-odds the intercept (post-processing)
             std = float(_prior._check_counts_release(second).noise_std[0])
-            noisy = _prior.noisy(
-                self._class_counts(fit), std, fit.gen, _prior.own_sensitivity(second)
-            )
+            noisy = _prior.noisy(self._class_counts(fit), std, fit.gen, second.own_sensitivity)
             fit.progress.released(second.multipliers, 0, 1)
             coef, intercept = np.zeros(shape), _prior.log_odds(noisy, std)
         else:
@@ -739,7 +737,7 @@ class MinibatchRoad(Road):
         # n_outputs (d + 1) coordinates (sensitivity in kernel coordinates)
         source = kernel_source(
             fit.gen,
-            _prior.own_sensitivity(releases[0]) / c,
+            releases[0].own_sensitivity / c,
             self.n_outputs * (d + int(fit_intercept)),
         )
         yc = np.ascontiguousarray(self.y, dtype=np.float64)

@@ -208,9 +208,15 @@ class Release(Event):
         return self.multipliers * (own / other) * (1.0 - 2.0 * np.finfo(float).eps)
 
     @property
+    def own_sensitivity(self):
+        """The L2 sensitivity under the release's own relation: the units its noise is drawn
+        in (secure mode sizes its lattice by it)."""
+        return float(self.sensitivity[self.relation])
+
+    @property
     def noise_std(self):
         """Standard deviation of the noise of each release."""
-        return self.multipliers * float(self.sensitivity[self.relation])
+        return self.multipliers * self.own_sensitivity
 
     def under(self, relation, name=None):
         """The same noise stated under ``relation`` (:meth:`multipliers_under`), named

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._noise import fit_generator, gaussian
-from .._prior import own_sensitivity
 from ..accounting import RELATIONS, Release
 from ._schema import schema_transformer
 
@@ -148,7 +147,7 @@ def out_of_domain_counts(
         counts[len(numeric_part) :] = missing.sum(axis=0)
     std = float(release.noise_std[0])
     # integer counts: released without rounding in secure mode
-    noisy = gaussian(counts, std, gen, own_sensitivity(release), exact=True)
+    noisy = gaussian(counts, std, gen, release.own_sensitivity, exact=True)
     return DomainCounts(
         counts=dict(zip(columns, (float(v) for v in noisy))),
         noise_std=std,

@@ -18,7 +18,6 @@ from .._compat import HasMethods, Interval, StrOptions, fit_context
 from .._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
 from .._fitted import ScalerAttributes, set_fitted
 from .._noise import gaussian
-from .._prior import own_sensitivity
 from .._transaction import fit_transaction
 from ..accounting import RELATIONS, Release, sum_rounding_margin
 from ._bounded import _resolve_bounds, _to_unit
@@ -248,8 +247,8 @@ class _ScalerRoad(Road):
         S2 = np.sum(U * U, axis=0, dtype=np.float64)
         sums, squares = releases
         if sums.multipliers[0] > 0:
-            S1 = gaussian(S1, sums.noise_std[0], fit.gen, own_sensitivity(sums))
-            S2 = gaussian(S2, squares.noise_std[0], fit.gen, own_sensitivity(squares))
+            S1 = gaussian(S1, sums.noise_std[0], fit.gen, sums.own_sensitivity)
+            S2 = gaussian(S2, squares.noise_std[0], fit.gen, squares.own_sensitivity)
         # post-processing of the released sums (N is public or released)
         m = np.clip(S1 / fit.n_public, -1.0, 1.0)
         v = np.clip(S2 / fit.n_public, 0.0, 1.0) - m * m
