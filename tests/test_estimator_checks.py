@@ -2,6 +2,7 @@
 
 import importlib.util
 
+import numpy as np
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdpgd import (
@@ -137,10 +138,12 @@ def test_init_parameters_are_keyword_only_after_sklearns_positional_ones():
 # compare the two models: secure noise comes from the operating system's cryptographic source
 # and cannot be reproduced, so the two fits differ by their noise (a seed that reproduced it
 # would make it predictable); the plain-mode run above covers what they check.
+import hashlib  # noqa: E402
 import warnings  # noqa: E402
 
 import skdpgd  # noqa: E402
 from skdpgd import PrivacyUsageWarning  # noqa: E402
+from skdpgd._compute import secure_random  # noqa: E402
 
 _SAME_SEED_TWICE = (
     "fits twice with the same random_state and compares the models; secure mode's noise cannot "
@@ -183,7 +186,15 @@ def secure_expected_failed_checks(estimator):
 @parametrize_with_checks(
     [*ESTIMATORS, *TRANSFORMERS], expected_failed_checks=secure_expected_failed_checks
 )
-def test_sklearn_compatible_in_secure_mode(estimator, check):
+def test_sklearn_compatible_in_secure_mode(estimator, check, request, monkeypatch):
+    # The checks assert thresholds on noisy fits (training accuracy, class weights), which a
+    # fresh draw fails now and then. As the plain run fixes random_state, this run fixes the
+    # operating-system entropy that keys each secure fit's ChaCha20 stream, one stream of
+    # bytes per check: every fit still draws its own key, through the real secure sampler, and
+    # a failure replays exactly.
+    digest = hashlib.sha256(request.node.nodeid.encode()).digest()
+    entropy = np.random.default_rng(list(digest))
+    monkeypatch.setattr(secure_random, "urandom", lambda n: entropy.bytes(n))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyUsageWarning)
         with skdpgd.config_context(secure_noise=True):

@@ -72,7 +72,7 @@ to the discrete Gaussian; a secure mode that relies on them needs its own argume
 """
 
 import math
-import os
+from os import urandom
 from fractions import Fraction
 
 import numpy as np
@@ -239,8 +239,8 @@ def new_state():
         no seed: a secure state can never be reproduced.
     """
     state = np.zeros(STATE_SIZE, dtype=np.uint32)
-    state[_KEY : _KEY + 8] = np.frombuffer(os.urandom(32), dtype="<u4")
-    state[_NONCE : _NONCE + 2] = np.frombuffer(os.urandom(8), dtype="<u4")
+    state[_KEY : _KEY + 8] = np.frombuffer(urandom(32), dtype="<u4")
+    state[_NONCE : _NONCE + 2] = np.frombuffer(urandom(8), dtype="<u4")
     state[_USED] = 16
     return state
 
