@@ -2,14 +2,15 @@
 A small private neural net: DPMLPClassifier
 ===========================================
 
-:class:`skdpgd.DPMLPClassifier` trains a multilayer perceptron by DP gradient descent with
-per-example clipping (the optional torch backend, ``pip install "skdpgd[torch]"``; the CPU
-build of PyTorch is enough). Here it is compared with the private linear model on the
-handwritten digits (10 classes, 8x8 pixels, pixel values in [0, 16] by the data set's
-definition: a public range). The network needs no row bound (each example's whole gradient is
-clipped to ``clip_norm``); the linear model gets rows scaled by 16 * 8, of norm at most 1.
-``max_iter``, ``learning_rate`` and ``clip_norm`` are those of the neural-net guide page; no
-theory picks them for a network, and choosing them on the private data would leak.
+:class:`skdpgd.DPMLPClassifier` trains a multilayer perceptron by DP gradient descent with per-
+example clipping (the optional torch backend: ``pip install torch --index-url
+https://download.pytorch.org/whl/cpu`` installs PyTorch's CPU build, which is enough). Here it
+is compared with the private linear model on the handwritten digits (10 classes, 8x8 pixels,
+pixel values in [0, 16] by the data set's definition: a public range). The network needs no row
+bound (each example's whole gradient is clipped to ``clip_norm``); the linear model gets rows
+scaled by 16 * 8, of norm at most 1. ``max_iter``, ``learning_rate`` and ``clip_norm`` are
+those of the neural-net guide page; no theory picks them for a network, and choosing them on
+the private data would leak.
 """
 
 from sklearn.datasets import load_digits
@@ -26,7 +27,9 @@ try:
     import torch  # noqa: F401
 except ImportError:  # the docs build without the torch extra
     torch = None
-    print("torch is not installed: pip install 'skdpgd[torch]' (CPU build)")
+    print(
+        "torch is not installed: pip install torch --index-url https://download.pytorch.org/whl/cpu"
+    )
 
 for eps in [1.0, 4.0]:
     lin = DPLogisticRegression(epsilon=eps, data_norm=1.0, classes=classes, random_state=0)

@@ -5,8 +5,9 @@ Private from the raw rows up: each dataset goes through a
 accounted budget, so the epsilon printed covers the whole pipeline. digits (3 vs 5) is scaled by its
 public pixel range 0..16 (:class:`~skdpgd.preprocessing.BoundedScaler`, free); breast_cancer is
 standardised by :class:`~skdpgd.preprocessing.DPStandardScaler` (noisy means and variances, part of
-the same epsilon) within the per-feature ranges its dataset description publishes. Both are fitted
-at a few epsilons next to scikit-learn's non-private model on the same features.
+the same epsilon) within the per-feature ranges its dataset description publishes (that table
+is the data's own min/max, rounded outward; the demo prints so). Both are fitted at a few
+epsilons next to scikit-learn's non-private model on the same features.
 """
 
 import argparse
@@ -95,7 +96,9 @@ def _datasets():
         X,
         y,
         lambda: DPStandardScaler(bounds=_BREAST_CANCER_RANGES),
-        "DPStandardScaler within the published ranges (30% of the budget)",
+        "DPStandardScaler (30% of the budget) within the ranges of scikit-learn's dataset "
+        "description: the data's own min/max, rounded outward (with your data, take them from "
+        "its data dictionary, never from the rows)",
     )
     X, y = load_digits(return_X_y=True)
     keep = (y == 3) | (y == 5)

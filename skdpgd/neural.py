@@ -97,8 +97,8 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
     (with respect to all weights) is clipped to ``clip_norm``, the clipped gradients are
     summed, Gaussian noise calibrated to ``(epsilon, delta)`` is added, and the sum is divided
     by the public number of examples. Two classes use one logistic output unit (binary
-    log-loss); more classes use a softmax output (cross-entropy). Needs PyTorch
-    (``pip install "skdpgd[torch]"``) for ``fit``; prediction runs in numpy.
+    log-loss); more classes use a softmax output (cross-entropy). Needs PyTorch for ``fit``
+    (its CPU build is enough: see the ImportError's command); prediction runs in numpy.
 
     Parameters
     ----------

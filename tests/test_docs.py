@@ -4,7 +4,9 @@ Blocks of one page run in order in one namespace (a block may use what an earlie
 same page defined, as a reader would). Blocks that need torch are skipped without it.
 """
 
+import contextlib
 import importlib.util
+import io
 import pathlib
 import re
 import warnings
@@ -24,6 +26,8 @@ PAGES = [
     "docs/security.md",
 ]
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+#: a python block followed by "prints" and a text block: the text is the block's expected output
+PRINTED = re.compile(r"^```python\n(.*?)^```\n\nprints\n\n```text\n(.*?)^```", re.S | re.M)
 
 
 def _blocks(page):
@@ -51,3 +55,17 @@ def test_python_blocks_run(page, monkeypatch, tmp_path):
                 exec(compile(code, f"{page}[block {i + 1}]", "exec"), namespace)
             except Exception as exc:  # pragma: no cover - the failure message is the point
                 raise AssertionError(f"{page}, block {i + 1} failed: {exc!r}\n{code}") from exc
+
+
+@pytest.mark.parametrize("page", ["README.md"])
+def test_printed_outputs_are_what_the_blocks_print(page, monkeypatch, tmp_path):
+    """A page that shows what a block prints shows what it prints today."""
+    pairs = PRINTED.findall((ROOT / page).read_text())
+    assert pairs, f"{page} shows no expected output"
+    monkeypatch.chdir(tmp_path)
+    for code, expected in pairs:
+        out = io.StringIO()
+        with warnings.catch_warnings(), contextlib.redirect_stdout(out):
+            warnings.simplefilter("ignore")
+            exec(compile(code, page, "exec"), {"__name__": "__docs__"})
+        assert out.getvalue() == expected, (code, out.getvalue())

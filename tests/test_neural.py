@@ -68,7 +68,9 @@ def test_clear_import_error_without_torch(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)
     monkeypatch.setitem(sys.modules, "torch.func", None)
     X, y = _data()
-    with pytest.raises(ImportError, match=r'pip install "skdpgd\[torch\]"'):
+    with pytest.raises(
+        ImportError, match=r"pip install torch --index-url https://download.pytorch.org/whl/cpu"
+    ):
         DPMLPClassifier(hidden_layer_sizes=(4,), max_iter=2).fit(X, y)
 
 

@@ -61,11 +61,11 @@ def import_torch():
         import torch.func  # noqa: F401
     except ImportError as exc:
         raise ImportError(
-            "skdpgd's neural-network estimators need PyTorch, an optional dependency. "
-            'Install it with:  pip install "skdpgd[torch]"  (it asks for '
-            f"{TORCH_REQUIREMENT}). On a machine without a GPU, install PyTorch's CPU-only "
-            "build first (the CPU wheel index that PyTorch's install page gives): a plain "
-            "'pip install torch' on Linux pulls a multi-GB CUDA build."
+            "skdpgd's neural-network estimators need PyTorch, an optional dependency "
+            f"({TORCH_REQUIREMENT}). Without a GPU, install its CPU build:  pip install torch "
+            "--index-url https://download.pytorch.org/whl/cpu  (a plain 'pip install torch' on "
+            "Linux pulls several GB of CUDA libraries); with one:  pip install torch. From a "
+            'clone of skdpgd, pip install ".[torch]" then adds nothing else.'
         ) from exc
     return torch
 
