@@ -109,7 +109,9 @@ _SCHEDULE_PARAMS_DOC = """
 
     verbose : int, default=0
         1 prints what the fit releases (mechanism, number of releases, the public N, the
-        budget); 2 adds about ten progress lines (step, epsilon spent so far, elapsed time).
+        budget) and, once a run has lasted 2 seconds, its progress on stderr (a tqdm bar when
+        tqdm is installed, else a line per tenth of the steps); 2 prints about ten progress
+        lines instead (step, epsilon spent so far, elapsed time).
         Only public or already released values are printed: never the training loss, which
         is a function of the private data.
 """
