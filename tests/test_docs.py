@@ -23,6 +23,7 @@ PAGES = [
     "docs/benchmarks.md",
     "docs/large_data.md",
     "docs/dataframe.md",
+    "docs/data_dictionary.md",
     "docs/security.md",
 ]
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)

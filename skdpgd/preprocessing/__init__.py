@@ -16,6 +16,8 @@ without bound. The transformers here are the private replacements:
   handle_unknown='ignore')``), every cell outside the declared domain (text in a numeric
   column, a level not listed) treated as missing, missing values to a public constant, every
   row of norm at most 1. Its fitted attributes are the same whatever the rows.
+  :func:`codebook_from_table_schema` reads that codebook from a data dictionary in the
+  Frictionless Table Schema format (JSON).
 
 Each transformer declares the public bound of its output rows (``output_bound_``, an L2 norm);
 :func:`output_bound` reads it from any fitted transformer skdpgd understands, including
@@ -29,6 +31,7 @@ from ._domain_counts import DomainCounts, out_of_domain_counts
 from ._output_bound import output_bound
 from ._schema import Categorical, Numeric, categorical, numeric, schema_transformer
 from ._standard import DPStandardScaler
+from ._table_schema import codebook_from_table_schema
 
 __all__ = [
     "BoundedScaler",
@@ -37,6 +40,7 @@ __all__ = [
     "DomainCounts",
     "Numeric",
     "categorical",
+    "codebook_from_table_schema",
     "numeric",
     "out_of_domain_counts",
     "schema_transformer",

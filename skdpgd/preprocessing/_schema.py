@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
 
+from .._capability import PUBLIC_TRANSFORMER, with_privacy
 from ._bounded import BoundedScaler
 
 
@@ -18,11 +21,12 @@ from ._bounded import BoundedScaler
 
 @dataclass(frozen=True)
 class Numeric:
-    """A schema entry: a numeric column with the public range ``[lo, hi]``
-    (:func:`numeric`)."""
+    """A schema entry: a numeric column with the public range ``[lo, hi]`` and the public
+    codes that mean "missing" in it (:func:`numeric`)."""
 
     lo: float
     hi: float
+    missing: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -32,11 +36,15 @@ class Categorical:
     levels: tuple
 
 
-def numeric(lo, hi):
+def numeric(lo, hi, *, missing=()):
     """A numeric column of :func:`schema_transformer` with the public range ``[lo, hi]``
     (the same as the shorthand ``(lo, hi)``; unambiguous in a codebook read from JSON or
-    YAML, where a pair becomes a list)."""
-    return Numeric(lo, hi)
+    YAML, where a pair becomes a list).
+
+    ``missing``: numbers that code a missing answer in this column (``-99``, ``999``, as a
+    data dictionary lists them); a cell equal to one of them is missing, like text or NaN,
+    instead of being clipped into the range."""
+    return Numeric(lo, hi, tuple(missing))
 
 
 def categorical(levels):
@@ -163,17 +171,21 @@ def _column_as_float(col):
     return np.fromiter((_float_or_nan(v) for v in cells), dtype=np.float64, count=len(cells))
 
 
-def _numbers_in_domain(X, names=None):
+def _numbers_in_domain(X, names=None, missing=None):
     """A schema's numeric columns as a float64 array: every cell that is not a finite number
-    (text, None, a date, NaN, +-inf) becomes NaN, i.e. missing. Stateless, cell by cell: the
-    function of the schema's ``FunctionTransformer`` before :class:`BoundedScaler`. A column
-    whose dtype contradicts the schema is refused first (``names``: the schema's)."""
+    (text, None, a date, NaN, +-inf) becomes NaN, i.e. missing, and so does a cell equal to
+    one of its column's missing codes (``missing``: one tuple of numbers per column, or None).
+    Stateless, cell by cell: the function of the schema's ``FunctionTransformer`` before
+    :class:`BoundedScaler`. A column whose dtype contradicts the schema is refused first
+    (``names``: the schema's)."""
     if names is not None:
         _check_dtypes(X, names, ["number"] * len(names))
     cols = _table_columns(X)
     out = np.empty((len(cols[0]) if cols else len(X), len(cols)), dtype=np.float64)
     for j, col in enumerate(cols):
         out[:, j] = _column_as_float(col)
+        if missing is not None and missing[j]:
+            out[np.isin(out[:, j], np.asarray(missing[j], dtype=np.float64)), j] = np.nan
     return out
 
 
@@ -215,6 +227,19 @@ def _level_kind(levels):
     return None
 
 
+def _missing_codes(col, codes):
+    """The missing codes of a numeric column as a tuple of finite floats."""
+    codes = [v.item() if isinstance(v, np.generic) else v for v in codes]
+    if not all(_is_number(v) and not isinstance(v, bool) for v in codes) or not all(
+        math.isfinite(float(v)) for v in codes
+    ):
+        raise ValueError(
+            f"schema: the missing codes of column {col!r} must be finite numbers, got {codes!r} "
+            "(text and NaN are missing in a numeric column anyway)."
+        )
+    return tuple(float(v) for v in codes)
+
+
 def _schema_levels(col, spec):
     """The public levels of a categorical column as Python objects: numbers sorted by value,
     or strings in the order given."""
@@ -238,7 +263,70 @@ def _schema_levels(col, spec):
     return levels
 
 
-def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
+class _UnlistedColumns(TransformerMixin, BaseEstimator):
+    """The remainder of a :func:`schema_transformer`: the table's columns that the codebook
+    does not list. It outputs no column; its fit reads their names (public, like the
+    codebook's) and nothing else, and warns (``action='warn'``) or refuses the fit
+    (``action='error'``) naming them, so that no column is dropped without a word."""
+
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    _skdpgd_privacy = PUBLIC_TRANSFORMER
+
+    def __init__(self, action="warn"):
+        self.action = action
+
+    def fit(self, X, y=None):
+        """Warn about (or refuse) the columns it is given; reads their names only.
+
+        Parameters
+        ----------
+        X : DataFrame or 2-D array
+            The columns the codebook does not list (a ``ColumnTransformer`` passes them).
+        y : ignored
+
+        Returns
+        -------
+        self : object
+        """
+        if self.action not in ("warn", "error"):
+            raise ValueError(f"action must be 'warn' or 'error', got {self.action!r}.")
+        n_columns = int(np.shape(X)[1])
+        names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
+        which = ", ".join(repr(c) for c in names) if names else f"{n_columns} by position"
+        text = (
+            f"schema_transformer: column(s) of the table not in the codebook: {which}; "
+            f"{'they would be dropped' if self.action == 'error' else 'dropped'}. Add them "
+            "to the codebook if the model should use them, or pass remainder='drop' to drop "
+            "them without a word (column names are public; no value was read). A level or "
+            "range that does not match the rows (a typo: 'Male' for 'male') is not caught "
+            "here; skdpgd.preprocessing.out_of_domain_counts counts such cells, at an "
+            "accounted budget."
+        )
+        if self.action == "error":
+            raise ValueError(text)
+        warnings.warn(text, UserWarning, stacklevel=2)
+        self.n_features_in_ = n_columns
+        if names is not None:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        self.output_bound_ = 0.0  # it outputs no column
+        return self
+
+    def transform(self, X):
+        """No column: an array of shape ``(n_rows, 0)``."""
+        return np.zeros((int(np.shape(X)[0]), 0))
+
+    def get_feature_names_out(self, input_features=None):
+        """No column, no name."""
+        return np.asarray([], dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # fit reads no value
+        tags.input_tags.string = True
+        return with_privacy(self, tags)  # the capability the class itself declares
+
+
+def schema_transformer(schema, *, missing="constant", numeric_fill=0.0, remainder="warn"):
     """A scikit-learn ``ColumnTransformer`` built from a public codebook; no budget spent.
 
     Parameters
@@ -248,8 +336,10 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
         ``{column: categorical([level, ...])}`` for a categorical one (every public level).
         Shorthands: a tuple ``(lo, hi)`` of two numbers is a range, a list a level list.
         Columns are DataFrame names (or integer positions for arrays); columns not listed are
-        dropped. The dtypes (public, like the names) are checked against the entries before
-        any value is read: a number column declared with text levels, a text column declared
+        dropped (see ``remainder``). A data dictionary in the Frictionless Table Schema format
+        gives this dict: :func:`~skdpgd.preprocessing.codebook_from_table_schema`. The
+        dtypes (public, like the names) are checked against the entries before any value is
+        read: a number column declared with text levels, a text column declared
         numeric, a date column, and a number column declared by a two-number list (a range
         written as a list, as JSON and YAML give it; consecutive integers such as ``[0, 1]``
         are taken as levels) are errors that name the fix.
@@ -259,6 +349,10 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
         ``numeric_fill``.
     numeric_fill : float in [-1, 1], default=0.0
         Output for a missing numeric value, on the [-1, 1] scale (0: the middle of the range).
+    remainder : {'warn', 'drop', 'error'}, default='warn'
+        The table's columns that the codebook does not list are never used. 'warn': the fit
+        drops them with a ``UserWarning`` naming them; 'drop': without a word; 'error': the
+        fit refuses the table, naming them. Only their names are read (public).
 
     Returns
     -------
@@ -272,8 +366,9 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
         contributes at most ``1/k`` to the squared row norm and a one-hot block at most
         ``1/k``, so **every output row has L2 norm at most 1**, a public bound
         (:func:`output_bound` returns it; a private pipeline passes it on as ``data_norm``).
-        ``remainder='drop'`` and ``sparse_threshold=0``: the output's format does not depend
-        on the rows.
+        ``sparse_threshold=0``: the output's format does not depend on the rows. The
+        columns not listed go to a remainder that outputs nothing (``remainder='drop'``, or
+        a part that warns or refuses, naming them).
 
     Notes
     -----
@@ -284,6 +379,7 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
     * numeric column: a number (Python or numpy, a bool counts as 0 or 1) is clipped to
       ``(lo, hi)``; anything else (text, None, a date, NaN, ``+-inf``) is missing and
       becomes ``numeric_fill``;
+    * a numeric column's missing codes (``numeric(lo, hi, missing=[-99])``) are missing too;
     * categorical column: levels are all strings or all numbers (a mix is refused). A string
       matches a text level equal to it, a number a numeric level of equal value (``1``,
       ``1.0`` and ``True`` are level 1; ``2.5`` is no level of ``[1, 2, 3]``). Any other cell
@@ -291,6 +387,13 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
       the indicator column with ``missing='indicator'``. The encoder always sees an object
       array of the schema's level objects, so its ``categories_`` are the schema's levels
       (dtype object), whatever the column's dtype in the training rows.
+
+    **A typo in the codebook is silent.** ``["Male", "Female"]`` declared for a column that
+    holds ``"male"`` and ``"female"`` makes every cell of it missing, and the model then
+    learns nothing from that column (or returns the majority class when every column is
+    hit). Nothing here reads a value to catch it;
+    :func:`~skdpgd.preprocessing.out_of_domain_counts` does, at a
+    small accounted budget: noisy counts, per column, of the cells outside the codebook.
 
     Examples
     --------
@@ -313,7 +416,9 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
         raise ValueError(f"missing must be 'constant' or 'indicator', got {missing!r}.")
     if not -1.0 <= float(numeric_fill) <= 1.0:
         raise ValueError("numeric_fill must lie in [-1, 1].")
-    numeric_cols, ranges, categorical_cols, levels, pairs = [], [], [], [], []
+    if not (isinstance(remainder, str) and remainder in ("warn", "drop", "error")):
+        raise ValueError(f"remainder must be 'warn', 'drop' or 'error', got {remainder!r}.")
+    numeric_cols, ranges, codes, categorical_cols, levels, pairs = [], [], [], [], [], []
     for col, spec in schema.items():
         if isinstance(col, np.generic):  # numpy scalars as plain str/int (ColumnTransformer)
             col = col.item()
@@ -331,6 +436,7 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
                 raise ValueError(f"schema: column {col!r} needs numbers lo < hi, got {spec!r}.")
             numeric_cols.append(col)
             ranges.append((float(lo), float(hi)))
+            codes.append(_missing_codes(col, spec.missing if isinstance(spec, Numeric) else ()))
         elif isinstance(spec, Categorical) or (
             isinstance(spec, (list, np.ndarray)) and len(spec) > 0
         ):
@@ -375,7 +481,11 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
                                 _numbers_in_domain,
                                 validate=False,
                                 check_inverse=False,
-                                kw_args={"names": numeric},
+                                kw_args=(
+                                    {"names": numeric, "missing": codes}
+                                    if any(codes)
+                                    else {"names": numeric}
+                                ),
                                 feature_names_out="one-to-one",
                             ),
                         ),
@@ -429,5 +539,8 @@ def schema_transformer(schema, *, missing="constant", numeric_fill=0.0):
         )
         weights["categorical"] = w
     return ColumnTransformer(
-        parts, remainder="drop", sparse_threshold=0.0, transformer_weights=weights
+        parts,
+        remainder="drop" if remainder == "drop" else _UnlistedColumns(remainder),
+        sparse_threshold=0.0,
+        transformer_weights=weights,
     )
