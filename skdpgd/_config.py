@@ -10,6 +10,13 @@ randomness from the operating system's cryptographic source and release every Ga
 statistic as an exact discrete Gaussian on a lattice (the user guide's "Security model"
 page). A fit records the mode it ran in (``noise_`` and its releases), so what it reports
 does not depend on the setting in force when it is read later.
+
+``budget`` (default None) is a default :class:`~skdpgd.PrivacyBudget`: every private fit, search,
+private pipeline and private metric that *starts* inside the setting with ``budget=None`` is
+charged to it (an explicit ``budget=`` wins). It is thread-local too: fits run by worker
+threads or processes (``n_jobs > 1``) do not see a :func:`config_context` budget of the thread
+that started them. The default budget is never stored on an estimator (its ``budget`` parameter
+stays None); :func:`resolve_budget` is the one place it is read.
 """
 
 from __future__ import annotations
@@ -17,9 +24,9 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 
-__all__ = ["get_config", "set_config", "config_context"]
+__all__ = ["get_config", "set_config", "config_context", "resolve_budget"]
 
-_GLOBAL = {"secure_noise": False}
+_GLOBAL = {"secure_noise": False, "budget": None}
 _LOCAL = threading.local()
 
 
@@ -35,7 +42,7 @@ def get_config():
     Returns
     -------
     dict
-        ``{'secure_noise': bool}``.
+        ``{'secure_noise': bool, 'budget': PrivacyBudget or None}``.
     """
     return dict(_settings())
 
@@ -46,12 +53,31 @@ def secure_noise():
     return _settings()["secure_noise"]
 
 
+def resolve_budget(budget):
+    """The budget a private computation charges: ``budget`` when given, else this thread's
+    default (:func:`config_context`, :func:`set_config`), else None. The only place the
+    default is read."""
+    if budget is not None:
+        return budget
+    return _settings()["budget"]
+
+
 def _check(name, value):
     if name == "secure_noise" and not isinstance(value, bool):
         raise TypeError(f"secure_noise must be True or False, got {value!r}.")
+    if name == "budget" and value is not False and not callable(getattr(value, "charge", None)):
+        raise TypeError(
+            "budget must be a PrivacyBudget (or False: no default budget), got "
+            f"{type(value).__name__}."
+        )
 
 
-def set_config(secure_noise=None):
+def _stored(name, value):
+    """``budget=False`` clears the default budget (stored as None)."""
+    return None if name == "budget" and value is False else value
+
+
+def set_config(secure_noise=None, budget=None):
     """Change the settings of this thread (in the main thread before other threads start:
     also the default of threads started later).
 
@@ -61,6 +87,10 @@ def set_config(secure_noise=None):
         True: fits draw their randomness from the operating system's cryptographic source and
         release exact discrete Gaussian noise on a lattice; an integer ``random_state`` is then
         refused (secure noise cannot be reproduced). None leaves the setting unchanged.
+    budget : PrivacyBudget or False, default=None
+        The default budget: every fit, search, private pipeline and private metric started
+        afterwards with ``budget=None`` is charged to it (an explicit ``budget=`` wins).
+        False removes it; None leaves the setting unchanged.
 
     Examples
     --------
@@ -71,21 +101,28 @@ def set_config(secure_noise=None):
     >>> skdpgd.set_config(secure_noise=False)
     """
     settings = _settings()
-    if secure_noise is not None:
-        _check("secure_noise", secure_noise)
-        settings["secure_noise"] = secure_noise
+    for name, value in (("secure_noise", secure_noise), ("budget", budget)):
+        if value is None:
+            continue
+        _check(name, value)
+        settings[name] = _stored(name, value)
         if threading.current_thread() is threading.main_thread():
-            _GLOBAL["secure_noise"] = secure_noise
+            _GLOBAL[name] = _stored(name, value)
 
 
 @contextmanager
-def config_context(*, secure_noise=None):
+def config_context(*, secure_noise=None, budget=None):
     """Settings for the code inside a ``with`` block (this thread only), restored on exit.
 
     Parameters
     ----------
     secure_noise : bool, default=None
         See :func:`set_config`. None keeps the current setting.
+    budget : PrivacyBudget or False, default=None
+        A default budget for the block: every fit, search, private pipeline and private
+        metric started inside it with ``budget=None`` is charged to it (a fit that would
+        overspend is refused and releases nothing). False: no default budget inside the
+        block. None keeps the current setting.
 
     Examples
     --------
@@ -98,12 +135,21 @@ def config_context(*, secure_noise=None):
     ...     clf = skdpgd.DPLogisticRegression(epsilon=1.0, data_norm=1.0).fit(X, y)
     >>> clf.noise_
     'discrete'
+    >>> budget = skdpgd.PrivacyBudget(epsilon=2.0, delta=1e-6)
+    >>> with skdpgd.config_context(budget=budget):
+    ...     a = skdpgd.DPLogisticRegression(epsilon=0.5, data_norm=1.0).fit(X, y)
+    ...     b = skdpgd.DPLogisticRegression(epsilon=0.5, data_norm=1.0).fit(X, y)
+    >>> len(budget.entries) >= 2 and a.budget is None
+    True
     """
     settings = _settings()
     old = dict(settings)
-    if secure_noise is not None:
-        _check("secure_noise", secure_noise)
-        settings["secure_noise"] = secure_noise
+    for name, value in (("secure_noise", secure_noise), ("budget", budget)):
+        if value is not None:
+            _check(name, value)
+    for name, value in (("secure_noise", secure_noise), ("budget", budget)):
+        if value is not None:
+            settings[name] = _stored(name, value)
     try:
         yield
     finally:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from ._config import resolve_budget
 from ._fitted import FitResult
 from ._noise import fit_generator, noise_name
 from ._progress import Progress
@@ -94,13 +95,14 @@ class PrivacySpec:
     def of(cls, est, label=None):
         """The privacy parameters of an estimator (its own, already validated by its
         ``fit``); a parameter the estimator does not have takes the default above. The only
-        place that reads them from an estimator."""
+        place that reads them from an estimator. A ``budget`` of None is the default budget
+        of :func:`skdpgd.config_context` (:func:`skdpgd._config.resolve_budget`), if any."""
         return cls(
             label=label or type(est).__name__,
             epsilon=est.epsilon,
             delta=est.delta,
             neighbouring=getattr(est, "neighbouring", "auto"),
-            budget=getattr(est, "budget", None),
+            budget=resolve_budget(getattr(est, "budget", None)),
             random_state=getattr(est, "random_state", None),
             n_samples=getattr(est, "n_samples", None),
             class_weight=getattr(est, "class_weight", None),

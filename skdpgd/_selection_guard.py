@@ -44,6 +44,7 @@ import math
 import threading
 import warnings
 
+from ._config import resolve_budget
 from .exceptions import PrivacyLeakWarning
 
 __all__ = ["private_search_trials", "warn_if_leaky_pipeline", "warn_if_model_selection"]
@@ -170,7 +171,7 @@ def warn_if_model_selection(est):
             PrivacyLeakWarning,
             stacklevel=3,
         )
-    elif getattr(est, "budget", None) is None:
+    elif resolve_budget(getattr(est, "budget", None)) is None:  # a default budget counts
         warnings.warn(
             f"{name} is being fitted inside scikit-learn's {helper}, which fits it more than "
             "once (per fold, class or output) on the same or overlapping rows, without a "

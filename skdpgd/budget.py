@@ -56,7 +56,8 @@ class PrivacyBudget:
     return the same object), so fits inside pipelines and cross-validation draw from it.
 
     **Pickling.** A budget pickles (so a fitted model that was charged to it can be saved with
-    pickle or joblib), but what comes back is *detached*: a read-only snapshot of the ledger
+    pickle, joblib or skops: its saved state is plain numbers, strings and lists, no lock),
+    but what comes back is *detached*: a read-only snapshot of the ledger
     at the time it was pickled. It reports what was spent then and refuses every new charge
     with a ``RuntimeError``, before anything is computed: a copy in another process keeps its
     own ledger, so fits charged there would overspend unseen. Hence ``cross_val_score(...,
@@ -121,6 +122,9 @@ class PrivacyBudget:
         self._reader = reader
         self._charges = []  # the ledger: Releases, named by label, under the budget's relation
         self._rdp_charges = []  # (label, RDP curve at DEFAULT_ORDERS, under the budget's relation)
+        # one per charge: (label, first and end index in _charges, in _rdp_charges, epsilon
+        # spent after it)
+        self._entries = []
         self._lock = threading.Lock()
         self._detached = False
 
@@ -131,19 +135,44 @@ class PrivacyBudget:
     def __deepcopy__(self, memo):
         return self
 
-    def __reduce__(self):
-        # a detached, read-only snapshot (see the class docstring): never a second live ledger
-        return (
-            _detached_budget,
-            (
-                self.epsilon,
-                self.delta,
-                self.neighbouring,
-                self.charges,
-                list(self._rdp_charges),
-                self.accountant,
-            ),
-        )
+    # --- pickling (pickle, joblib, skops): a detached, read-only snapshot, never a second live
+    # ledger (see the class docstring). The state is plain data (numbers, strings, lists,
+    # dicts): no lock, no accountant object, so skops needs to trust this class alone.
+    def __getstate__(self):
+        with self._lock:
+            releases = [_release_state(r) for r in self._charges]
+            curves = [[label, [float(v) for v in rdp]] for label, rdp in self._rdp_charges]
+            entries = [list(e) for e in self._entries]
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "neighbouring": str(self.neighbouring),
+            "accountant": self.accountant,
+            "releases": releases,
+            "rdp_charges": curves,
+            "entries": entries,
+        }
+
+    def __setstate__(self, state):
+        """Restore a snapshot: checked like a new budget, its ledger rebuilt from plain data,
+        a new lock, and detached (it refuses every charge)."""
+        PrivacyBudget.__init__(self, state["epsilon"], state["delta"], state["neighbouring"])
+        reader = accountant_named(state.get("accountant", "rdp"))
+        if reader.available():  # else RDP reads it: an upper bound all the same
+            self.accountant, self._reader = reader.name, reader
+        self._charges = [_release_from_state(r) for r in state.get("releases", [])]
+        self._rdp_charges = [
+            (str(label), _frozen(np.asarray(rdp, dtype=float)))
+            for label, rdp in state.get("rdp_charges", [])
+        ]
+        entries = [tuple(e) for e in state.get("entries", [])]
+        if not entries and (self._charges or self._rdp_charges):  # one entry for the lot
+            entries = [("charges", 0, len(self._charges), 0, len(self._rdp_charges), math.nan)]
+        self._entries = [
+            (str(lab), int(a), int(b), int(c), int(d), float(after))
+            for lab, a, b, c, d, after in entries
+        ]
+        self._detached = True
 
     @property
     def detached(self):
@@ -180,6 +209,26 @@ class PrivacyBudget:
     def rdp_charges(self):
         """List of ``(label, rdp)``: charges given by their RDP curve at ``DEFAULT_ORDERS``."""
         return [(label, rdp.copy()) for label, rdp in self._rdp_charges]
+
+    @property
+    def entries(self):
+        """One dict per charge, in order: ``number`` (1, 2, ...), ``label`` (the estimator's
+        class for a fit, with the set-up release's name for one charged ahead of the fit's
+        main releases), ``releases`` (its :class:`~skdpgd.accounting.Release` objects under
+        the budget's relation, each with its sensitivities and noise), ``curves`` (``(name,
+        rdp)`` of the releases known by their RDP curve) and ``spent_epsilon`` (the budget's
+        epsilon right after the charge; nan in a copy restored from an old pickle)."""
+        with self._lock:
+            return [
+                {
+                    "number": k + 1,
+                    "label": label,
+                    "releases": list(self._charges[a:b]),
+                    "curves": [(n, rdp.copy()) for n, rdp in self._rdp_charges[c:d]],
+                    "spent_epsilon": after,
+                }
+                for k, (label, a, b, c, d, after) in enumerate(self._entries)
+            ]
 
     def _composition(self, extra=(), rdp_extra=()):
         return Composition(
@@ -264,8 +313,12 @@ class PrivacyBudget:
             if after > self.epsilon:
                 raise self._refusal(after, label if curves and not parts else "fit")
             if record:
+                r0, c0 = len(self._charges), len(self._rdp_charges)
                 self._charges.extend(parts)
                 self._rdp_charges.extend(curves)
+                self._entries.append(
+                    (label, r0, len(self._charges), c0, len(self._rdp_charges), float(after))
+                )
         return after
 
     def charge(self, events, label="fit"):
@@ -315,19 +368,52 @@ class PrivacyBudget:
         return self.charge(RDPCurve(label, rdp, neighbouring), label=label)
 
 
+def _frozen(a):
+    a.setflags(write=False)
+    return a
+
+
+def _release_state(r):
+    """A ledger release as plain data (for pickling)."""
+    return {
+        "name": r.name,
+        "multipliers": [float(v) for v in r.multipliers],
+        "sensitivity": {str(k): float(v) for k, v in r.sensitivity.items()},
+        "relation": str(r.relation),
+        "sampling_rate": float(r.sampling_rate),
+        "noise": r.noise,
+    }
+
+
+def _release_from_state(d):
+    """The ledger release of :func:`_release_state` (checked again by ``Release``)."""
+    return Release(
+        str(d["name"]),
+        np.asarray(d["multipliers"], dtype=float),
+        {str(k): float(v) for k, v in d["sensitivity"].items()},
+        str(d["relation"]),
+        float(d["sampling_rate"]),
+        str(d["noise"]),
+    )
+
+
 def _detached_budget(epsilon, delta, neighbouring, charges, rdp_charges=(), accountant="rdp"):
-    """Unpickle a :class:`PrivacyBudget` as a detached snapshot of its ledger (read with its
-    accountant, or with RDP where that one's optional dependency is not installed here: an
-    upper bound all the same)."""
-    budget = PrivacyBudget(epsilon, delta, neighbouring)
-    reader = accountant_named(accountant)
-    if reader.available():
-        budget.accountant, budget._reader = reader.name, reader
+    """Unpickle a :class:`PrivacyBudget` pickled by an earlier version (which recorded the
+    multipliers of each charge, not its sensitivities): a detached snapshot of its ledger."""
+    budget = PrivacyBudget.__new__(PrivacyBudget)
     unit = {"replace": 1.0, "add_remove": 1.0}
-    budget._charges = [
-        Release(label, np.asarray(z, dtype=float), unit, neighbouring, float(q))
+    releases = [
+        _release_state(Release(label, np.asarray(z, dtype=float), unit, neighbouring, float(q)))
         for label, z, q in charges
     ]
-    budget._rdp_charges = [(label, np.asarray(r, dtype=float)) for label, r in rdp_charges]
-    budget._detached = True
+    budget.__setstate__(
+        {
+            "epsilon": epsilon,
+            "delta": delta,
+            "neighbouring": neighbouring,
+            "accountant": accountant,
+            "releases": releases,
+            "rdp_charges": [[label, list(r)] for label, r in rdp_charges],
+        }
+    )
     return budget

@@ -40,6 +40,7 @@ from sklearn.model_selection import ParameterSampler, train_test_split
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
+from ._config import config_context, resolve_budget
 from ._data import target_range
 from ._noise import fit_generator, gaussian, is_secure
 from ._setup import resolve_delta, warn_if_large_delta
@@ -387,10 +388,11 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
             )
 
     def _resolve_budget(self, prefix, params):
-        """The search's budget, else the estimator's own (charged once for the whole search)."""
+        """The search's budget, else the estimator's own, else the default budget of
+        :func:`skdpgd.config_context` (charged once for the whole search)."""
         if self.budget is not None:
             return self.budget
-        return params.get(prefix + "budget")
+        return resolve_budget(params.get(prefix + "budget"))
 
     # ---------------------------------------------------------------------------------------
     @fit_context(prefer_skip_nested_validation=False)
@@ -524,7 +526,8 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         y_val_arr = np.asarray(y_val)
         user = clone(self.estimator).get_params(deep=True)  # what a trial's settings replace
         best = None  # (score, params, estimator)
-        with private_search_trials():
+        # the trials are charged as the search, never again to a default budget
+        with private_search_trials(), config_context(budget=False):
             for _ in range(k):
                 cand = next(
                     iter(

@@ -50,6 +50,7 @@ from ._audit import (
     _not_dp_estimator,
 )
 from ._capability import DP_MINIBATCH_ESTIMATOR, DP_TRANSFORMER, privacy_capability
+from ._config import resolve_budget
 from ._selection_guard import warn_if_model_selection
 from ._setup import resolve_delta
 from .accounting import (
@@ -299,10 +300,11 @@ class PrivatePipeline(Pipeline):
 
     # -- checks on parameters only ------------------------------------------------------
     def _relation(self, minibatch=False):
+        budget = resolve_budget(self.budget)  # the default budget of config_context, if none
         if minibatch:  # DP-SGD and the MLP are accounted under add/remove-one only
             if (
                 self.neighbouring == "replace"
-                or getattr(self.budget, "neighbouring", "add_remove") != "add_remove"
+                or getattr(budget, "neighbouring", "add_remove") != "add_remove"
             ):
                 raise ValueError(
                     "a minibatch (Poisson-sampled) final estimator is accounted "
@@ -315,7 +317,7 @@ class PrivatePipeline(Pipeline):
                 "neighbouring must be 'auto', 'replace' or 'add_remove', got "
                 f"{self.neighbouring!r}."
             )
-        b = getattr(self.budget, "neighbouring", None) if self.budget is not None else None
+        b = getattr(budget, "neighbouring", None) if budget is not None else None
         if self.neighbouring == "auto":
             return b if b in RELATIONS else "replace"
         if b is not None and b != self.neighbouring:
@@ -416,8 +418,8 @@ class PrivatePipeline(Pipeline):
                 raise ValueError(f"delta must be in (0, 1), got {self.delta!r}.")
         else:  # N is public under replace-one; otherwise the cap, within the budget's delta
             delta = resolve_delta(None, relation, n_rows=_num_rows(X))
-            if relation != "replace" and self.budget is not None:
-                delta = min(delta, float(self.budget.delta))
+            if relation != "replace" and resolve_budget(self.budget) is not None:
+                delta = min(delta, float(resolve_budget(self.budget).delta))
 
         # --- the split: mu_k^2 = w_k mu^2 (a public rule on public values) ---
         weights = self._weights(spenders)
@@ -426,7 +428,7 @@ class PrivatePipeline(Pipeline):
         step_eps = [epsilon] if minibatch or infinite else split
 
         # --- the user's budget admits the whole pipeline? (public upper bound, nothing read) ---
-        outer = self.budget
+        outer = resolve_budget(self.budget)  # the default budget of config_context, if none
         if outer is not None:
             if infinite:
                 raise BudgetExceededError(

@@ -45,6 +45,12 @@ class _Row:
     z_median: float
     z_max: float
     sensitivity: float  # under the report's relation (nan when not a Gaussian release)
+    # the noise's standard deviation (multiplier times sensitivity, the same under either
+    # relation; nan when not a Gaussian release)
+    std_min: float = math.nan
+    std_median: float = math.nan
+    std_max: float = math.nan
+    charge: int | None = None  # a budget's report: the number of the charge it belongs to
 
 
 @dataclass
@@ -59,8 +65,9 @@ class PrivacyReport:
         The neighbouring relation every multiplier and epsilon is stated for.
     rows : list
         One entry per release group: name, number of releases, sampling rate, the noise
-        multipliers' min / median / max, the L2 sensitivity under ``relation`` (a budget
-        records multipliers only: shown as "-").
+        multipliers' min / median / max, the L2 sensitivity under ``relation`` and the noise's
+        standard deviation min / median / max (a budget's rows are named ``#k label (...)``,
+        ``k`` the number of the charge they were recorded in).
     deltas, epsilons : ndarray
         Epsilon (an upper bound) at each delta.
     accountant : str
@@ -69,6 +76,14 @@ class PrivacyReport:
         Epsilons of the other accountants tried, by name (for comparison).
     stated : tuple or None
         ``(epsilon_, delta_)`` the object itself reports, when it has them.
+    notes : list of str
+        Lines about the releases (the noise drawn, a budget's total, a seed to keep private).
+    charges : list of dict
+        A budget's report: one dict per charge, in order (``number``, ``label``, the names
+        of its ``releases`` and ``spent_epsilon``, the budget's epsilon after it); empty
+        otherwise.
+    noise : list of str
+        The noises the releases drew ('gaussian': floating point, 'discrete': secure mode).
     """
 
     title: str
@@ -80,19 +95,110 @@ class PrivacyReport:
     others: dict = field(default_factory=dict)
     stated: tuple | None = None
     notes: list = field(default_factory=list)
+    charges: list = field(default_factory=list)
+    noise: list = field(default_factory=list)
+    budget: dict | None = None
     _curve: object = field(default=None, repr=False)
 
     def epsilon(self, delta):
         """Epsilon at ``delta`` by the report's accountant (an upper bound)."""
         return float(self._curve(float(delta)))
 
+    # --- export ------------------------------------------------------------------------
+    def to_dict(self):
+        """The report as plain data (dicts, lists, strings, ints and floats): what
+        ``print(report)`` shows, at full precision.
+
+        A number that is not finite (the epsilon of a fit without noise, a multiplier under a
+        relation where the release is free) is written as the string ``'inf'`` or ``'nan'``,
+        so the result is strict JSON (``float(value)`` reads it back).
+
+        Returns
+        -------
+        dict
+            ``title``; ``relation`` and ``relation_words`` (the neighbouring relation);
+            ``epsilon`` at ``delta`` (the object's own delta; the report's accountant, an upper
+            bound); ``stated`` (``{'epsilon', 'delta'}`` the object reports, or None);
+            ``budget`` (a budget's ``{'epsilon', 'delta', 'spent_epsilon'}``, or None);
+            ``accountant``; ``noise`` (the noises drawn); ``deltas`` and ``epsilons`` (the
+            table), ``others`` (the other accountants' epsilons); ``releases`` (per group:
+            ``name``, ``count``, ``sampling_rate``, ``noise_multiplier`` and ``noise_std``
+            as ``{'min', 'median', 'max'}``, ``sensitivity`` under ``relation``, ``charge``
+            and ``rdp_curve``); ``charges`` (a budget's, one per charge); ``notes``.
+        """
+        delta = self._own_delta()
+        out = {
+            "title": self.title,
+            "relation": str(Relation.of(self.relation).value),
+            "relation_words": Relation.of(self.relation).words,
+            "delta": delta,
+            "epsilon": None if delta is None else self.epsilon(delta),
+            "stated": (
+                None
+                if self.stated is None
+                else {"epsilon": self.stated[0], "delta": self.stated[1]}
+            ),
+            "budget": None if self.budget is None else dict(self.budget),
+            "accountant": self.accountant,
+            "noise": list(self.noise),
+            "deltas": [float(d) for d in self.deltas],
+            "epsilons": [float(e) for e in self.epsilons],
+            "others": {n: [float(e) for e in v] for n, v in self.others.items()},
+            "releases": [
+                {
+                    "name": r.name,
+                    "count": int(r.count),
+                    "rdp_curve": r.count == 0,
+                    "sampling_rate": r.sampling_rate,
+                    "noise_multiplier": {"min": r.z_min, "median": r.z_median, "max": r.z_max},
+                    "sensitivity": r.sensitivity,
+                    "noise_std": {"min": r.std_min, "median": r.std_median, "max": r.std_max},
+                    "charge": r.charge,
+                }
+                for r in self.rows
+            ],
+            "charges": [
+                {
+                    "number": int(c["number"]),
+                    "label": str(c["label"]),
+                    "releases": [str(n) for n in c["releases"]],
+                    "spent_epsilon": c["spent_epsilon"],
+                }
+                for c in self.charges
+            ],
+            "notes": [str(n) for n in self.notes],
+        }
+        return _plain(out)
+
+    def to_json(self, **kwargs):
+        """:meth:`to_dict` as a JSON string (``json.dumps`` keyword arguments pass through,
+        e.g. ``indent=2``)."""
+        import json
+
+        return json.dumps(self.to_dict(), allow_nan=False, **kwargs)
+
+    def _own_delta(self):
+        """The delta the object is stated for: its own, a budget's, else None."""
+        if self.stated is not None:
+            return float(self.stated[1])
+        if self.budget is not None:
+            return float(self.budget["delta"])
+        return None
+
     # --- text --------------------------------------------------------------------------
     def _release_lines(self):
-        head = ("release", "count", "sampling", "multiplier min / median / max", "sensitivity")
+        head = (
+            "release",
+            "count",
+            "sampling",
+            "multiplier min / median / max",
+            "sensitivity",
+            "noise std min / median / max",
+        )
         lines = [head]
         for r in self.rows:
             if r.count == 0:
-                lines.append((r.name, "-", "-", "(an RDP curve)", "-"))
+                lines.append((r.name, "-", "-", "(an RDP curve)", "-", "-"))
                 continue
             lines.append(
                 (
@@ -101,9 +207,20 @@ class PrivacyReport:
                     f"{r.sampling_rate:.4g}",
                     f"{r.z_min:.4g} / {r.z_median:.4g} / {r.z_max:.4g}",
                     f"{r.sensitivity:.4g}" if math.isfinite(r.sensitivity) else "-",
+                    (
+                        f"{r.std_min:.4g} / {r.std_median:.4g} / {r.std_max:.4g}"
+                        if math.isfinite(r.std_max)
+                        else "-"
+                    ),
                 )
             )
         return lines
+
+    def _charge_lines(self):
+        return [
+            f"  #{c['number']} {c['label']}: budget's epsilon after it {c['spent_epsilon']:.4g}"
+            for c in self.charges
+        ]
 
     def __str__(self):
         out = [
@@ -115,6 +232,9 @@ class PrivacyReport:
                 f"stated guarantee: epsilon = {self.stated[0]:.4g} at delta = {self.stated[1]:.3g}"
             )
         out += list(self.notes)
+        if self.charges:
+            out.append("charges, in order:")
+            out += self._charge_lines()
         out.append("")
         lines = self._release_lines()
         widths = [max(len(line[k]) for line in lines) for k in range(len(lines[0]))]
@@ -151,6 +271,9 @@ class PrivacyReport:
                 f"&delta; = {self.stated[1]:.3g}"
             )
         parts += [f"<br>{html.escape(n)}" for n in self.notes]
+        if self.charges:
+            parts.append("<br>charges, in order:")
+            parts += [f"<br>{html.escape(n.strip())}" for n in self._charge_lines()]
         parts.append("</p><table><tr>")
         lines = self._release_lines()
         parts += [f"<th>{html.escape(c)}</th>" for c in lines[0]]
@@ -205,9 +328,11 @@ def _collect(obj):
 
     title = type(obj).__name__
     if isinstance(obj, PrivacyBudget):
-        items = list(obj.charges) + [
-            RDPCurve(label, rdp, obj.neighbouring) for label, rdp in obj.rdp_charges
-        ]
+        items = []
+        for entry in obj.entries:  # each release named after its charge: #k label (release)
+            tag = f"#{entry['number']} "
+            items += [r.renamed(tag + r.name) for r in entry["releases"]]
+            items += [RDPCurve(tag + n, rdp, obj.neighbouring) for n, rdp in entry["curves"]]
         notes = [
             f"budget: epsilon = {obj.epsilon:.4g} at delta = {obj.delta:.3g}; spent so far "
             f"by the budget's own accountant: {obj.spent_epsilon():.4g}"
@@ -229,6 +354,12 @@ def _collect(obj):
     stated = (float(eps), float(delta)) if eps is not None and delta is not None else None
     items, notes = _with_switch(obj, list(releases))
     return title, relation, items, stated, notes
+
+
+def _is_budget(obj):
+    from .budget import PrivacyBudget
+
+    return isinstance(obj, PrivacyBudget)
 
 
 def _switch_of(obj):
@@ -307,22 +438,27 @@ def _normalise(items, relation):
         if isinstance(it, Release):
             r = it.under(relation)
             sens = float(it.sensitivity[relation])
+            with np.errstate(invalid="ignore"):  # nan: free under the ledger's relation
+                std = it.noise_std  # in the release's own units: the same under either relation
         elif isinstance(it, tuple):
             name, z, q = it
             r = Release(name, z, {"replace": 1.0, "add_remove": 1.0}, relation, q)
             sens = math.nan
+            std = np.full(r.multipliers.shape, math.nan)
         else:  # a release known by its RDP curve (a private search)
             events.append(it)
+            name = getattr(it, "name", type(it).__name__)
             rows.append(
                 _Row(
-                    getattr(it, "name", type(it).__name__),
+                    name,
                     0,
                     math.nan,
                     math.nan,
                     math.nan,
                     math.nan,
                     math.nan,
-                )
+                    charge=_charge_number(name),
+                )  # fmt: skip
             )
             continue
         events.append(r)
@@ -332,13 +468,42 @@ def _normalise(items, relation):
                 r.name,
                 int(z.size),
                 r.sampling_rate,
-                float(np.min(z)) if z.size else math.nan,
-                float(np.median(z)) if z.size else math.nan,
-                float(np.max(z)) if z.size else math.nan,
+                *_spread(z),
                 sens,
+                *_spread(std),
+                charge=_charge_number(r.name),
             )
         )
     return rows, events
+
+
+def _spread(v):
+    """min, median and max of ``v`` (nan for none)."""
+    if not v.size:
+        return math.nan, math.nan, math.nan
+    return float(np.min(v)), float(np.median(v)), float(np.max(v))
+
+
+def _charge_number(name):
+    """``k`` of a budget's row named ``#k ...``, else None."""
+    head = str(name).split(" ", 1)[0]
+    return int(head[1:]) if head.startswith("#") and head[1:].isdigit() else None
+
+
+def _plain(v):
+    """``v`` with numpy scalars as Python numbers and non-finite floats as strings."""
+    if isinstance(v, dict):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, numbers.Real):
+        v = float(v)
+        return v if math.isfinite(v) else str(v)
+    return v
 
 
 def _noise_notes(items):
@@ -432,6 +597,20 @@ def privacy_report(obj, deltas=None, plot=False, ax=None):
     """
     title, relation, items, stated, notes = _collect(obj)
     notes = list(notes) + _noise_notes(items) + _seed_notes(obj)
+    charges, budget = [], None
+    if _is_budget(obj):
+        charges = [
+            {
+                "number": e["number"],
+                "label": e["label"],
+                "releases": [f"#{e['number']} {r.name}" for r in e["releases"]]
+                + [f"#{e['number']} {n}" for n, _ in e["curves"]],
+                "spent_epsilon": e["spent_epsilon"],
+            }
+            for e in obj.entries
+        ]
+        budget = {"epsilon": obj.epsilon, "delta": obj.delta, "spent_epsilon": obj.spent_epsilon()}
+    kinds = sorted({r.noise for r in items if isinstance(r, Release)})
     rows, events = _normalise(items, relation)
     accountants = epsilon_profiles(events)
     if deltas is None:
@@ -454,6 +633,9 @@ def privacy_report(obj, deltas=None, plot=False, ax=None):
         others=others,
         stated=stated,
         notes=notes,
+        charges=charges,
+        noise=kinds,
+        budget=budget,
         _curve=accountants[best],
     )
     if plot or ax is not None:

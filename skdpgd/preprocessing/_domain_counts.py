@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._config import resolve_budget
 from .._noise import fit_generator, gaussian
 from ..accounting import RELATIONS, Release
 from ._schema import schema_transformer
@@ -127,6 +128,7 @@ def out_of_domain_counts(
             domain.func(table(cols, slice(0, 0)), **(domain.kw_args or {}))
     # the generator before any charge: secure mode refuses a seeded random_state here
     gen = fit_generator(random_state, "out_of_domain_counts")
+    budget = resolve_budget(budget)  # else the default budget of config_context, if any
     if budget is not None:
         budget.charge([release], label="out_of_domain_counts")
 
