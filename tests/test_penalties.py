@@ -209,3 +209,31 @@ def test_a_penalty_defined_here_fits_and_is_the_lasso_it_scales():
     # and it differs from the lasso of strength alpha (the scale is used)
     weaker = DPElasticNet(alpha=0.01, l1_ratio=1.0, **kw).fit(X, y)
     assert not np.allclose(new.coef_, weaker.coef_)
+
+
+def test_auto_keeps_one_over_n_in_the_penalty_s_form_and_the_rest_l2():
+    """``with_l2_beyond(base)``: the same alpha, only ``base`` of it in the penalty's own form
+    (the elastic net's l1_ratio, the lasso's L1), the rest L2; an L2 penalty unchanged."""
+    en = ElasticNet(0.01, l1_ratio=0.5).with_l2_beyond(0.001)
+    assert en.alpha == 0.01
+    assert en.l1 == pytest.approx(0.0005) and en.l2 == pytest.approx(0.0095)
+    lasso = L1(0.01).with_l2_beyond(0.001)
+    assert lasso.l1 == pytest.approx(0.001) and lasso.l2 == pytest.approx(0.009)
+    assert L2(0.01).with_l2_beyond(0.001) == L2(0.01)
+    assert ElasticNet(0.01, l1_ratio=0.0).with_l2_beyond(0.001) == ElasticNet(0.01, 0.0)
+    # no noise term (alpha == base): the penalty as scikit-learn has it
+    assert ElasticNet(0.001, l1_ratio=0.5).with_l2_beyond(0.001) == ElasticNet(0.001, 0.5)
+
+
+def test_the_lasso_s_auto_penalty_is_strongly_convex():
+    """With alpha='auto' even l1_ratio=1 has an L2 part (the noise's), so Hong's schedule,
+    which needs strong convexity, runs; with a given alpha the lasso has none and it is
+    refused."""
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, size=(500, 4)) / 2
+    y = X @ [1.0, 0.0, -1.0, 0.0]
+    kw = dict(epsilon=2.0, data_norm=1.0, y_bound=2.0, l1_ratio=1.0, schedule="hong")
+    est = DPElasticNet(**kw, random_state=0).fit(X, y)
+    assert est.schedule_ == "hong" and est.alpha_ > 1.0 / 500
+    with pytest.raises(ValueError, match="strongly convex"):
+        DPElasticNet(**kw, alpha=0.01).fit(X, y)

@@ -44,10 +44,14 @@ class DPElasticNet(_DPGLMRegressor):
     alpha : float or 'auto', default='auto'
         Strength of the penalty on the weights (not the intercept), in scikit-learn's
         ElasticNet normalisation. 'auto' is :class:`DPRidge`'s rule,
-        ``1/N + (G / Y) R sqrt(D) / (N mu)`` (see :func:`skdpgd.policy.consistent_alpha`):
-        it shrinks with the noise, and the fit tends to ``ElasticNet(alpha=1/N,
-        l1_ratio=l1_ratio)``'s as epsilon grows (not to scikit-learn's default
-        ``alpha=1.0``, which on rows of norm at most 1 sets every weight to 0).
+        ``alpha_ = 1/N + (G / Y) R sqrt(D) / (N mu)`` (see
+        :func:`skdpgd.policy.consistent_alpha`), split as ``l1_ratio / N`` on ``||w||_1``
+        and the rest on ``||w||^2 / 2``: the term for the noise conditions the noisy descent
+        through the objective's strong convexity, as in DPRidge (all of it L1 would leave the
+        lasso with none). It shrinks with the noise, and the fit tends to
+        ``ElasticNet(alpha=1/N, l1_ratio=l1_ratio)``'s as epsilon grows (not to
+        scikit-learn's default ``alpha=1.0``, which on rows of norm at most 1 sets every
+        weight to 0). A number is used as given (both parts as scikit-learn splits it).
 
     l1_ratio : float in [0, 1], default=0.5
         The L1 share of the penalty: 0 is :class:`DPRidge`'s L2 penalty (and the same fit),
