@@ -9,7 +9,13 @@ from ._config import config_context, get_config, set_config
 from .exceptions import BudgetExceededError, PrivacyLeakWarning, PrivacyUsageWarning
 from ._importance_mask import ImportanceMask
 from .budget import PrivacyBudget
-from .linear_model import DPHuberRegressor, DPLogisticRegression, DPPoissonRegressor, DPRidge
+from .linear_model import (
+    DPElasticNet,
+    DPHuberRegressor,
+    DPLogisticRegression,
+    DPPoissonRegressor,
+    DPRidge,
+)
 from .neural import DPMLPClassifier  # torch is imported only inside fit
 from .sgd import DPSGDClassifier, DPSGDRegressor
 from .svm import DPLinearSVC
@@ -34,6 +40,7 @@ def __dir__():
 __all__ = [
     "DPLogisticRegression",
     "DPRidge",
+    "DPElasticNet",
     "DPHuberRegressor",
     "DPPoissonRegressor",
     "DPLinearSVC",

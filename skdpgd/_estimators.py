@@ -21,6 +21,7 @@ from ._fit import PrivacySpec
 from ._fitted import set_fitted
 from ._full_batch.road import FullBatchConfig, fit_full_batch
 from .accounting import RELATIONS
+from .penalties import L2
 from .schedules import schedule_names
 
 
@@ -182,4 +183,12 @@ class _DPLinearBase(BaseEstimator):
             max_iter=None if self.max_iter == "auto" else self.max_iter,
             alpha=self.alpha,
             momentum=self.momentum,
+            penalty=self._penalty(),
         )
+
+    def _penalty(self):
+        """The penalty's family: a callable taking the resolved alpha (the parameter, or
+        'auto''s rule) to a :class:`skdpgd.penalties.Penalty`. L2 here; an estimator with
+        another penalty returns its own (``DPElasticNet``: the elastic net of its
+        ``l1_ratio``)."""
+        return L2

@@ -85,11 +85,19 @@ AUTO_ALPHA_NOISE_SQUARED = 1.0
 AUTO_OUTPUT_ALPHA = 5.0
 
 
+def sklearn_alpha(n_samples):
+    """``1/N``: the part of ``alpha='auto'`` that stays without noise, the non-private
+    counterpart's penalty in our normalisation (see :func:`consistent_alpha`); the rest of
+    'auto' is there for the noise. A penalty with a non-smooth part keeps only this part in
+    its own form and adds the rest as L2 (:meth:`skdpgd.penalties.Penalty.with_l2_beyond`)."""
+    return 1.0 / n_samples
+
+
 def _sklearn_plus_noise_penalty(
     n_samples, n_params, lipschitz, row_bound, mu, factor, output_scale=1.0
 ):
     """``1/N + factor (G / s) R sqrt(D) / (N mu)``; ``1/N`` without noise (mu infinite)."""
-    base = 1.0 / n_samples
+    base = sklearn_alpha(n_samples)
     if math.isinf(mu):
         return base
     return base + factor * (lipschitz / float(output_scale)) * row_bound * math.sqrt(n_params) / (
@@ -151,6 +159,7 @@ def auto_alpha(
     fit_intercept=True,
     n_outputs=1,
     output_scale=1.0,
+    allowed=None,
 ):
     """``alpha='auto'`` of a full-batch fit, for a schedule whose ``alpha_rule`` is
     ``'output'`` (output perturbation: :func:`output_alpha`), ``'auto'`` (``schedule='auto'``:
@@ -158,8 +167,9 @@ def auto_alpha(
     else (:func:`consistent_alpha`, with the squared loss's factor when ``second_order`` is
     ``'ssp'``). All inputs public: N, D, G, R, the budget left, the loss's second-order
     mechanism, the user's ``max_iter`` (None: 'auto'), the released signal scale, the number
-    of outputs (the rule's mechanism depends on it: :func:`auto_mechanism`) and the outputs'
-    public scale (:func:`consistent_alpha`)."""
+    of outputs (the rule's mechanism depends on it: :func:`auto_mechanism`), the outputs'
+    public scale (:func:`consistent_alpha`) and the mechanisms the penalty allows
+    (``allowed``, :func:`auto_mechanism`)."""
     kind = (
         auto_mechanism(
             n_samples,
@@ -170,6 +180,7 @@ def auto_alpha(
             signal_scale,
             fit_intercept,
             n_outputs=n_outputs,
+            allowed=allowed,
         )
         if alpha_rule == "auto"
         else None
@@ -388,6 +399,7 @@ def auto_choice(problem, mu, max_iter=None, choice=None):
         problem.fit_intercept,
         binary=problem.n_outputs == 1,
         n_outputs=problem.n_outputs,
+        allowed=problem.mechanisms,
     )
     if main == "prior":
         return None
@@ -401,6 +413,8 @@ def auto_choice(problem, mu, max_iter=None, choice=None):
             )
         if kind == "newton" and problem.n_params > pol.AUTO_SECOND_ORDER_MAX_PARAMS:
             continue
+        if problem.mechanisms is not None and kind not in problem.mechanisms:
+            continue  # it cannot run the penalty
         if kind not in kinds:
             kinds.append(kind)
     kinds = kinds[: max(1, int(pol.AUTO_CHOICE_MAX_FITS))]
@@ -466,13 +480,46 @@ def auto_mechanism(
     fit_intercept=True,
     binary=False,
     n_outputs=1,
+    allowed=None,
 ):
     """What ``schedule='auto'`` runs: 'prior', 'newton', 'kronecker', 'ssp', 'output' or
     'gradient' (see :class:`~skdpgd.schedules.Auto`).
 
     ``signal_scale`` multiplies the signal-to-noise ratio (public: 1, or a function of a
     released row-norm estimate); ``binary``: a binary classifier (one output); ``n_outputs``:
-    the rows of the coefficient matrix (K for the multinomial loss)."""
+    the rows of the coefficient matrix (K for the multinomial loss); ``allowed``: the
+    mechanisms that can run the fit's penalty (:attr:`skdpgd.schedules.Problem.mechanisms`,
+    None: every one): a mechanism outside it gives way to gradient descent."""
+    kind = _auto_mechanism(
+        n_samples,
+        n_params,
+        mu,
+        second_order,
+        max_iter,
+        signal_scale,
+        fit_intercept,
+        binary,
+        n_outputs,
+    )
+    if allowed is None or kind in allowed:
+        return kind
+    if "gradient" not in allowed:
+        raise ValueError(f"no mechanism can run this penalty: allowed {allowed!r}.")
+    return "gradient"
+
+
+def _auto_mechanism(
+    n_samples,
+    n_params,
+    mu,
+    second_order,
+    max_iter,
+    signal_scale,
+    fit_intercept,
+    binary,
+    n_outputs,
+):
+    """:func:`auto_mechanism` among every mechanism."""
     pol = current()
     if max_iter is not None:
         return "gradient"
@@ -517,6 +564,7 @@ def auto_schedule(problem, mu, max_iter=None):
         problem.fit_intercept,
         binary=problem.second_order == "newton" and problem.n_outputs == 1,
         n_outputs=problem.n_outputs,
+        allowed=problem.mechanisms,
     )
     if kind == "kronecker":
         return "kronecker", {

@@ -93,6 +93,10 @@ class Problem:
         Whether a regressor can compare its fit with the intercept-only model of a released
         mean of its clipped targets (a regression loss with an intercept and a public target
         bound; see :func:`skdpgd.policy.auto_prior_start`).
+    mechanisms : tuple of str or None
+        The mechanisms that can run the problem's penalty (a penalty with a non-smooth part,
+        such as L1, runs only on the mechanisms that declare ``accepts_nonsmooth``); None:
+        every one. ``schedule='auto'`` chooses among these only.
     """
 
     n_samples: int
@@ -111,6 +115,7 @@ class Problem:
     regression_start: bool = False
     regression_select: bool = False
     classifier: bool = False
+    mechanisms: tuple | None = None
 
     @property
     def kappa(self):

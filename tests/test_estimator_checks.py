@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdpgd import (
+    DPElasticNet,
     DPHuberRegressor,
     DPLinearSVC,
     DPLogisticRegression,
@@ -69,6 +70,7 @@ def expected_failed_checks(estimator):
 ESTIMATORS = [
     DPLogisticRegression(random_state=0),
     DPRidge(random_state=0),
+    DPElasticNet(random_state=0),
     DPSGDClassifier(random_state=0),
     DPSGDRegressor(random_state=0),
     DPHuberRegressor(random_state=0),

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from skdpgd import (
+    DPElasticNet,
     DPHuberRegressor,
     DPLinearSVC,
     DPLogisticRegression,
@@ -79,6 +80,7 @@ MINIBATCH = [
 EXPECTED = {
     "DPLogisticRegression": sorted(FULL_BATCH + ["classes_"]),
     "DPRidge": sorted(FULL_BATCH + ["y_bound_", "y_range_"]),
+    "DPElasticNet": sorted(FULL_BATCH + ["y_bound_", "y_range_"]),
     "DPHuberRegressor": sorted(FULL_BATCH + ["scale_", "y_bound_", "y_range_"]),
     "DPPoissonRegressor": sorted(FULL_BATCH + ["y_bound_"]),
     "DPLinearSVC": sorted(FULL_BATCH + ["classes_"]),
@@ -157,6 +159,7 @@ yp = np.abs(yr)
 cases = [
     ("DPLogisticRegression", lambda: DPLogisticRegression(random_state=0, data_norm=2.0), yc),
     ("DPRidge", lambda: DPRidge(random_state=0, data_norm=2.0, y_bound=2.0), yr),
+    ("DPElasticNet", lambda: DPElasticNet(random_state=0, data_norm=2.0, y_bound=2.0), yr),
     ("DPHuberRegressor", lambda: DPHuberRegressor(random_state=0, data_norm=2.0), yr),
     (
         "DPPoissonRegressor",

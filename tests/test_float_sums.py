@@ -463,7 +463,7 @@ def _exact_gradient(rows, setup, coef, b, b0):
     (``s_i``, the threshold ``C / ||x~_i||`` from the stored, computed constants)."""
     c = Fraction(setup.column)
     n = Fraction(setup.n_public)
-    alpha = Fraction(setup.alpha / (setup.column * setup.column))
+    alpha = Fraction(setup.l2 / (setup.column * setup.column))
     clip = Fraction(setup.lipschitz / setup.column)
     coef_f = [Fraction(float(v)) for v in coef.ravel()]
     b_f = Fraction(float(b[0]))
@@ -496,7 +496,7 @@ def test_certificate_bounds_the_computed_gradients_rounding(n, d, monkeypatch):
     assert rows.small == (n * d <= small_problems.SMALL_PROBLEM_ENTRIES)
     b0 = 0.0 if seen["start"] is None else float(np.asarray(seen["start"])[0])
     c = setup.column
-    alpha = setup.alpha / (c * c)
+    alpha = setup.l2 / (c * c)
     errors = []
     for scale in (1.0, 30.0):
         coef = scale * rng.normal(size=(1, d))
@@ -544,7 +544,7 @@ def test_output_tolerance_grows_where_rounding_would_reach_it(monkeypatch):
     assert raised == 4 * mech.descent_error(big, g_big)
     # the solution's sensitivity is the larger g's (public: N and the constants only)
     (release,) = mech.releases(big, plan)
-    a = big.alpha
+    a = big.l2
     assert release.sensitivity["replace"] == pytest.approx(
         2 * fit.clip_norm_ / (1e7 * a) + 2 * raised / a
     )

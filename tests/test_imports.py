@@ -267,6 +267,7 @@ def test_the_linear_models_are_one_module_each_on_one_base():
     graph = _graph(lazy=True)
     base = "skdpgd.linear_model._base"
     estimators = {
+        "skdpgd.linear_model._elastic_net",
         "skdpgd.linear_model._huber",
         "skdpgd.linear_model._logistic",
         "skdpgd.linear_model._poisson",

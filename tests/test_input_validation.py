@@ -27,6 +27,7 @@ pd = pytest.importorskip("pandas")
 _EXTRA = {
     "DPLogisticRegression": dict(),
     "DPRidge": dict(y_bound=2.0),
+    "DPElasticNet": dict(y_bound=2.0),
     "DPHuberRegressor": dict(),
     "DPPoissonRegressor": dict(y_bound=2.0),
     "DPLinearSVC": dict(),

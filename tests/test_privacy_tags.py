@@ -11,6 +11,7 @@ from sklearn.preprocessing import FunctionTransformer, Normalizer, StandardScale
 from sklearn.utils import get_tags
 
 from skdpgd import (
+    DPElasticNet,
     DPHuberRegressor,
     DPLinearSVC,
     DPLogisticRegression,
@@ -40,6 +41,7 @@ from _support.poison import Poison
 DECLARED = [
     (DPLogisticRegression, DP_ESTIMATOR),
     (DPRidge, DP_ESTIMATOR),
+    (DPElasticNet, DP_ESTIMATOR),
     (DPPoissonRegressor, DP_ESTIMATOR),
     (DPHuberRegressor, DP_ESTIMATOR),
     (DPLinearSVC, DP_ESTIMATOR),

@@ -12,6 +12,7 @@ import pytest
 
 import skdpgd
 from skdpgd import (
+    DPElasticNet,
     DPHuberRegressor,
     DPLinearSVC,
     DPLogisticRegression,
@@ -104,6 +105,7 @@ CLASSIFIERS = [
 REGRESSORS = [
     lambda: DPRidge(epsilon=1.0, data_norm=1.0, y_bound=1.0),
     lambda: DPRidge(epsilon=1.0, data_norm=1.0, y_bound=1.0, schedule="ssp"),
+    lambda: DPElasticNet(epsilon=1.0, data_norm=1.0, y_bound=1.0),
     lambda: DPHuberRegressor(epsilon=1.0, data_norm=1.0),
     lambda: DPSGDRegressor(epsilon=1.0, data_norm=1.0, y_bound=1.0),
 ]

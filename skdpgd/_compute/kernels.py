@@ -838,7 +838,7 @@ def _noisy_update(
     gint,
     std,
     n_norm,
-    alpha,
+    l2,
     eta,
     momentum,
     beta_pow,
@@ -851,15 +851,17 @@ def _noisy_update(
 ):
     """Add the noise to the block sums, then take one (momentum) step: post-processing.
 
-    ``g = (sum_blocks S + N(0, std^2)) / n_norm + alpha * w``; ``v = beta v + (1 - beta) g``;
-    ``theta -= eta * v / (1 - beta^t)`` with ``beta_pow = beta^t``. Blocks are added in
-    order, so the result does not depend on how they were computed.
+    ``g = (sum_blocks S + N(0, std^2)) / n_norm + l2 * w``; ``v = beta v + (1 - beta) g``;
+    ``theta -= eta * v / (1 - beta^t)`` with ``beta_pow = beta^t``. ``l2`` is the coefficient
+    of the penalty's smooth part ``l2 / 2 ||w||^2`` (:mod:`skdpgd.penalties`; the caller
+    applies a non-smooth part's proximal step after the update). Blocks are added in order,
+    so the result does not depend on how they were computed.
     """
     n_out, d = gcoef.shape[1], gcoef.shape[2]
     corr = 1.0 - beta_pow
     for k in range(n_out):
         for j in range(d):
-            g = _noisy_sum(gcoef[:, k, j], std, gen) / n_norm + alpha * coef[k, j]
+            g = _noisy_sum(gcoef[:, k, j], std, gen) / n_norm + l2 * coef[k, j]
             vcoef[k, j] = momentum * vcoef[k, j] + (1.0 - momentum) * g
             coef[k, j] -= eta * vcoef[k, j] / corr
         if fit_intercept:

@@ -346,7 +346,7 @@ def noisy_update(
     gint,
     std,
     n_norm,
-    alpha,
+    l2,
     eta,
     momentum,
     beta_pow,
@@ -366,7 +366,7 @@ def noisy_update(
             np.add.reduce(np.asarray(gint, dtype=np.float64), axis=0),
             std,
             n_norm,
-            alpha,
+            l2,
             eta,
             momentum,
             1.0 - beta_pow,
@@ -384,7 +384,7 @@ def _update(
     gint,
     std,
     n_norm,
-    alpha,
+    l2,
     eta,
     momentum,
     corr,
@@ -398,7 +398,7 @@ def _update(
     """The release and its post-processing, as in the kernel: ``S + N(0, std^2)`` on each
     coordinate of the sums ``(gcoef, gint)`` (modified; drawn in the kernel's order: output k's
     weights, then its intercept; no draw when ``std`` is 0), then ``g = (S + noise) / n_norm +
-    alpha w``, ``v = beta v + (1 - beta) g``, ``theta -= eta v / corr`` in place, with the
+    l2 w``, ``v = beta v + (1 - beta) g``, ``theta -= eta v / corr`` in place, with the
     kernel's arithmetic (``corr = 1 - beta^t``; the intercepts are not penalised)."""
     k_out, d = coef.shape
     if std > 0.0 and isinstance(gen, tuple):
@@ -416,7 +416,7 @@ def _update(
         gcoef += std * z[:, :d]
         if fit_intercept:
             gint += std * z[:, d]
-    g = gcoef / n_norm + alpha * coef
+    g = gcoef / n_norm + l2 * coef
     vcoef *= momentum
     vcoef += (1.0 - momentum) * g
     coef -= eta * vcoef / corr

@@ -89,12 +89,16 @@ class Choice(Mechanism):
     """
 
     name = "choice"
+    #: as its candidates (set per instance; the class admits one when its candidates do)
+    accepts_nonsmooth = True
 
     def __init__(self, schedule, candidates):
         self.schedule = schedule
         self.candidates = tuple(candidates)
         if not self.candidates:
             raise ValueError("a choice needs at least one candidate.")
+        # a non-smooth penalty runs when every candidate runs it
+        self.accepts_nonsmooth = all(c.mechanism.accepts_nonsmooth for c in self.candidates)
 
     def _inner(self, setup):
         """Each candidate's releases as its mechanism declares them (relative multipliers)."""

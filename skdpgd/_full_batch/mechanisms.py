@@ -41,6 +41,7 @@ from ..accounting import (
     sum_rounding_margin,
 )
 from ..exceptions import DivergenceError
+from ..penalties import Penalty
 from ..schedules import Problem
 
 
@@ -124,8 +125,10 @@ class Setup:
         G, the bound on one example's gradient norm (original coordinates).
     row_bound : float
         Bound on the augmented row norm ``sqrt(R^2 + c^2)`` (original coordinates).
-    alpha : float
-        The L2 penalty (original coordinates).
+    penalty : Penalty
+        The penalty on the weights (:mod:`skdpgd.penalties`, original coordinates; the
+        intercept is not penalised): its smooth part's coefficient :attr:`l2` and the proximal
+        step of its non-smooth part.
     problem : Problem
         The constants the schedules read.
     """
@@ -138,7 +141,7 @@ class Setup:
     relation: str
     lipschitz: float
     row_bound: float
-    alpha: float
+    penalty: Penalty
     problem: Problem
     progress: Progress = None
     #: the public bound on the rows' norms (rows beyond it are outside the declared domain):
@@ -147,6 +150,12 @@ class Setup:
     #: a public upper bound on the rows summed (:meth:`skdpgd._fit.Fit.rows_summed_bound`): the
     #: rounding margin's n, and output perturbation's bound on its computed gradient's error
     rows_bound: float | None = None
+
+    @property
+    def l2(self):
+        """The coefficient of the penalty's smooth part ``l2 / 2 ||w||^2`` (original
+        coordinates): the objective's strong convexity."""
+        return self.penalty.l2
 
     @property
     def grad_sensitivity(self):
@@ -176,6 +185,9 @@ class Mechanism:
     classifier_start_needs_selection = False
     #: the intercept-only model (``schedule_`` 'prior')
     intercept_only = False
+    #: runs a penalty with a non-smooth part (:attr:`skdpgd.penalties.Penalty.smooth` False),
+    #: e.g. L1: a mechanism whose privacy or solver rests on a smooth objective says False
+    accepts_nonsmooth = False
 
     #: the properties above, which :class:`WarmStart` takes from the mechanism it wraps
     PROPERTIES = (
@@ -187,6 +199,7 @@ class Mechanism:
         "warm_start_with_selection",
         "classifier_start_needs_selection",
         "intercept_only",
+        "accepts_nonsmooth",
     )
 
     def __init__(self, schedule):
@@ -214,14 +227,18 @@ class GradientDescent(Mechanism):
     Step t releases ``S_t = sum_i w_i clip_G(grad_i(theta_t)) + N(0, (z_t Delta)^2 I)``:
     every term has norm ``<= G`` (closed-form clip in the kernels, weights in [0, 1]), so the
     sum's sensitivity is ``Delta = 2G`` (replace-one) or ``G`` (add/remove-one). Then, as
-    post-processing, ``g_t = S_t / N_pub + alpha w`` (intercept not penalised) and, with
-    momentum beta (Hong et al., Eq. 3, bias-corrected), ``v_t = beta v + (1 - beta) g_t``,
-    ``theta -= step_t v_t / (1 - beta^t)``.
+    post-processing, ``g_t = S_t / N_pub + l2 w`` (the penalty's smooth part; intercept not
+    penalised) and, with momentum beta (Hong et al., Eq. 3, bias-corrected),
+    ``v_t = beta v + (1 - beta) g_t``, ``theta -= step_t v_t / (1 - beta^t)``; then, for a
+    penalty with a non-smooth part ``h`` (L1), the weights become ``prox_{step_t h}(w)``
+    (proximal gradient descent). The prox is a function of the released iterate alone: more
+    post-processing, so the fit's privacy is that of the gradient sums, unchanged.
     """
 
     name = "gradient"
     counts_iterations = has_start = starts_at_target_mean = reports_step_sizes = True
     warm_start = True
+    accepts_nonsmooth = True
 
     def releases(self, setup, plan):
         # float64 sums of clipped terms: the road's rounding margin raises 2G / G at
@@ -240,7 +257,8 @@ class GradientDescent(Mechanism):
         vint = np.zeros_like(intercept)
         std = grads.noise_std / c  # noise on the sum in kernel coordinates
         steps = plan.step_sizes * c * c
-        alpha = setup.alpha / (c * c)
+        penalty = setup.penalty
+        l2 = penalty.l2 / (c * c)  # the smooth part's coefficient in kernel coordinates
         clip = setup.lipschitz / c
         beta = float(setup.problem.momentum)
         beta_pow = 1.0
@@ -268,7 +286,7 @@ class GradientDescent(Mechanism):
                 gint[None],
                 float(std[t]),
                 n_norm,
-                alpha,
+                l2,
                 float(steps[t]),
                 beta,
                 beta_pow,
@@ -279,6 +297,12 @@ class GradientDescent(Mechanism):
                 vint,
                 source,
             )
+            if not penalty.smooth:
+                # post-processing of the released iterate (no privacy cost): the proximal
+                # step of the non-smooth part, step_t in original coordinates. In kernel
+                # coordinates w' = c w the part is h(w' / c), whose prox with step c^2 step_t
+                # is c prox_{step_t h}(w' / c).
+                coef[...] = c * penalty.prox(coef / c, float(plan.step_sizes[t]))
         if not (np.all(np.isfinite(coef)) and np.all(np.isfinite(intercept))):
             _check_finite(-1, plan.n_steps - 1)
         return Outcome(coef / c, intercept)
@@ -288,7 +312,9 @@ class OutputPerturbationMechanism(Mechanism):
     """Solve the regularised problem exactly, release the solution plus Gaussian noise.
 
     ``F(theta) = (1/N_pub) sum_i w_i l_i(theta) + alpha/2 ||theta||^2`` (intercept penalised
-    too, so F is alpha-strongly convex in every coordinate) with G-Lipschitz clipped losses.
+    too, so F is alpha-strongly convex in every coordinate) with G-Lipschitz clipped losses;
+    ``alpha`` is the penalty's ``l2``. The argument needs a smooth penalty (no
+    ``accepts_nonsmooth``): the registry refuses an L1 part here.
     Its exact minimiser moves by at most ``Delta / (N_pub alpha)`` between neighbours
     (Delta = 2G replace-one, G add/remove-one). The computed point is certified within
     ``g / alpha`` of the exact minimiser (``g = tol * Delta_own / N_pub``), which adds
@@ -329,6 +355,8 @@ class OutputPerturbationMechanism(Mechanism):
     """
 
     name = "output"
+    #: its sensitivity rests on the strong convexity of a smooth objective
+    accepts_nonsmooth = False
     counts_iterations = starts_at_target_mean = warm_start = True
     classifier_start_needs_selection = True
 
@@ -369,7 +397,7 @@ class OutputPerturbationMechanism(Mechanism):
         k_out = setup.n_outputs
         D = int(p.n_params)
         d = D // k_out - int(setup.fit_intercept)
-        G, alpha = float(setup.lipschitz), float(setup.alpha)
+        G, alpha = float(setup.lipschitz), float(setup.l2)
         L = float(p.smoothness) - alpha  # the loss's smoothness bound
         g_term = rounding_gamma(rounding_dim(k_out, d) + 8)
         n = cls._rows_bound(setup)
@@ -392,7 +420,7 @@ class OutputPerturbationMechanism(Mechanism):
         descent's iterates then stay within ``(1 - alpha/M)^T r G / alpha + E / alpha`` of the
         minimiser, below ``g / alpha`` whenever ``E <= g / 4``. ``r`` is its public bound,
         ``max(1, n / N_pub)`` (weights at most 1)."""
-        G, alpha = float(setup.lipschitz), float(setup.alpha)
+        G, alpha = float(setup.lipschitz), float(setup.l2)
         r = max(1.0, cls._rows_bound(setup) / float(setup.n_public))
         theta = start_bound(setup) / setup.column + (2.0 * r * G + g) / alpha
         M = cls._smoothness(setup, r)
@@ -419,7 +447,7 @@ class OutputPerturbationMechanism(Mechanism):
 
     def releases(self, setup, plan):
         g = self.tolerance(setup, plan)
-        a, n = setup.alpha, setup.n_public
+        a, n = setup.l2, setup.n_public
         # g certifies the exact gradient (a computed norm plus its rounding, class docstring);
         # the road's rounding margin raises the whole sensitivity at calibration (the clipped
         # terms of the exact objective, computed in floats)
@@ -439,7 +467,7 @@ class OutputPerturbationMechanism(Mechanism):
         # F is alpha-strongly convex in the coordinates (w, b~) of the augmented rows
         # (x, c), where b~ = b' / c is the weight of the intercept column; in kernel
         # coordinates (w', b') = c (w, b~) the penalty is alpha / c^2 on both.
-        alpha = setup.alpha / (c * c)
+        alpha = setup.l2 / (c * c)
         n_coef = k_out * d
 
         def unpack(theta):
@@ -513,12 +541,12 @@ class OutputPerturbationMechanism(Mechanism):
     @staticmethod
     def _smoothness(setup, r):
         """``M_w = r L + alpha``: the smoothness of F when the weights sum to ``r N_pub``."""
-        return (setup.problem.smoothness - setup.alpha) * r + setup.alpha
+        return (setup.problem.smoothness - setup.l2) * r + setup.l2
 
     @classmethod
     def _fallback_steps(cls, setup, g, r=1.0):
         """The number of steps ``1/M_w`` from 0 that certifies ``g / alpha`` (see below)."""
-        rate = -math.log1p(-setup.alpha / cls._smoothness(setup, r))
+        rate = -math.log1p(-setup.l2 / cls._smoothness(setup, r))
         return int(math.ceil(math.log(2.0 * r * setup.lipschitz / g) / rate)) + 1
 
     @classmethod
@@ -531,7 +559,7 @@ class OutputPerturbationMechanism(Mechanism):
         uncertified result is discarded by the caller.
         """
         M = cls._smoothness(setup, r)
-        kappa = M / setup.alpha
+        kappa = M / setup.l2
         beta = (math.sqrt(kappa) - 1.0) / (math.sqrt(kappa) + 1.0)
         step = setup.column**2 / M
         prev = theta.copy()
@@ -588,6 +616,8 @@ class InterceptOnly(Mechanism):
 
     name = "prior"
     intercept_only = True
+    #: no objective is minimised (the weights are 0): any penalty
+    accepts_nonsmooth = True
 
     def _n_classes(self, setup):
         loss = setup.loss

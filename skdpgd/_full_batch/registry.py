@@ -23,17 +23,42 @@ MECHANISMS = {
 }
 
 
-def mechanism_for(schedule, plan, candidates=None):
+def mechanisms_accepting(penalty):
+    """The names of the mechanisms that can run ``penalty`` (a
+    :class:`skdpgd.penalties.Penalty`), as their class attribute ``accepts_nonsmooth`` says:
+    None (every one) for a smooth penalty. ``schedule='auto'`` chooses among these
+    (:attr:`skdpgd.schedules.Problem.mechanisms`)."""
+    if penalty.smooth:
+        return None
+    return tuple(name for name, cls in MECHANISMS.items() if cls.accepts_nonsmooth)
+
+
+def _check_penalty(mechanism, penalty):
+    """Refuse a mechanism that cannot run the penalty (public values only: nothing is drawn
+    on this account)."""
+    if penalty is not None and not penalty.smooth and not mechanism.accepts_nonsmooth:
+        raise ValueError(
+            f"the {mechanism.name!r} mechanism needs a smooth penalty (its sensitivity or its "
+            f"solver rests on it); {type(penalty).__name__} has a non-smooth part. Use "
+            "schedule='auto' or a gradient-descent schedule ('uniform', 'hong', 'pur', "
+            "'exponential'): proximal noisy gradient descent runs it."
+        )
+    return mechanism
+
+
+def mechanism_for(schedule, plan, candidates=None, penalty=None):
     """The mechanism that carries out a schedule's plan; ``candidates``: for a 'choice' plan,
     its resolved :class:`~skdpgd._full_batch.choice.Candidate` fits (the road resolves them:
-    each has its own penalty)."""
+    each has its own penalty). ``penalty``: the fit's
+    :class:`~skdpgd.penalties.Penalty`; a mechanism that cannot run it (a non-smooth penalty
+    and no ``accepts_nonsmooth``) is refused."""
     if plan.mechanism not in MECHANISMS:
         raise ValueError(f"unknown mechanism {plan.mechanism!r}: one of {sorted(MECHANISMS)}.")
     if plan.mechanism == "choice":
         if not candidates:
             raise ValueError("a 'choice' plan needs its resolved candidates.")
-        return Choice(schedule, candidates)
-    mechanism = MECHANISMS[plan.mechanism](schedule)
+        return _check_penalty(Choice(schedule, candidates), penalty)
+    mechanism = _check_penalty(MECHANISMS[plan.mechanism](schedule), penalty)
     if plan.prior_share > 0:
         # output perturbation: with a selection, or for a regression loss, whose released
         # target mean centres the intercept's penalty (WarmStart.releases refuses a

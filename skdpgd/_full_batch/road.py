@@ -15,10 +15,11 @@ from .. import policy
 from .._data import make_rows
 from .._fit import FitRows, Road, RoadResult, private_fit
 from .._fitted import FullBatchAttributes
-from .registry import MECHANISMS, mechanism_for
+from .registry import MECHANISMS, mechanism_for, mechanisms_accepting
 from .choice import Candidate
 from .mechanisms import Setup, rounding_margin
 from .._setup import release_norm_sum
+from ..penalties import L2
 from ..accounting import (
     gdp_mu_of_releases,
     remaining_mu,
@@ -102,8 +103,11 @@ class FullBatchConfig:
     (whether it was a parameter: the ``verbose`` note on the released row norms is only
     made then), ``fit_intercept`` (bool), ``row_clip`` (``'auto'`` or ``'data_norm'``),
     ``intercept_scaling`` (float), ``schedule`` (a name or a schedule instance),
-    ``max_iter`` (None for ``'auto'``, else an int), ``alpha`` (``'auto'`` or a float) and
-    ``momentum`` (float). The defaults are the estimators' defaults."""
+    ``max_iter`` (None for ``'auto'``, else an int), ``alpha`` (``'auto'`` or a float),
+    ``momentum`` (float) and ``penalty``, the penalty's family: a callable taking the resolved
+    alpha to a :class:`skdpgd.penalties.Penalty` (:class:`~skdpgd.penalties.L2`, or e.g.
+    ``functools.partial(ElasticNet, l1_ratio=0.5)``). The defaults are the estimators'
+    defaults."""
 
     data_norm: float
     data_norm_given: bool = True
@@ -114,6 +118,7 @@ class FullBatchConfig:
     max_iter: int | None = None
     alpha: object = "auto"
     momentum: float = 0.0
+    penalty: object = L2
 
     def __post_init__(self):
         object.__setattr__(self, "fit_intercept", bool(self.fit_intercept))
@@ -186,9 +191,15 @@ class FullBatchRoad(Road):
         # public: the released estimate
         signal_scale = norm_share ** policy.current().AUTO_SIGNAL_POWER
 
+        # the mechanisms that can run a penalty with a non-smooth part (their class attribute
+        # accepts_nonsmooth); None: every one. 'auto' chooses among these only.
+        # (alpha='auto' is positive: its penalty has the non-smooth part any positive alpha has)
+        allowed = mechanisms_accepting(cfg.penalty(1.0 if cfg.alpha == "auto" else cfg.alpha))
+
         def penalty(rule, mu):
-            """The penalty of a fit whose schedule's ``alpha_rule`` is ``rule`` with budget
-            ``mu``: public (N, D, the loss's constants, the budget) or the user's."""
+            """The penalty (a :class:`skdpgd.penalties.Penalty`) of a fit whose schedule's
+            ``alpha_rule`` is ``rule`` with budget ``mu``: its alpha public (N, D, the loss's
+            constants, the budget) or the user's, its family the estimator's."""
             if cfg.alpha == "auto":
                 alpha = policy.auto_alpha(
                     rule,
@@ -203,17 +214,22 @@ class FullBatchRoad(Road):
                     fit_intercept,
                     n_outputs=n_outputs,
                     output_scale=loss.output_scale,
+                    allowed=allowed,
                 )
             else:
-                alpha = cfg.alpha
+                return cfg.penalty(cfg.alpha / fit.weight_scale)
             # class weights divided by their largest (weight_scale) shrink the loss by that
-            # factor; alpha / weight_scale keeps the minimiser of the weighted objective
-            return alpha / fit.weight_scale
+            # factor; alpha / weight_scale keeps the minimiser of the weighted objective.
+            # 'auto': the non-private part 1/N in the penalty's own form, the noise's part L2
+            # (unchanged for L2)
+            base = policy.sklearn_alpha(n_public) / fit.weight_scale
+            return cfg.penalty(alpha / fit.weight_scale).with_l2_beyond(base)
 
-        alpha = penalty(getattr(schedule, "alpha_rule", "consistent"), mu_left)
+        pen = penalty(getattr(schedule, "alpha_rule", "consistent"), mu_left)
+        l2 = pen.l2  # the penalty's smooth part: strong convexity, and in the smoothness
         # an intercept and a public target range: what a regressor's intercept-only model needs
         public_range = fit_intercept and getattr(loss, "y_bound", None) is not None
-        self.rows, self.bound, self.alpha, self.schedule = rows, bound, alpha, schedule
+        self.rows, self.bound, self.penalty, self.schedule = rows, bound, pen, schedule
         self.setup_ = Setup(
             progress=None,
             loss=loss,
@@ -224,7 +240,7 @@ class FullBatchRoad(Road):
             relation=relation,
             lipschitz=G,
             row_bound=row_bound,
-            alpha=alpha,
+            penalty=pen,
             data_norm=float(data_norm),
             rows_bound=float(rows_bound),
             problem=Problem(
@@ -232,8 +248,8 @@ class FullBatchRoad(Road):
                 n_params=n_params,
                 sensitivity=2.0 * G if relation == "replace" else G,
                 lipschitz=G,
-                smoothness=loss_smoothness + alpha,
-                strong_convexity=alpha,
+                smoothness=loss_smoothness + l2,
+                strong_convexity=l2,
                 loss_bound=loss.initial_gap(n_outputs, self.y_bound),
                 momentum=cfg.momentum,
                 second_order=loss.second_order,
@@ -243,6 +259,7 @@ class FullBatchRoad(Road):
                 regression_start=bool(loss.warm_start and public_range),
                 classifier=not loss.regression,
                 regression_select=bool(loss.regression and public_range),
+                mechanisms=allowed,
             ),
         )
         self.plan = schedule.plan(self.setup_.problem, mu_left, max_iter)
@@ -253,20 +270,22 @@ class FullBatchRoad(Road):
             self.candidates = []
             for cand_schedule, share in self.plan.candidates:
                 mu_k = mu_left * math.sqrt(share)
-                a_k = penalty(getattr(cand_schedule, "alpha_rule", "consistent"), mu_k)
+                pen_k = penalty(getattr(cand_schedule, "alpha_rule", "consistent"), mu_k)
                 problem_k = dataclasses.replace(
                     self.setup_.problem,
-                    smoothness=loss_smoothness + a_k,
-                    strong_convexity=a_k,
+                    smoothness=loss_smoothness + pen_k.l2,
+                    strong_convexity=pen_k.l2,
                 )
-                setup_k = dataclasses.replace(self.setup_, alpha=a_k, problem=problem_k)
+                setup_k = dataclasses.replace(self.setup_, penalty=pen_k, problem=problem_k)
                 plan_k = cand_schedule.plan(problem_k, mu_k, max_iter)
                 if plan_k.mechanism == "choice" or plan_k.prior_share > 0:
                     raise ValueError("a choice's candidate is a plain fit (no counts of its own).")
                 self.candidates.append(
-                    Candidate(mechanism_for(cand_schedule, plan_k), setup_k, plan_k, share)
+                    Candidate(
+                        mechanism_for(cand_schedule, plan_k, penalty=pen_k), setup_k, plan_k, share
+                    )
                 )
-        self.mechanism = mechanism_for(schedule, self.plan, self.candidates)
+        self.mechanism = mechanism_for(schedule, self.plan, self.candidates, penalty=pen)
 
     def releases(self, fit):
         # the Setup carries the fit's Progress from here on (it exists once setup is done)
@@ -299,12 +318,12 @@ class FullBatchRoad(Road):
         # its properties: the mechanism's own, or the returned model's (the intercept-only
         # model, or a choice's candidate)
         model = mechanism if outcome.model is None else MECHANISMS[outcome.model]
-        alpha, first = self.alpha, actual[0]
+        alpha, first = self.penalty.alpha, actual[0]
         if self.candidates is not None:
             # a choice reports the candidate it returned (its plan, penalty and first
             # release); the intercept-only model, the first candidate's penalty
             k = 0 if outcome.candidate is None else outcome.candidate
-            plan, alpha = self.candidates[k].plan, self.candidates[k].setup.alpha
+            plan, alpha = self.candidates[k].plan, self.candidates[k].setup.penalty.alpha
             first = mechanism.split(self.setup_, actual)[0][k][0]
         return RoadResult(
             FullBatchAttributes(

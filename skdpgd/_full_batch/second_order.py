@@ -149,6 +149,8 @@ class DampedNewton(Mechanism):
     """
 
     name = "newton"
+    #: its steps solve with the Hessian of a smooth objective: no non-smooth penalty
+    accepts_nonsmooth = False
     counts_iterations = has_start = warm_start = True
 
     @staticmethod
@@ -206,7 +208,7 @@ class DampedNewton(Mechanism):
         n = setup.n_public
         loss = setup.loss
         clip = setup.lipschitz / c
-        alpha = setup.alpha / (c * c)  # on the weights, in kernel coordinates
+        alpha = setup.l2 / (c * c)  # on the weights, in kernel coordinates
         ridge = np.tile(np.append(np.full(d, n * alpha), 0.0 if setup.fit_intercept else []), k_out)
         # noise in kernel coordinates: gradients scale by 1/c, Hessians by 1/c^2
         g_std = grads.noise_std / c
@@ -323,6 +325,8 @@ class KroneckerNewtonMechanism(Mechanism):
     """
 
     name = "kronecker"
+    #: its steps solve with the Hessian of a smooth objective: no non-smooth penalty
+    accepts_nonsmooth = False
     counts_iterations = has_start = warm_start = True
 
     @staticmethod
@@ -394,7 +398,7 @@ class KroneckerNewtonMechanism(Mechanism):
         n = setup.n_public
         loss = setup.loss
         clip = setup.lipschitz / c
-        alpha = setup.alpha / (c * c)  # on the weights, in kernel coordinates
+        alpha = setup.l2 / (c * c)  # on the weights, in kernel coordinates
         ridge = np.append(np.full(d, n * alpha), 0.0 if setup.fit_intercept else [])
         ridge = np.tile(ridge, (k_out, 1))  # (K, P): the objective's penalty
         g_std = grads.noise_std / c  # kernel coordinates: gradients scale by 1/c
@@ -461,6 +465,8 @@ class SufficientStatisticsMechanism(Mechanism):
     """
 
     name = "ssp"
+    #: it solves the normal equations of a smooth (ridge) objective: no non-smooth penalty
+    accepts_nonsmooth = False
     warm_start_with_selection = True
 
     def releases(self, setup, plan):
@@ -503,7 +509,7 @@ class SufficientStatisticsMechanism(Mechanism):
         if b_std > 0:
             b = gaussian(b, b_std, gen, rel_b.own_sensitivity)
         ridge = np.append(
-            np.full(d, setup.n_public * setup.alpha), [0.0] if setup.fit_intercept else []
+            np.full(d, setup.n_public * setup.l2), [0.0] if setup.fit_intercept else []
         )
         # the floor: SSP_FLOOR times the noise's operator-norm scale (a public constant)
         floor = (

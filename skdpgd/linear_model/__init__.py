@@ -4,9 +4,16 @@ One module per estimator; what they share (validation, the call into the full-ba
 the fitted attributes, prediction) lives in :mod:`skdpgd.linear_model._base`.
 """
 
+from ._elastic_net import DPElasticNet
 from ._huber import DPHuberRegressor
 from ._logistic import DPLogisticRegression
 from ._poisson import DPPoissonRegressor
 from ._ridge import DPRidge
 
-__all__ = ["DPLogisticRegression", "DPRidge", "DPHuberRegressor", "DPPoissonRegressor"]
+__all__ = [
+    "DPLogisticRegression",
+    "DPRidge",
+    "DPElasticNet",
+    "DPHuberRegressor",
+    "DPPoissonRegressor",
+]

@@ -359,6 +359,32 @@ def cases():
         lambda: DPLinearSVC(epsilon=1.0, data_norm=1.0, random_state=30),
         lambda: _multi(n=12000),
     )
+    # the elastic net: proximal gradient descent (numpy for small problems, numba beyond)
+    from skdpgd import DPElasticNet
+
+    for kind in ("dense", "csr"):
+        for sched in ("auto", "uniform"):
+            add(
+                f"elastic-net-{sched}-{kind}",
+                lambda s=sched: DPElasticNet(
+                    epsilon=3.0, data_norm=1.0, y_bound=2.0, schedule=s, random_state=35
+                ),
+                _regression,
+                kind,
+            )
+    add(
+        "elastic-net-lasso-kernel",
+        lambda: DPElasticNet(
+            epsilon=3.0,
+            alpha=0.01,
+            l1_ratio=1.0,
+            max_iter=200,
+            data_norm=1.0,
+            y_bound=2.0,
+            random_state=36,
+        ),
+        lambda: _regression(n=12000, d=8),
+    )
     return out
 
 
