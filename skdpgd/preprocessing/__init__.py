@@ -29,6 +29,7 @@ from ._domain_counts import DomainCounts, out_of_domain_counts
 from ._output_bound import output_bound
 from ._schema import Categorical, Numeric, categorical, numeric, schema_transformer
 from ._standard import DPStandardScaler
+from ._target_counts import TargetRangeCounts, out_of_range_target_count
 
 __all__ = [
     "BoundedScaler",
@@ -36,9 +37,11 @@ __all__ = [
     "Categorical",
     "DomainCounts",
     "Numeric",
+    "TargetRangeCounts",
     "categorical",
     "numeric",
     "out_of_domain_counts",
+    "out_of_range_target_count",
     "schema_transformer",
     "output_bound",
 ]
