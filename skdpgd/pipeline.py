@@ -281,7 +281,9 @@ class PrivatePipeline(Pipeline):
     releases_ : list of :class:`skdpgd.accounting.Release`
         Every release of every step, named ``'<step path>: <release>'``.
     step_epsilons_ : dict
-        ``{step path: epsilon it was run at}``.
+        ``{step path: epsilon it was run at}``. They add up to more than ``epsilon_``: the
+        steps compose exactly in Gaussian DP (their ``mu_k^2`` add up to ``mu^2``), which is
+        tighter than adding their epsilons.
     data_norm_ : float or None
         The bound passed on to the final estimator (None if the estimator had its own).
     neighbouring_ : str
