@@ -24,6 +24,7 @@ from ._capability import (
     declared_privacy,
     is_dp_estimator,
     privacy_capability,
+    reads_if_none,
     undeclared_base,
 )
 
@@ -350,31 +351,44 @@ def _declares_bound(est, input_declared=False):
     return False
 
 
+#: why a parameter left None reads the private rows, and its private alternative
+_READS_IF_NONE = {
+    "classes": (
+        "classes=None reads the label set from the private rows",
+        "classes=[every possible label]",
+    ),
+    "y_bound": (
+        "y_bound=None reads the largest |y| from the private rows",
+        "a public y_bound (and targets mapped into it)",
+    ),
+}
+
+
 def _final_step_problems(est, where):
     """Why the final DP estimator ``est`` would read something from the private rows that its
-    epsilon does not cover (messages naming it as ``where``). Reads parameters only."""
+    epsilon does not cover (messages naming it as ``where``): each parameter its tags declare
+    it reads when left None (:func:`skdpgd._capability.reads_if_none`; ``classes`` and
+    ``y_bound`` for a class that declares nothing) and that is None. Reads parameters only."""
     params = est.get_params()
     name = type(est).__name__
     problems = []
-    if "classes" in params and params["classes"] is None:
-        problems.append(
-            f"{where} ({name}): classes=None reads the label set from the private "
-            "rows. Private alternative: classes=[every possible label]."
+    for param in reads_if_none(est):
+        if param not in params or params[param] is not None:
+            continue
+        why, fix = _READS_IF_NONE.get(
+            param, (f"{param}=None reads it from the private rows", f"a public {param}")
         )
-    if "y_bound" in params and params["y_bound"] is None:
-        problems.append(
-            f"{where} ({name}): y_bound=None reads the largest |y| from the "
-            "private rows. Private alternative: a public y_bound (and targets "
-            "mapped into it)."
-        )
+        problems.append(f"{where} ({name}): {why}. Private alternative: {fix}.")
     return problems
 
 
 def _not_dp_estimator(where, est, ends="a private pipeline ends"):
     note = _subclass_note(est)
     return (
-        f"{where} ({type(est).__name__}) is not a skdpgd DP estimator; {ends} with "
-        "DPLogisticRegression, DPRidge, DPSGDClassifier, DPSGDRegressor or DPMLPClassifier"
+        f"{where} ({type(est).__name__}) is not a skdpgd DP estimator; {ends} with one "
+        "(an estimator whose scikit-learn tags declare the 'DP estimator' or 'DP minibatch "
+        "estimator' capability: every estimator of skdpgd.__all__, such as "
+        "DPLogisticRegression or DPRidge; see skdpgd._capability)"
         + (f" ({note[0]}). Use {note[1]}." if note else ".")
     )
 
@@ -382,7 +396,8 @@ def _not_dp_estimator(where, est, ends="a private pipeline ends"):
 def _audit_steps(steps, final_must_be_dp=True):
     """``(problems, spenders)`` of a list of ``(name, step)`` meant to end in a DP estimator:
     every step but the last audited as a transformer (:func:`_audit_transformer`), the last
-    checked for parameters that read the rows (``classes``, ``y_bound``). ``spenders``: the
+    checked for parameters that read the rows (those its tags declare, e.g. ``classes``,
+    ``y_bound``). ``spenders``: the
     paths of the DP transformers, then the final step's name. A final step that is no DP
     estimator raises a ``ValueError`` (or, with ``final_must_be_dp=False``, is one more
     problem). Reads parameters only."""

@@ -47,6 +47,13 @@ Capabilities (the promise of a class that declares one):
     accountant (Poisson-sampled minibatches, add/remove-one): a pipeline cannot split one
     epsilon exactly between it and DP transformers.
 
+A DP estimator's tags also say which of its parameters, left None, its fit would fill from
+the private rows (:attr:`PrivacyTags.reads_if_none`, from its ``_skdpgd_reads_if_none()``
+method: ``('classes',)`` for a classifier, ``('y_bound',)`` for a regressor that clips its
+targets to a range, ``()`` for :class:`~skdpgd.DPHuberRegressor`, whose gradient is bounded
+without one). The audit refuses exactly those (:func:`reads_if_none`); a class that declares
+nothing is judged on the safe side (``classes`` and ``y_bound`` both).
+
 scikit-learn's own classes cannot declare anything here; the audit recognises the few it
 trusts (``Normalizer``, ``OneHotEncoder`` with public levels, ``Pipeline``,
 ``ColumnTransformer``, ...) by their exact type, for the same reason.
@@ -71,6 +78,7 @@ __all__ = [
     "declared_privacy",
     "is_dp_estimator",
     "privacy_capability",
+    "reads_if_none",
     "undeclared_base",
     "with_privacy",
 ]
@@ -101,9 +109,19 @@ class PrivacyTags:
     capability : str or None
         One of the capabilities above, declared by the estimator's own class; None when it
         declares none (a subclass of a declaring class that does not declare one itself).
+    reads_if_none : tuple of str or None
+        The parameters that, left None, make the estimator's fit read something from the
+        private rows (the class list for ``classes``, the largest ``|y|`` for ``y_bound``),
+        given its other parameters: what the leak audit refuses in a private pipeline and in
+        the private search. An empty tuple: nothing (``DPHuberRegressor`` needs no target
+        range). None: not declared, judged on the safe side (``classes`` and ``y_bound`` both,
+        where the estimator has them). Declared by the method ``_skdpgd_reads_if_none()``
+        (:func:`with_privacy` calls it), which the class that declares the capability answers
+        for, as for the capability.
     """
 
     capability: str | None = None
+    reads_if_none: tuple | None = None
 
 
 @dataclasses.dataclass
@@ -127,10 +145,40 @@ def with_privacy(est, tags):
     ``non_deterministic`` is then True."""
     from ._config import secure_noise
 
-    out = tags_as(tags, Tags, privacy=PrivacyTags(capability=declared_privacy(est)))
+    capability = declared_privacy(est)
+    out = tags_as(
+        tags,
+        Tags,
+        privacy=PrivacyTags(
+            capability=capability, reads_if_none=_reads_if_none(est) if capability else None
+        ),
+    )
     if secure_noise():
         out.non_deterministic = True
     return out
+
+
+def _reads_if_none(est):
+    """What ``est._skdpgd_reads_if_none()`` declares (a tuple of parameter names), or None."""
+    hook = getattr(est, "_skdpgd_reads_if_none", None)
+    names = hook() if callable(hook) else None
+    return None if names is None else tuple(str(name) for name in names)
+
+
+#: what an estimator that declares nothing is assumed to read when these are None
+_SAFE_SIDE = ("classes", "y_bound")
+
+
+def reads_if_none(est):
+    """The parameters of ``est`` (a DP estimator) that, left None, make its fit read something
+    from the private rows: its tags' declaration (:attr:`PrivacyTags.reads_if_none`), or, when
+    it declares none, ``classes`` and ``y_bound`` (the safe side)."""
+    try:
+        privacy = getattr(get_tags(est), "privacy", None)
+    except Exception:  # tags that cannot be read declare nothing
+        privacy = None
+    declared = privacy.reads_if_none if isinstance(privacy, PrivacyTags) else None
+    return _SAFE_SIDE if declared is None else tuple(declared)
 
 
 def privacy_capability(est):

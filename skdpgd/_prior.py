@@ -39,7 +39,9 @@ import numpy as np
 from . import policy
 from ._noise import gaussian
 from ._setup import CLASS_COUNT_SENSITIVITY, SELECTION_SENSITIVITY
+from ._transaction import defer_warning
 from .accounting import Release
+from .exceptions import PrivacyUsageWarning
 
 
 def _check_counts_release(release):
@@ -117,14 +119,58 @@ def start_bound(y_bound, n_public, log_link=False):
     return max(abs(math.log(y)), low) if y > 0 else low
 
 
+#: The free warning of :func:`targets_at_bound`: a released mean of the clipped targets
+#: beyond this share of the way from the range's centre (0 for counts) to its end, by more than
+#: ``TARGET_EDGE_NOISE_SDS`` of its noise. Not a tuned constant: it only words a warning (never
+#: changes a release), and 0.9 makes the warning's sentence a fact (a mean of values within
+#: [-Y, Y] that is at least 0.9 Y has at least half of them above 0.8 Y).
+TARGET_EDGE_SHARE = 0.9
+TARGET_EDGE_NOISE_SDS = 2.0
+
+
+def targets_at_bound(mean, noise_sd, y_bound, log_link=False):
+    """The free warning's text when a released mean of the clipped targets shows that most
+    targets sit at an end of ``y_bound`` or beyond (clipped), else None.
+
+    Post-processing of a release the fit makes anyway (the noisy mean ``mean`` and its known
+    noise standard deviation ``noise_sd``, public): no row is read. Centred targets lie in
+    ``[-Y, Y]``: when ``|mean| - 2 noise_sd >= 0.9 Y``, at least half of them lie within the
+    outer tenth of the range's width at that end (``mean <= p Y + (1 - p) 0.8 Y`` for a share
+    ``p`` above ``0.8 Y``). Counts (log link) lie in ``[0, Y]``: the same at the upper end,
+    within its top fifth."""
+    y = float(y_bound)
+    if not (y > 0 and math.isfinite(mean) and math.isfinite(noise_sd)):
+        return None
+    low = mean if log_link else abs(mean)
+    if low - TARGET_EDGE_NOISE_SDS * noise_sd < TARGET_EDGE_SHARE * y:
+        return None
+    end = "upper" if (log_link or mean > 0) else "lower"
+    part = "top fifth" if log_link else "outer tenth"
+    return (
+        f"The released (noisy) mean of the targets clipped to y_bound sits at the {end} end of "
+        f"the range: at least half of the targets lie in its {part} or beyond it and were "
+        "clipped to it, which pulls the model towards the bound (a bound that misses the "
+        "targets can score far below predicting their mean). Check that y_bound holds the "
+        "targets (it must stay a public choice): "
+        "skdpgd.preprocessing.out_of_range_target_count(y, y_bound, epsilon=...) counts the "
+        "clipped targets at a small accounted cost. This warning is free: it reads only a "
+        "release the fit makes anyway."
+    )
+
+
 def noisy_mean(total, std, n_public, y_bound, gen, sens, log_link=False):
     """The regressors' intercept-only model from one release of the clipped target sum:
     ``m = (total + N(0, std^2)) / N`` (one normal from ``gen``; ``total`` the exact sum,
     sensitivity :func:`target_sensitivity`), held in ``[-Y, Y]``; then (post-processing) its
     log held at least ``1 / (2N)`` for a log link (Poisson), else ``m`` shrunk towards 0 (the
     public range's centre) by ``m^2 / (m^2 + s^2)``, ``s = std / N`` the mean's known noise (a
-    noise-dominated mean predicts worse than the centre)."""
+    noise-dominated mean predicts worse than the centre). When the released mean shows most
+    targets clipped at an end of the range (:func:`targets_at_bound`, post-processing), a
+    warning is emitted once the fit succeeds."""
     mean = gaussian(float(total), std, gen, sens) / n_public
+    note = targets_at_bound(mean, std / n_public, y_bound, log_link)
+    if note is not None:
+        defer_warning(note, PrivacyUsageWarning)
     mean = min(max(mean, -float(y_bound)), float(y_bound))
     if log_link:
         return math.log(max(mean, 0.5 / n_public))

@@ -41,11 +41,12 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._config import config_context, resolve_budget
+from ._capability import DP_MINIBATCH_ESTIMATOR, privacy_capability
 from ._data import target_range
 from ._noise import fit_generator, gaussian, is_secure
 from ._setup import resolve_delta, warn_if_large_delta
 from ._compat import HasMethods, Interval, StrOptions, fit_context
-from ._transaction import fit_transaction
+from ._transaction import collected_warnings, defer_warning, fit_transaction
 from ._selection_guard import private_search_trials
 from .accounting import (
     Relation,
@@ -85,6 +86,32 @@ def draw_n_trials(gen, distribution, mean, shape=1.0, gamma=math.nan):
 # ---------------------------------------------------------------------------------------------
 
 
+def _same(a, b):
+    """Whether two parameter values are equal (False where ``==`` is not a truth value)."""
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def _lists_current_values(grid, params):
+    """Whether ``grid`` (one dict of ``param_distributions``) lists, for every parameter it
+    sets, the estimator's current value (``params``, its deep parameters): then the estimator
+    as given is one of its points. A distribution (``rvs``) lists nothing."""
+    for key, values in grid.items():
+        if key not in params or hasattr(values, "rvs"):
+            return False
+        try:
+            listed = list(values)
+        except TypeError:
+            return False
+        if not any(_same(v, params[key]) for v in listed):
+            return False
+    return True
+
+
 def _best_estimator_has(attr):
     def check(self):
         if hasattr(self, "best_estimator_"):
@@ -113,7 +140,8 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         A full-batch private estimator (:class:`~skdpgd.DPLogisticRegression`,
         :class:`~skdpgd.DPRidge`, :class:`~skdpgd.DPMLPClassifier` without ``batch_size``), or
         a pipeline whose private step exposes ``releases_`` after fit (a scikit-learn
-        ``Pipeline`` ending in one, or a private pipeline with its own ``epsilon``). Every
+        ``Pipeline`` ending in one, or a private pipeline, built without an ``epsilon``: the
+        search sets the pipeline's ``epsilon``, which it splits over its steps). Every
         trial must be a Gaussian mechanism under replace-one neighbours (checked before any
         trial where possible, and on each trial's ``releases_``).
 
@@ -132,6 +160,13 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         uniformly) or distributions with an ``rvs`` method. Each trial draws one candidate
         with ``ParameterSampler(..., n_iter=1)``, independently of the other trials (the
         privacy theorem needs independent trials, so a grid is sampled with replacement).
+        **The estimator as given is always a candidate**: unless one of the dicts lists the
+        estimator's current value of every parameter it sets, the search adds the empty dict
+        ``{}`` (the estimator unchanged) as one more point (``[grid, {}]``: for lists, one
+        point of the grid; with distributions, one dict of the list, drawn as often as each of
+        yours). The package's defaults come from theory and are hard to beat at small epsilon
+        (measured in the user guide): a search should never be unable to return them.
+        ``best_params_`` is ``{}`` when they win.
 
     epsilon : float, default=1.0
         Privacy budget of the whole search (> 0; ``np.inf``: no noise anywhere).
@@ -205,7 +240,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         search drew for the trial: that seed would make the trial's noise reproducible.
 
     best_params_ : dict
-        The winning candidate.
+        The winning candidate (``{}``: the estimator as given).
 
     best_score_ : float
         The winning trial's noisy validation score (released), clipped to the score's range
@@ -378,6 +413,22 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "are Gaussian-DP under replace-one (full-batch estimators: DPLogisticRegression, "
                 "DPRidge, DPMLPClassifier with batch_size=None)."
             )
+        steps = getattr(owner, "steps", None)
+        if (
+            isinstance(steps, list)
+            and steps
+            and privacy_capability(steps[-1][1]) == DP_MINIBATCH_ESTIMATOR
+        ):
+            # a private pipeline runs such a final step under add/remove-one (how it is
+            # accounted, full batch or not): its trials would not be replace-one Gaussian
+            raise TypeError(
+                f"the pipeline's final step ({type(steps[-1][1]).__name__}) is accounted "
+                "under add/remove-one neighbours inside a private pipeline; "
+                "PrivateRandomSearchCV needs trials that are Gaussian-DP under replace-one. "
+                "Search the estimator itself (with batch_size=None where it has one, and a "
+                "public data_norm), or a pipeline ending in a full-batch DP estimator. No "
+                "trial was run."
+            )
         # 'auto' (DPMLPClassifier) is replace-one for full-batch fits, checked just above
         if own.get("neighbouring", "replace") not in ("replace", "auto"):
             raise ValueError(
@@ -440,6 +491,13 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                     f"param_distributions may not set {clash}: the search sets "
                     "each trial's privacy parameters itself."
                 )
+        # the estimator as given is always a candidate: a grid that does not list its values
+        # gets it as one more point (a public choice, before any row is read)
+        candidates = (
+            self.param_distributions
+            if any(_lists_current_values(g, params) for g in grids)
+            else grids + [{}]
+        )
         classifier = is_classifier(self.estimator)
         scoring = self.scoring or ("accuracy" if classifier else "neg_mean_squared_error")
         y_bound = None
@@ -532,7 +590,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                 cand = next(
                     iter(
                         ParameterSampler(
-                            self.param_distributions,
+                            candidates,
                             n_iter=1,
                             random_state=int(gen.integers(2**31 - 1)),
                         )
@@ -551,7 +609,10 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                 # score is released on a lattice from gen after the trial
                 score_noise = gen if secure else gen.standard_normal()
                 try:
-                    est.fit(X_tr, y_tr)
+                    # a trial's warnings about its released values are held: only the
+                    # winner's are emitted (a losing trial, and their number, stay secret)
+                    with collected_warnings() as notes:
+                        est.fit(X_tr, y_tr)
                 except DivergenceError:
                     # the estimators decide divergence from released values only (the noisy
                     # iterate): the trial's outcome is "diverged", which loses to every score
@@ -561,11 +622,13 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                     est, X_val, y_val_arr, scoring, y_bound, n_val, mu, score_noise
                 )
                 if best is None or score > best[0]:
-                    best = (score, cand, est)
+                    best = (score, cand, est, notes)
         if best is None:
             raise RuntimeError("every trial diverged: the search releases no model.")
 
-        score, cand, est = best
+        score, cand, est, notes = best
+        for message, category in notes:  # deferred by the search's own transaction
+            defer_warning(message, category)
         # the selection compares the raw noisy scores (no ties); what is reported is clipped to
         # the score's range (post-processing of the released value)
         score = float(

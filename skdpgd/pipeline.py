@@ -32,6 +32,7 @@ budget is checked with a public upper bound on the whole pipeline before any row
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import warnings
@@ -235,13 +236,23 @@ class PrivatePipeline(Pipeline):
     :attr:`step_epsilons_`); a step may not carry its own budget or another neighbouring
     relation.
 
+    **The pipeline's epsilon governs.** A spending step whose own ``epsilon`` or ``delta`` is
+    not its default (``DPLogisticRegression(epsilon=5)`` in a pipeline of ``epsilon=1``) is
+    refused with a ``ValueError`` before any row is read. An error rather than a warning: the
+    step would run at its share of the pipeline's budget, not at the value written on it, and
+    that value would still read back from ``pipe[-1].epsilon`` after the fit; a budget is
+    not a setting to be ignored with a message that scrolls by. Put the total on the pipeline
+    and, to give one step more of it, ``shares``. A step left at its default stays silent.
+
     Parameters
     ----------
     steps : list of (name, estimator)
-        Transformers, then a DP estimator (DPLogisticRegression, DPRidge, DPSGDClassifier,
-        DPSGDRegressor, DPMLPClassifier).
+        Transformers, then a DP estimator (any estimator of ``skdpgd.__all__``: its tags
+        declare which of its parameters it would read from the rows when left None, e.g.
+        ``classes`` or ``y_bound``, and those must be given).
     epsilon : float, default=1.0
-        Total epsilon of the pipeline (> 0; inf: no noise anywhere).
+        Total epsilon of the pipeline (> 0; inf: no noise anywhere), split over its spending
+        steps. :class:`~skdpgd.model_selection.PrivateRandomSearchCV` sets it for each trial.
     delta : float or None, default=None
         Total delta. None: ``min(1e-5, 1/N^2)`` under replace-one (N public); under
         add/remove-one ``1e-5``, or the budget's delta if smaller.
@@ -271,7 +282,9 @@ class PrivatePipeline(Pipeline):
     releases_ : list of :class:`skdpgd.accounting.Release`
         Every release of every step, named ``'<step path>: <release>'``.
     step_epsilons_ : dict
-        ``{step path: epsilon it was run at}``.
+        ``{step path: epsilon it was run at}``. They add up to more than ``epsilon_``: the
+        steps compose exactly in Gaussian DP (their ``mu_k^2`` add up to ``mu^2``), which is
+        tighter than adding their epsilons.
     data_norm_ : float or None
         The bound passed on to the final estimator (None if the estimator had its own).
     neighbouring_ : str
@@ -406,6 +419,10 @@ class PrivatePipeline(Pipeline):
                     f"step {path!r} has its own budget; give the budget to the "
                     "pipeline (budget=...), which charges every step to it."
                 )
+            for key in ("epsilon", "delta"):
+                problem = _own_privacy_parameter(step, path, key, getattr(self, key))
+                if problem is not None:
+                    raise ValueError(problem)
 
         # --- a public row bound for the final estimator: declared by the steps, or given ---
         unbounded = _bound_problem(self.steps)
@@ -574,6 +591,36 @@ class _Passthrough:
         return 0.0
 
 
+def _own_privacy_parameter(step, path, key, total):
+    """Why the spending step at ``path`` may not keep its own ``key`` ('epsilon' or 'delta'):
+    a value other than its class's default, which the pipeline would replace by its share of
+    ``total`` (None when the step leaves it at its default). Reads parameters only."""
+    params = step.get_params()
+    if key not in params:
+        return None
+    try:
+        default = inspect.signature(type(step)).parameters[key].default
+    except (KeyError, TypeError, ValueError):
+        return None
+    value = params[key]
+    if value is default:
+        return None
+    try:
+        if bool(value == default):
+            return None
+    except (TypeError, ValueError):
+        pass
+    name = type(step).__name__
+    weight = " (and shares={step path: weight} to weight the steps)" if key == "epsilon" else ""
+    return (
+        f"step {path!r} ({name}) has its own {key}={value!r}, but a private pipeline runs "
+        f"every spending step at its share of the pipeline's {key} ({total!r}): the step's "
+        f"value would be ignored. Give the total to the pipeline (make_private_pipeline(..., "
+        f"{key}=...)){weight} and leave the step's {key} at its default ({default!r}). "
+        "Nothing was read or released."
+    )
+
+
 def _data_norm_of(bound):
     """The ``data_norm`` a declared row bound gives the next step (a bound of 0: every row is
     0, and any positive norm bounds it)."""
@@ -607,7 +654,7 @@ def _num_rows(X):
 
 def make_private_pipeline(
     *steps,
-    epsilon,
+    epsilon=1.0,
     delta=None,
     budget=None,
     random_state=None,
@@ -621,7 +668,11 @@ def make_private_pipeline(
     ----------
     *steps : estimators
         Transformers, then a skdpgd DP estimator.
-    epsilon, delta, budget, random_state, neighbouring, shares, allow_leaks
+    epsilon : float, default=1.0
+        Total epsilon of the pipeline, as for every estimator of the package. Inside
+        :class:`~skdpgd.model_selection.PrivateRandomSearchCV` leave it out: the search sets
+        each trial's.
+    delta, budget, random_state, neighbouring, shares, allow_leaks
         See :class:`PrivatePipeline`.
 
     Returns

@@ -689,6 +689,11 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
         tags.regressor_tags.poor_score = True  # as DPRidge: noise at epsilon=1 on 200 rows
         return tags
 
+    def _skdpgd_reads_if_none(self):
+        """``y_bound`` when the fit would read the largest ``|y|`` without it (the squared loss
+        with clip_norm='auto'); the leak audit reads this (see :mod:`skdpgd._capability`)."""
+        return ("y_bound",) if self.loss == "squared_error" and self.clip_norm == "auto" else ()
+
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model privately.

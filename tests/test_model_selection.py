@@ -741,3 +741,86 @@ def test_best_score_is_clipped_to_the_range_of_the_score():
         assert s.cv_results_["mean_test_score"].tolist() == [s.best_score_]
     assert all(0.0 <= v <= 1.0 for v in scores)
     assert max(scores) == 1.0
+
+
+# ---------------------------------------------------------------------------------------------
+# The estimator as given is always a candidate; a private pipeline needs no epsilon of its own
+# ---------------------------------------------------------------------------------------------
+def _drawn(search, X, y, monkeypatch):
+    """The candidates the search's trials drew (recorded at each trial's fit)."""
+    seen = []
+    real = DPLogisticRegression.fit
+
+    def fit(self, *args, **kw):
+        seen.append((self.schedule, self.alpha))
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(DPLogisticRegression, "fit", fit)
+    search.fit(X, y)
+    return seen
+
+
+def test_a_grid_without_the_estimators_values_gets_them_as_one_more_point(data, monkeypatch):
+    X, y = data
+    search = PrivateRandomSearchCV(
+        _lr(), {"alpha": [1e-3, 1e-2]}, epsilon=1.0, n_iter=30, random_state=0
+    )
+    seen = _drawn(search, X, y, monkeypatch)
+    assert ("auto", "auto") in seen  # the estimator as given (alpha='auto')
+    assert {a for _, a in seen} <= {"auto", 1e-3, 1e-2}
+    if search.best_params_ == {}:  # the defaults won: reported as the empty candidate
+        assert search.best_estimator_.alpha == "auto"
+
+
+def test_a_grid_listing_the_estimators_values_is_sampled_as_given(data, monkeypatch):
+    """GRID lists the defaults (schedule='auto', alpha='auto'): nothing is added, and no
+    draw moves (the search's golden-master cases rely on it)."""
+    X, y = data
+    search = PrivateRandomSearchCV(_lr(), GRID, epsilon=1.0, n_iter=30, random_state=0)
+    seen = _drawn(search, X, y, monkeypatch)
+    assert set(seen) <= {(s, a) for s in GRID["schedule"] for a in GRID["alpha"]}
+    assert search.best_params_ != {}
+
+
+def test_a_distribution_cannot_list_the_default_so_it_is_added():
+    from scipy.stats import loguniform
+
+    from skdpgd.model_selection import _lists_current_values
+
+    params = _lr().get_params()
+    assert not _lists_current_values({"alpha": loguniform(1e-4, 1e-1)}, params)
+    assert not _lists_current_values({"alpha": [1e-3]}, params)
+    assert _lists_current_values({"alpha": ["auto", 1e-3]}, params)
+    assert _lists_current_values({}, params)
+
+
+def test_an_empty_grid_searches_the_estimator_as_given(data):
+    X, y = data
+    search = PrivateRandomSearchCV(_lr(), {}, epsilon=1.0, n_iter=2, random_state=0).fit(X, y)
+    assert search.best_params_ == {}
+    assert search.epsilon_ <= 1.0
+
+
+def test_a_private_pipeline_needs_no_epsilon_of_its_own(data):
+    X, y = data
+    pipe = make_private_pipeline(
+        BoundedScaler(bounds=(-2.0, 2.0)), DPLogisticRegression(classes=[0, 1])
+    )
+    search = PrivateRandomSearchCV(
+        pipe,
+        {"dplogisticregression__schedule": ["auto", "uniform"]},
+        epsilon=2.0,
+        n_iter=2,
+        random_state=0,
+    ).fit(X, y)
+    assert search.epsilon_ <= 2.0
+    # the winner ran at the trial's epsilon, which the search set on the pipeline
+    assert search.best_estimator_.epsilon_ <= search.trial_epsilon_ * (1 + 1e-9)
+
+
+def test_a_private_pipeline_ending_in_a_minibatch_estimator_is_refused_before_any_trial():
+    pipe = make_private_pipeline(BoundedScaler(bounds=(-2.0, 2.0)), DPSGDClassifier(classes=[0, 1]))
+    search = PrivateRandomSearchCV(pipe, {"dpsgdclassifier__alpha": [1e-3]}, epsilon=1.0)
+    with pytest.raises(TypeError, match="add/remove-one"):
+        search.fit(_Poison(), _Poison())
+    assert not hasattr(search, "best_estimator_")

@@ -228,3 +228,40 @@ def test_clipped_loss_value_has_the_clipped_derivative(code, param, labels):
                 d = K.dloss(loss, z, y, param)
                 assert num == pytest.approx(np.clip(d, -t, t), abs=1e-5 * max(1.0, abs(d)))
             assert np.all(np.diff(vals, 2) >= -1e-9)  # convex
+
+
+# --- y_bound as a pair (0, Y), as the other regressors take one ----------------------------
+def test_a_range_from_zero_is_the_same_bound():
+    X, y = _data(n=600)
+    a = DPPoissonRegressor(data_norm=1.0, y_bound=20, random_state=0).fit(X, y)
+    b = DPPoissonRegressor(data_norm=1.0, y_bound=(0, 20), random_state=0).fit(X, y)
+    assert b.y_bound_ == 20.0
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.intercept_ == b.intercept_
+
+
+@pytest.mark.parametrize("y_bound", [(1, 20), (-1, 20), (0, 0), (0, np.inf)])
+def test_a_range_not_from_zero_is_refused_saying_what_to_pass(y_bound):
+    X, y = _data(n=100)
+    est = DPPoissonRegressor(data_norm=1.0, y_bound=y_bound)
+    with pytest.raises(ValueError, match=r"y_bound=Y or y_bound=\(0, Y\)"):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_")
+
+
+# --- score on constant targets: scikit-learn's PoissonRegressor.score's answer --------------
+@pytest.mark.parametrize("value", [3.0, 0.0])
+def test_score_on_constant_targets_as_poissonregressor(value):
+    X, y = _data(n=400)
+    ours = DPPoissonRegressor(data_norm=1.0, y_bound=20, random_state=0).fit(X, y)
+    theirs = PoissonRegressor().fit(X, y)
+    target = np.full(X.shape[0], value)
+    with pytest.warns(RuntimeWarning):
+        got = ours.score(X, target)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = theirs.score(X, target)
+    if np.isnan(expected):
+        assert np.isnan(got)
+    else:  # scikit-learn's null deviance rounds to a tiny number: -inf in exact arithmetic
+        assert got == -np.inf and expected < -1e6

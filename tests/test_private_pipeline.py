@@ -572,3 +572,38 @@ def test_a_private_pipeline_ends_with_the_network():
     ).fit(X, y)
     assert pipe.epsilon_ <= 1.0 and pipe.data_norm_ is None
     assert pipe.predict(X).shape == (300,)
+
+
+# --- a step's own epsilon or delta: the pipeline's governs, and says so -------------------
+@pytest.mark.parametrize("own", [{"epsilon": 5.0}, {"delta": 1e-7}])
+def test_a_step_with_its_own_budget_setting_is_refused(own):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    step = DPLogisticRegression(classes=[0, 1], **own)
+    pipe = make_private_pipeline(BoundedScaler(bounds=(-1, 1)), step, epsilon=1.0)
+    (key,) = own
+    with pytest.raises(ValueError, match=f"its own {key}=.*pipeline's {key}"):
+        pipe.fit(X, y)
+    assert not hasattr(pipe, "epsilon_")
+
+
+def test_a_step_at_its_default_budget_settings_stays_silent():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(200, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pipe = make_private_pipeline(
+            BoundedScaler(bounds=(-1, 1)),
+            DPLogisticRegression(classes=[0, 1]),
+            epsilon=2.0,
+            random_state=0,
+        ).fit(X, y)
+    assert pipe.step_epsilons_ == {"dplogisticregression": pytest.approx(2.0, rel=1e-6)}
+    assert pipe[-1].epsilon_ == pytest.approx(2.0, rel=1e-6)
+
+
+def test_make_private_pipeline_defaults_to_epsilon_one():
+    pipe = make_private_pipeline(BoundedScaler(bounds=(-1, 1)), DPRidge(y_bound=1.0))
+    assert pipe.epsilon == 1.0

@@ -20,11 +20,14 @@ body) and its loss, ``_loss``; the hooks below are overridden only where an esti
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
+import warnings
 from typing import Any
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.metrics import d2_tweedie_score
+from sklearn.metrics import d2_tweedie_score, mean_tweedie_deviance
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import StrOptions, fit_context
@@ -154,6 +157,11 @@ class _DPGLMClassifier(LinearClassifierMixin, _DPGLM):
         "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
+    def _skdpgd_reads_if_none(self):
+        """The parameters whose None the fit fills from the private rows (the class list):
+        what the leak audit refuses (see :mod:`skdpgd._capability`)."""
+        return ("classes",)
+
     def _problem(self, X, y, sample_weight):
         data = classification_data(
             self,
@@ -204,6 +212,12 @@ class _DPGLMRegressor(RegressorMixin, _DPGLM):
         # regressor checks keep their shape and error assertions, without the score bar
         tags.regressor_tags.poor_score = True
         return tags
+
+    def _skdpgd_reads_if_none(self):
+        """The parameters whose None the fit fills from the private rows (``y_bound``: the
+        largest ``|y|``, with a PrivacyLeakWarning): what the leak audit refuses (see
+        :mod:`skdpgd._capability`). A regressor that needs no target range returns ()."""
+        return ("y_bound",)
 
     def _check_fit_params(self, y):
         y_shape = getattr(y, "shape", None)
@@ -273,8 +287,9 @@ class _DPGLMRegressor(RegressorMixin, _DPGLM):
 
 class _DPLogLinkRegressor(_DPGLMRegressor):
     """A full-batch regressor with the log link: non-negative targets clipped to
-    ``[0, y_bound]`` (``y_bound`` a number; None reads ``max |y|`` from the data with a
-    PrivacyLeakWarning), fitted as they are; predictions ``exp(X @ coef_ + intercept_)``;
+    ``[0, Y]`` (``y_bound`` a number Y or a pair ``(0, Y)``; None reads ``max |y|`` from the
+    data with a PrivacyLeakWarning), fitted as they are; predictions
+    ``exp(X @ coef_ + intercept_)``;
     ``score`` the D^2 of the Tweedie deviance of power ``_power``."""
 
     #: the power of the Tweedie deviance ``score`` explains (1: Poisson)
@@ -286,8 +301,36 @@ class _DPLogLinkRegressor(_DPGLMRegressor):
         tags.target_tags.positive_only = True  # negative targets are clipped to 0
         return tags
 
+    def _check_fit_params(self, y):
+        super()._check_fit_params(y)
+        self._count_bound()  # a pair must start at 0: refused before any row is read
+
+    def _count_bound(self):
+        """The public upper bound Y of the targets' range ``[0, Y]``: ``y_bound`` a number Y or
+        a pair ``(0, Y)`` (None: None). A pair whose lower end is not 0 is refused: the log
+        link's targets are clipped below at 0, and a target range does not shift them."""
+        if self.y_bound is None or (
+            isinstance(self.y_bound, numbers.Real) and not isinstance(self.y_bound, bool)
+        ):
+            return self.y_bound
+        name = type(self).__name__
+        try:
+            lo, hi = (float(v) for v in self.y_bound)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"{name}'s y_bound must be a number Y or a pair (0, Y), got {self.y_bound!r}."
+            ) from None
+        if lo != 0.0 or not (math.isfinite(hi) and hi > 0):
+            raise ValueError(
+                f"{name} fits non-negative targets clipped to [0, Y]: pass y_bound=Y or "
+                f"y_bound=(0, Y) with a public Y > 0, got y_bound={self.y_bound!r}. (A range "
+                "that starts above 0 cannot be used: the log link has no centre to shift "
+                "the targets by.)"
+            )
+        return hi
+
     def _targets(self, y):
-        y_bound = resolve_y_bound(self.y_bound, y, stacklevel=_Y_BOUND_STACKLEVEL)
+        y_bound = resolve_y_bound(self._count_bound(), y, stacklevel=_Y_BOUND_STACKLEVEL)
         return Targets(y.clip(0.0, y_bound), 0.0, y_bound)
 
     def _target_attributes(self, targets):
@@ -308,4 +351,22 @@ class _DPLogLinkRegressor(_DPGLMRegressor):
         score : float
             1 is a perfect fit; 0 predicts the weighted mean target.
         """
-        return d2_tweedie_score(y, self.predict(X), sample_weight=sample_weight, power=self._power)
+        y_pred = self.predict(X)
+        try:
+            return d2_tweedie_score(y, y_pred, sample_weight=sample_weight, power=self._power)
+        except ZeroDivisionError:
+            # constant targets: the null deviance is 0. scikit-learn's GLMs' score divides in
+            # floating point: a RuntimeWarning, then -inf (nan for a perfect fit, and for
+            # targets all 0, whose null model's log-mean is -inf): the same here
+            if not np.average(np.asarray(y, dtype=float), weights=sample_weight) > 0:
+                warnings.warn(
+                    "D^2 is not defined for targets that are all 0 (the null model's "
+                    "log-mean is -inf): returning nan, as scikit-learn's GLMs do.",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                return float("nan")
+            numerator = np.float64(
+                mean_tweedie_deviance(y, y_pred, sample_weight=sample_weight, power=self._power)
+            )
+            return float(np.float64(1.0) - numerator / np.float64(0.0))

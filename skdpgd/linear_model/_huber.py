@@ -177,6 +177,11 @@ class DPHuberRegressor(_DPGLMRegressor):
         self.budget = budget
         self.verbose = verbose
 
+    def _skdpgd_reads_if_none(self):
+        # without y_bound the targets enter as given (the gradient is bounded by the threshold)
+        # and the steps start at 0: nothing is read from the rows (see _targets)
+        return ()
+
     def _check_fit_params(self, y):
         super()._check_fit_params(y)
         if self.y_bound is None and isinstance(self.schedule, str) and self.schedule == "prior":

@@ -29,9 +29,11 @@ class DPPoissonRegressor(_DPLogLinkRegressor):
     row_clip : {{'data_norm', 'auto'}}, default='data_norm'
         As in :class:`DPRidge`.
 
-    y_bound : float or None, default=None
+    y_bound : float, (0, Y) or None, default=None
         Public bound Y on the counts: targets are clipped to ``[0, Y]`` (a negative target
-        becomes 0). It sets the default clip norm, the loss's smoothness and gap constants,
+        becomes 0). The pair ``(0, Y)`` is the same range, written as :class:`DPRidge`'s
+        ``(lo, hi)``; a pair whose lower end is not 0 is refused (counts start at 0).
+        It sets the default clip norm, the loss's smoothness and gap constants,
         and the intercept-only model's release. None infers ``max |y|`` from the data with a
         :class:`~skdpgd.PrivacyLeakWarning`.
 
@@ -105,7 +107,7 @@ class DPPoissonRegressor(_DPLogLinkRegressor):
 
     _parameter_constraints: dict = {
         **COMMON_CONSTRAINTS,
-        "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "y_bound": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
         "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
     }
 

@@ -32,6 +32,7 @@ from ._output_bound import output_bound
 from ._schema import Categorical, Numeric, categorical, numeric, schema_transformer
 from ._standard import DPStandardScaler
 from ._table_schema import codebook_from_table_schema
+from ._target_counts import TargetRangeCounts, out_of_range_target_count
 
 __all__ = [
     "BoundedScaler",
@@ -39,10 +40,12 @@ __all__ = [
     "Categorical",
     "DomainCounts",
     "Numeric",
+    "TargetRangeCounts",
     "categorical",
     "codebook_from_table_schema",
     "numeric",
     "out_of_domain_counts",
+    "out_of_range_target_count",
     "schema_transformer",
     "output_bound",
 ]
