@@ -169,7 +169,7 @@ def test_missing_bound_warns_and_pipeline_report():
     [
         ({"y_bound": 0.0}, "y_bound"),
         ({"clip_norm": -1.0}, "clip_norm"),
-        ({"y_bound": (0, 3)}, "y_bound"),
+        ({"y_bound": (1, 3)}, "y_bound"),  # a range of counts starts at 0
     ],
 )
 def test_bad_parameters_are_refused(params, match):
