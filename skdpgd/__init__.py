@@ -9,7 +9,13 @@ from ._config import config_context, get_config, set_config
 from .exceptions import BudgetExceededError, PrivacyLeakWarning, PrivacyUsageWarning
 from ._importance_mask import ImportanceMask
 from .budget import PrivacyBudget
-from .linear_model import DPHuberRegressor, DPLogisticRegression, DPPoissonRegressor, DPRidge
+from .linear_model import (
+    DPHuberRegressor,
+    DPLogisticRegression,
+    DPPoissonRegressor,
+    DPRidge,
+    DPTweedieRegressor,
+)
 from .neural import DPMLPClassifier  # torch is imported only inside fit
 from .sgd import DPSGDClassifier, DPSGDRegressor
 from .svm import DPLinearSVC
@@ -36,6 +42,7 @@ __all__ = [
     "DPRidge",
     "DPHuberRegressor",
     "DPPoissonRegressor",
+    "DPTweedieRegressor",
     "DPLinearSVC",
     "DPMLPClassifier",
     "DPSGDClassifier",

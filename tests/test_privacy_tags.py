@@ -19,6 +19,7 @@ from skdpgd import (
     DPRidge,
     DPSGDClassifier,
     DPSGDRegressor,
+    DPTweedieRegressor,
     PrivacyBudget,
 )
 from skdpgd._capability import (
@@ -41,6 +42,7 @@ DECLARED = [
     (DPLogisticRegression, DP_ESTIMATOR),
     (DPRidge, DP_ESTIMATOR),
     (DPPoissonRegressor, DP_ESTIMATOR),
+    (DPTweedieRegressor, DP_ESTIMATOR),
     (DPHuberRegressor, DP_ESTIMATOR),
     (DPLinearSVC, DP_ESTIMATOR),
     (DPSGDClassifier, DP_MINIBATCH_ESTIMATOR),

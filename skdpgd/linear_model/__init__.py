@@ -8,5 +8,12 @@ from ._huber import DPHuberRegressor
 from ._logistic import DPLogisticRegression
 from ._poisson import DPPoissonRegressor
 from ._ridge import DPRidge
+from ._tweedie import DPTweedieRegressor
 
-__all__ = ["DPLogisticRegression", "DPRidge", "DPHuberRegressor", "DPPoissonRegressor"]
+__all__ = [
+    "DPLogisticRegression",
+    "DPRidge",
+    "DPHuberRegressor",
+    "DPPoissonRegressor",
+    "DPTweedieRegressor",
+]

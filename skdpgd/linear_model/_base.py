@@ -12,14 +12,16 @@ body) and its loss, ``_loss``; the hooks below are overridden only where an esti
 * :class:`_DPGLMRegressor`: one target, clipped to the public range ``y_bound`` (a number or
   a pair) and fitted centred on its middle, identity link; ``_loss(y_bound)`` with the
   half-width of that range.
-* :class:`_DPLogLinkRegressor`: non-negative targets clipped to ``[0, y_bound]``, log link
+* :class:`_DPLogLinkRegressor`: non-negative targets clipped to ``[0, y_bound]`` (or to
+  ``[lo, hi]`` for a pair ``y_bound=(lo, hi)``, where the estimator allows one), log link
   (predictions ``exp(X @ coef_ + intercept_)``), scored by the fraction of the Tweedie
-  deviance of power ``_power`` explained (D^2).
+  deviance of power ``_power`` (or the estimator's ``power`` parameter) explained (D^2).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import numbers
 from typing import Any
 
 import numpy as np
@@ -274,10 +276,13 @@ class _DPGLMRegressor(RegressorMixin, _DPGLM):
 class _DPLogLinkRegressor(_DPGLMRegressor):
     """A full-batch regressor with the log link: non-negative targets clipped to
     ``[0, y_bound]`` (``y_bound`` a number; None reads ``max |y|`` from the data with a
-    PrivacyLeakWarning), fitted as they are; predictions ``exp(X @ coef_ + intercept_)``;
-    ``score`` the D^2 of the Tweedie deviance of power ``_power``."""
+    PrivacyLeakWarning; a pair ``(lo, hi)``, ``0 <= lo < hi``, where the estimator's
+    constraints allow one: ``[lo, hi]``), fitted as they are; predictions
+    ``exp(X @ coef_ + intercept_)``; ``score`` the D^2 of the Tweedie deviance of power
+    ``_power``."""
 
-    #: the power of the Tweedie deviance ``score`` explains (1: Poisson)
+    #: the power of the Tweedie deviance ``score`` explains (1: Poisson), unless the estimator
+    #: has a ``power`` parameter
     _power = 1
     _inverse_link = staticmethod(np.exp)
 
@@ -286,9 +291,25 @@ class _DPLogLinkRegressor(_DPGLMRegressor):
         tags.target_tags.positive_only = True  # negative targets are clipped to 0
         return tags
 
+    def _y_floor(self):
+        """The public lower end of the targets' range: ``lo`` of a pair ``y_bound=(lo, hi)``
+        (an estimator whose constraints allow one), else 0."""
+        if self.y_bound is None or isinstance(self.y_bound, numbers.Real):
+            return 0.0
+        target_range(self.y_bound)  # a pair of finite numbers, lo < hi
+        lo = float(self.y_bound[0])
+        if lo < 0.0:
+            raise ValueError(
+                f"y_bound=(lo, hi) needs lo >= 0 for a log link, got {self.y_bound!r}."
+            )
+        return lo
+
     def _targets(self, y):
-        y_bound = resolve_y_bound(self.y_bound, y, stacklevel=_Y_BOUND_STACKLEVEL)
-        return Targets(y.clip(0.0, y_bound), 0.0, y_bound)
+        lo, bound = self._y_floor(), self.y_bound
+        if bound is not None and not isinstance(bound, numbers.Real):
+            bound = bound[1]  # public: a range (lo, hi)
+        y_bound = resolve_y_bound(bound, y, stacklevel=_Y_BOUND_STACKLEVEL)
+        return Targets(y.clip(lo, y_bound), 0.0, y_bound)
 
     def _target_attributes(self, targets):
         return {"y_bound_": targets.bound}
@@ -308,4 +329,7 @@ class _DPLogLinkRegressor(_DPGLMRegressor):
         score : float
             1 is a perfect fit; 0 predicts the weighted mean target.
         """
-        return d2_tweedie_score(y, self.predict(X), sample_weight=sample_weight, power=self._power)
+        # the estimator's own power parameter where it has one (DPTweedieRegressor), else the
+        # class's
+        power = getattr(self, "power", self._power)
+        return d2_tweedie_score(y, self.predict(X), sample_weight=sample_weight, power=power)
