@@ -15,6 +15,7 @@ from .linear_model import (
     DPLogisticRegression,
     DPPoissonRegressor,
     DPRidge,
+    DPTweedieRegressor,
 )
 from .neural import DPMLPClassifier  # torch is imported only inside fit
 from .sgd import DPSGDClassifier, DPSGDRegressor
@@ -43,6 +44,7 @@ __all__ = [
     "DPElasticNet",
     "DPHuberRegressor",
     "DPPoissonRegressor",
+    "DPTweedieRegressor",
     "DPLinearSVC",
     "DPMLPClassifier",
     "DPSGDClassifier",

@@ -19,6 +19,7 @@ Notation: rows are clipped to ``||x_i|| <= data_norm``; with an intercept the au
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 from ._compute import kernels as K
@@ -34,6 +35,7 @@ __all__ = [
     "SquaredHingeOneVsRest",
     "Huber",
     "Poisson",
+    "Tweedie",
 ]
 
 
@@ -353,3 +355,114 @@ class Poisson(Loss):
     def initial_gap(self, n_outputs=1, y_bound=None):
         y = self._y_bound() if y_bound is None else float(y_bound)
         return 1.0 + (max(0.0, y * math.log(y) - y) if y > 0 else 0.0)
+
+
+def _expm1_ratio(a, u):
+    """``(e^{a u} - 1) / a``, and ``u`` at ``a = 0``."""
+    return u if a == 0.0 else math.expm1(a * u) / a
+
+
+@dataclass(frozen=True)
+class Tweedie(Loss):
+    """Tweedie deviance of power ``1 <= p <= 2`` with the log link, for targets
+    ``y_min <= y <= y_bound``, with per-example gradients clipped to ``clip_norm``.
+
+    With ``mu = e^z``, half the deviance up to terms in y alone is
+    ``l(z) = E(2-p, z) - y E(1-p, z)``, ``E(a, z) = (e^{a z} - 1) / a`` (z at a = 0), so
+    ``l(0) = 0``, ``l'(z) = e^{(2-p) z} - y e^{(1-p) z}`` (``1 - y`` at 0) and
+    ``l''(z) = (2-p) e^{(2-p) z} + (p-1) y e^{(1-p) z} >= 0``: convex for ``1 <= p <= 2``
+    (p = 1 Poisson, p = 2 Gamma), not outside, where the power is refused. Power 1 is the
+    Poisson loss itself: its kernel code (``LOSS_POISSON``, whose value ``e^z - y z`` differs
+    by the constant 1) and, below, the same constants bit for bit.
+
+    * **G = C** (``clip_norm``). l' is unbounded (as z -> inf for p < 2, as z -> -inf for
+      y > 0 and p > 1), so each example's gradient ``l'(z) x~`` is scaled to norm at most C
+      in closed form; clipping a non-decreasing derivative to ``[-t, t]`` (t = C / ||x~||)
+      leaves it non-decreasing, so the clipped loss is convex (l continued by its tangents
+      where |l'| > t) and C-Lipschitz. ``clip_norm=None`` uses ``max(1, Y) r`` (Y =
+      y_bound), every example's gradient norm at the start ``|1 - y| ||x~||``.
+    * **M = Y^(2-p) r^2 + C r.** Write ``a = e^{(2-p) z}``, ``b = y e^{(1-p) z}`` (both
+      >= 0): ``l' = a - b`` and ``l'' = (2-p) a + (p-1) b <= max(a, b) = min(a, b) + |l'|``.
+      ``min(a, b) <= y^(2-p)``: if ``e^z <= y`` then ``a <= y^(2-p)``, else
+      ``b <= y y^(1-p)``. So where the derivative is not clipped (``|l'| <= t``),
+      ``l'' ||x~||^2 <= y^(2-p) ||x~||^2 + C ||x~||``, and the clipped loss has ``l'' = 0``
+      elsewhere: the bound holds for every margin, wherever the fit goes (for Gamma, whose
+      ``l' = 1 - y e^{-z}`` runs to -inf, too: the clip caps it, and ``l'' = y e^{-z} =
+      1 - l' <= 1 + t``).
+    * **B = max(g(y_min), g(Y))**, ``g(y) = l(0) - min_z l(z) = y E(1-p, log y) - E(2-p,
+      log y)`` (the minimum at ``e^z = y``; the clipped loss has the same minimum and lies
+      below l, so its gap is no larger), ``g(0) = 1 / (2-p)`` (the infimum as z -> -inf).
+      ``g'(y) = (1 - y^(1-p)) / (p-1)`` (``log y`` at p = 1) is negative below 1 and positive
+      above, so over ``[y_min, Y]`` g is largest at an end. At p = 2, ``g(0)`` is infinite
+      (``l = z`` for y = 0 has no minimum): Gamma needs ``y_min > 0``, and is refused
+      without it.
+
+    The intercept-only minimiser ``e^b = mean y`` is the same for every power (the gradient
+    sum is ``e^{(1-p) b} sum_i (e^b - y_i)``), so the Poisson warm start from the noisy mean
+    serves every power (``warm_start``). No second-order mechanism (``second_order`` None:
+    no Hessian release is bounded for this loss).
+    """
+
+    power: float = 1.5
+    clip_norm: float | None = None
+    y_bound: float | None = None
+    y_min: float = 0.0
+
+    name = "tweedie"
+    regression = True
+    warm_start = True
+    link = "log"
+
+    def __post_init__(self):
+        p = self.power
+        if not (isinstance(p, numbers.Real) and not isinstance(p, bool) and 1.0 <= p <= 2.0):
+            raise ValueError(
+                f"power must be in [1, 2] (the Tweedie deviance with the log link is convex "
+                f"in the margin only there: 1 Poisson, 2 Gamma), got {p!r}."
+            )
+        if not (math.isfinite(self.y_min) and self.y_min >= 0.0):
+            raise ValueError(f"y_min must be a finite number >= 0, got {self.y_min!r}.")
+        if p == 2.0 and self.y_min == 0.0:
+            raise ValueError(
+                "power=2 (Gamma deviance) has no minimum at y = 0: it needs a public lower "
+                "bound y_min > 0 on the targets."
+            )
+
+    @property
+    def code(self):
+        # power 1: Poisson's kernel code (same derivative; value differs by a constant)
+        return K.LOSS_POISSON if self.power == 1.0 else K.LOSS_TWEEDIE
+
+    @property
+    def param(self):
+        """The power p (the kernel reads it)."""
+        return float(self.power)
+
+    def _y_bound(self):
+        if self.y_bound is None:
+            raise ValueError("the Tweedie loss needs a public bound y_bound on the targets.")
+        return float(self.y_bound)
+
+    def lipschitz(self, row_bound, n_outputs=1):
+        if self.clip_norm is not None:
+            return float(self.clip_norm)
+        return max(1.0, self._y_bound()) * float(row_bound)
+
+    def smoothness(self, row_bound, n_outputs=1):
+        r = float(row_bound)
+        scale = self._y_bound() ** (2.0 - float(self.power))  # Y^(2-p), 1 at p = 2
+        return scale * r * r + self.lipschitz(row_bound, n_outputs) * r
+
+    def gap(self, y):
+        """``g(y) = l(0) - min_z l(z; y)`` (see the class docstring)."""
+        p, y = float(self.power), float(y)
+        if y == 0.0:
+            return math.inf if p == 2.0 else 1.0 / (2.0 - p)
+        if p == 1.0:  # Poisson's expression, to the bit
+            return 1.0 + (y * math.log(y) - y)
+        u = math.log(y)
+        return y * _expm1_ratio(1.0 - p, u) - _expm1_ratio(2.0 - p, u)
+
+    def initial_gap(self, n_outputs=1, y_bound=None):
+        y = self._y_bound() if y_bound is None else float(y_bound)
+        return max(self.gap(self.y_min), self.gap(y))

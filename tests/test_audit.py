@@ -293,6 +293,30 @@ def poisson(schedule, **kw):
     return make
 
 
+def tweedie(schedule, **kw):
+    """DPTweedieRegressor at power 1.5 on DPPoissonRegressor's worst-case pair: with y = Y the
+    derivative ``e^{theta/2} - Y e^{-theta/2}`` is clipped to -1, with the canary's y = 0 it is
+    ``e^{theta/2} >= 1`` (theta stays at or above 0), clipped to +1: the sum moves by 2."""
+
+    def make(seed):
+        params = dict(
+            power=1.5,
+            epsilon=EPSILON,
+            delta=DELTA,
+            data_norm=1.0,
+            y_bound=Y,
+            clip_norm=1.0,
+            fit_intercept=False,
+            schedule=schedule,
+            alpha=ALPHA_AUDIT,
+            random_state=seed,
+        )
+        params.update(kw)
+        return skdpgd.DPTweedieRegressor(**params)
+
+    return make
+
+
 def linear_svc(**kw):
     def make(seed):
         params = dict(
@@ -346,6 +370,7 @@ FULL_BATCH = {
     "huber-output-perturbation": (huber("output", alpha=1.0), RIDGE_REPLACE, True, 0.5),
     "poisson-gd-uniform": (poisson("uniform", max_iter=10), POISSON_REPLACE, True, 0.5),
     "elastic-net-gd-uniform": (elastic_net("uniform", max_iter=10), RIDGE_REPLACE, False, 0.5),
+    "tweedie-gd-uniform": (tweedie("uniform", max_iter=10), POISSON_REPLACE, True, 0.5),
     "linear-svc-defaults": (linear_svc(), LOGISTIC_REPLACE, False, 0.05),
     "linear-svc-three-classes": (linear_svc(classes=[0, 1, 2]), THREE_CLASS_REPLACE, False, 0.05),
 }

@@ -15,6 +15,7 @@ from skdpgd import (
     DPRidge,
     DPSGDClassifier,
     DPSGDRegressor,
+    DPTweedieRegressor,
 )
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
@@ -75,6 +76,7 @@ ESTIMATORS = [
     DPSGDRegressor(random_state=0),
     DPHuberRegressor(random_state=0),
     DPPoissonRegressor(random_state=0),
+    DPTweedieRegressor(random_state=0),
     DPLinearSVC(random_state=0),
 ]
 if HAS_TORCH:  # tiny network, few steps

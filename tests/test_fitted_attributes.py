@@ -15,6 +15,7 @@ from skdpgd import (
     DPLogisticRegression,
     DPMLPClassifier,
     DPPoissonRegressor,
+    DPTweedieRegressor,
     DPRidge,
     DPSGDClassifier,
     DPSGDRegressor,
@@ -83,6 +84,7 @@ EXPECTED = {
     "DPElasticNet": sorted(FULL_BATCH + ["y_bound_", "y_range_"]),
     "DPHuberRegressor": sorted(FULL_BATCH + ["scale_", "y_bound_", "y_range_"]),
     "DPPoissonRegressor": sorted(FULL_BATCH + ["y_bound_"]),
+    "DPTweedieRegressor": sorted(FULL_BATCH + ["y_bound_"]),
     "DPLinearSVC": sorted(FULL_BATCH + ["classes_"]),
     "DPSGDClassifier": sorted(MINIBATCH + ["classes_"]),
     "DPSGDRegressor": sorted(MINIBATCH + ["y_bound_", "y_range_"]),
@@ -164,6 +166,11 @@ cases = [
     (
         "DPPoissonRegressor",
         lambda: DPPoissonRegressor(random_state=0, data_norm=2.0, y_bound=2.0),
+        yp,
+    ),
+    (
+        "DPTweedieRegressor",
+        lambda: DPTweedieRegressor(random_state=0, data_norm=2.0, y_bound=2.0),
         yp,
     ),
     ("DPLinearSVC", lambda: DPLinearSVC(random_state=0, data_norm=2.0), yc),

@@ -30,6 +30,7 @@ _EXTRA = {
     "DPElasticNet": dict(y_bound=2.0),
     "DPHuberRegressor": dict(),
     "DPPoissonRegressor": dict(y_bound=2.0),
+    "DPTweedieRegressor": dict(y_bound=2.0),
     "DPLinearSVC": dict(),
     "DPSGDClassifier": dict(),
     "DPSGDRegressor": dict(y_bound=2.0),

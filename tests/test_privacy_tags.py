@@ -20,6 +20,7 @@ from skdpgd import (
     DPRidge,
     DPSGDClassifier,
     DPSGDRegressor,
+    DPTweedieRegressor,
     PrivacyBudget,
 )
 from skdpgd._capability import (
@@ -43,6 +44,7 @@ DECLARED = [
     (DPRidge, DP_ESTIMATOR),
     (DPElasticNet, DP_ESTIMATOR),
     (DPPoissonRegressor, DP_ESTIMATOR),
+    (DPTweedieRegressor, DP_ESTIMATOR),
     (DPHuberRegressor, DP_ESTIMATOR),
     (DPLinearSVC, DP_ESTIMATOR),
     (DPSGDClassifier, DP_MINIBATCH_ESTIMATOR),

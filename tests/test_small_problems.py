@@ -19,6 +19,7 @@ from skdpgd._compute.kernels import (
     LOSS_SQUARED,
     LOSS_SQUARED_HINGE,
     LOSS_SQUARED_HINGE_OVR,
+    LOSS_TWEEDIE,
 )
 
 
@@ -82,7 +83,13 @@ def test_every_loss_code_is_compared():
         LOSS_SQUARED_HINGE,
         LOSS_HUBER,
         LOSS_POISSON,
+        LOSS_TWEEDIE,
     } <= set(_ONE_OUTPUT_LOSSES)
+
+
+def _param(loss):
+    """The kernel's extra scalar: Tweedie's power (in [1, 2]), else Huber's threshold."""
+    return 1.5 if loss == LOSS_TWEEDIE else 0.3
 
 
 @pytest.mark.parametrize(
@@ -93,8 +100,8 @@ def test_grad_sum_matches_the_kernel(loss, k, dtype, monkeypatch):
     X, y, w, coef, b = _problem(k=k, dtype=dtype)
     small, big = _both(X, y, w, True, monkeypatch)
     for clip in (0.05, 0.4, 100.0):
-        gs, gis, bads = small.grad_sum(coef, b, loss, 0.3, clip)
-        gb, gib, badb = big.grad_sum(coef, b, loss, 0.3, clip)
+        gs, gis, bads = small.grad_sum(coef, b, loss, _param(loss), clip)
+        gb, gib, badb = big.grad_sum(coef, b, loss, _param(loss), clip)
         _close(gs, gb)
         _close(gis, gib)
         assert bads == badb == 0
@@ -325,13 +332,13 @@ def test_noisy_update_matches_the_kernel_from_the_same_draws(fit_intercept, mome
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_objective_matches_the_kernel(loss, k, dtype, monkeypatch):
     X, y, w, coef, b = _problem(k=k, dtype=dtype)
-    if loss == LOSS_POISSON:  # counts, and margins on both sides of both tangents
+    if loss in (LOSS_POISSON, LOSS_TWEEDIE):  # counts, margins on both sides of both tangents
         y = np.floor(np.abs(y) * np.arange(len(y)) % 7)
         coef = coef * 2.0
     small, big = _both(X, y, w, True, monkeypatch)
     for clip in (0.05, 0.5, 50.0):
         (fs, gs, gis), (fb, gb, gib) = (
-            rows.objective(coef, b, loss, 0.3, clip) for rows in (small, big)
+            rows.objective(coef, b, loss, _param(loss), clip) for rows in (small, big)
         )
         # value and gradient summed in the kernel's order (L-BFGS's stop is sensitive to it)
         assert np.isnan(fs) == np.isnan(fb)

@@ -52,6 +52,11 @@ LOSS_SQUARED_HINGE_OVR = 8
 #: Poisson margins are held at most this before the exponential (finite derivative): e^500 - y
 #: exceeds every clipping threshold the kernels can meet, so the clipped gradient is unchanged
 POISSON_MAX_MARGIN = 500.0
+# Tweedie deviance of power p = `param` in (1, 2] (log link), y >= 0: half the deviance up to
+# terms in y alone, l(z) = E(2 - p, z) - y E(1 - p, z) with E(a, z) = (e^{a z} - 1) / a (z at
+# a = 0), so l(0) = 0 and l'(z) = e^{(2-p) z} - y e^{(1-p) z}; each exponent is held at most
+# POISSON_MAX_MARGIN (as Poisson's margin). Power 1 is LOSS_POISSON.
+LOSS_TWEEDIE = 9
 
 
 def row_norms(X, chunk=8192):
@@ -125,7 +130,91 @@ def dloss(loss, z, yi, param):
         return r
     elif loss == LOSS_POISSON:
         return math.exp(min(z, POISSON_MAX_MARGIN)) - yi
+    elif loss == LOSS_TWEEDIE:
+        return tweedie_derivative(z, yi, param)
     return np.nan
+
+
+@njit(inline="always")
+def tweedie_derivative(z, yi, p):
+    """``l'(z) = e^{(2-p) z} - y e^{(1-p) z}`` of :data:`LOSS_TWEEDIE`, each exponent held at
+    most :data:`POISSON_MAX_MARGIN` (finite for ``y < 1e90``; non-decreasing in z for
+    ``1 <= p <= 2`` and ``y >= 0``, as ``l'' >= 0``)."""
+    return math.exp(min((2.0 - p) * z, POISSON_MAX_MARGIN)) - yi * math.exp(
+        min((1.0 - p) * z, POISSON_MAX_MARGIN)
+    )
+
+
+@njit
+def _expm1_ratio(a, z):
+    """``(e^{a z} - 1) / a``, and ``z`` at ``a = 0``."""
+    if a == 0.0:
+        return z
+    return math.expm1(a * z) / a
+
+
+@njit
+def tweedie_value(z, yi, p):
+    """``l(z) = E(2 - p, z) - y E(1 - p, z)`` of :data:`LOSS_TWEEDIE` (unclipped)."""
+    return _expm1_ratio(2.0 - p, z) - yi * _expm1_ratio(1.0 - p, z)
+
+
+#: the most halvings of a bracket, and doublings of a step, :func:`tweedie_root` makes
+TWEEDIE_ROOT_STEPS = 1100
+
+
+@njit
+def tweedie_root(yi, p, s, z):
+    """The margin where :func:`tweedie_derivative` equals ``s``, by bisection of a bracket
+    grown by doubling steps from ``z`` (from 0 if z is not finite): l' is non-decreasing, so
+    the bracket ``lo <= root <= hi`` holds ``l'(lo) < s <= l'(hi)``; halved until its width is
+    within ``4e-16 max(1, |lo|, |hi|)``. Returns ``lo``."""
+    c = z if math.isfinite(z) else 0.0
+    lo = c
+    hi = c
+    step = 1.0
+    for _ in range(TWEEDIE_ROOT_STEPS):
+        if not tweedie_derivative(lo, yi, p) >= s:
+            break
+        hi = lo
+        lo = c - step
+        step *= 2.0
+    step = 1.0
+    for _ in range(TWEEDIE_ROOT_STEPS):
+        if tweedie_derivative(hi, yi, p) >= s:
+            break
+        lo = hi
+        hi = c + step
+        step *= 2.0
+    for _ in range(TWEEDIE_ROOT_STEPS):
+        if not hi - lo > 4e-16 * max(1.0, abs(lo), abs(hi)):
+            break
+        mid = 0.5 * lo + 0.5 * hi
+        if not (lo < mid < hi):
+            break
+        if tweedie_derivative(mid, yi, p) < s:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+@njit
+def tweedie_clipped_value(z, yi, p, t):
+    """The Tweedie loss whose derivative is ``l'`` held in ``[-t, t]``: ``l(z)`` where
+    ``|l'(z)| <= t``, continued by its tangent of slope ``s = +-t`` from the margin ``z_c``
+    where ``l'(z_c) = s`` (:func:`tweedie_root`). At power 2 with ``y = 0``, l' = 1 everywhere:
+    clipped everywhere when ``t < 1``, the loss is then ``t z``."""
+    d = tweedie_derivative(z, yi, p)
+    if d != d:
+        return np.nan
+    if abs(d) <= t:
+        return tweedie_value(z, yi, p)
+    s = t if d > 0.0 else -t
+    if p == 2.0 and yi == 0.0:  # l' = 1 > t everywhere: the clipped loss is t z
+        return t * z
+    zc = tweedie_root(yi, p, s, z)
+    return tweedie_value(zc, yi, p) + s * (z - zc)
 
 
 @njit(inline="always")
@@ -253,6 +342,8 @@ def loss_value(loss, z, yi, param, clip_threshold):
             if zz < z_lo:
                 return (yi - t) - yi * z_lo - t * (zz - z_lo)
         return math.exp(zz) - yi * zz
+    elif loss == LOSS_TWEEDIE:
+        return tweedie_clipped_value(z[0], yi, param, clip_threshold)
     return np.nan  # no value for this loss code
 
 

@@ -34,7 +34,9 @@ from .kernels import (
     LOSS_SQUARED,
     LOSS_SQUARED_HINGE,
     LOSS_SQUARED_HINGE_OVR,
+    LOSS_TWEEDIE,
     POISSON_MAX_MARGIN,
+    TWEEDIE_ROOT_STEPS,
 )
 from .kernels_second import _assemble, _check_loss, _symmetric
 
@@ -82,7 +84,16 @@ def dloss(loss, z, y, param, exp=np.exp):
         return np.clip(z - y, -param, param)
     if loss == LOSS_POISSON:
         return exp(np.minimum(z, POISSON_MAX_MARGIN)) - y
+    if loss == LOSS_TWEEDIE:
+        return _tweedie_derivative(z, y, param, exp)
     return np.full(np.shape(z), np.nan)
+
+
+def _tweedie_derivative(z, y, p, exp=np.exp):
+    """:func:`skdpgd._compute.kernels.tweedie_derivative`, elementwise."""
+    return exp(np.minimum((2.0 - p) * z, POISSON_MAX_MARGIN)) - y * exp(
+        np.minimum((1.0 - p) * z, POISSON_MAX_MARGIN)
+    )
 
 
 def ovr_derivatives(Z, y, thr):
@@ -217,7 +228,9 @@ def suff_stats(X, row_scale, sample_weight, fit_intercept, y):
     return S[:-1, :-1].copy(), S[:-1, -1].copy()
 
 
-_PY_EXP, _PY_LOG, _PY_LOG1P = (np.frompyfunc(f, 1, 1) for f in (math.exp, math.log, math.log1p))
+_PY_EXP, _PY_LOG, _PY_LOG1P, _PY_EXPM1 = (
+    np.frompyfunc(f, 1, 1) for f in (math.exp, math.log, math.log1p, math.expm1)
+)
 
 
 def _libm(numpy_f, python_f, a, ok):
@@ -242,6 +255,67 @@ def _libm_log(a):
 
 def _libm_log1p(a):
     return _libm(np.log1p, _PY_LOG1P, a, a > -1.0)
+
+
+def _libm_expm1(a):
+    return _libm(np.expm1, _PY_EXPM1, a, a <= 709.0)
+
+
+def _expm1_ratio(a, z):
+    """:func:`skdpgd._compute.kernels._expm1_ratio`, elementwise in z."""
+    return z if a == 0.0 else _libm_expm1(a * z) / a
+
+
+def _tweedie_values(z, y, p):
+    """:func:`skdpgd._compute.kernels.tweedie_value`, elementwise."""
+    return _expm1_ratio(2.0 - p, z) - y * _expm1_ratio(1.0 - p, z)
+
+
+def _tweedie_roots(y, p, s, z):
+    """:func:`skdpgd._compute.kernels.tweedie_root`, elementwise: the same doublings and
+    halvings, each entry stopping where the kernel's loop stops."""
+
+    def d(u):
+        return _tweedie_derivative(u, y, p, _libm_exp)
+
+    c = np.where(np.isfinite(z), z, 0.0)
+    lo, hi, step = c.copy(), c.copy(), np.ones_like(c)
+    for _ in range(TWEEDIE_ROOT_STEPS):
+        grow = d(lo) >= s
+        if not grow.any():
+            break
+        hi, lo, step = np.where(grow, lo, hi), np.where(grow, c - step, lo), step * 2.0
+    step = np.ones_like(c)
+    for _ in range(TWEEDIE_ROOT_STEPS):
+        grow = ~(d(hi) >= s)
+        if not grow.any():
+            break
+        lo, hi, step = np.where(grow, hi, lo), np.where(grow, c + step, hi), step * 2.0
+    for _ in range(TWEEDIE_ROOT_STEPS):
+        mid = 0.5 * lo + 0.5 * hi
+        wide = hi - lo > 4e-16 * np.maximum(1.0, np.maximum(np.abs(lo), np.abs(hi)))
+        on = wide & (lo < mid) & (mid < hi)
+        if not on.any():
+            break
+        below = d(mid) < s
+        lo, hi = np.where(on & below, mid, lo), np.where(on & ~below, mid, hi)
+    return lo
+
+
+def _tweedie_clipped_values(z, y, p, thr):
+    """:func:`skdpgd._compute.kernels.tweedie_clipped_value`, elementwise (the tangents'
+    roots are found for the clipped entries only)."""
+    d = _tweedie_derivative(z, y, p, _libm_exp)
+    out = _tweedie_values(z, y, p)
+    clipped = ~(np.abs(d) <= thr) & ~np.isnan(d)
+    if clipped.any():
+        zk, yk, tk = z[clipped], y[clipped], thr[clipped]
+        sk = np.where(d[clipped] > 0.0, tk, -tk)
+        zc = _tweedie_roots(yk, p, sk, zk)
+        tangent = _tweedie_values(zc, yk, p) + sk * (zk - zc)
+        flat = (p == 2.0) & (yk == 0.0)  # l' = 1 > t everywhere: t z
+        out[clipped] = np.where(flat, tk * zk, tangent)
+    return np.where(np.isnan(d), np.nan, out)
 
 
 def _in_order(A, axis):
@@ -299,6 +373,8 @@ def _loss_values(loss, Z, y, param, thr):
                 np.where((y > thr) & (z < z_lo), (y - thr) - y * z_lo - thr * (z - z_lo), inside),
             ),
         )
+    if loss == LOSS_TWEEDIE:
+        return _tweedie_clipped_values(z, y, param, thr)
     return np.full(n, np.nan)
 
 

@@ -9,6 +9,7 @@ from ._huber import DPHuberRegressor
 from ._logistic import DPLogisticRegression
 from ._poisson import DPPoissonRegressor
 from ._ridge import DPRidge
+from ._tweedie import DPTweedieRegressor
 
 __all__ = [
     "DPLogisticRegression",
@@ -16,4 +17,5 @@ __all__ = [
     "DPElasticNet",
     "DPHuberRegressor",
     "DPPoissonRegressor",
+    "DPTweedieRegressor",
 ]

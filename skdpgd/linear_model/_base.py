@@ -12,9 +12,10 @@ body) and its loss, ``_loss``; the hooks below are overridden only where an esti
 * :class:`_DPGLMRegressor`: one target, clipped to the public range ``y_bound`` (a number or
   a pair) and fitted centred on its middle, identity link; ``_loss(y_bound)`` with the
   half-width of that range.
-* :class:`_DPLogLinkRegressor`: non-negative targets clipped to ``[0, y_bound]``, log link
+* :class:`_DPLogLinkRegressor`: non-negative targets clipped to ``[0, y_bound]`` (or to
+  ``[lo, hi]`` for a pair ``y_bound=(lo, hi)``, where the estimator allows one), log link
   (predictions ``exp(X @ coef_ + intercept_)``), scored by the fraction of the Tweedie
-  deviance of power ``_power`` explained (D^2).
+  deviance of power ``_power`` (or the estimator's ``power`` parameter) explained (D^2).
 """
 
 from __future__ import annotations
@@ -287,12 +288,14 @@ class _DPGLMRegressor(RegressorMixin, _DPGLM):
 
 class _DPLogLinkRegressor(_DPGLMRegressor):
     """A full-batch regressor with the log link: non-negative targets clipped to
-    ``[0, Y]`` (``y_bound`` a number Y or a pair ``(0, Y)``; None reads ``max |y|`` from the
-    data with a PrivacyLeakWarning), fitted as they are; predictions
-    ``exp(X @ coef_ + intercept_)``;
-    ``score`` the D^2 of the Tweedie deviance of power ``_power``."""
+    ``[lo, Y]`` (``y_bound`` a number Y for ``[0, Y]``, or a pair ``(lo, Y)``: ``lo`` must be 0
+    unless the estimator allows a positive floor (``_allows_floor``); None reads ``max |y|``
+    from the data with a PrivacyLeakWarning), fitted as they are; predictions
+    ``exp(X @ coef_ + intercept_)``; ``score`` the D^2 of the Tweedie deviance of power
+    ``_power`` (or of the estimator's ``power``)."""
 
-    #: the power of the Tweedie deviance ``score`` explains (1: Poisson)
+    #: the power of the Tweedie deviance ``score`` explains (1: Poisson), unless the estimator
+    #: has a ``power`` parameter
     _power = 1
     _inverse_link = staticmethod(np.exp)
 
@@ -301,18 +304,23 @@ class _DPLogLinkRegressor(_DPGLMRegressor):
         tags.target_tags.positive_only = True  # negative targets are clipped to 0
         return tags
 
+    #: whether a pair ``y_bound=(lo, Y)`` may have ``lo > 0`` (a public floor of the targets,
+    #: which the Gamma deviance needs); otherwise a pair must start at 0
+    _allows_floor = False
+
     def _check_fit_params(self, y):
         super()._check_fit_params(y)
-        self._count_bound()  # a pair must start at 0: refused before any row is read
+        self._count_range()  # a bad pair is refused before any row is read
 
-    def _count_bound(self):
-        """The public upper bound Y of the targets' range ``[0, Y]``: ``y_bound`` a number Y or
-        a pair ``(0, Y)`` (None: None). A pair whose lower end is not 0 is refused: the log
-        link's targets are clipped below at 0, and a target range does not shift them."""
+    def _count_range(self):
+        """``(lo, Y)``: the public range the targets are clipped to. ``y_bound`` a number Y
+        gives ``(0, Y)``; a pair ``(lo, Y)`` needs ``0 <= lo < Y`` finite, and ``lo = 0``
+        unless ``_allows_floor``; None gives ``(0, None)`` (Y read from the data later, with
+        a PrivacyLeakWarning)."""
         if self.y_bound is None or (
             isinstance(self.y_bound, numbers.Real) and not isinstance(self.y_bound, bool)
         ):
-            return self.y_bound
+            return 0.0, self.y_bound
         name = type(self).__name__
         try:
             lo, hi = (float(v) for v in self.y_bound)
@@ -320,18 +328,28 @@ class _DPLogLinkRegressor(_DPGLMRegressor):
             raise ValueError(
                 f"{name}'s y_bound must be a number Y or a pair (0, Y), got {self.y_bound!r}."
             ) from None
-        if lo != 0.0 or not (math.isfinite(hi) and hi > 0):
+        if not (math.isfinite(hi) and hi > 0 and 0.0 <= lo < hi):
+            raise ValueError(
+                f"{name} fits non-negative targets clipped to [lo, Y]: pass y_bound=Y or a pair "
+                f"(lo, Y) with public 0 <= lo < Y, got y_bound={self.y_bound!r}."
+            )
+        if lo != 0.0 and not self._allows_floor:
             raise ValueError(
                 f"{name} fits non-negative targets clipped to [0, Y]: pass y_bound=Y or "
                 f"y_bound=(0, Y) with a public Y > 0, got y_bound={self.y_bound!r}. (A range "
                 "that starts above 0 cannot be used: the log link has no centre to shift "
                 "the targets by.)"
             )
-        return hi
+        return lo, hi
+
+    def _y_floor(self):
+        """The public lower end of the targets' range (0 unless a pair sets one)."""
+        return self._count_range()[0]
 
     def _targets(self, y):
-        y_bound = resolve_y_bound(self._count_bound(), y, stacklevel=_Y_BOUND_STACKLEVEL)
-        return Targets(y.clip(0.0, y_bound), 0.0, y_bound)
+        lo, bound = self._count_range()
+        y_bound = resolve_y_bound(bound, y, stacklevel=_Y_BOUND_STACKLEVEL)
+        return Targets(y.clip(lo, y_bound), 0.0, y_bound)
 
     def _target_attributes(self, targets):
         return {"y_bound_": targets.bound}
@@ -351,9 +369,12 @@ class _DPLogLinkRegressor(_DPGLMRegressor):
         score : float
             1 is a perfect fit; 0 predicts the weighted mean target.
         """
+        # the estimator's own power parameter where it has one (DPTweedieRegressor), else the
+        # class's
+        power = getattr(self, "power", self._power)
         y_pred = self.predict(X)
         try:
-            return d2_tweedie_score(y, y_pred, sample_weight=sample_weight, power=self._power)
+            return d2_tweedie_score(y, y_pred, sample_weight=sample_weight, power=power)
         except ZeroDivisionError:
             # constant targets: the null deviance is 0. scikit-learn's GLMs' score divides in
             # floating point: a RuntimeWarning, then -inf (nan for a perfect fit, and for
@@ -367,6 +388,6 @@ class _DPLogLinkRegressor(_DPGLMRegressor):
                 )
                 return float("nan")
             numerator = np.float64(
-                mean_tweedie_deviance(y, y_pred, sample_weight=sample_weight, power=self._power)
+                mean_tweedie_deviance(y, y_pred, sample_weight=sample_weight, power=power)
             )
             return float(np.float64(1.0) - numerator / np.float64(0.0))

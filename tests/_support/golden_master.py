@@ -307,6 +307,26 @@ def cases():
         ),
         _counts,
     )
+    # DPTweedieRegressor: compound Poisson-Gamma (power 1.5), and Gamma with a public floor
+    from skdpgd import DPTweedieRegressor
+
+    for kind in ("dense", "csr"):
+        for sched in ("auto", "uniform", "output"):
+            add(
+                f"tweedie-{sched}-{kind}",
+                lambda s=sched: DPTweedieRegressor(
+                    power=1.5, epsilon=1.0, data_norm=1.0, y_bound=12.0, schedule=s, random_state=28
+                ),
+                _counts,
+                kind,
+            )
+    add(
+        "tweedie-gamma",
+        lambda: DPTweedieRegressor(
+            power=2, epsilon=1.0, data_norm=1.0, y_bound=(0.5, 12.0), random_state=29
+        ),
+        _counts,
+    )
     add(
         "linear-svc-balanced",
         lambda: DPLinearSVC(epsilon=1.0, data_norm=1.0, class_weight="balanced", random_state=27),
