@@ -62,6 +62,8 @@ READS_IF_NONE = {
     "DPLogisticRegression": ("classes",),
     "DPRidge": ("y_bound",),
     "DPPoissonRegressor": ("y_bound",),
+    "DPTweedieRegressor": ("y_bound",),
+    "DPElasticNet": ("y_bound",),
     "DPHuberRegressor": (),
     "DPLinearSVC": ("classes",),
     "DPSGDRegressor": ("y_bound",),

@@ -328,12 +328,12 @@ class _DPLogLinkRegressor(_DPGLMRegressor):
             raise ValueError(
                 f"{name}'s y_bound must be a number Y or a pair (0, Y), got {self.y_bound!r}."
             ) from None
-        if not (math.isfinite(hi) and hi > 0 and 0.0 <= lo < hi):
+        if self._allows_floor and not (math.isfinite(hi) and hi > 0 and 0.0 <= lo < hi):
             raise ValueError(
                 f"{name} fits non-negative targets clipped to [lo, Y]: pass y_bound=Y or a pair "
                 f"(lo, Y) with public 0 <= lo < Y, got y_bound={self.y_bound!r}."
             )
-        if lo != 0.0 and not self._allows_floor:
+        if not self._allows_floor and (lo != 0.0 or not (math.isfinite(hi) and hi > 0)):
             raise ValueError(
                 f"{name} fits non-negative targets clipped to [0, Y]: pass y_bound=Y or "
                 f"y_bound=(0, Y) with a public Y > 0, got y_bound={self.y_bound!r}. (A range "
