@@ -85,7 +85,7 @@ def test_powers_outside_one_to_two_are_refused(power):
 
 
 @pytest.mark.parametrize(
-    "y_bound,match", [(10.0, "y_min > 0"), ((0.0, 10.0), "y_min > 0"), ((-1, 10), "lo >= 0")]
+    "y_bound,match", [(10.0, "y_min > 0"), ((0.0, 10.0), "y_min > 0"), ((-1, 10), "0 <= lo < Y")]
 )
 def test_gamma_without_a_positive_floor_is_refused(y_bound, match):
     X, y = _data(2, n=200)
