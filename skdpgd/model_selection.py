@@ -285,8 +285,9 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
     Notes
     -----
     **What is hidden.** The theorem holds because K and the losing trials stay secret.
-    Nothing else about them is stored or printed; the running time of ``fit`` grows with K
-    (a timing side channel, as with every sampler of noise here).
+    Nothing else about them is stored or printed: the search shows no progress, since a count
+    of trials done would reveal K (the trials run with ``verbose=0``). The running time of
+    ``fit`` grows with K (a timing side channel, as with every sampler of noise here).
 
     **Cost.** The search's epsilon is larger than one trial's: at epsilon = 1, delta = 1e-5,
     ``n_iter = 10`` and the geometric distribution, each trial gets mu = 0.117, what a single
@@ -481,7 +482,7 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         prefix, owner, params = self._param_names()
         self._check_owner(owner)
         own = owner.get_params(deep=False)
-        names = {p: prefix + p for p in ("epsilon", "delta", "random_state", "budget")}
+        names = {p: prefix + p for p in ("epsilon", "delta", "random_state", "budget", "verbose")}
         grids = self.param_distributions
         grids = [grids] if isinstance(grids, dict) else list(grids)
         for g in grids:
@@ -604,6 +605,9 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
                     )
                 if names["budget"] in params:
                     settings[names["budget"]] = None  # the search was charged as a whole
+                if names["verbose"] in params:
+                    # a trial prints nothing: lines per trial would reveal K
+                    settings[names["verbose"]] = 0
                 est = clone(self.estimator).set_params(**cand, **settings)
                 # plain: the score's normal drawn before the trial, as always; secure: the
                 # score is released on a lattice from gen after the trial
@@ -646,7 +650,11 @@ class PrivateRandomSearchCV(MetaEstimatorMixin, BaseEstimator):
         # same noise, and its budget is the search's business (the epsilon and delta it was
         # fitted with are public and stay)
         est.set_params(
-            **{names[k]: user[names[k]] for k in ("random_state", "budget") if names[k] in params}
+            **{
+                names[k]: user[names[k]]
+                for k in ("random_state", "budget", "verbose")
+                if names[k] in params
+            }
         )
         self.best_estimator_ = est
         self.best_params_ = dict(cand)

@@ -332,6 +332,17 @@ def test_only_released_values_are_stored(data):
     assert s.best_estimator_.n_samples_ == s.n_train_  # trained on the training split only
 
 
+def test_a_verbose_estimator_prints_nothing_per_trial(data, capsys):
+    """Lines per trial would reveal K: the trials run silent, the winner keeps verbose."""
+    X, y = data
+    s = PrivateRandomSearchCV(
+        _lr().set_params(verbose=2), GRID, epsilon=1.0, n_iter=8, random_state=0
+    ).fit(X, y)
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+    assert s.best_estimator_.verbose == 2  # the user's setting, as published
+
+
 def test_refuses_what_it_cannot_account(data):
     X, y = data
     with pytest.raises(TypeError, match="replace-one"):
