@@ -175,7 +175,7 @@ def cause(target, est, half, protocol, miss, med, raw, bounds):
     non-private model (``sklearn``: LogisticRegression() / Ridge(); ``sgd_objective``: the
     converged minimiser of scikit-learn's SGD objective), scikit-learn's early-stopped
     ``SGDClassifier()`` / ``SGDRegressor()`` (``sklearn_sgd``), the majority class and the
-    intercept-only model at the whole budget (:mod:`benchmarks.suite.floor_bound`).
+    intercept-only model at the whole budget (:mod:`benchmarks.suite.studies.floor_bound`).
 
     * floor, *budget*: the intercept-only model released with the whole budget also scores
       below the floor (its noise hides the majority class, or the mean's noise alone costs more

@@ -10,14 +10,14 @@ two-class sets. Example (the table of ``AUTO_KRONECKER_MIN_SNR`` in
 
     python -m benchmarks.suite.run --task classification --half design --protocol a,b \\
         --eps 0.1,0.3,1,3,10,1e6 --seeds 5 --sets digits,bundesliga --out kron.csv --methods \\
-        skdpgd,majority,benchmarks.suite.kronecker_candidates:kron_snr100,...
+        skdpgd,majority,benchmarks.suite.studies.kronecker_candidates:kron_snr100,...
 
 Candidates are chosen on the design half only (benchmarks/suite/split.py).
 """
 
 from skdpgd import DPLogisticRegression
 
-from .methods import UnderPolicy
+from ..methods import UnderPolicy
 
 
 def _patched(name, constants):

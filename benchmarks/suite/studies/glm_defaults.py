@@ -7,7 +7,7 @@ Method factories (``module:callable`` for ``run.py``) for the three estimators w
 defaults (``schedule='auto'``, only ``epsilon``, ``data_norm`` and the public bounds given),
 with a fixed mechanism (``schedule='uniform'`` / ``'output'``), with candidate values of the
 two 'auto' constants that were set without the design half, and their scikit-learn
-counterparts; then ``python -m benchmarks.suite.glm_defaults design|report CSV`` prints the
+counterparts; then ``python -m benchmarks.suite.studies.glm_defaults design|report CSV`` prints the
 candidate and miss tables of a results file.
 
 * DPHuberRegressor: the suite's regression targets (in [-1, 1] under both protocols) with
@@ -48,8 +48,8 @@ Run (design, then report with the chosen values)::
     python -m benchmarks.suite.run --task regression,classification --half design \\
         --protocol a,b --eps 0.3,1,3,10,1e6 --seeds 3 --workers 2 \\
         --out benchmarks/out/suite/glm_design.csv --methods majority,$(python -m \\
-        benchmarks.suite.glm_defaults methods design)
-    python -m benchmarks.suite.glm_defaults design benchmarks/out/suite/glm_design.csv
+        benchmarks.suite.studies.glm_defaults methods design)
+    python -m benchmarks.suite.studies.glm_defaults design benchmarks/out/suite/glm_design.csv
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ import sys
 
 import numpy as np
 
-from .methods import UnderPolicy
+from ..methods import UnderPolicy
 
 HUBER_SCALE = 0.1
 POISSON_BOUND = 20.0
@@ -92,7 +92,7 @@ DESIGNED = ("huber", "poisson", "svc")
 
 @functools.lru_cache(maxsize=8)
 def _raw(name):
-    from .datasets import load
+    from ..datasets import load
 
     return load(name)
 
@@ -100,7 +100,7 @@ def _raw(name):
 def _counts(ctx, floor=0.0):
     """The split's raw targets in the unit: training ones within ``[floor, POISSON_BOUND]``,
     test ones at least ``floor``."""
-    from .protocols import split_indices
+    from ..protocols import split_indices
 
     raw = _raw(ctx.dataset)
     tr, te, _ = split_indices(raw, ctx.seed)
@@ -246,7 +246,7 @@ globals().update(FACTORIES)
 def method_spec(which="design"):
     """The ``--methods`` list: all factories ('design') or without the candidates ('report')."""
     names = [n for n in FACTORIES if which == "design" or n not in CANDIDATES]
-    return ",".join(f"benchmarks.suite.glm_defaults:{n}" for n in names)
+    return ",".join(f"benchmarks.suite.studies.glm_defaults:{n}" for n in names)
 
 
 # ------------------------------------------------------------------------------------------
@@ -390,8 +390,8 @@ def main(argv=None):
         return 0
     if len(argv) != 2 or argv[0] not in ("design", "report"):
         print(
-            "usage: python -m benchmarks.suite.glm_defaults methods [design|report]\n"
-            "       python -m benchmarks.suite.glm_defaults design|report RESULTS.csv"
+            "usage: python -m benchmarks.suite.studies.glm_defaults methods [design|report]\n"
+            "       python -m benchmarks.suite.studies.glm_defaults design|report RESULTS.csv"
         )
         return 2
     which, path = argv

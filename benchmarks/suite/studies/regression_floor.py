@@ -6,7 +6,7 @@ given) whose ``fit`` runs with the rule replaced (:class:`benchmarks.suite.metho
 or a ``DPRidge`` with a fixed mechanism (the self-oracle's candidates). Example (the
 design-half table of ``AUTO_REGRESSION_SELECT`` in ``benchmarks/DECISIONS.md``)::
 
-    M=benchmarks.suite.regression_floor
+    M=benchmarks.suite.studies.regression_floor
     python -m benchmarks.suite.run --task regression --half design --protocol a,b \\
         --eps 0.1,0.3,1,3,10 --seeds 5 --out benchmarks/out/suite/regression_floor.csv \\
         --methods DPRidge,majority,$M:sel_off,$M:sel_t15,$M:sel_t25,$M:fixed_ssp,\\
@@ -18,7 +18,7 @@ Candidates are chosen on the design half only (benchmarks/suite/split.py).
 import math
 
 
-from .methods import UnderPolicy
+from ..methods import UnderPolicy
 from .ridge_candidates import _patched  # DPRidge with policy changes or parameters
 
 

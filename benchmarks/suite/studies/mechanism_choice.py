@@ -6,15 +6,15 @@ mechanisms, each with a share of the budget, and return the one with the largest
 training accuracy (or the intercept-only model): :class:`skdpgd._full_batch.choice.Choice`,
 switched on by ``policy.AUTO_CHOICE``. Factories for ``run.py`` (``module:callable``)::
 
-    M=benchmarks.suite.mechanism_choice
-    S=benchmarks.suite.signal_choice
+    M=benchmarks.suite.studies.mechanism_choice
+    S=benchmarks.suite.studies.signal_choice
     python -m benchmarks.suite.run --task classification --half design --protocol a,b \\
         --eps 0.1,0.3,1,3,10 --seeds 5 --workers 1 \\
         --out benchmarks/out/suite/choice_design.csv \\
         --methods DPLogisticRegression,majority,$S:fixed_uniform,$S:fixed_newton,\\
 $S:fixed_output,$M:ch_aog_50,...
 
-``python -m benchmarks.suite.mechanism_choice RESULTS.csv`` prints, for the shipped default
+``python -m benchmarks.suite.studies.mechanism_choice RESULTS.csv`` prints, for the shipped default
 and every candidate in the file, the counts the adoption rule reads (self-oracle, floor,
 worst seed at epsilon >= 0.3, mean gap) and the weak-signal cells where a candidate loses
 more than 0.02 against the default. Candidates are chosen on the design half only.
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import sys
 
-from .methods import UnderPolicy
+from ..methods import UnderPolicy
 
 
 def candidate(name, rule=(300.0, 0.05, 0.05), **constants):

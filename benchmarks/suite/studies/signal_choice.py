@@ -7,12 +7,12 @@ the best a user could have had from the package by picking the mechanism after t
 
     python -m benchmarks.suite.run --task classification --half design --protocol a,b \
         --eps 0.1,0.3,1,3,10 --seeds 3 --out signal_design_cls.csv \
-        --methods skdpgd,majority,benchmarks.suite.signal_choice:fixed_uniform,\
-benchmarks.suite.signal_choice:fixed_newton,benchmarks.suite.signal_choice:fixed_output
+        --methods skdpgd,majority,benchmarks.suite.studies.signal_choice:fixed_uniform,\
+benchmarks.suite.studies.signal_choice:fixed_newton,benchmarks.suite.studies.signal_choice:fixed_output
 
 (``fixed_ssp`` and ``fixed_prior`` for regression; ``fixed_prior`` is the intercept-only
-model with the whole budget). ``python -m benchmarks.suite.signal_choice RESULTS.csv`` prints
-the self-oracle and floor tables of a results file.
+model with the whole budget). ``python -m benchmarks.suite.studies.signal_choice RESULTS.csv``
+prints the self-oracle and floor tables of a results file.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def _auto(name, select, prior_switch, knobs):
         from skdpgd import DPLogisticRegression
         from skdpgd.schedules import Auto
 
-        from .methods import UnderPolicy
+        from ..methods import UnderPolicy
 
         if ctx.task != "classification":
             return None

@@ -9,14 +9,14 @@ Example (the tuning-sets table of
 
     python -m benchmarks.suite.run --task regression --half design --protocol a,b \\
         --eps 0.01,0.1,0.3,1,3 --seeds 3 --out /tmp/ridge.csv --methods \\
-        DPRidge,naive,benchmarks.suite.ridge_candidates:ssp_old,benchmarks.suite.ridge_candidates:sh7k05
+        DPRidge,naive,benchmarks.suite.studies.ridge_candidates:ssp_old,benchmarks.suite.studies.ridge_candidates:sh7k05
 
 Candidates are chosen on the design half only (benchmarks/suite/split.py).
 """
 
 from skdpgd import DPRidge
 
-from .methods import UnderPolicy
+from ..methods import UnderPolicy
 
 
 def _patched(name, constants=None, **params):

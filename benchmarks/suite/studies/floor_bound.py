@@ -9,7 +9,7 @@ even that release is below the floor, the cell's miss is the budget's, not the r
 counts' noise hides which class is the majority, or the mean's noise alone costs more than
 0.005 of R^2, and every model needs that intercept. Measured numbers only; nothing chosen.
 
-    PYTHONPATH=. python -m benchmarks.suite.floor_bound [--results DIR] [--version NAME]
+    PYTHONPATH=. python -m benchmarks.suite.studies.floor_bound [--results DIR] [--version NAME]
 
 It reads ``peers_<half>.csv`` and ``NAME_<half>.csv`` (default ``after``) from the results
 folder (default ``benchmarks/out/suite``; see :mod:`benchmarks.suite.targets`) and writes
@@ -26,9 +26,9 @@ import pandas as pd
 
 from skdpgd import DPLogisticRegression, DPRidge
 
-from . import datasets as D
-from . import protocols as P
-from .run import RESULTS
+from .. import datasets as D
+from .. import protocols as P
+from ..run import RESULTS
 
 TOL = 0.005
 DRAWS = 20

@@ -8,7 +8,7 @@ constants were chosen (benchmarks/LAB_NOTES.md, "Choosing the defaults")::
 
     python -m benchmarks.suite.run --task classification --half design \
         --eps 0.01,0.1,0.3,1,3,10,1e6 --seeds 3 --out design_cls.csv \
-        --methods benchmarks.suite.design_full_batch:c_default,...,sklearn,majority
+        --methods benchmarks.suite.studies.design_full_batch:c_default,...,sklearn,majority
 
 Only the design half was used to choose; the report half is for reporting.
 """
@@ -49,7 +49,7 @@ def make(name, row_clip=None, **knobs):
     def factory(ctx):
         from skdpgd import DPLogisticRegression, DPRidge
 
-        from .methods import UnderPolicy
+        from ..methods import UnderPolicy
 
         extra = {} if row_clip is None else {"row_clip": row_clip}
         if ctx.task == "classification":

@@ -4,7 +4,7 @@
    own penalty alpha_ (C = 1 / (alpha_ N)) against C = 1 (alpha = 1/N, the consistent penalty).
 2. mnist5k at eps = 1e6: the default's mechanism_ and its gap to LogisticRegression().
 
-    PYTHONPATH=. python -m benchmarks.suite.penalty_check
+    PYTHONPATH=. python -m benchmarks.suite.studies.penalty_check
 """
 
 import warnings
@@ -14,8 +14,8 @@ from sklearn.linear_model import LogisticRegression
 
 from skdpgd import DPLogisticRegression
 
-from . import datasets as D
-from . import protocols as P
+from .. import datasets as D
+from .. import protocols as P
 
 warnings.filterwarnings("ignore")
 

@@ -10,7 +10,7 @@ affected, so the factories return None for sets with more classes. The table of
     python -m benchmarks.suite.run --task classification --half design --protocol a,b \\
         --eps 0.01,0.03,0.1,0.3,1 --seeds 10 --out sgd_binary.csv \\
         --sets anes96,turnout,nwtco,aids2,rwm5yr,digits_3v8,digits_4v9,biopsy,crabs \\
-        --methods majority,benchmarks.suite.sgd_binary_candidates:sgd_public,...
+        --methods majority,benchmarks.suite.studies.sgd_binary_candidates:sgd_public,...
 
 ("before" is the same command with ``--methods DPSGDClassifier,majority`` on the commit before
 the rule.) Candidates are chosen on the design half only (benchmarks/suite/split.py).
@@ -18,7 +18,7 @@ the rule.) Candidates are chosen on the design half only (benchmarks/suite/split
 
 from skdpgd import DPSGDClassifier
 
-from .methods import UnderPolicy
+from ..methods import UnderPolicy
 
 
 def _patched(name, rule):
