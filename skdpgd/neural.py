@@ -141,15 +141,16 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
     learning_rate : float or 'auto', default='auto'
         Step size of every step. 'auto' is ``1 / (data_norm**2 + 1)``
         (``skdpgd.policy.MLP_STEP``): the curvature of the loss in each layer's weights grows
-        with the squared input norm. Before version 0.x the default was 0.1.
+        with the squared input norm. (Until 'auto' the default was 0.1.)
 
     max_iter : int or 'auto', default='auto'
         T, the number of noisy steps. 'auto' takes more steps the larger the budget:
-        ``T = 10 N mu / sqrt(D)`` within [10, 1000] (``skdpgd.policy.mlp_auto_steps``; N the
+        ``T = 30 N mu / sqrt(D)`` within [10, 1000] (``skdpgd.policy.mlp_auto_steps``; N the
         public number of rows, mu the GDP budget, D the number of weights), so the noise's
         total movement of the weights stays the same while the run grows with the budget;
         without noise (``epsilon=np.inf``) T = 1000. The rule was designed for full batch; with
-        ``batch_size`` set it gives the same T. Before version 0.x the default was 100.
+        ``batch_size`` set it gives the same T. (Until 'auto' the defaults were
+        ``clip_norm=1.0, learning_rate=0.1, max_iter=100``: pass them for the earlier model.)
         Choosing T by validation on the private data leaks privacy.
 
     batch_size : int or None, default=None

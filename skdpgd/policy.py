@@ -1090,7 +1090,7 @@ MLP_STEP = 1.0
 
 #: ``max_iter='auto'``: ``T = MLP_STEPS_PER_SNR * N mu / sqrt(D)`` full-batch steps, within
 #: [MLP_MIN_STEPS, MLP_MAX_STEPS]. (see benchmarks/DECISIONS.md#mlp_steps_per_snr)
-MLP_STEPS_PER_SNR = 10.0
+MLP_STEPS_PER_SNR = 30.0
 #: See :data:`MLP_STEPS_PER_SNR`. (see benchmarks/DECISIONS.md#mlp_min_steps)
 MLP_MIN_STEPS = 10
 #: See :data:`MLP_STEPS_PER_SNR`; also the number of steps without noise (epsilon = inf).

@@ -702,7 +702,7 @@ def test_auto_takes_more_steps_at_a_larger_budget_and_spends_it_exactly(torch, n
         clf = DPMLPClassifier(epsilon=eps, **kw).fit(X, y)
         assert clf.epsilon_ <= eps and clf.epsilon_ == pytest.approx(eps, rel=1e-9)
         s = 200 * clf.mu_ / np.sqrt(clf.coefs_[0].size + 4 + 4 + 1)  # N mu / sqrt(D)
-        assert clf.n_iter_ == max(10, min(1000, math.ceil(10 * s)))
+        assert clf.n_iter_ == max(10, min(1000, math.ceil(policy.MLP_STEPS_PER_SNR * s)))
         assert clf.learning_rate_ == pytest.approx(1 / 17) and clf.clip_norm_ == pytest.approx(
             17**0.5
         )
@@ -741,5 +741,5 @@ def test_auto_is_more_accurate_at_epsilon_10_than_at_0_3(torch):
         return np.mean(scores)
 
     low, high = accuracy(0.3), accuracy(10.0)
-    assert high > low + 0.1, (low, high)  # measured: 0.717 and 0.937
+    assert high > low + 0.1, (low, high)  # measured: 0.676 and 0.937
     assert high > 0.9, high
