@@ -338,8 +338,9 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
     the public normaliser, momentum and the update are post-processing. Full batch is
     accounted exactly as Gaussian DP (``mu = sqrt(sum z_t^-2)``, exact (epsilon, delta)
     curve); Poisson minibatches with Renyi DP of the subsampled Gaussian. Public: N,
-    the number of features and classes, the architecture and all hyperparameters (including
-    ``clip_norm``, ``learning_rate``, ``max_iter``); ``classes_`` reveals the labels present.
+    the number of features and classes, the architecture, ``data_norm`` and all hyperparameters
+    (including ``clip_norm``, ``learning_rate``, ``max_iter``; their 'auto' values are functions
+    of N, D, the budget and ``data_norm`` only); ``classes_`` reveals the labels present.
     The initial weights are drawn independently of the data. The training loss is not
     recorded (it would be computed on private data without noise).
 
