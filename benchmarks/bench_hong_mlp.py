@@ -266,7 +266,7 @@ def main(argv=None):
     lines.append("")
     lines.append(
         "Data efficiency (Hong et al.'s Fig. 1 varies the training size): best T by "
-        "test accuracy (not private), and the default T = 100:"
+        "test accuracy (not private), and T = 100 (the default before max_iter='auto'):"
     )
     lines.append("")
     hn = hong_name(HONG_DEFAULT_INFLUENCE)

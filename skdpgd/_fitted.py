@@ -70,6 +70,8 @@ class TorchAttributes:
     decay_: object
     sampling_rate_: float
     clip_norm_: float
+    learning_rate_: float
+    data_norm_: float
     sensitivity_: float
     importance_kept_: np.ndarray | None
 

@@ -20,7 +20,7 @@ from ._estimators import ProbaFromScoresMixin
 from ._capability import DP_MINIBATCH_ESTIMATOR, with_privacy
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from . import policy
-from ._data import classification_data
+from ._data import classification_data, resolve_data_norm
 from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
 from ._fitted import TorchAttributes, set_fitted
 from ._docstrings import CLASSES_DOC
@@ -114,6 +114,14 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
 
     delta : float or None, default=None
         Privacy budget delta in (0, 1). None uses ``min(1e-5, 1 / n_samples**2)``.
+
+    data_norm : float or None, default=None
+        Public bound on the L2 norm of a row of X, as for the linear estimators: rows with a
+        larger norm are scaled down to it before they enter the network (prediction uses the
+        rows as given). The 'auto' clip norm and step size are set relative to it. None infers
+        it from the data as the largest row norm and emits a
+        :class:`~skdpgd.PrivacyLeakWarning`, because a bound read from the private data is not
+        covered by epsilon.
 {CLASSES_DOC}
     class_weight : dict, 'balanced' or None, default=None
         Weights of the classes (scikit-learn's MLPClassifier has none; this is the linear
@@ -123,20 +131,27 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         the signal-to-noise ratio falls by that factor. 'balanced' releases the class counts
         with Gaussian noise (2% of the budget, accounted).
 
-    clip_norm : float, default=1.0
+    clip_norm : float or 'auto', default='auto'
         C: every example's gradient (all layers together) is scaled down to L2 norm at most
-        C. Public; it sets the sensitivity. Choosing it by looking at the private data's
+        C. Public; it sets the sensitivity. 'auto' is ``r = sqrt(data_norm**2 + 1)``, the
+        bound of a row with its bias unit, which is the scale of a gradient
+        (``skdpgd.policy.MLP_CLIP_FACTOR``). Choosing it by looking at the private data's
         gradients leaks privacy.
 
-    learning_rate : float, default=0.1
-        Step size of every step.
+    learning_rate : float or 'auto', default='auto'
+        Step size of every step. 'auto' is ``1 / (data_norm**2 + 1)``
+        (``skdpgd.policy.MLP_STEP``): the curvature of the loss in each layer's weights grows
+        with the squared input norm. (Until 'auto' the default was 0.1.)
 
-    max_iter : int, default=100
-        T, the number of noisy steps. There is no convergence theory for a non-convex network
-        that would choose T from public constants (as the linear models do), so it is a plain
-        parameter; 100 is the middle of the range [50, 150] Hong et al. searched on MNIST 3 vs
-        5, not a value tuned for your data. Choosing T by validation on the private data
-        leaks privacy.
+    max_iter : int or 'auto', default='auto'
+        T, the number of noisy steps. 'auto' takes more steps the larger the budget:
+        ``T = 30 N mu / sqrt(D)`` within [10, 1000] (``skdpgd.policy.mlp_auto_steps``; N the
+        public number of rows, mu the GDP budget, D the number of weights), so the noise's
+        total movement of the weights stays the same while the run grows with the budget;
+        without noise (``epsilon=np.inf``) T = 1000. The rule was designed for full batch; with
+        ``batch_size`` set it gives the same T. (Until 'auto' the defaults were
+        ``clip_norm=1.0, learning_rate=0.1, max_iter=100``: pass them for the earlier model.)
+        Choosing T by validation on the private data leaks privacy.
 
     batch_size : int or None, default=None
         None: full-batch gradient descent. An int b < n_samples: Poisson sampling, each row
@@ -297,6 +312,12 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
     clip_norm_ : float
         The clip norm C.
 
+    learning_rate_ : float
+        The step size that ran (``learning_rate``, or its 'auto' value).
+
+    data_norm_ : float
+        The row-norm bound the rows were clipped to.
+
     sensitivity_ : float
         L2 sensitivity of each step's clipped gradient sum (2C or C).
 
@@ -317,8 +338,9 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
     the public normaliser, momentum and the update are post-processing. Full batch is
     accounted exactly as Gaussian DP (``mu = sqrt(sum z_t^-2)``, exact (epsilon, delta)
     curve); Poisson minibatches with Renyi DP of the subsampled Gaussian. Public: N,
-    the number of features and classes, the architecture and all hyperparameters (including
-    ``clip_norm``, ``learning_rate``, ``max_iter``); ``classes_`` reveals the labels present.
+    the number of features and classes, the architecture, ``data_norm`` and all hyperparameters
+    (including ``clip_norm``, ``learning_rate``, ``max_iter``; their 'auto' values are functions
+    of N, D, the budget and ``data_norm`` only); ``classes_`` reveals the labels present.
     The initial weights are drawn independently of the data. The training loss is not
     recorded (it would be computed on private data without noise).
 
@@ -381,9 +403,13 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         "activation": [StrOptions({"relu", "tanh", "logistic"})],
         "epsilon": [Interval(numbers.Real, 0, np.inf, closed="right")],
         "delta": [Interval(numbers.Real, 0, 1, closed="neither"), None],
-        "clip_norm": [Interval(numbers.Real, 0, None, closed="neither")],
-        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
-        "max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "data_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "clip_norm": [Interval(numbers.Real, 0, None, closed="neither"), StrOptions({"auto"})],
+        "learning_rate": [
+            Interval(numbers.Real, 0, None, closed="neither"),
+            StrOptions({"auto"}),
+        ],
+        "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "schedule": [StrOptions(_SCHEDULE_NAMES), HasMethods(["plan"])],
         "decay": [Interval(numbers.Real, 0, 1, closed="right"), None],
@@ -407,11 +433,12 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         *,
         epsilon=1.0,
         delta=None,
+        data_norm=None,
         classes=None,
         class_weight=None,
-        clip_norm=1.0,
-        learning_rate=0.1,
-        max_iter=100,
+        clip_norm="auto",
+        learning_rate="auto",
+        max_iter="auto",
         batch_size=None,
         schedule="uniform",
         decay=None,
@@ -437,6 +464,7 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         self.activation = activation
         self.epsilon = epsilon
         self.delta = delta
+        self.data_norm = data_norm
         self.clip_norm = clip_norm
         self.learning_rate = learning_rate
         self.max_iter = max_iter
@@ -506,12 +534,18 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
                 "trained in; scale the features (the gradient clip bounds their influence, "
                 "not their size)."
             )
+        data_norm = resolve_data_norm(self.data_norm, X)
+        X = _clip_rows(X, data_norm)
+        auto = policy.mlp_auto_clip_norm, policy.mlp_auto_learning_rate
         config = TorchConfig(
             hidden_layer_sizes=tuple(self._hidden_sizes()),
             activation=self.activation,
-            clip_norm=self.clip_norm,
-            learning_rate=self.learning_rate,
-            max_iter=self.max_iter,
+            data_norm=data_norm,
+            clip_norm=auto[0](data_norm) if self.clip_norm == "auto" else self.clip_norm,
+            learning_rate=(
+                auto[1](data_norm) if self.learning_rate == "auto" else self.learning_rate
+            ),
+            max_iter=None if self.max_iter == "auto" else self.max_iter,
             batch_size=self.batch_size,
             schedule=self.schedule,
             decay=self.decay,
@@ -561,6 +595,18 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(scores, axis=1)]
 
 
+def _clip_rows(X, bound):
+    """Rows with norm above ``bound`` scaled down to it, in a copy; X itself when every row is
+    inside (those rows are left bit for bit as given)."""
+    norms = np.sqrt(np.einsum("ij,ij->i", X, X)) if X.size else np.zeros(X.shape[0])
+    over = norms > bound
+    if not np.any(over):
+        return X
+    X = X.copy()
+    X[over] *= (bound / norms[over])[:, None]
+    return X
+
+
 def _mlp_schedule(schedule, decay, T):
     """(Schedule, decay used, name) for the network's ``schedule`` parameter over T steps.
     'hong' and 'exponential' mean the MLP's versions (see the ``schedule`` parameter), not
@@ -582,17 +628,20 @@ def _mlp_schedule(schedule, decay, T):
 @dataclasses.dataclass(frozen=True)
 class TorchConfig:
     """The network road's own parameters, resolved by the estimator before the fit:
-    ``hidden_layer_sizes`` (a tuple of positive ints), ``activation``, ``clip_norm`` and
-    ``learning_rate`` (floats), ``max_iter`` (int), ``batch_size`` (None: full batch),
+    ``hidden_layer_sizes`` (a tuple of positive ints), ``activation``, ``data_norm`` (the
+    public row bound the rows were clipped to), ``clip_norm`` and ``learning_rate`` (floats),
+    ``max_iter`` (int, or None: :func:`skdpgd.policy.mlp_auto_steps` from the budget, chosen
+    in ``setup``), ``batch_size`` (None: full batch),
     ``schedule`` and ``decay`` (the parameters, see :func:`_mlp_schedule`), ``momentum``
     (float), ``device``, ``importance`` (the parameter) and ``n_jobs``. The defaults are
     the estimator's defaults."""
 
     hidden_layer_sizes: tuple = (100,)
     activation: str = "relu"
+    data_norm: float | None = None
     clip_norm: float = 1.0
     learning_rate: float = 0.1
-    max_iter: int = 100
+    max_iter: int | None = 100
     batch_size: int | None = None
     schedule: object = "uniform"
     decay: object = None
@@ -607,7 +656,8 @@ class TorchConfig:
         )
         object.__setattr__(self, "clip_norm", float(self.clip_norm))
         object.__setattr__(self, "learning_rate", float(self.learning_rate))
-        object.__setattr__(self, "max_iter", int(self.max_iter))
+        if self.max_iter is not None:
+            object.__setattr__(self, "max_iter", int(self.max_iter))
         object.__setattr__(self, "momentum", float(self.momentum))
 
 
@@ -657,14 +707,20 @@ class TorchRoad(Road):
         # q from the public N; a batch_size >= N is full batch
         q = 1.0 if not self.minibatch else min(1.0, cfg.batch_size / fit.n_public)
         self.accountant = GaussianDPAccountant() if q == 1.0 else RDPAccountant()
-        T = cfg.max_iter
+        n_params = sum((a + 1) * b for a, b in zip(self.layer_sizes[:-1], self.layer_sizes[1:]))
+        mu_left = remaining_mu(fit.mu_total, fit.setup_releases)
+        # max_iter='auto': T from public N, D and the budget left after the set-up releases
+        T = (
+            policy.mlp_auto_steps(fit.n_public, n_params, mu_left)
+            if cfg.max_iter is None
+            else cfg.max_iter
+        )
         schedule, decay_used, schedule_name = _mlp_schedule(cfg.schedule, cfg.decay, T)
         if schedule_name == "pur" and self.minibatch:  # decided by the parameter, not by q
             raise ValueError(
                 "schedule='pur' runs until a full-batch budget is spent; it "
                 "supports batch_size=None only."
             )
-        n_params = sum((a + 1) * b for a, b in zip(self.layer_sizes[:-1], self.layer_sizes[1:]))
         # One example's clipped gradient has norm <= C: the sum moves by <= C when it is
         # added or removed, by <= 2C when it is replaced by another (two clipped terms differ).
         self.sensitivity = {"replace": 2.0 * clip_norm, "add_remove": clip_norm}
@@ -686,7 +742,7 @@ class TorchRoad(Road):
             momentum=cfg.momentum,
             sampling_rate=q,
         )
-        plan = schedule.plan(problem, remaining_mu(fit.mu_total, fit.setup_releases), T)
+        plan = schedule.plan(problem, mu_left, T)
         if plan.mechanism != "gradient":
             raise ValueError(
                 f"schedule {schedule_name!r} is not a gradient schedule; "
@@ -778,6 +834,8 @@ class TorchRoad(Road):
                 decay_=self.decay,
                 sampling_rate_=q,
                 clip_norm_=self.clip_norm,
+                learning_rate_=cfg.learning_rate,
+                data_norm_=cfg.data_norm,
                 sensitivity_=self.sensitivity[fit.relation],
                 importance_kept_=(np.asarray(run_info["kept"]) if "kept" in run_info else None),
             ),

@@ -1125,6 +1125,68 @@ def mlp_exponential_decay(decay=None):
 
 
 # =============================================================================================
+# DPMLPClassifier: its 'auto' clip norm, step size and number of steps
+# =============================================================================================
+
+#: ``clip_norm='auto'`` is ``MLP_CLIP_FACTOR * r`` with ``r = sqrt(data_norm^2 + 1)``, the
+#: norm bound of an input row with its bias unit. (see benchmarks/DECISIONS.md#mlp_clip_factor)
+MLP_CLIP_FACTOR = 1.0
+
+#: ``learning_rate='auto'`` is ``MLP_STEP / r^2`` (the curvature of every layer scales as r^2).
+#: (see benchmarks/DECISIONS.md#mlp_step)
+MLP_STEP = 1.0
+
+#: ``max_iter='auto'``: ``T = MLP_STEPS_PER_SNR * N mu / sqrt(D)`` full-batch steps, within
+#: [MLP_MIN_STEPS, MLP_MAX_STEPS]. (see benchmarks/DECISIONS.md#mlp_steps_per_snr)
+MLP_STEPS_PER_SNR = 30.0
+#: See :data:`MLP_STEPS_PER_SNR`. (see benchmarks/DECISIONS.md#mlp_min_steps)
+MLP_MIN_STEPS = 10
+#: See :data:`MLP_STEPS_PER_SNR`; also the number of steps without noise (epsilon = inf).
+#: (see benchmarks/DECISIONS.md#mlp_max_steps)
+MLP_MAX_STEPS = 1000
+
+
+def mlp_row_bound(data_norm):
+    """``r = sqrt(data_norm^2 + 1)``: the norm bound of a row with the first layer's bias
+    unit appended."""
+    return math.sqrt(float(data_norm) ** 2 + 1.0)
+
+
+def mlp_auto_clip_norm(data_norm):
+    """DPMLPClassifier's ``clip_norm='auto'``: ``MLP_CLIP_FACTOR * sqrt(data_norm^2 + 1)``.
+
+    A per-example gradient of the first layer is ``delta_i (x_i, 1)^T`` with
+    ``||(x_i, 1)|| <= r``, and at the initial weights the later layers' gradients scale with
+    the inputs in the same way (the activations are at most linear in them), so r is the
+    scale of a gradient and the clip is set relative to it (public: ``data_norm``)."""
+    return current().MLP_CLIP_FACTOR * mlp_row_bound(data_norm)
+
+
+def mlp_auto_learning_rate(data_norm):
+    """DPMLPClassifier's ``learning_rate='auto'``: ``MLP_STEP / (data_norm^2 + 1)`` (the
+    curvature of the loss in each layer's weights scales as the squared input norm, as the
+    logistic loss's smoothness ``r^2 / 4``)."""
+    return current().MLP_STEP / mlp_row_bound(data_norm) ** 2
+
+
+def mlp_auto_steps(n_samples, n_params, mu):
+    """DPMLPClassifier's ``max_iter='auto'``: ``T = MLP_STEPS_PER_SNR * s`` rounded up, within
+    [MLP_MIN_STEPS, MLP_MAX_STEPS], ``s = N mu / sqrt(D)`` (:func:`signal_to_noise`).
+
+    With T uniform full-batch steps of size eta and clip C, each step's noise on the mean
+    gradient has norm about ``2 C sqrt(T) / s`` (replace-one), so the noise's random walk
+    over the run moves the weights by about ``2 C eta T / s``: proportional T keeps that
+    movement the same at every budget while the run (``eta T``) grows with it. A larger
+    budget gives more steps; without noise (mu = inf) the run is MLP_MAX_STEPS long."""
+    pol = current()
+    s = signal_to_noise(n_samples, n_params, mu)
+    if math.isinf(s):
+        return int(pol.MLP_MAX_STEPS)
+    T = math.ceil(pol.MLP_STEPS_PER_SNR * s)
+    return int(min(max(T, pol.MLP_MIN_STEPS), pol.MLP_MAX_STEPS))
+
+
+# =============================================================================================
 # DPStandardScaler
 # =============================================================================================
 
@@ -1273,6 +1335,13 @@ class Policy:
     # DPMLPClassifier: the defaults of its 'hong' and 'exponential' schedules
     MLP_HONG_INFLUENCE: float = MLP_HONG_INFLUENCE
     MLP_EXPONENTIAL_DECAY: float = MLP_EXPONENTIAL_DECAY
+
+    # DPMLPClassifier: its 'auto' clip norm, step size and number of steps
+    MLP_CLIP_FACTOR: float = MLP_CLIP_FACTOR
+    MLP_STEP: float = MLP_STEP
+    MLP_STEPS_PER_SNR: float = MLP_STEPS_PER_SNR
+    MLP_MIN_STEPS: int = MLP_MIN_STEPS
+    MLP_MAX_STEPS: int = MLP_MAX_STEPS
 
     # DPStandardScaler
     STD_FLOOR: float = STD_FLOOR

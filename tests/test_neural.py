@@ -15,6 +15,8 @@ import pytest
 from skdpgd._setup import generator as _generator
 from skdpgd.accounting import GaussianDPAccountant, GaussianSteps, RDPAccountant, compose_gdp
 from skdpgd.neural import DPMLPClassifier, _glorot_init
+from skdpgd import policy
+from skdpgd.exceptions import PrivacyLeakWarning
 from skdpgd.policy import MLP_HONG_INFLUENCE
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
@@ -553,6 +555,9 @@ def test_one_overflowing_row_contributes_zero_and_stops_nothing(torch):
     kw = dict(
         hidden_layer_sizes=(8,),
         epsilon=1.0,
+        data_norm=1e300,  # a (silly) public bound that clips nothing
+        clip_norm=1.0,
+        learning_rate=0.1,
         max_iter=5,
         classes=[0, 1],
         n_samples=300,
@@ -640,3 +645,101 @@ def test_mlp_auto_relation_follows_the_budget_and_minibatches_need_add_remove():
     ((label, z, q),) = mb.charges
     assert q == pytest.approx(0.1)
     np.testing.assert_array_equal(z, clf.noise_multipliers_)
+
+
+# ---------------------------------------------------------------------------------------
+# data_norm and the 'auto' clip norm, step size and number of steps
+# ---------------------------------------------------------------------------------------
+
+
+def test_data_norm_clips_rows_so_a_far_row_moves_the_model_as_one_at_the_bound(torch):
+    X, y = _data(n=60, d=3, seed=8)
+    bound = 2.0
+    X = X * np.minimum(1.0, bound / np.linalg.norm(X, axis=1))[:, None]  # inside the bound
+    direction = np.array([1.0, -2.0, 0.5]) / np.linalg.norm([1.0, -2.0, 0.5])
+    at_bound, far = X.copy(), X.copy()
+    at_bound[0] = bound * direction
+    far[0] = 1e4 * direction
+    far_given = far.copy()
+    kw = dict(hidden_layer_sizes=(5,), epsilon=2.0, data_norm=bound, max_iter=8, random_state=0)
+    a = DPMLPClassifier(**kw).fit(at_bound, y)
+    b = DPMLPClassifier(**kw).fit(far, y)
+    np.testing.assert_array_equal(far, far_given)  # the input is not modified
+    for wa, wb in zip(a.coefs_ + a.intercepts_, b.coefs_ + b.intercepts_):
+        np.testing.assert_allclose(wb, wa, rtol=1e-6, atol=1e-9)
+    assert a.data_norm_ == b.data_norm_ == bound
+    # without the bound (inferred from the data) the far row does move the model
+    with pytest.warns(PrivacyLeakWarning):
+        c = DPMLPClassifier(**{**kw, "data_norm": None, "clip_norm": 1.0, "learning_rate": 0.1})
+        c.fit(far, y)
+    d = DPMLPClassifier(**{**kw, "clip_norm": 1.0, "learning_rate": 0.1}).fit(far, y)
+    assert not np.allclose(c.coefs_[0], d.coefs_[0])
+
+
+def test_data_norm_none_reads_the_largest_row_norm_with_a_warning(torch):
+    X, y = _data(n=40, seed=9)
+    with pytest.warns(PrivacyLeakWarning, match="data_norm was not given"):
+        clf = DPMLPClassifier(hidden_layer_sizes=(3,), max_iter=3, random_state=0).fit(X, y)
+    assert clf.data_norm_ == pytest.approx(np.linalg.norm(X, axis=1).max(), rel=1e-12)
+    r2 = clf.data_norm_**2 + 1.0
+    assert clf.clip_norm_ == pytest.approx(np.sqrt(r2)) and clf.learning_rate_ == pytest.approx(
+        1 / r2
+    )
+
+
+@pytest.mark.parametrize("neighbouring", ["replace", "add_remove"])
+def test_auto_takes_more_steps_at_a_larger_budget_and_spends_it_exactly(torch, neighbouring):
+    X, y = _data(n=200, d=3, seed=10)
+    kw = dict(
+        hidden_layer_sizes=(4,),
+        data_norm=4.0,
+        neighbouring=neighbouring,
+        n_samples=200,
+        random_state=0,
+    )
+    steps = []
+    for eps in (0.5, 2.0, 8.0):
+        clf = DPMLPClassifier(epsilon=eps, **kw).fit(X, y)
+        assert clf.epsilon_ <= eps and clf.epsilon_ == pytest.approx(eps, rel=1e-9)
+        s = 200 * clf.mu_ / np.sqrt(clf.coefs_[0].size + 4 + 4 + 1)  # N mu / sqrt(D)
+        assert clf.n_iter_ == max(10, min(1000, math.ceil(policy.MLP_STEPS_PER_SNR * s)))
+        assert clf.learning_rate_ == pytest.approx(1 / 17) and clf.clip_norm_ == pytest.approx(
+            17**0.5
+        )
+        steps.append(clf.n_iter_)
+    assert steps[0] < steps[1] < steps[2]
+    with policy.using(MLP_MAX_STEPS=7):  # without noise: the cap
+        clf = DPMLPClassifier(epsilon=np.inf, **kw).fit(X, y)
+    assert clf.n_iter_ == 7
+
+
+def test_explicit_values_are_used_as_given(torch):
+    X, y = _data(n=50, seed=11)
+    clf = DPMLPClassifier(
+        hidden_layer_sizes=(3,), data_norm=3.0, clip_norm=0.4, learning_rate=0.2, max_iter=6
+    ).fit(X, y)
+    assert (clf.clip_norm_, clf.learning_rate_, clf.n_iter_) == (0.4, 0.2, 6)
+
+
+def test_auto_is_more_accurate_at_epsilon_10_than_at_0_3(torch):
+    """Mean test accuracy over four seeds (initial weights and noise) on a generated problem
+    with a clear margin: the budget must show in the result."""
+    rng = np.random.default_rng(12)
+    X = rng.uniform(-1, 1, size=(1000, 4))
+    y = (X[:, 0] - X[:, 1] + 0.5 * X[:, 2] * X[:, 3] > 0).astype(int)
+    Xtr, ytr, Xte, yte = X[:300], y[:300], X[300:], y[300:]
+
+    def accuracy(eps):
+        scores = [
+            DPMLPClassifier(
+                hidden_layer_sizes=(16,), epsilon=eps, data_norm=2.0, classes=[0, 1], random_state=s
+            )
+            .fit(Xtr, ytr)
+            .score(Xte, yte)
+            for s in range(4)
+        ]
+        return np.mean(scores)
+
+    low, high = accuracy(0.3), accuracy(10.0)
+    assert high > low + 0.1, (low, high)  # measured: 0.676 and 0.937
+    assert high > 0.9, high

@@ -426,7 +426,15 @@ def mlp_cases():
 
         def factory(kw=kw, data=data):
             X, y = data()
-            params = dict(hidden_layer_sizes=(6,), epsilon=2.0, max_iter=15, random_state=20)
+            # the defaults before 'auto' (clip_norm=1, learning_rate=0.1), passed explicitly
+            params = dict(
+                hidden_layer_sizes=(6,),
+                epsilon=2.0,
+                clip_norm=1.0,
+                learning_rate=0.1,
+                max_iter=15,
+                random_state=20,
+            )
             params.update(kw)
             return DPMLPClassifier(**params), X, y
 
