@@ -96,8 +96,8 @@ def _sklearn(X, y, Xt, yt, seed):
 
 
 def _splits(names, protocols, seeds):
-    from .datasets import load
-    from .protocols import prepare
+    from ..datasets import load
+    from ..protocols import prepare
 
     for name in names:
         raw = load(name)
