@@ -8,7 +8,7 @@
 A :class:`Road` supplies what differs between the ways a fit computes: the full-batch
 mechanisms (:class:`skdpgd._full_batch.road.FullBatchRoad`), Poisson-sampled DP-SGD
 (:class:`skdpgd._minibatch.road.MinibatchRoad`), the torch network
-(:class:`skdpgd.neural.TorchRoad`) and the private scaler's two sums
+(:class:`skdpgd._network.road.TorchRoad`) and the private scaler's two sums
 (:class:`skdpgd.preprocessing.DPStandardScaler`). :func:`private_fit` does the rest once:
 every epsilon, mu and delta it needs comes from :mod:`skdpgd.accounting`, every set-up
 release from :mod:`skdpgd._setup`.

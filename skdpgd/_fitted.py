@@ -55,7 +55,7 @@ class MinibatchAttributes:
 
 @dataclasses.dataclass(frozen=True)
 class TorchAttributes:
-    """The torch network's attributes (:class:`skdpgd.neural.TorchRoad`)."""
+    """The torch network's attributes (:class:`skdpgd._network.road.TorchRoad`)."""
 
     coefs_: list
     intercepts_: list

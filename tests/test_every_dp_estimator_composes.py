@@ -95,7 +95,7 @@ def test_final_step_of_a_private_pipeline(cls):
 
 
 def _search(est, make, X, y, prefix=""):
-    key = next(k for k in ("alpha", "verbose") if k in est.get_params())
+    key = next(k for k in ("alpha", "momentum") if k in est.get_params())
     return PrivateRandomSearchCV(
         make,
         {f"{prefix}{key}": [est.get_params()[key]]},

@@ -14,7 +14,8 @@ import pytest
 
 from skdpgd._setup import generator as _generator
 from skdpgd.accounting import GaussianDPAccountant, GaussianSteps, RDPAccountant, compose_gdp
-from skdpgd.neural import DPMLPClassifier, _glorot_init
+from skdpgd._network.road import _glorot_init
+from skdpgd.neural import DPMLPClassifier
 from skdpgd import policy
 from skdpgd.exceptions import PrivacyLeakWarning
 from skdpgd.policy import MLP_HONG_INFLUENCE

@@ -22,10 +22,9 @@ from skdpgd.losses import BinaryLogistic
 ROOT = Path(__file__).resolve().parents[1] / "skdpgd"
 
 #: Modules that hold nothing but the generic road or a road family.
-ROAD_MODULES = ["_fit.py", "_full_batch/road.py", "_minibatch/road.py"]
+ROAD_MODULES = ["_fit.py", "_full_batch/road.py", "_minibatch/road.py", "_network/road.py"]
 #: Modules with an estimator and its road: only the road class is checked.
 ROAD_CLASSES = {
-    "neural.py": "TorchRoad",
     "preprocessing/_standard.py": "_ScalerRoad",
     "decomposition.py": "_PCARoad",
 }
