@@ -39,7 +39,7 @@ ESTIMATORS = {
     "DPSGDClassifier": "skdpgd.DPSGDClassifier(data_norm=1.0).fit(X, y)",
 }
 #: The reductions alone (``--reductions``): what a mechanism that uses them adds to a fit.
-_R = "from skdpgd._data import make_rows; import scipy.sparse as sp; "
+_R = "from skdpgd._core.data import make_rows; import scipy.sparse as sp; "
 _D = _R + "rows = make_rows(X, y, w, True); "
 _S = _R + "rows = make_rows(sp.csr_matrix(X), y, w, True); "
 REDUCTIONS = {

@@ -189,7 +189,7 @@ def leaking_scores(X, y, task, classes):
     """Within the block, the package's mask is chosen from the *unnoised* full-batch mean
     gradient at the pre-trained iterate: a function of the private data without noise. NOT
     private; for this benchmark only."""
-    import skdpgd._importance_mask as imp
+    import skdpgd._core.importance_mask as imp
 
     def grad_magnitude(coef, intercept):
         Z = np.asarray(X @ coef.T) + intercept
@@ -227,7 +227,7 @@ def leaking_scores_mlp(X, y, n_outputs, layer_sizes, activation):
     import torch
     from torch.func import functional_call, grad
 
-    import skdpgd._importance_mask as imp
+    import skdpgd._core.importance_mask as imp
     from skdpgd._network import torch_backend as tb
 
     cache = {}

@@ -77,7 +77,9 @@ def auto_passes(sizes, d=50, epsilon=1.0):
     import dataclasses
     import math
 
-    from skdpgd import DPLogisticRegression, _setup, policy, schedules
+    from skdpgd import DPLogisticRegression, policy, schedules
+
+    from skdpgd._core import setup as _setup
     from skdpgd.accounting import GaussianDPAccountant
 
     seen = {}

@@ -7,7 +7,7 @@ the schedules.
 
 from ._config import config_context, get_config, set_config
 from .exceptions import BudgetExceededError, PrivacyLeakWarning, PrivacyUsageWarning
-from ._importance_mask import ImportanceMask
+from ._core.importance_mask import ImportanceMask
 from .budget import PrivacyBudget
 from .linear_model import (
     DPElasticNet,

@@ -10,8 +10,8 @@ keeps importing and validating. Setting ``SKDPGD_SKLEARN_PRIVATE=0`` forces the 
 
 Everything else skdpgd needs from scikit-learn is public (``validate_data``,
 ``check_is_fitted``, ``available_if``, the mixins, ``sklearn.utils.Tags`` and ``get_tags``);
-the linear-classifier mixin is our own (:class:`skdpgd._estimators.LinearClassifierMixin`).
-:func:`tags_as` copies a ``Tags`` into our subclass of it (:class:`skdpgd._capability.Tags`)
+the linear-classifier mixin is our own (:class:`skdpgd._core.estimators.LinearClassifierMixin`).
+:func:`tags_as` copies a ``Tags`` into our subclass of it (:class:`skdpgd._core.capability.Tags`)
 field by field, whatever fields the installed scikit-learn gives it.
 """
 

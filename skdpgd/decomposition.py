@@ -14,12 +14,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._capability import DP_TRANSFORMER, with_privacy
+from ._core.capability import DP_TRANSFORMER, with_privacy
 from ._compat import HasMethods, Interval, StrOptions, fit_context
-from ._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
-from ._fitted import PCAAttributes, set_fitted
-from ._noise import gaussian, is_secure, symmetric_release
-from ._transaction import fit_transaction
+from ._core.fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
+from ._core.fitted import PCAAttributes, set_fitted
+from ._core.noise import gaussian, is_secure, symmetric_release
+from ._core.transaction import fit_transaction
 from .accounting import Release, sum_rounding_margin
 
 __all__ = ["DPPCA"]
@@ -117,7 +117,7 @@ class DPPCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     True
     """
 
-    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._core.capability
     _skdpgd_privacy = DP_TRANSFORMER
 
     _parameter_constraints = {
@@ -219,7 +219,7 @@ def _clip_rows(X, bound):
 
 class _PCARoad(Road):
     """DPPCA's releases (the noisy second-moment matrix, and the column sums when centring)
-    as a road of :func:`skdpgd._fit.private_fit`."""
+    as a road of :func:`skdpgd._core.fit.private_fit`."""
 
     def __init__(self, X, bound, n_components, center):
         self.X, self.C, self.k, self.center = X, bound, n_components, center

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._config import resolve_budget
-from ._noise import fit_generator, gaussian
+from ._core.noise import fit_generator, gaussian
 from .accounting import COUNT_BOUND_SIGMAS, RELATIONS, Relation, Release, calibrate, compose
 
 __all__ = ["PrivateScore", "dp_accuracy_score", "dp_r2_score", "dp_roc_auc_score"]
@@ -117,7 +117,7 @@ class _Private:
     """The settled public part of one private score: relation, delta, budget, generator."""
 
     def __init__(self, label, epsilon, delta, budget, neighbouring, random_state, n_rows):
-        from ._setup import resolve_delta, resolve_relation
+        from ._core.setup import resolve_delta, resolve_relation
 
         self.label = label
         self.epsilon = _check_epsilon(epsilon)
@@ -144,7 +144,7 @@ class _Private:
         return releases
 
     def result(self, value, releases, details):
-        from ._noise import noise_name
+        from ._core.noise import noise_name
 
         if not details:
             return float(value)

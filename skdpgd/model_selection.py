@@ -41,13 +41,13 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from ._config import config_context, resolve_budget
-from ._capability import DP_MINIBATCH_ESTIMATOR, privacy_capability
-from ._data import target_range
-from ._noise import fit_generator, gaussian, is_secure
-from ._setup import resolve_delta, warn_if_large_delta
+from ._core.capability import DP_MINIBATCH_ESTIMATOR, privacy_capability
+from ._core.data import target_range
+from ._core.noise import fit_generator, gaussian, is_secure
+from ._core.setup import resolve_delta, warn_if_large_delta
 from ._compat import HasMethods, Interval, StrOptions, fit_context
-from ._transaction import collected_warnings, defer_warning, fit_transaction
-from ._selection_guard import private_search_trials
+from ._core.transaction import collected_warnings, defer_warning, fit_transaction
+from ._core.selection_guard import private_search_trials
 from .accounting import (
     Relation,
     RepeatedSelection,

@@ -14,15 +14,15 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._estimators import ProbaFromScoresMixin
-from ._capability import DP_MINIBATCH_ESTIMATOR, with_privacy
+from ._core.estimators import ProbaFromScoresMixin
+from ._core.capability import DP_MINIBATCH_ESTIMATOR, with_privacy
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from . import policy
-from ._data import classification_data, resolve_data_norm
-from ._fit import FitRows, PrivacySpec, private_fit
-from ._fitted import set_fitted
-from ._docstrings import CLASSES_DOC
-from ._transaction import fit_transaction
+from ._core.data import classification_data, resolve_data_norm
+from ._core.fit import FitRows, PrivacySpec, private_fit
+from ._core.fitted import set_fitted
+from ._core.docstrings import CLASSES_DOC
+from ._core.transaction import fit_transaction
 from ._network.road import TorchConfig, TorchRoad
 from .accounting import (
     RELATIONS,
@@ -351,7 +351,7 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
     True
     """
 
-    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._core.capability
     _skdpgd_privacy = DP_MINIBATCH_ESTIMATOR
 
     _parameter_constraints: dict = {

@@ -10,7 +10,7 @@ transformer, ...) is refused with a ``ValueError`` naming it and its private alt
 ``ColumnTransformer``, at any depth, must choose its columns by public names, positions, slices
 of those or ``make_column_selector`` (names and dtypes); a callable, which runs on the private
 rows, or a boolean mask is refused. A step is trusted for the capability its scikit-learn
-tags carry (``get_tags(step).privacy``, declared by its own class: :mod:`skdpgd._capability`),
+tags carry (``get_tags(step).privacy``, declared by its own class: :mod:`skdpgd._core.capability`),
 and scikit-learn's classes by their exact type: a subclass, which may override ``fit`` or
 ``transform``, is refused unless it declares a capability itself.
 
@@ -43,17 +43,17 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 
 from . import policy
-from ._audit import (
+from ._core.audit import (
     _audit_steps,
     _bound_problem,
     _final_step_problems,
     _is_dp_estimator,
     _not_dp_estimator,
 )
-from ._capability import DP_MINIBATCH_ESTIMATOR, DP_TRANSFORMER, privacy_capability
+from ._core.capability import DP_MINIBATCH_ESTIMATOR, DP_TRANSFORMER, privacy_capability
 from ._config import resolve_budget
-from ._selection_guard import warn_if_model_selection
-from ._setup import resolve_delta
+from ._core.selection_guard import warn_if_model_selection
+from ._core.setup import resolve_delta
 from .accounting import (
     RELATIONS,
     Relation,
@@ -91,7 +91,7 @@ def audit_estimator(estimator):
     * a skdpgd DP estimator: its ``classes``, ``y_bound`` and ``data_norm``.
 
     Anything else (including a subclass of a DP estimator that does not declare its own
-    capability, see :mod:`skdpgd._capability`) is one more problem.
+    capability, see :mod:`skdpgd._core.capability`) is one more problem.
 
     Parameters
     ----------

@@ -9,10 +9,10 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._estimators import LinearClassifierMixin, log_proba_from_scores, proba_from_scores
-from ._capability import DP_MINIBATCH_ESTIMATOR, with_privacy
+from ._core.estimators import LinearClassifierMixin, log_proba_from_scores, proba_from_scores
+from ._core.capability import DP_MINIBATCH_ESTIMATOR, with_privacy
 from ._compat import Interval, StrOptions, fit_context
-from ._data import (
+from ._core.data import (
     centred_targets,
     classification_data,
     regression_data,
@@ -20,12 +20,12 @@ from ._data import (
     resolve_y_bound,
     target_range,
 )
-from ._fit import PrivacySpec
-from ._fitted import set_fitted
+from ._core.fit import PrivacySpec
+from ._core.fitted import set_fitted
 from ._minibatch.road import SGD_CONSTRAINTS, MinibatchConfig, fit_minibatch
-from ._docstrings import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
-from ._docstrings import CLASSES_DOC as _CLASSES_DOC
-from ._transaction import fit_transaction
+from ._core.docstrings import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
+from ._core.docstrings import CLASSES_DOC as _CLASSES_DOC
+from ._core.transaction import fit_transaction
 from .losses import (
     BinaryLogistic,
     Hinge,
@@ -300,7 +300,7 @@ class _DPSGDBase(BaseEstimator):
         return with_privacy(self, tags)  # the capability the concrete class itself declares
 
     def _validate(self, X, y, sample_weight, classes=None, *, classification):
-        """:func:`skdpgd._data.classification_data` / ``regression_data`` with X in float64
+        """:func:`skdpgd._core.data.classification_data` / ``regression_data`` with X in float64
         (CSR canonical); dask input is refused."""
         refusal = TypeError(
             "DP-SGD does not take dask collections: its Poisson-sampled steps each read a "
@@ -416,7 +416,7 @@ class DPSGDClassifier(LinearClassifierMixin, _DPSGDBase):
     True
     """
 
-    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._core.capability
     _skdpgd_privacy = DP_MINIBATCH_ESTIMATOR
 
     _parameter_constraints: dict = {
@@ -625,7 +625,7 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
     True
     """
 
-    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._core.capability
     _skdpgd_privacy = DP_MINIBATCH_ESTIMATOR
 
     _parameter_constraints: dict = {
@@ -691,7 +691,7 @@ class DPSGDRegressor(RegressorMixin, _DPSGDBase):
 
     def _skdpgd_reads_if_none(self):
         """``y_bound`` when the fit would read the largest ``|y|`` without it (the squared loss
-        with clip_norm='auto'); the leak audit reads this (see :mod:`skdpgd._capability`)."""
+        with clip_norm='auto'); the leak audit reads this (see :mod:`skdpgd._core.capability`)."""
         return ("y_bound",) if self.loss == "squared_error" and self.clip_norm == "auto" else ()
 
     @fit_context(prefer_skip_nested_validation=True)

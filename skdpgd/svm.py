@@ -3,15 +3,15 @@ descent on the squared hinge loss; one-vs-rest for more than two classes)."""
 
 from __future__ import annotations
 
-from ._capability import DP_ESTIMATOR
-from ._docstrings import (
+from ._core.capability import DP_ESTIMATOR
+from ._core.docstrings import (
     _FITTED_PRIVACY_DOC,
     _PRIVACY_PARAMS_DOC,
     _ROW_CLIP_DOC,
     _SCHEDULE_PARAMS_DOC,
 )
-from ._docstrings import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
-from ._docstrings import CLASSES_DOC as _CLASSES_DOC
+from ._core.docstrings import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
+from ._core.docstrings import CLASSES_DOC as _CLASSES_DOC
 from .linear_model._base import _DPGLMClassifier
 from .losses import SquaredHinge, SquaredHingeOneVsRest
 
@@ -117,7 +117,7 @@ class DPLinearSVC(_DPGLMClassifier):
     (2000, 3)
     """
 
-    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._core.capability
     _skdpgd_privacy = DP_ESTIMATOR
 
     def __init__(

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from skdpgd._compute import kernels as K
 from skdpgd._compute import kernels_second as K2
 from skdpgd._compute.backends import CSRRows, DenseRows
-from skdpgd._data import make_rows
+from skdpgd._core.data import make_rows
 
 from _support import reference as ref
 

@@ -116,7 +116,7 @@ def test_dataframe_input_bad_input_and_dp_sgd_refusal(client, data):
         DPSGDClassifier(epsilon=1.0, data_norm=1.0, classes=[0, 1]).fit(Xd, y)
 
 
-# the class list is checked once (skdpgd._data.resolve_classes) for in-memory and dask labels:
+# the class list is checked once (skdpgd._core.data.resolve_classes) for in-memory and dask labels:
 # each bad input gets the same error, whichever kind of y it comes in
 BAD_CLASSES = [
     ("2-D classes", {"classes": [[0, 1], [2, 3]]}, None),

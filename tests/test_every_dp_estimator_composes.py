@@ -11,7 +11,7 @@ from sklearn.base import is_classifier
 
 import skdpgd
 from skdpgd import PrivacyLeakWarning
-from skdpgd._capability import (
+from skdpgd._core.capability import (
     DP_ESTIMATOR,
     DP_MINIBATCH_ESTIMATOR,
     privacy_capability,

@@ -17,13 +17,14 @@ from sklearn.linear_model import RidgeClassifier
 from sklearn.utils import estimator_checks
 
 from skdpgd import DPLogisticRegression
-from skdpgd._capability import DP_ESTIMATOR
+from skdpgd._core.capability import DP_ESTIMATOR
 from skdpgd._compat import Interval, StrOptions, fit_context
-from skdpgd._data import classification_data
-from skdpgd._estimators import COMMON_CONSTRAINTS, LinearClassifierMixin, _DPLinearBase
+from skdpgd._core.data import classification_data
+from skdpgd._core.estimators import COMMON_CONSTRAINTS, LinearClassifierMixin
+from skdpgd.linear_model._base import _DPLinearBase
 from skdpgd._full_batch import registry
 from skdpgd._full_batch.mechanisms import Mechanism, Outcome
-from skdpgd._transaction import fit_transaction
+from skdpgd._core.transaction import fit_transaction
 from skdpgd.accounting import Release, gdp_mu
 from skdpgd.losses import SquaredError
 from skdpgd.schedules import NoisePlan, Schedule, Uniform

@@ -63,7 +63,7 @@ def test_non_finite_gradients_stop_the_fit_and_release_nothing_more(data):
 
 
 def test_kernel_gives_zero_contribution_for_non_finite_gradients():
-    from skdpgd._data import make_rows
+    from skdpgd._core.data import make_rows
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(50, 4))

@@ -1,4 +1,4 @@
-"""The fitted attributes: set through one helper (:func:`skdpgd._fitted.set_fitted`), and
+"""The fitted attributes: set through one helper (:func:`skdpgd._core.fitted.set_fitted`), and
 for each estimator exactly the set it reported before the results were typed."""
 
 import importlib.util

@@ -3,7 +3,7 @@ Jin et al., S&P 2022), run against plain mode and secure mode over many neighbou
 
 The release is one count ``c`` in {c0, c0 + 1} (sensitivity 1) plus Gaussian noise of
 standard deviation ``std``, drawn by the package's one release function
-(:func:`skdpgd._noise.gaussian`). Plain mode computes ``y = c + fl(std * Z)`` in binary64.
+(:func:`skdpgd._core.noise.gaussian`). Plain mode computes ``y = c + fl(std * Z)`` in binary64.
 With ``std = 1.5 * 2^20`` the noise is much larger than the count, so the addition of the
 integer ``c`` is exact and ``y - c = fl(std * Z)`` under the true hypothesis. But multiplying
 by a constant whose mantissa is 1.5 reaches only about 2/3 of the floats of a binade, so
@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import skdpgd
-from skdpgd._noise import SecureGenerator, gaussian
+from skdpgd._core.noise import SecureGenerator, gaussian
 
 STD = 1.5 * 2.0**20
 C0 = 5.0

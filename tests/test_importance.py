@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse as sp
 
 from skdpgd import DPSGDClassifier, DPSGDRegressor, ImportanceMask
-from skdpgd._importance_mask import coordinate_scale, kept_coordinates, resolve_importance
+from skdpgd._core.importance_mask import coordinate_scale, kept_coordinates, resolve_importance
 from skdpgd._minibatch.importance import _stage_data, run_linear
 from skdpgd._compute.kernels import LOSS_LOGISTIC, LOSS_MULTINOMIAL
 from skdpgd._compute.kernels_sgd import sgd_dense, sgd_masked, sgd_state

@@ -1,4 +1,10 @@
-"""Imports inside skdpgd point one way: no cycle among its modules.
+"""Imports inside skdpgd point one way.
+
+The arrows between the rooms (no cycle at any level, what the lower rooms may import, the
+generic road and the road families) are import-linter contracts in ``pyproject.toml``
+(``[tool.importlinter]``); the tests below run them, check that their 'forbidden' lists name
+every top-level module, and that they can fail. What a contract cannot say is checked here
+on the package's own import graph.
 
 The graph has an edge ``a -> b`` when module ``a`` imports module ``b`` of the package
 (``from . import b``, ``from .b import name``, ``import skdpgd.b``), read from the source
@@ -13,6 +19,9 @@ with :mod:`ast`, so nothing is imported to build it. Two graphs are checked:
 """
 
 import ast
+import contextlib
+import io
+import os
 from pathlib import Path
 
 import pytest
@@ -90,107 +99,11 @@ def _graph(lazy):
     return graph
 
 
-def _cycle(graph):
-    """One cycle of ``graph`` as a list of modules, or None."""
-    state, stack = {}, []
-
-    def visit(m):
-        state[m] = 1
-        stack.append(m)
-        for t in sorted(graph[m]):
-            if state.get(t) == 1:
-                return stack[stack.index(t) :] + [t]
-            if t not in state:
-                found = visit(t)
-                if found:
-                    return found
-        stack.pop()
-        state[m] = 2
-        return None
-
-    for m in sorted(graph):
-        if m not in state:
-            found = visit(m)
-            if found:
-                return found
-    return None
-
-
-@pytest.mark.parametrize("lazy", [False, True], ids=["module-level", "with-lazy-imports"])
-def test_no_import_cycle(lazy):
-    cycle = _cycle(_graph(lazy))
-    assert cycle is None, "import cycle: " + " -> ".join(cycle)
-
-
 def test_optional_dependency_modules_are_imported_lazily():
     """Nothing imports _torch_backend or _dask_backend at module level, so ``import skdpgd``
     imports neither torch nor dask."""
     graph = _graph(lazy=False)
     assert not {m for m, targets in graph.items() if targets & OPTIONAL} - OPTIONAL
-
-
-def test_the_cycle_check_finds_a_cycle():
-    """The walker sees the real imports and the check reports a cycle (so the tests above can
-    fail): one edge back from accounting to the fit path, which imports it, closes one."""
-    graph = _graph(lazy=True)
-    assert "skdpgd.accounting" in graph["skdpgd._fit"]
-    graph["skdpgd.accounting"].add("skdpgd._fit")
-    assert _cycle(graph) is not None
-    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
-    assert _cycle({"a": {"b"}, "b": set()}) is None
-
-
-#: The 'never' arrows: what each layer may import from the rest of skdpgd (every import,
-#: lazy ones included). Everything else may import them; they never import anything above.
-#: accounting: the parameter checks only (not the estimators, the fit path, the budget, the
-#: policy, the mechanisms or the rows); policy: nothing; the compute layer (kernels and
-#: backends): nothing of the package outside it; the numba kernels: numba's caching policy and
-#: each other; their numpy twins for small problems: the kernels.
-NEVER_ABOVE = {
-    "skdpgd.accounting": {"skdpgd._checks", "skdpgd._config"},
-    # the kernels and the backends that call them: numpy, numba, dask, nothing of the roads
-    "skdpgd._compute": set(),
-    "skdpgd.policy": set(),
-    # secure_random: the secure stream and its samplers (numpy, numba), one dispatch point
-    "skdpgd._compute.secure_random": {"skdpgd._compute.jit"},
-    "skdpgd._compute.kernels": {"skdpgd._compute.jit", "skdpgd._compute.secure_random"},
-    "skdpgd._compute.kernels_second": {"skdpgd._compute.jit", "skdpgd._compute.kernels"},
-    "skdpgd._compute.kernels_sgd": {
-        "skdpgd._compute.jit",
-        "skdpgd._compute.kernels",
-        "skdpgd._compute.secure_random",
-    },
-    # the numpy twins of the kernels for small problems: the kernels' constants and helpers
-    "skdpgd._compute.small_problems": {
-        "skdpgd._compute.kernels",
-        "skdpgd._compute.kernels_second",
-        "skdpgd._compute.secure_random",
-    },
-}
-
-
-@pytest.mark.parametrize("layer", sorted(NEVER_ABOVE))
-def test_lower_layers_import_nothing_above_them(layer):
-    graph = _graph(lazy=True)
-    inside = {m for m in graph if m == layer or m.startswith(layer + ".")}
-    assert inside, f"{layer} not found"
-    outside = {(m, t) for m in inside for t in graph[m] - inside - NEVER_ABOVE[layer]}
-    assert outside == set()
-
-
-def test_the_arrow_check_finds_an_import_above():
-    """The walker sees the subpackage's modules and a made-up edge upward would be caught."""
-    graph = _graph(lazy=True)
-    inside = {m for m in graph if m.startswith("skdpgd.accounting.")}
-    assert {
-        "skdpgd.accounting.events",
-        "skdpgd.accounting.gdp",
-        "skdpgd.accounting.rdp",
-        "skdpgd.accounting.pld",
-        "skdpgd.accounting.selection",
-    } <= inside
-    graph["skdpgd.accounting.gdp"].add("skdpgd.budget")
-    assert {t for m in inside for t in graph[m]} - inside - NEVER_ABOVE["skdpgd.accounting"]
 
 
 def test_subpackage_imports_are_resolved():
@@ -203,7 +116,7 @@ def test_subpackage_imports_are_resolved():
 
 
 def test_the_kind_of_input_is_tested_in_one_place():
-    """Whether X is a dask collection is decided by skdpgd._data.is_dask only: no other module
+    """Whether X is a dask collection is decided by skdpgd._core.data.is_dask only: no other module
     defines an ``is_dask`` or reads a type's module name to recognise dask."""
     found = []
     for name, path in _modules().items():
@@ -219,39 +132,8 @@ def test_the_kind_of_input_is_tested_in_one_place():
                 line = path.read_text().splitlines()[node.lineno - 1]
                 if "dask" in line:
                     found.append((name, line.strip()))
-    assert ("skdpgd._data", "is_dask") in found
-    assert [f for f in found if f[0] != "skdpgd._data"] == []
-
-
-#: The road families (one folder each); the generic road (skdpgd._fit) imports none of them.
-ROAD_FAMILIES = ("skdpgd._full_batch", "skdpgd._minibatch", "skdpgd._network")
-
-
-def test_the_generic_road_imports_no_road_family():
-    graph = _graph(lazy=True)
-    for layer in (
-        "skdpgd._fit",
-        "skdpgd._setup",
-        "skdpgd._prior",
-        "skdpgd._importance_mask",
-        "skdpgd._progress",
-        "skdpgd._compute",
-    ):
-        inside = {m for m in graph if m == layer or m.startswith(layer + ".")}
-        reached = {t for m in inside for t in graph[m]}
-        assert not {t for t in reached if t.startswith(ROAD_FAMILIES)}, layer
-
-
-def test_no_road_family_imports_another():
-    """What the roads share (the prior switch, the importance mask's rule, the set-up releases,
-    the rows) lives below them (skdpgd._prior, skdpgd._importance_mask, skdpgd._setup,
-    skdpgd._compute): no road family imports another."""
-    graph = _graph(lazy=True)
-    for family in ROAD_FAMILIES:
-        inside = {m for m in graph if m == family or m.startswith(family + ".")}
-        reached = {t for m in inside for t in graph[m]}
-        others = tuple(f for f in ROAD_FAMILIES if f != family)
-        assert not {t for t in reached if t.startswith(others)}, family
+    assert ("skdpgd._core.data", "is_dask") in found
+    assert [f for f in found if f[0] != "skdpgd._core.data"] == []
 
 
 def test_subpackages_are_one_level_deep():
@@ -281,3 +163,72 @@ def test_the_linear_models_are_one_module_each_on_one_base():
     assert not graph[base] & estimators
     assert "skdpgd._huber" not in graph and "skdpgd._poisson" not in graph
     assert base in graph["skdpgd.svm"]  # DPLinearSVC is on the classifier side of the base
+
+
+# --- the import-linter contracts --------------------------------------------------------------
+importlinter = pytest.importorskip("importlinter.application.use_cases")
+tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+PYPROJECT = ROOT.parent / "pyproject.toml"
+
+
+def _lint(config):
+    """Run import-linter on ``config`` from the repository root; (kept, printed report)."""
+    from importlinter.configuration import configure
+
+    configure()  # what the lint-imports command sets up before it reads a config
+    out = io.StringIO()
+    cwd = os.getcwd()
+    try:
+        os.chdir(ROOT.parent)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            kept = importlinter.lint_imports(config_filename=str(config), no_logo=True)
+    finally:
+        os.chdir(cwd)
+    return kept, out.getvalue()
+
+
+def _contracts():
+    return tomllib.loads(PYPROJECT.read_text())["tool"]["importlinter"]["contracts"]
+
+
+def test_the_import_contracts_hold():
+    kept, report = _lint(PYPROJECT)
+    assert kept, report
+
+
+def test_the_forbidden_lists_name_every_top_level_module():
+    """A module added at the top level must be placed: a lower room's 'forbidden' list names
+    everything but itself and what it may import."""
+    top = {
+        f"{PACKAGE}.{p.stem if p.is_file() else p.name}"
+        for p in ROOT.iterdir()
+        if (p.suffix == ".py" and p.stem not in ("__init__", "__main__"))
+        or (p.is_dir() and (p / "__init__.py").exists())
+    }
+    may_import = {
+        "skdpgd.accounting": {"skdpgd._checks", "skdpgd._config"},
+        "skdpgd.policy": set(),
+    }
+    for contract in _contracts():
+        if contract["type"] != "forbidden" or not set(may_import) & set(contract["source_modules"]):
+            continue
+        for source in contract["source_modules"]:
+            allowed = may_import.get(source, set())
+            named = set(contract["forbidden_modules"]) | set(contract["source_modules"])
+            assert top - named - allowed == set(), (contract["name"], source)
+
+
+def test_the_contracts_can_fail(tmp_path):
+    """import-linter sees the real imports: a contract the code breaks is reported broken."""
+    config = tmp_path / "contracts.toml"
+    config.write_text(
+        "[tool.importlinter]\n"
+        'root_package = "skdpgd"\n'
+        "[[tool.importlinter.contracts]]\n"
+        'name = "the fit path may not use the accountant (it does)"\n'
+        'type = "forbidden"\n'
+        'source_modules = ["skdpgd._core.fit"]\n'
+        'forbidden_modules = ["skdpgd.accounting"]\n'
+    )
+    kept, report = _lint(config)
+    assert not kept and "BROKEN" in report

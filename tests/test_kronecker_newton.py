@@ -9,7 +9,7 @@ from scipy import sparse
 from sklearn.linear_model import LogisticRegression
 
 from skdpgd import DPLogisticRegression, policy
-from skdpgd._data import make_rows
+from skdpgd._core.data import make_rows
 from skdpgd._full_batch.second_order import floored_eigh, kronecker_solve
 from skdpgd.accounting import compose_gdp
 from skdpgd.schedules import KroneckerNewton

@@ -229,7 +229,7 @@ def test_the_report_reads_a_private_score():
 # --- secure mode ---------------------------------------------------------------------------
 @pytest.mark.parametrize("name", NAMES)
 def test_secure_mode_draws_through_the_secure_release(monkeypatch, name):
-    from skdpgd._noise import SecureGenerator
+    from skdpgd._core.noise import SecureGenerator
 
     calls = []
     real = SecureGenerator.release

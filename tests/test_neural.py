@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from skdpgd._setup import generator as _generator
+from skdpgd._core.setup import generator as _generator
 from skdpgd.accounting import GaussianDPAccountant, GaussianSteps, RDPAccountant, compose_gdp
 from skdpgd._network.road import _glorot_init
 from skdpgd.neural import DPMLPClassifier

@@ -1,10 +1,14 @@
-"""Every private fit goes down skdpgd._fit.private_fit (docs/how_a_fit_works.md): one Fit
-context per fit, whatever the estimator, and the set-up releases come from skdpgd._setup."""
+"""Every private fit goes down skdpgd._core.fit.private_fit (docs/how_a_fit_works.md): one Fit
+context per fit, whatever the estimator, and the set-up releases come from skdpgd._core.setup."""
 
 import numpy as np
 import pytest
 
-from skdpgd import DPLogisticRegression, DPRidge, DPSGDClassifier, DPSGDRegressor, _fit, _setup
+from skdpgd import DPLogisticRegression, DPRidge, DPSGDClassifier, DPSGDRegressor
+
+from skdpgd._core import fit as _fit
+
+from skdpgd._core import setup as _setup
 from skdpgd.preprocessing import DPStandardScaler
 
 
@@ -47,7 +51,7 @@ def test_each_fit_goes_down_the_one_road(monkeypatch, est):
 
     monkeypatch.setattr(_fit.Fit, "__init__", spy_init)
     monkeypatch.setattr(_setup, "release_count", spy_count)
-    monkeypatch.setattr("skdpgd._setup.release_count", spy_count)
+    monkeypatch.setattr("skdpgd._core.setup.release_count", spy_count)
     X, y = _data()
     target = y if not isinstance(est, (DPRidge, DPSGDRegressor)) else X[:, 0].clip(-1, 1)
     est.fit(X, target) if not isinstance(est, DPStandardScaler) else est.fit(X)

@@ -1,4 +1,4 @@
-"""The prior switch is one step (skdpgd._prior) for both roads that may return the
+"""The prior switch is one step (skdpgd._core.prior) for both roads that may return the
 intercept-only model: the full-batch warm start and DP-SGD's floor rule (more than two
 classes; binary DP-SGD fits select after the fit, through the one selection step)."""
 
@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from skdpgd import _prior
-from skdpgd._setup import CLASS_COUNT_SENSITIVITY
+from skdpgd._core import prior as _prior
+from skdpgd._core.setup import CLASS_COUNT_SENSITIVITY
 from skdpgd.accounting import Release, with_margin
 
 
@@ -150,7 +150,7 @@ def test_a_count_release_below_the_counts_sensitivity_is_refused():
 
 def test_both_roads_select_through_the_one_step(monkeypatch):
     """The full-batch warm start's selection and DP-SGD's binary selection make the same
-    release and decision (skdpgd._prior.select), each with the release it calibrated."""
+    release and decision (skdpgd._core.prior.select), each with the release it calibrated."""
     from skdpgd import DPLogisticRegression, DPSGDClassifier
     from skdpgd.schedules import Auto
 

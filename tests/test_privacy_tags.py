@@ -23,7 +23,7 @@ from skdpgd import (
     DPTweedieRegressor,
     PrivacyBudget,
 )
-from skdpgd._capability import (
+from skdpgd._core.capability import (
     DP_ESTIMATOR,
     DP_MINIBATCH_ESTIMATOR,
     DP_TRANSFORMER,

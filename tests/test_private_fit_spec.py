@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from skdpgd import DPLogisticRegression, DPSGDClassifier
-from skdpgd._fit import FitRows, PrivacySpec, private_fit
+from skdpgd._core.fit import FitRows, PrivacySpec, private_fit
 from skdpgd._full_batch.road import FullBatchConfig, FullBatchRoad
 from skdpgd._minibatch.road import MinibatchConfig, fit_minibatch
 from skdpgd.budget import PrivacyBudget
@@ -22,7 +22,7 @@ from skdpgd.losses import BinaryLogistic
 ROOT = Path(__file__).resolve().parents[1] / "skdpgd"
 
 #: Modules that hold nothing but the generic road or a road family.
-ROAD_MODULES = ["_fit.py", "_full_batch/road.py", "_minibatch/road.py", "_network/road.py"]
+ROAD_MODULES = ["_core/fit.py", "_full_batch/road.py", "_minibatch/road.py", "_network/road.py"]
 #: Modules with an estimator and its road: only the road class is checked.
 ROAD_CLASSES = {
     "preprocessing/_standard.py": "_ScalerRoad",
@@ -209,7 +209,7 @@ def _estimator_reads(tree, skip=()):
 
 
 def _spec_of(tree):
-    """The ``PrivacySpec.of`` function node of ``_fit.py``."""
+    """The ``PrivacySpec.of`` function node of ``_core/fit.py``."""
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef) and node.name == "PrivacySpec":
             for item in node.body:
@@ -222,7 +222,7 @@ def _spec_of(tree):
 def test_no_road_module_reads_an_estimator(module):
     tree = ast.parse((ROOT / module).read_text())
     skip = ()
-    if module == "_fit.py":  # the one reader of an estimator's privacy parameters
+    if module == "_core/fit.py":  # the one reader of an estimator's privacy parameters
         skip = (_spec_of(tree),)
         assert _estimator_reads(skip[0]), "PrivacySpec.of reads the estimator"
     reads = _estimator_reads(tree, skip)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from skdpgd import DPLogisticRegression, DPSGDClassifier
-from skdpgd import _progress
+from skdpgd._core import progress as _progress
 
 
 @pytest.fixture

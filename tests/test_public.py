@@ -1,4 +1,4 @@
-"""What shapes a mechanism must be public (skdpgd._setup): releases made to set a fit up carry
+"""What shapes a mechanism must be public (skdpgd._core.setup): releases made to set a fit up carry
 the noise their Release says they carry."""
 
 import math
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from skdpgd import policy
-from skdpgd._setup import resolve_class_weight
+from skdpgd._core.setup import resolve_class_weight
 
 #: L2 sensitivity of a class histogram: relabelling one example moves two counts by 1, adding or
 #: removing one moves one count by 1 (written here independently of the code under test).
@@ -87,7 +87,8 @@ def _class_count_release(est):
 
 @pytest.mark.parametrize("relation", ["replace", "add_remove"])
 def test_full_batch_class_count_release_matches_its_noise(monkeypatch, relation):
-    from skdpgd import DPLogisticRegression, _fit
+    from skdpgd import DPLogisticRegression
+    from skdpgd._core import fit as _fit
 
     seen = _recording(monkeypatch, _fit)
     X, y = _data()
@@ -106,7 +107,8 @@ def test_full_batch_class_count_release_matches_its_noise(monkeypatch, relation)
 
 
 def test_dp_sgd_class_count_release_matches_its_noise(monkeypatch):
-    from skdpgd import DPSGDClassifier, _fit
+    from skdpgd import DPSGDClassifier
+    from skdpgd._core import fit as _fit
 
     seen = _recording(monkeypatch, _fit)
     X, y = _data()
@@ -127,7 +129,8 @@ def test_dp_sgd_class_count_release_matches_its_noise(monkeypatch):
 @pytest.mark.parametrize("relation", ["replace", "add_remove"])
 def test_mlp_class_count_release_matches_its_noise(monkeypatch, relation):
     pytest.importorskip("torch")
-    from skdpgd import DPMLPClassifier, _fit
+    from skdpgd import DPMLPClassifier
+    from skdpgd._core import fit as _fit
 
     seen = _recording(monkeypatch, _fit)
     X, y = _data(n=300)
@@ -147,7 +150,7 @@ def test_mlp_class_count_release_matches_its_noise(monkeypatch, relation):
 
 
 def test_classes_must_be_one_dimensional_and_errors_name_plain_labels():
-    from skdpgd._data import resolve_classes
+    from skdpgd._core.data import resolve_classes
 
     y = np.array(["a", "b", "a"])
     with pytest.raises(ValueError, match="1-D"):  # was read as 4 classes

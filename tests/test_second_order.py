@@ -8,7 +8,7 @@ from scipy import sparse
 from sklearn.linear_model import LogisticRegression, Ridge
 
 from skdpgd import DPLogisticRegression, DPRidge, PrivacyBudget
-from skdpgd._data import make_rows
+from skdpgd._core.data import make_rows
 from skdpgd._full_batch.second_order import symmetric_noise
 from skdpgd.accounting import compose_gdp, gdp_epsilon
 from skdpgd.losses import BinaryLogistic, MultinomialLogistic

@@ -25,7 +25,7 @@ from skdpgd import (
     PrivacyUsageWarning,
     privacy_report,
 )
-from skdpgd._noise import SecureGenerator, SecureModeError
+from skdpgd._core.noise import SecureGenerator, SecureModeError
 from skdpgd.accounting import (
     GaussianSteps,
     Release,

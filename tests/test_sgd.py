@@ -547,7 +547,7 @@ def test_noisy_count_is_used_as_an_upper_bound():
     standard deviations (post-processing): a count that came out far too small (at epsilon
     0.01 on 331 rows it came out as 1) made every step N / N~ times too long and threw the
     fit off (measured R^2 -450 on the suite's diabetes set; -1.5 with the upper bound)."""
-    from skdpgd._setup import generator as _generator
+    from skdpgd._core.setup import generator as _generator
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(331, 10))

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from skdpgd import DPSGDClassifier, PrivacyBudget, policy
 from skdpgd._minibatch.road import selection_counts
-from skdpgd._setup import CLASS_COUNT_SENSITIVITY, SELECTION_SENSITIVITY
+from skdpgd._core.setup import CLASS_COUNT_SENSITIVITY, SELECTION_SENSITIVITY
 from skdpgd.accounting import (
     RDPAccountant,
     gdp_epsilon,

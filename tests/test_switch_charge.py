@@ -11,7 +11,7 @@ import pytest
 from scipy.special import log_ndtr
 
 from skdpgd import BudgetExceededError, DPSGDClassifier, PrivacyBudget
-from skdpgd._prior import PriorSwitch
+from skdpgd._core.prior import PriorSwitch
 from skdpgd.accounting import (
     RDP_DEFAULT_ORDERS,
     Release,

@@ -12,7 +12,7 @@ import pytest
 from sklearn.base import clone
 
 from skdpgd import DPLogisticRegression
-from skdpgd._capability import PUBLIC_TRANSFORMER, privacy_capability
+from skdpgd._core.capability import PUBLIC_TRANSFORMER, privacy_capability
 from skdpgd.pipeline import make_private_pipeline
 from skdpgd.preprocessing import (
     Categorical,

@@ -16,8 +16,8 @@ from skdpgd import (
     PrivacyBudget,
     PrivacyUsageWarning,
 )
-from skdpgd._prior import targets_at_bound
-from skdpgd._transaction import collected_warnings, defer_warning, fit_transaction
+from skdpgd._core.prior import targets_at_bound
+from skdpgd._core.transaction import collected_warnings, defer_warning, fit_transaction
 from skdpgd.accounting import gdp_mu
 from skdpgd.model_selection import PrivateRandomSearchCV
 from skdpgd.preprocessing import out_of_range_target_count

@@ -37,7 +37,7 @@ that releases one of these sums raises its sensitivity by
 counts (:meth:`Rows.correct_counts`, :meth:`Rows.closer_sum`) are exact integers while every
 weight is 0 or 1; with other weights they are real-valued sums under the same margin.
 
-:func:`skdpgd._data.make_rows` picks the backend from the type of X: a dense array or a CSR
+:func:`skdpgd._core.data.make_rows` picks the backend from the type of X: a dense array or a CSR
 matrix (never densified, not even by blocks of rows). Every reduction is a numba kernel
 (:mod:`skdpgd._compute.kernels`, :mod:`skdpgd._compute.kernels_second`), threaded for large X with
 a split fixed by the shape of X, so the numbers do not depend on the thread count; but a dense

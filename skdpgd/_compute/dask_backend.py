@@ -9,7 +9,7 @@ mechanisms do that, from the estimator's one generator), so a fit on a dask arra
 in-memory fit up to the summation order. Every release reads X once (persist X, or let dask
 stream it from storage).
 
-Imported only when X is a dask collection (by :mod:`skdpgd._data`, which also holds the
+Imported only when X is a dask collection (by :mod:`skdpgd._core.data`, which also holds the
 estimator-side checks of dask input): ``import skdpgd`` does not import dask. This module
 imports :mod:`skdpgd._compute.backends`, never the reverse.
 """

@@ -15,9 +15,11 @@ import math
 
 import numpy as np
 
-from .. import _prior, policy
-from .._noise import gaussian, side_stream
-from .._setup import CLASS_COUNT_SENSITIVITY
+from .._core import prior as _prior
+
+from .. import policy
+from .._core.noise import gaussian, side_stream
+from .._core.setup import CLASS_COUNT_SENSITIVITY
 from ..accounting import Release, compose_gdp
 from .mechanisms import InterceptOnly, Mechanism, Outcome, Setup
 

@@ -26,12 +26,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-from .. import _prior
+from .._core import prior as _prior
 from .._compute import small_problems as _small_problems
 from .._compute.kernels import _noisy_update as noisy_update
-from .._noise import gaussian, is_secure, kernel_source, side_stream
-from .._setup import CLASS_COUNT_SENSITIVITY, SELECTION_SENSITIVITY
-from .._progress import Progress
+from .._core.noise import gaussian, is_secure, kernel_source, side_stream
+from .._core.setup import CLASS_COUNT_SENSITIVITY, SELECTION_SENSITIVITY
+from .._core.progress import Progress
 from ..accounting import (
     Release,
     compose_gdp,
@@ -65,8 +65,8 @@ def rounding_margin(n_rows_bound, n_outputs, n_features):
     """The rounding margin of the full-batch road's releases: every Gaussian release of a sum
     (gradient sums, Hessian sums, sufficient statistics, class and target sums, a selection's
     counts, the row-norm statistic) has its sensitivity raised by this factor at calibration
-    (:meth:`skdpgd._fit.Road.calibrate`). ``n_rows_bound`` is the public bound on the rows
-    summed (:meth:`skdpgd._fit.Fit.rows_summed_bound`)."""
+    (:meth:`skdpgd._core.fit.Road.calibrate`). ``n_rows_bound`` is the public bound on the rows
+    summed (:meth:`skdpgd._core.fit.Fit.rows_summed_bound`)."""
     return sum_rounding_margin(n_rows_bound, rounding_dim(n_outputs, n_features))
 
 
@@ -95,7 +95,7 @@ class Outcome:
 def start_bound(setup):
     """A public bound on the intercept a fit may start from (the centre of output
     perturbation's intercept penalty): a regressor's warm start from its noisy target mean
-    (:func:`skdpgd._prior.start_bound`), else 0 (classifiers' exact minimisers start at 0)."""
+    (:func:`skdpgd._core.prior.start_bound`), else 0 (classifiers' exact minimisers start at 0)."""
     y_bound = getattr(setup.loss, "y_bound", None)
     if not (setup.fit_intercept and setup.loss.regression and y_bound is not None):
         return 0.0
@@ -147,7 +147,7 @@ class Setup:
     #: the public bound on the rows' norms (rows beyond it are outside the declared domain):
     #: the rows a selection scores its candidates on are clipped to it
     data_norm: float = math.inf
-    #: a public upper bound on the rows summed (:meth:`skdpgd._fit.Fit.rows_summed_bound`): the
+    #: a public upper bound on the rows summed (:meth:`skdpgd._core.fit.Fit.rows_summed_bound`): the
     #: rounding margin's n, and output perturbation's bound on its computed gradient's error
     rows_bound: float | None = None
 
@@ -684,7 +684,7 @@ class InterceptOnly(Mechanism):
     def class_counts(self, rows, setup):
         """The weighted class counts ``sum_i w_i [y_i = k]`` (float64: exact integers when the
         weights are 0 or 1, else within the rounding margin of the release; released only
-        through :func:`skdpgd._prior.noisy`)."""
+        through :func:`skdpgd._core.prior.noisy`)."""
         k = self._n_classes(setup)
         y, w = rows.y, rows.sample_weight  # numpy or dask: both reduce with .sum()
         labels = [-1.0, 1.0] if k == 2 else [float(j) for j in range(k)]
@@ -812,7 +812,7 @@ class WarmStart(Mechanism):
                 log_link=setup.loss.link == "log",
             )
             return self._select(fitted, (closer, 0.0), prior_coef, start, choice, setup, gen)
-        # the prior switch (skdpgd._prior, the step DP-SGD shares): the first release of the
+        # the prior switch (skdpgd._core.prior, the step DP-SGD shares): the first release of the
         # counts and, with a switch, the decision on them
         exact = prior.class_counts(rows, setup)
         switch = plan.prior_switch
@@ -845,7 +845,7 @@ class WarmStart(Mechanism):
 
     @staticmethod
     def _select(fitted, scores, prior_coef, prior_intercept, choice, setup, gen):
-        """The selection's release and the choice on it (:func:`skdpgd._prior.select`, one
+        """The selection's release and the choice on it (:func:`skdpgd._core.prior.select`, one
         normal from its own stream: a second jump of the fit's generator): ``scores = (fit,
         prior)``, the classifiers' rows predicted right by each model, or a regressor's rows
         predicted closer minus farther by the fit and 0. The fit unless the noisy difference
@@ -864,7 +864,7 @@ class WarmStart(Mechanism):
 
     def _prior_branch(self, rows, setup, inner, first, exact, gen):
         """The rest of the budget on a second release of the class counts
-        (:meth:`skdpgd._prior.PriorSwitch.intercept_only`, from the fit's own stream ``gen``).
+        (:meth:`skdpgd._core.prior.PriorSwitch.intercept_only`, from the fit's own stream ``gen``).
 
         Adaptive composition: which branch runs is a function of the first (released) counts
         only, and both branches spend the same GDP budget under the fit's relation: the second

@@ -1,5 +1,5 @@
 """The full-batch road: what the full-batch estimators (DPLogisticRegression, DPRidge, the
-Huber, Poisson and squared-hinge models) add to :func:`skdpgd._fit.private_fit`: the row-norm
+Huber, Poisson and squared-hinge models) add to :func:`skdpgd._core.fit.private_fit`: the row-norm
 statistic, the public constants, the mechanism (:mod:`skdpgd._full_batch.mechanisms`,
 :mod:`skdpgd._full_batch.second_order`) and its releases. See docs/how_a_fit_works.md.
 """
@@ -12,13 +12,13 @@ import math
 import numpy as np
 
 from .. import policy
-from .._data import make_rows
-from .._fit import FitRows, Road, RoadResult, private_fit
-from .._fitted import FullBatchAttributes
+from .._core.data import make_rows
+from .._core.fit import FitRows, Road, RoadResult, private_fit
+from .._core.fitted import FullBatchAttributes
 from .registry import MECHANISMS, mechanism_for, mechanisms_accepting
 from .choice import Candidate
 from .mechanisms import Setup, rounding_margin
-from .._setup import release_norm_sum
+from .._core.setup import release_norm_sum
 from ..penalties import L2
 from ..accounting import (
     gdp_mu_of_releases,
@@ -61,7 +61,7 @@ def private_row_clip(
     """Choose the row-clipping bound from a Gaussian-mechanism estimate of the mean row norm.
 
     Releases ``S + N(0, (z R)^2)`` with ``S = sum_i w_i min(||x_i||, R)`` (``norm_sum``),
-    ``R = data_norm``, ``w_i`` in [0, 1] (:func:`skdpgd._setup.release_norm_sum`: sensitivity
+    ``R = data_norm``, ``w_i`` in [0, 1] (:func:`skdpgd._core.setup.release_norm_sum`: sensitivity
     R under both relations; ``sensitivity``: R raised by the rounding margin of the sum,
     :func:`skdpgd.accounting.sum_rounding_margin`), so the release is ``1/z``-GDP. Returns
     ``(bound, release, share)``; ``bound = policy.row_clip_factor(snr) * m`` (at most R) where m is
@@ -372,13 +372,13 @@ def fit_full_batch(
     classes=None,
     y_index=None,
 ):
-    """Fit a linear model privately along :func:`skdpgd._fit.private_fit`; return its
-    :class:`~skdpgd._fitted.FitResult` (``model``: ``coef`` (n_outputs, d), ``intercept``
-    (n_outputs,); ``attributes``: :class:`~skdpgd._fitted.FullBatchAttributes`).
+    """Fit a linear model privately along :func:`skdpgd._core.fit.private_fit`; return its
+    :class:`~skdpgd._core.fitted.FitResult` (``model``: ``coef`` (n_outputs, d), ``intercept``
+    (n_outputs,); ``attributes``: :class:`~skdpgd._core.fitted.FullBatchAttributes`).
 
-    ``spec`` is the fit's :class:`~skdpgd._fit.PrivacySpec`, ``config`` the road's
+    ``spec`` is the fit's :class:`~skdpgd._core.fit.PrivacySpec`, ``config`` the road's
     :class:`FullBatchConfig` (with the resolved public row-norm bound, see
-    :func:`skdpgd._data.resolve_data_norm`). ``y`` is already encoded for the kernel (+-1 for
+    :func:`skdpgd._core.data.resolve_data_norm`). ``y`` is already encoded for the kernel (+-1 for
     binary logistic, class index for multinomial, clipped target for squared loss).
     Classifiers pass ``classes`` and the class index of each row (``y_index``) for
     ``class_weight``.

@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from .. import policy
-from .._noise import gaussian, is_secure, symmetric_release
+from .._core.noise import gaussian, is_secure, symmetric_release
 from .mechanisms import Mechanism, Outcome, _check_finite
 from ..accounting import Release, compose_gdp, relative_multiplier
 
@@ -48,7 +48,7 @@ def noisy_symmetric(M, std, gen, sens):
     """``M + E`` (:func:`symmetric_noise`): the release of a symmetric matrix whose Frobenius
     sensitivity is ``sens``. ``E`` is iid ``N(0, std^2)`` noise on the vector
     ``(M_ii, sqrt(2) M_ij)_{i<j}``, whose L2 norm is ``||M||_F``; secure mode releases that
-    vector on a lattice (:func:`skdpgd._noise.symmetric_release`)."""
+    vector on a lattice (:func:`skdpgd._core.noise.symmetric_release`)."""
     if is_secure(gen):
         return symmetric_release(M, std, gen, sens, math.sqrt(2.0))
     return M + symmetric_noise(gen, M.shape[0], std)

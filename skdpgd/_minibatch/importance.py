@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .. import _importance_mask as mask_rule
+from .._core import importance_mask as mask_rule
 from .. import policy
 
 #: Linear models with ``skdpgd.policy.IMPORTANCE_LINEAR_FREEZE``: a frozen weight still enters

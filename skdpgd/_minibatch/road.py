@@ -1,5 +1,5 @@
 """The minibatch road (DPSGDClassifier, DPSGDRegressor): :class:`MinibatchRoad` on
-:func:`skdpgd._fit.private_fit`, the same road as every fit:
+:func:`skdpgd._core.fit.private_fit`, the same road as every fit:
 
     public constants -> schedule (shape over the T steps) -> RDP / PLD accountant (scale the
     shape to the budget at sampling rate q) -> kernel (Poisson sampling, clip, sum, noise).
@@ -23,19 +23,19 @@ from .._compute import kernels as _kernels
 from .._compute import kernels_sgd as _kernels_sgd
 from .._compute import small_problems as _small_problems
 from .. import policy
-from .._estimators import COMMON_CONSTRAINTS
+from .._core.estimators import COMMON_CONSTRAINTS
 from .._compat import HasMethods, Interval, StrOptions
-from .._data import canonical_csr  # noqa: F401 (the one canonical_csr; kept importable here)
-from .._importance_mask import resolve_importance
+from .._core.data import canonical_csr  # noqa: F401 (the one canonical_csr; kept importable here)
+from .._core.importance_mask import resolve_importance
 from .importance import run_linear
-from .._data import make_rows
-from .._fit import FitRows, Road, RoadResult, private_fit
-from .._fitted import MinibatchAttributes
-from .._noise import is_secure, kernel_source, side_stream
+from .._core.data import make_rows
+from .._core.fit import FitRows, Road, RoadResult, private_fit
+from .._core.fitted import MinibatchAttributes
+from .._core.noise import is_secure, kernel_source, side_stream
 from .._config import secure_noise
-from .. import _prior
-from .._prior import PriorSwitch
-from .._setup import (
+from .._core import prior as _prior
+from .._core.prior import PriorSwitch
+from .._core.setup import (
     CLASS_COUNT_SENSITIVITY,
     SELECTION_SENSITIVITY,
     require_add_remove_budget,
@@ -106,7 +106,7 @@ def selection_counts(X, y, sample_weight, fit_model, prior_model):
     neither clipped nor divided by the intercept column, ``y`` in {-1, +1}): each count is what
     that model's own ``predict`` gets right (:meth:`skdpgd._compute.backends.Rows.correct_counts`,
     a chunk of dense or CSR rows at a time). Row i adds ``w_i ([fit right] - [prior right])``,
-    in [-1, 1], to their difference: :data:`~skdpgd._setup.SELECTION_SENSITIVITY`."""
+    in [-1, 1], to their difference: :data:`~skdpgd._core.setup.SELECTION_SENSITIVITY`."""
     rows = make_rows(X, y, sample_weight, True)
     return rows.correct_counts([fit_model, prior_model])
 
@@ -164,7 +164,7 @@ class MinibatchConfig:
 
 
 class MinibatchRoad(Road):
-    """DP-SGD as a road of :func:`skdpgd._fit.private_fit`: T Poisson-sampled Gaussian
+    """DP-SGD as a road of :func:`skdpgd._core.fit.private_fit`: T Poisson-sampled Gaussian
     releases of clipped gradient sums, accounted under add/remove-one by RDP (or PLD).
 
     ``X`` is dense float64 or canonical CSR; ``y`` is encoded for the kernel; ``config`` is
@@ -413,7 +413,7 @@ class MinibatchRoad(Road):
            composed with the set-up releases and both of these;
         3. after the fit, with ``select_share`` of ``mu^2``: the weighted number of training
            rows the fit predicts right minus the number the intercept-only model predicts
-           right (:func:`skdpgd._prior.select`; sensitivity 1 add/remove-one,
+           right (:func:`skdpgd._core.prior.select`; sensitivity 1 add/remove-one,
            :data:`SELECTION_SENSITIVITY`, raised by the rounding margin).
 
         The choice between the two models is post-processing of the last release, so the fit
@@ -423,7 +423,7 @@ class MinibatchRoad(Road):
 
         ``regression``: a regressor's floor (:meth:`_regression_floor`): release 1 is the sum
         of the clipped, centred targets (sensitivity ``Y`` add/remove-one,
-        :func:`skdpgd._prior.target_sensitivity`, raised by the rounding margin), whose noisy
+        :func:`skdpgd._core.prior.target_sensitivity`, raised by the rounding margin), whose noisy
         mean starts DP-SGD's intercept and is the intercept-only model; release 3 is the rows
         whose clipped target the fit predicts closer than that model minus those it predicts
         farther (:meth:`skdpgd._compute.backends.Rows.closer_sum`; each term in [-1, 1]:
@@ -593,7 +593,7 @@ class MinibatchRoad(Road):
         fit.charges.add(first[-1], main=charge)
         # the counts' noise from a jumped copy of the fit's stream: DP-SGD then draws exactly
         # the noise it would draw without the switch (common random numbers). The release and
-        # the decision are the step every road shares (skdpgd._prior); the branch is forced
+        # the decision are the step every road shares (skdpgd._core.prior); the branch is forced
         # to the intercept-only model when the steps could not be certified (public)
         self.decision = "counts"
         side = side_stream(fit.gen, 1)
@@ -678,7 +678,7 @@ class MinibatchRoad(Road):
     def _run_prior(self, fit, releases):
         """The intercept-only model: from the two releases of the counts, combined by their
         inverse variances (the switch; post-processing,
-        :meth:`skdpgd._prior.PriorSwitch.intercept_only`, the step the full-batch road
+        :meth:`skdpgd._core.prior.PriorSwitch.intercept_only`, the step the full-batch road
         shares), or from the one release of the public decision; coefficients 0."""
         (second,) = releases
         shape = (self.n_outputs, self.X.shape[1])
@@ -870,7 +870,7 @@ class MinibatchRoad(Road):
         return _prior.log_odds(self.first.noisy, self.first.std)
 
     def _select(self, fit, choice, coef, intercept):
-        """The selection's release and decision (:func:`skdpgd._prior.select`): each model
+        """The selection's release and decision (:func:`skdpgd._core.prior.select`): each model
         evaluated exactly as released (``coef`` applied to the rows as given, neither clipped
         nor divided by the intercept column: what its ``predict`` computes,
         :meth:`skdpgd._compute.backends.Rows.correct_counts`, chunked, dense or CSR), the noise
@@ -902,10 +902,10 @@ def fit_minibatch(
     y_index=None,
     target_scale=None,
 ):
-    """Fit a linear model by Poisson-sampled DP-SGD along :func:`skdpgd._fit.private_fit`;
-    return its :class:`~skdpgd._fitted.FitResult` (``model``: ``coef`` (n_outputs, d),
-    ``intercept`` (n_outputs,); ``attributes``: :class:`~skdpgd._fitted.MinibatchAttributes`).
-    ``spec`` is the fit's :class:`~skdpgd._fit.PrivacySpec`, ``config`` the road's
+    """Fit a linear model by Poisson-sampled DP-SGD along :func:`skdpgd._core.fit.private_fit`;
+    return its :class:`~skdpgd._core.fitted.FitResult` (``model``: ``coef`` (n_outputs, d),
+    ``intercept`` (n_outputs,); ``attributes``: :class:`~skdpgd._core.fitted.MinibatchAttributes`).
+    ``spec`` is the fit's :class:`~skdpgd._core.fit.PrivacySpec`, ``config`` the road's
     :class:`MinibatchConfig`. See :class:`MinibatchRoad`."""
     road = MinibatchRoad(X, y, loss, n_outputs, config, y_bound=y_bound, target_scale=target_scale)
     data = FitRows(X.shape[0], sample_weight=sample_weight, classes=classes, y_index=y_index)

@@ -5,7 +5,7 @@ stays out of ``import skdpgd``).
 
 :class:`TorchConfig` holds the road's own parameters, resolved by
 :class:`skdpgd.DPMLPClassifier` before the fit; :class:`TorchRoad` is the road
-:func:`skdpgd._fit.private_fit` drives.
+:func:`skdpgd._core.fit.private_fit` drives.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import math
 import numpy as np
 
 from .. import policy
-from .._fit import Road, RoadResult, mu_of
-from .._fitted import TorchAttributes
-from .._noise import is_secure
-from .._setup import require_add_remove_budget, resolve_relation
+from .._core.fit import Road, RoadResult, mu_of
+from .._core.fitted import TorchAttributes
+from .._core.noise import is_secure
+from .._core.setup import require_add_remove_budget, resolve_relation
 from ..accounting import (
     GaussianDPAccountant,
     RDPAccountant,
@@ -123,14 +123,14 @@ class TorchConfig:
 
 class TorchRoad(Road):
     """The network's noisy gradient steps (:mod:`skdpgd._network.torch_backend`) as a road of
-    :func:`skdpgd._fit.private_fit`: full batch (exact GDP, either relation) or Poisson
+    :func:`skdpgd._core.fit.private_fit`: full batch (exact GDP, either relation) or Poisson
     minibatches (``batch_size`` set: RDP, add/remove-one). ``config``: its
     :class:`TorchConfig`."""
 
     def __init__(self, config, X, y_index, n_classes):
         hidden = list(config.hidden_layer_sizes)
         from . import torch_backend as _torch_backend
-        from .._importance_mask import resolve_importance
+        from .._core.importance_mask import resolve_importance
 
         self.config = config
         self.backend = _torch_backend

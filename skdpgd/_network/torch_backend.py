@@ -321,7 +321,7 @@ def _importance_stage(importance, names, params, score, second, frac, device):
     multipliers ``m / s`` for a stage with kept fraction ``frac``: from the released scores
     and second moments only (post-processing; see :mod:`skdpgd._minibatch.importance`)."""
     torch = import_torch()
-    from .. import _importance_mask as mask_rule
+    from .._core import importance_mask as mask_rule
 
     sizes = [params[k].numel() for k in names]
     flat_score = np.concatenate([score[k].cpu().numpy().ravel() for k in names])
@@ -405,10 +405,10 @@ def run_noisy_gd(
         Where the tensors live (None: CPU). Sums are float64 on the device too.
     info : dict or None
         Filled with released-only diagnostics (``kept`` per stage) when given.
-    secure : skdpgd._noise.SecureGenerator or None
+    secure : skdpgd._core.noise.SecureGenerator or None
         Secure mode: each step's sums (all parameters, in the fixed order, as one vector on
         the CPU) are released on a lattice with exact discrete Gaussian noise of ``noise_std``
-        (:meth:`~skdpgd._noise.SecureGenerator.release`, L2 ``sensitivity`` of the whole
+        (:meth:`~skdpgd._core.noise.SecureGenerator.release`, L2 ``sensitivity`` of the whole
         vector); masked coordinates sum to 0 and get noise too, which the mask then zeroes.
     sensitivity : float or None
         The L2 sensitivity of one step's sum under the fit's relation (secure mode).

@@ -2,8 +2,8 @@
 
 As in scikit-learn's ``_GeneralizedLinearRegressor``, the base owns ``fit``: it validates the
 input, states the targets' public bound, builds the loss, hands the fit to the full-batch road
-(:meth:`skdpgd._estimators._DPLinearBase._fit_private`, inside :func:`fit_transaction`) and sets
-the fitted attributes. A concrete estimator gives its parameters (``__init__`` and
+(:meth:`_DPLinearBase._fit_private`, inside :func:`fit_transaction`)
+and sets the fitted attributes. A concrete estimator gives its parameters (``__init__`` and
 ``_parameter_constraints``), its docs, its privacy declaration (``_skdpgd_privacy`` in its own
 body) and its loss, ``_loss``; the hooks below are overridden only where an estimator differs.
 
@@ -27,12 +27,12 @@ import warnings
 from typing import Any
 
 import numpy as np
-from sklearn.base import RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.metrics import d2_tweedie_score, mean_tweedie_deviance
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import StrOptions, fit_context
-from .._data import (
+from .._core.data import (
     centred_targets,
     classification_data,
     decision_scores,
@@ -41,9 +41,14 @@ from .._data import (
     resolve_y_bound,
     target_range,
 )
-from .._estimators import COMMON_CONSTRAINTS, LinearClassifierMixin, _DPLinearBase
-from .._fitted import set_fitted
-from .._transaction import fit_transaction
+from .._core.capability import with_privacy
+from .._core.data import resolve_data_norm
+from .._core.estimators import COMMON_CONSTRAINTS, LinearClassifierMixin
+from .._core.fit import PrivacySpec
+from .._full_batch.road import FullBatchConfig, fit_full_batch
+from ..penalties import L2
+from .._core.fitted import set_fitted
+from .._core.transaction import fit_transaction
 
 __all__ = ["_DPGLM", "_DPGLMClassifier", "_DPGLMRegressor", "_DPLogLinkRegressor", "Targets"]
 
@@ -51,6 +56,57 @@ __all__ = ["_DPGLM", "_DPGLMClassifier", "_DPGLMRegressor", "_DPLogLinkRegressor
 #: :func:`resolve_y_bound`: through ``_targets``, ``_problem`` and ``fit`` to the caller of
 #: ``fit`` (the frame the warning pointed at when each estimator's ``fit`` called it directly)
 _Y_BOUND_STACKLEVEL = 5
+
+
+class _DPLinearBase(BaseEstimator):
+    _parameter_constraints: dict = dict(COMMON_CONSTRAINTS)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.non_deterministic = self.random_state is None
+        return with_privacy(self, tags)  # the capability the concrete class itself declares
+
+    def _fit_private(self, X, y, sample_weight, loss, n_outputs, y_bound=None, **classes):
+        """Run the private fit and set its attributes (only once it has succeeded)."""
+        data_norm = resolve_data_norm(self.data_norm, X)
+        fitted = fit_full_batch(
+            PrivacySpec.of(self),
+            self._full_batch_config(data_norm),
+            X,
+            y,
+            sample_weight,
+            loss,
+            n_outputs,
+            y_bound=y_bound,
+            **classes,
+        )
+        coef, intercept = fitted.model
+        set_fitted(self, fitted)
+        return coef, intercept
+
+    def _full_batch_config(self, data_norm):
+        """The full-batch road's parameters, resolved (``data_norm``: the public row-norm
+        bound, :func:`skdpgd._core.data.resolve_data_norm`)."""
+        return FullBatchConfig(
+            fit_intercept=self.fit_intercept,
+            row_clip=self.row_clip,
+            data_norm=data_norm,
+            data_norm_given=self.data_norm is not None,
+            intercept_scaling=self.intercept_scaling,
+            schedule=self.schedule,
+            max_iter=None if self.max_iter == "auto" else self.max_iter,
+            alpha=self.alpha,
+            momentum=self.momentum,
+            penalty=self._penalty(),
+        )
+
+    def _penalty(self):
+        """The penalty's family: a callable taking the resolved alpha (the parameter, or
+        'auto''s rule) to a :class:`skdpgd.penalties.Penalty`. L2 here; an estimator with
+        another penalty returns its own (``DPElasticNet``: the elastic net of its
+        ``l1_ratio``)."""
+        return L2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,7 +216,7 @@ class _DPGLMClassifier(LinearClassifierMixin, _DPGLM):
 
     def _skdpgd_reads_if_none(self):
         """The parameters whose None the fit fills from the private rows (the class list):
-        what the leak audit refuses (see :mod:`skdpgd._capability`)."""
+        what the leak audit refuses (see :mod:`skdpgd._core.capability`)."""
         return ("classes",)
 
     def _problem(self, X, y, sample_weight):
@@ -217,7 +273,7 @@ class _DPGLMRegressor(RegressorMixin, _DPGLM):
     def _skdpgd_reads_if_none(self):
         """The parameters whose None the fit fills from the private rows (``y_bound``: the
         largest ``|y|``, with a PrivacyLeakWarning): what the leak audit refuses (see
-        :mod:`skdpgd._capability`). A regressor that needs no target range returns ()."""
+        :mod:`skdpgd._core.capability`). A regressor that needs no target range returns ()."""
         return ("y_bound",)
 
     def _check_fit_params(self, y):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numbers
 
-from .._capability import DP_ESTIMATOR
+from .._core.capability import DP_ESTIMATOR
 from .._compat import Interval
-from .._docstrings import _FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _SCHEDULE_PARAMS_DOC
-from .._estimators import COMMON_CONSTRAINTS
+from .._core.docstrings import _FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _SCHEDULE_PARAMS_DOC
+from .._core.estimators import COMMON_CONSTRAINTS
 from ..losses import Huber
 from ._base import Targets, _DPGLMRegressor
 
@@ -126,7 +126,7 @@ class DPHuberRegressor(_DPGLMRegressor):
     True
     """
 
-    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._core.capability
     _skdpgd_privacy = DP_ESTIMATOR
 
     _parameter_constraints: dict = {

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from .._capability import DP_ESTIMATOR
-from .._docstrings import (
+from .._core.capability import DP_ESTIMATOR
+from .._core.docstrings import (
     _FITTED_PRIVACY_DOC,
     _PRIVACY_PARAMS_DOC,
     _ROW_CLIP_DOC,
     _SCHEDULE_PARAMS_DOC,
 )
-from .._docstrings import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
-from .._docstrings import CLASSES_DOC as _CLASSES_DOC
-from .._estimators import ProbaFromScoresMixin
+from .._core.docstrings import CLASS_WEIGHT_DOC as _CLASS_WEIGHT_DOC
+from .._core.docstrings import CLASSES_DOC as _CLASSES_DOC
+from .._core.estimators import ProbaFromScoresMixin
 from ..losses import BinaryLogistic, MultinomialLogistic
 from ._base import _DPGLMClassifier
 
@@ -104,7 +104,7 @@ class DPLogisticRegression(ProbaFromScoresMixin, _DPGLMClassifier):
     True
     """
 
-    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._core.capability
     _skdpgd_privacy = DP_ESTIMATOR
 
     def __init__(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numbers
 
-from .._capability import DP_ESTIMATOR
+from .._core.capability import DP_ESTIMATOR
 from .._compat import Interval, StrOptions
-from .._docstrings import _FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _SCHEDULE_PARAMS_DOC
-from .._estimators import COMMON_CONSTRAINTS
+from .._core.docstrings import _FITTED_PRIVACY_DOC, _PRIVACY_PARAMS_DOC, _SCHEDULE_PARAMS_DOC
+from .._core.estimators import COMMON_CONSTRAINTS
 from ..losses import Poisson
 from ._base import _DPLogLinkRegressor
 
@@ -102,7 +102,7 @@ class DPPoissonRegressor(_DPLogLinkRegressor):
     True
     """
 
-    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._core.capability
     _skdpgd_privacy = DP_ESTIMATOR
 
     _parameter_constraints: dict = {

@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._capability import (
+from .._core.capability import (
     PUBLIC_TRANSFORMER,
     with_privacy,
 )
@@ -120,7 +120,7 @@ class BoundedScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
            [-1.,  0.]])
     """
 
-    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._core.capability
     _skdpgd_privacy = PUBLIC_TRANSFORMER
 
     _parameter_constraints = {

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._config import resolve_budget
-from .._noise import fit_generator, gaussian
+from .._core.noise import fit_generator, gaussian
 from ..accounting import RELATIONS, Release
 from ._schema import schema_transformer
 
@@ -80,7 +80,7 @@ def out_of_domain_counts(
     >>> sorted(check.counts), round(check.counts["sex"], -2)
     (['age', 'sex'], 1000.0)
     """
-    from .._setup import resolve_delta
+    from .._core.setup import resolve_delta
     from ..accounting import Relation, calibrate, compose
 
     if neighbouring not in RELATIONS:

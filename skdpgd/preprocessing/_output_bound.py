@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .._capability import (
+from .._core.capability import (
     DP_TRANSFORMER,
     PUBLIC_TRANSFORMER,
     privacy_capability,
@@ -38,7 +38,7 @@ def output_bound(transformer, input_bound=None):
 
     Understood: the ``output_bound_`` of a class that declares itself a public-bound or DP
     transformer in its own body (:class:`BoundedScaler`, :class:`DPStandardScaler`; see
-    :mod:`skdpgd._capability`); ``OneHotEncoder`` (at most one 1 per input column, with
+    :mod:`skdpgd._core.capability`); ``OneHotEncoder`` (at most one 1 per input column, with
     ``handle_unknown='ignore'``: ``sqrt(n_features_in_)``); ``Normalizer`` (1 for 'l2' and
     'l1', ``sqrt(d)`` for 'max'); ``Binarizer`` (``sqrt(d)``); a ``FunctionTransformer``
     without a function and ``'passthrough'`` (the input's bound); ``Pipeline`` (the chain);

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from .._capability import PUBLIC_TRANSFORMER, with_privacy
+from .._core.capability import PUBLIC_TRANSFORMER, with_privacy
 from ._bounded import BoundedScaler
 
 
@@ -269,7 +269,7 @@ class _UnlistedColumns(TransformerMixin, BaseEstimator):
     codebook's) and nothing else, and warns (``action='warn'``) or refuses the fit
     (``action='error'``) naming them, so that no column is dropped without a word."""
 
-    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._core.capability
     _skdpgd_privacy = PUBLIC_TRANSFORMER
 
     def __init__(self, action="warn"):

@@ -10,15 +10,15 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import policy
-from .._capability import (
+from .._core.capability import (
     DP_TRANSFORMER,
     with_privacy,
 )
 from .._compat import HasMethods, Interval, StrOptions, fit_context
-from .._fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
-from .._fitted import ScalerAttributes, set_fitted
-from .._noise import gaussian
-from .._transaction import fit_transaction
+from .._core.fit import FitRows, PrivacySpec, Road, RoadResult, mu_of, private_fit
+from .._core.fitted import ScalerAttributes, set_fitted
+from .._core.noise import gaussian
+from .._core.transaction import fit_transaction
 from ..accounting import RELATIONS, Release, sum_rounding_margin
 from ._bounded import _resolve_bounds, _to_unit
 
@@ -109,7 +109,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     array([5., 5.])
     """
 
-    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._capability
+    #: what the leak audit trusts this class (not a subclass) to do: see skdpgd._core.capability
     _skdpgd_privacy = DP_TRANSFORMER
 
     _parameter_constraints = {
@@ -213,7 +213,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
 class _ScalerRoad(Road):
     """DPStandardScaler's two releases (column sums and sums of squares of the rows mapped to
-    [-1, 1]) as a road of :func:`skdpgd._fit.private_fit`."""
+    [-1, 1]) as a road of :func:`skdpgd._core.fit.private_fit`."""
 
     def __init__(self, U, lo, hi, clip_std):
         self.U, self.lo, self.hi, self.clip_std = U, lo, hi, float(clip_std)

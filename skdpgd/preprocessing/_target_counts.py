@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.validation import column_or_1d
 
-from .._noise import fit_generator, gaussian
+from .._core.noise import fit_generator, gaussian
 from ..accounting import RELATIONS, Release
 
 
@@ -96,7 +96,7 @@ def out_of_range_target_count(
     >>> round(check.above, -2), check.range
     (1000.0, (0.0, 1.0))
     """
-    from .._setup import resolve_delta
+    from .._core.setup import resolve_delta
     from ..accounting import Relation, calibrate, compose
 
     if neighbouring not in RELATIONS:

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from .accounting import GaussianSteps, PoissonSampled, compose
+from ..accounting import GaussianSteps, PoissonSampled, compose
 
 
 #: a run that has lasted this long (seconds) shows its progress at ``verbose=1``: shorter

@@ -27,9 +27,9 @@ import scipy.sparse as sp
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
-from ._compute.backends import CSRRows, DenseRows, canonical_csr
-from ._compute.kernels_sgd import csr_row_norms
-from .exceptions import PrivacyLeakWarning
+from .._compute.backends import CSRRows, DenseRows, canonical_csr
+from .._compute.kernels_sgd import csr_row_norms
+from ..exceptions import PrivacyLeakWarning
 
 __all__ = [
     "FitData",
@@ -185,7 +185,7 @@ def _dask_fit_input(est, X, y, sample_weight, *, classification):
     import dask
     import dask.array as da
 
-    from ._compute.dask_backend import as_dask_array
+    from .._compute.dask_backend import as_dask_array
 
     X = as_dask_array(X)
     if X.ndim != 2 or X.shape[0] == 0:
@@ -310,7 +310,7 @@ def make_rows(X, y, sample_weight, fit_intercept):
     """The backend for X: :class:`~skdpgd._compute.backends.DenseRows`, :class:`CSRRows` (scipy
     sparse, never densified) or :class:`skdpgd._compute.dask_backend.DaskRows` (imports dask)."""
     if is_dask(X):
-        from ._compute.dask_backend import DaskRows
+        from .._compute.dask_backend import DaskRows
 
         return DaskRows(X, y, sample_weight, fit_intercept)
     if sp.issparse(X):
@@ -405,7 +405,7 @@ def centred_targets(y, centre, half):
 
 def decision_scores(est, X, coef, intercept):
     """``X @ coef.T + intercept`` as a lazy dask array (one column per output)."""
-    from ._compute.dask_backend import as_dask_array
+    from .._compute.dask_backend import as_dask_array
 
     X = as_dask_array(X)
     if X.shape[1] != est.n_features_in_:

@@ -16,10 +16,10 @@ import warnings
 
 import numpy as np
 
-from . import policy
-from ._noise import gaussian, generator  # noqa: F401 (generator: its home was here)
-from .accounting import RELATIONS, Release, share_multiplier, upper_bound_release
-from .exceptions import BudgetExceededError, PrivacyUsageWarning
+from .. import policy
+from .noise import gaussian, generator  # noqa: F401 (generator: its home was here)
+from ..accounting import RELATIONS, Release, share_multiplier, upper_bound_release
+from ..exceptions import BudgetExceededError, PrivacyUsageWarning
 
 #: Default delta: far below 1/n_samples (Dwork and Roth recommend delta << 1/n).
 DEFAULT_DELTA_CAP = 1e-5
@@ -263,7 +263,7 @@ def resolve_n_samples(n_samples, n_rows, neighbouring, mu_total, gen):
     Under replace-one N is public. Under add/remove-one it is private: a public ``n_samples``
     is used as given (its value only changes the normaliser and the step count; privacy holds
     whatever it is), else ``N~ = N + z_c N(0, 1)`` is released
-    (:func:`skdpgd._setup.release_count`, sensitivity 1), ``1/z_c``-GDP with
+    (:func:`skdpgd._core.setup.release_count`, sensitivity 1), ``1/z_c``-GDP with
     ``z_c = 1 / (sqrt(COUNT_SHARE) mu_total)``.
     """
     if neighbouring == "replace":
@@ -285,7 +285,7 @@ def resolve_class_weight(class_weight, classes, y_index, mu_total, gen, relation
     1 would multiply an example's contribution past the clip norm); the caller divides alpha
     by it so that the regularised objective keeps its minimiser. ``release`` is the
     :class:`~skdpgd.accounting.Release` of the class counts released for ``'balanced'`` (None
-    otherwise), made by :func:`skdpgd._setup.release_class_counts` under ``relation`` (the
+    otherwise), made by :func:`skdpgd._core.setup.release_class_counts` under ``relation`` (the
     fit's): noise standard deviation ``z * CLASS_COUNT_SENSITIVITY[relation]``.
 
     ``'balanced'`` weights ``n / (K n_k)`` need the class counts, which are private: they are

@@ -2,7 +2,7 @@
 
 A road's ``run`` returns its own attributes as one of the dataclasses below
 (:class:`FullBatchAttributes`, :class:`MinibatchAttributes`, :class:`TorchAttributes`,
-:class:`ScalerAttributes`, :class:`PCAAttributes`); :func:`skdpgd._fit.private_fit` returns a
+:class:`ScalerAttributes`, :class:`PCAAttributes`); :func:`skdpgd._core.fit.private_fit` returns a
 :class:`FitResult`, which adds what every private fit reports. Each field is named as the
 fitted attribute it becomes. :func:`set_fitted` sets them on the estimator, with the
 attributes of a regressor's targets (:data:`TARGETS`), and refuses any other name.
@@ -115,7 +115,7 @@ ROAD_ATTRIBUTES = (
 
 @dataclasses.dataclass(frozen=True)
 class FitResult:
-    """What :func:`skdpgd._fit.private_fit` returns: ``model`` (a linear road's ``(coef,
+    """What :func:`skdpgd._core.fit.private_fit` returns: ``model`` (a linear road's ``(coef,
     intercept)``, shapes (n_outputs, d) and (n_outputs,), which the estimator reshapes; None
     for a road whose attributes hold its model), ``attributes`` (the road's own, one of
     :data:`ROAD_ATTRIBUTES`) and what every private fit reports."""

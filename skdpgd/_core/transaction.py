@@ -6,7 +6,7 @@ import contextlib
 import threading
 import warnings
 
-from ._selection_guard import warn_if_leaky_pipeline, warn_if_model_selection
+from .selection_guard import warn_if_leaky_pipeline, warn_if_model_selection
 
 __all__ = ["collected_warnings", "defer_warning", "fit_transaction"]
 
@@ -54,7 +54,7 @@ def fit_transaction(est):
     """Restore the attributes of ``est`` if the block raises: a refused or failed fit sets nothing.
 
     Every private fit enters here first, so it is also where a fit inside scikit-learn's
-    model-selection helpers is warned about (:mod:`skdpgd._selection_guard`). Warnings about
+    model-selection helpers is warned about (:mod:`skdpgd._core.selection_guard`). Warnings about
     released values (:func:`defer_warning`) are emitted when the outermost fit succeeds,
     dropped when it fails."""
     warn_if_model_selection(est)

@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from . import policy
+from .. import policy
 
 
 class ImportanceMask:

@@ -3,10 +3,10 @@ parameters and the capabilities the steps' tags declare only (never a row).
 
 :func:`skdpgd.pipeline.audit_estimator`, :meth:`skdpgd.pipeline.PrivatePipeline.audit`, the
 private search and the warning for a DP estimator fitted inside a plain scikit-learn
-``Pipeline`` (:mod:`skdpgd._selection_guard`) all use these rules. A step's capability is
-read from its scikit-learn tags (``get_tags(step).privacy``, see :mod:`skdpgd._capability`);
+``Pipeline`` (:mod:`skdpgd._core.selection_guard`) all use these rules. A step's capability is
+read from its scikit-learn tags (``get_tags(step).privacy``, see :mod:`skdpgd._core.capability`);
 steps whose tags carry none are unknown, except the few scikit-learn classes recognised by
-exact type. The module imports nothing of the package but :mod:`skdpgd._capability` (and the
+exact type. The module imports nothing of the package but :mod:`skdpgd._core.capability` (and the
 compat module it uses) and :mod:`skdpgd.exceptions`, so every room may read it.
 """
 
@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 from sklearn.pipeline import Pipeline
 
-from ._capability import (
+from .capability import (
     ATTRIBUTE,
     DP_TRANSFORMER,
     PUBLIC_TRANSFORMER,
@@ -154,7 +154,7 @@ def _column_spec_problem(columns):
 
 
 def _is_dp_estimator(est):
-    """Whether ``est``'s tags declare it a DP estimator (see :mod:`skdpgd._capability`): a
+    """Whether ``est``'s tags declare it a DP estimator (see :mod:`skdpgd._core.capability`): a
     subclass of one, which may override ``fit``, is not one unless it declares so itself."""
     return is_dp_estimator(est)
 
@@ -188,7 +188,7 @@ def _subclass_note(est):
             f"{name} declares {ATTRIBUTE} in its own body, but its __sklearn_tags__ returns "
             "tags without that capability (the audit reads the tags)",
             f"{name} with a __sklearn_tags__ that returns "
-            "skdpgd._capability.with_privacy(self, tags) (as the package's bases do), or none "
+            "skdpgd._core.capability.with_privacy(self, tags) (as the package's bases do), or none "
             "of its own",
         )
     base = undeclared_base(est)
@@ -200,7 +200,7 @@ def _subclass_note(est):
     else:
         fix = (
             f"{base.__name__} itself; or, if {type(est).__name__} keeps "
-            f"{base.__name__}'s promise (see skdpgd._capability), declare it in its own "
+            f"{base.__name__}'s promise (see skdpgd._core.capability), declare it in its own "
             f"class body: {ATTRIBUTE} = {base.__name__}.{ATTRIBUTE}"
         )
     why = (
@@ -367,7 +367,7 @@ _READS_IF_NONE = {
 def _final_step_problems(est, where):
     """Why the final DP estimator ``est`` would read something from the private rows that its
     epsilon does not cover (messages naming it as ``where``): each parameter its tags declare
-    it reads when left None (:func:`skdpgd._capability.reads_if_none`; ``classes`` and
+    it reads when left None (:func:`skdpgd._core.capability.reads_if_none`; ``classes`` and
     ``y_bound`` for a class that declares nothing) and that is None. Reads parameters only."""
     params = est.get_params()
     name = type(est).__name__
@@ -388,7 +388,7 @@ def _not_dp_estimator(where, est, ends="a private pipeline ends"):
         f"{where} ({type(est).__name__}) is not a skdpgd DP estimator; {ends} with one "
         "(an estimator whose scikit-learn tags declare the 'DP estimator' or 'DP minibatch "
         "estimator' capability: every estimator of skdpgd.__all__, such as "
-        "DPLogisticRegression or DPRidge; see skdpgd._capability)"
+        "DPLogisticRegression or DPRidge; see skdpgd._core.capability)"
         + (f" ({note[0]}). Use {note[1]}." if note else ".")
     )
 

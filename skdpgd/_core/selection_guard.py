@@ -27,7 +27,7 @@ When it warns (a finite ``epsilon``):
 The same walk finds a plain scikit-learn ``Pipeline`` fitting a DP estimator as its final
 step (:func:`warn_if_leaky_pipeline`): there it reads one local variable, the ``self`` of
 ``sklearn.pipeline``'s frame (the pipeline object), and audits its steps' parameters by the
-rules of :mod:`skdpgd._audit`; no data. A private pipeline is checked once, at its own
+rules of :mod:`skdpgd._core.audit`; no data. A private pipeline is checked once, at its own
 ``fit``: its steps, whose ``budget`` is the pipeline's internal ledger, are not.
 
 It never warns in a plain ``fit`` or inside :class:`~skdpgd.model_selection.PrivateRandomSearchCV`,
@@ -44,8 +44,8 @@ import math
 import threading
 import warnings
 
-from ._config import resolve_budget
-from .exceptions import PrivacyLeakWarning
+from .._config import resolve_budget
+from ..exceptions import PrivacyLeakWarning
 
 __all__ = ["private_search_trials", "warn_if_leaky_pipeline", "warn_if_model_selection"]
 
@@ -120,11 +120,11 @@ def warn_if_leaky_pipeline(est):
     """Emit a :class:`~skdpgd.PrivacyLeakWarning` when ``est`` (a DP estimator about to fit)
     is the final step of a plain scikit-learn ``Pipeline`` whose earlier steps learn from the
     rows without accounting (anything :func:`skdpgd.pipeline.make_private_pipeline` refuses,
-    by the same rules: :mod:`skdpgd._audit`). Public-bound and DP steps give no warning."""
+    by the same rules: :mod:`skdpgd._core.audit`). Public-bound and DP steps give no warning."""
     pipe = _calling_pipeline(est)
     if pipe is None:
         return
-    from ._audit import _audit_transformer
+    from .audit import _audit_transformer
 
     problems, spenders = [], []
     for name, step in pipe.steps[:-1]:

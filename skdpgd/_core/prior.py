@@ -24,7 +24,7 @@ is the road's too (over its own rows; the step only adds noise to them).
 
 Sensitivity of every count release here: relabelling one example moves two counts by at most
 ``w_i <= 1`` (L2 ``sqrt(2)``, replace-one), adding or removing one moves one count by at most 1
-(add/remove-one): :data:`skdpgd._setup.CLASS_COUNT_SENSITIVITY`, raised by a road's rounding
+(add/remove-one): :data:`skdpgd._core.setup.CLASS_COUNT_SENSITIVITY`, raised by a road's rounding
 margin where it has one. Everything after a draw (the decision, the shrinkage, the log-odds,
 the inverse-variance combination) is post-processing of released values.
 """
@@ -36,12 +36,12 @@ import math
 
 import numpy as np
 
-from . import policy
-from ._noise import gaussian
-from ._setup import CLASS_COUNT_SENSITIVITY, SELECTION_SENSITIVITY
-from ._transaction import defer_warning
-from .accounting import Release
-from .exceptions import PrivacyUsageWarning
+from .. import policy
+from .noise import gaussian
+from .setup import CLASS_COUNT_SENSITIVITY, SELECTION_SENSITIVITY
+from .transaction import defer_warning
+from ..accounting import Release
+from ..exceptions import PrivacyUsageWarning
 
 
 def _check_counts_release(release):

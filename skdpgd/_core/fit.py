@@ -11,7 +11,7 @@ mechanisms (:class:`skdpgd._full_batch.road.FullBatchRoad`), Poisson-sampled DP-
 (:class:`skdpgd._network.road.TorchRoad`) and the private scaler's two sums
 (:class:`skdpgd.preprocessing.DPStandardScaler`). :func:`private_fit` does the rest once:
 every epsilon, mu and delta it needs comes from :mod:`skdpgd.accounting`, every set-up
-release from :mod:`skdpgd._setup`.
+release from :mod:`skdpgd._core.setup`.
 
 :func:`private_fit` never sees an estimator: it takes the privacy parameters as a
 :class:`PrivacySpec` (read from an estimator by :meth:`PrivacySpec.of`, the one place that
@@ -24,11 +24,11 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from ._config import resolve_budget
-from ._fitted import FitResult
-from ._noise import fit_generator, noise_name
-from ._progress import Progress
-from ._setup import (
+from .._config import resolve_budget
+from .fitted import FitResult
+from .noise import fit_generator, noise_name
+from .progress import Progress
+from .setup import (
     SetupCharges,
     budget_admits_upper_bound,
     resolve_class_weight,
@@ -37,7 +37,7 @@ from ._setup import (
     resolve_relation,
     warn_if_large_delta,
 )
-from .accounting import (
+from ..accounting import (
     COUNT_BOUND_SIGMAS,
     RELATIONS,
     GaussianDPAccountant,
@@ -115,7 +115,7 @@ class FitRows:
     """The data side of one fit: ``n_rows`` (the number of training rows), ``sample_weight``
     (the checked weights in [0, 1], or None), ``classes`` / ``y_index`` (the public class
     list and each row's class index, for ``class_weight``). Not the validated arrays
-    (:class:`skdpgd._data.FitData`): the road holds the rows it computes with."""
+    (:class:`skdpgd._core.data.FitData`): the road holds the rows it computes with."""
 
     n_rows: int
     sample_weight: object = None
@@ -128,7 +128,7 @@ class Fit:
 
     Attributes: ``spec`` (the :class:`PrivacySpec`), ``label``, ``epsilon``, ``relation``,
     ``gen`` (the fit's one generator), ``charges``
-    (:class:`~skdpgd._setup.SetupCharges`: the set-up releases), ``n_rows`` (the true count:
+    (:class:`~skdpgd._core.setup.SetupCharges`: the set-up releases), ``n_rows`` (the true count:
     used only where it is public or bounds a rounding margin under replace-one),
     ``n_public``, ``z_count``, ``delta``, ``mu_total`` (the GDP mu of the whole budget),
     ``sample_weight``, ``weight_scale``, ``notes`` (lines for ``verbose``), ``progress``.
@@ -164,7 +164,7 @@ class Fit:
 @dataclasses.dataclass(frozen=True)
 class RoadResult:
     """What a road's ``run`` returns: its own fitted attributes (``attributes``, one of
-    :data:`skdpgd._fitted.ROAD_ATTRIBUTES`), a linear road's ``(coef, intercept)``
+    :data:`skdpgd._core.fitted.ROAD_ATTRIBUTES`), a linear road's ``(coef, intercept)``
     (``model``; None where the attributes hold the model), and, when a branch taken after
     the first release changed them, the releases actually made (``releases``; None: the
     calibrated ones). :func:`private_fit` adds what was spent."""
@@ -197,7 +197,7 @@ class Road:
 
     def charge_immediately(self, fit):
         """Full batch: charged with the main releases when the budget admits a public upper
-        bound on the whole fit (:func:`~skdpgd._setup.budget_admits_upper_bound`)."""
+        bound on the whole fit (:func:`~skdpgd._core.setup.budget_admits_upper_bound`)."""
         spec, relation = fit.spec, fit.relation
         n_given = spec.n_samples
         # the fit's delta, or a bound on it before a noisy count is released
@@ -241,7 +241,7 @@ class Road:
 
 
 def private_fit(spec, road, data):
-    """Run one private fit along the road; return its :class:`~skdpgd._fitted.FitResult`.
+    """Run one private fit along the road; return its :class:`~skdpgd._core.fitted.FitResult`.
 
     ``spec`` is the fit's :class:`PrivacySpec`, ``road`` a :class:`Road` built with its own
     parameters resolved, ``data`` the :class:`FitRows`. Nothing else is read: the caller sets

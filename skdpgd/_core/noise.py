@@ -26,8 +26,8 @@ import warnings
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._config import secure_noise
-from .exceptions import PrivacyUsageWarning
+from .._config import secure_noise
+from ..exceptions import PrivacyUsageWarning
 
 __all__ = [
     "SecureGenerator",
@@ -48,7 +48,7 @@ class SecureModeError(RuntimeError):
 
 
 def _sr():
-    from ._compute import secure_random
+    from .._compute import secure_random
 
     return secure_random
 
@@ -131,7 +131,7 @@ class SecureGenerator:
     def standard_normal(self, *args, **kwargs):
         raise SecureModeError(
             "secure mode draws no floating-point normal: this release must go through "
-            "skdpgd._noise.gaussian (a bug in skdpgd: please report it)."
+            "skdpgd._core.noise.gaussian (a bug in skdpgd: please report it)."
         )
 
     normal = standard_normal
@@ -139,7 +139,7 @@ class SecureGenerator:
     @property
     def bit_generator(self):
         raise SecureModeError(
-            "secure mode has no numpy bit generator: use skdpgd._noise.side_stream (a bug in "
+            "secure mode has no numpy bit generator: use skdpgd._core.noise.side_stream (a bug in "
             "skdpgd: please report it)."
         )
 

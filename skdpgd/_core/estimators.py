@@ -1,8 +1,6 @@
 """What every linear estimator shares: parameter constraints, the score-to-probability
-helpers, the classifier mixins and the full-batch estimators' base class (which hands the
-fit to :func:`skdpgd._full_batch.road.fit_full_batch`)."""
-
-from __future__ import annotations
+helpers and the classifier mixins (the full-batch estimators' base class, which hands the fit
+to the full-batch road, is :class:`skdpgd.linear_model._base._DPLinearBase`)."""
 
 from __future__ import annotations
 
@@ -10,19 +8,14 @@ import numbers
 
 import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import ClassifierMixin
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._capability import with_privacy
-from ._compat import HasMethods, Interval, StrOptions
-from ._data import decision_scores, is_dask, resolve_data_norm
-from ._fit import PrivacySpec
-from ._fitted import set_fitted
-from ._full_batch.road import FullBatchConfig, fit_full_batch
-from .accounting import RELATIONS
-from .penalties import L2
-from .schedules import schedule_names
+from .._compat import HasMethods, Interval, StrOptions
+from .data import decision_scores, is_dask
+from ..accounting import RELATIONS
+from ..schedules import schedule_names
 
 
 #: Constraints shared by every full-batch estimator (checked by _compat.fit_context).
@@ -141,54 +134,3 @@ class ProbaFromScoresMixin:
         log_proba : ndarray of shape (n_samples, n_classes)
         """
         return log_proba_from_scores(self.decision_function(X))
-
-
-class _DPLinearBase(BaseEstimator):
-    _parameter_constraints: dict = dict(COMMON_CONSTRAINTS)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.non_deterministic = self.random_state is None
-        return with_privacy(self, tags)  # the capability the concrete class itself declares
-
-    def _fit_private(self, X, y, sample_weight, loss, n_outputs, y_bound=None, **classes):
-        """Run the private fit and set its attributes (only once it has succeeded)."""
-        data_norm = resolve_data_norm(self.data_norm, X)
-        fitted = fit_full_batch(
-            PrivacySpec.of(self),
-            self._full_batch_config(data_norm),
-            X,
-            y,
-            sample_weight,
-            loss,
-            n_outputs,
-            y_bound=y_bound,
-            **classes,
-        )
-        coef, intercept = fitted.model
-        set_fitted(self, fitted)
-        return coef, intercept
-
-    def _full_batch_config(self, data_norm):
-        """The full-batch road's parameters, resolved (``data_norm``: the public row-norm
-        bound, :func:`skdpgd._data.resolve_data_norm`)."""
-        return FullBatchConfig(
-            fit_intercept=self.fit_intercept,
-            row_clip=self.row_clip,
-            data_norm=data_norm,
-            data_norm_given=self.data_norm is not None,
-            intercept_scaling=self.intercept_scaling,
-            schedule=self.schedule,
-            max_iter=None if self.max_iter == "auto" else self.max_iter,
-            alpha=self.alpha,
-            momentum=self.momentum,
-            penalty=self._penalty(),
-        )
-
-    def _penalty(self):
-        """The penalty's family: a callable taking the resolved alpha (the parameter, or
-        'auto''s rule) to a :class:`skdpgd.penalties.Penalty`. L2 here; an estimator with
-        another penalty returns its own (``DPElasticNet``: the elastic net of its
-        ``l1_ratio``)."""
-        return L2

@@ -66,7 +66,7 @@ import dataclasses
 import sklearn.utils
 from sklearn.utils import get_tags
 
-from ._compat import tags_as
+from .._compat import tags_as
 
 __all__ = [
     "DP_ESTIMATOR",
@@ -143,7 +143,7 @@ def with_privacy(est, tags):
     that declares none, whatever its parents declare). In secure mode
     (:func:`skdpgd.config_context`) a fit cannot be reproduced, whatever ``random_state``:
     ``non_deterministic`` is then True."""
-    from ._config import secure_noise
+    from .._config import secure_noise
 
     capability = declared_privacy(est)
     out = tags_as(
