@@ -46,7 +46,9 @@ class DPHuberRegressor(_DPGLMRegressor):
         ``huber_threshold * scale``. scikit-learn's HuberRegressor fits sigma jointly with
         the weights; here it is fixed and must be public (a guess of the noise level of the
         targets, in their units). It sets the sensitivity: ``G = huber_threshold * scale *
-        sqrt(r**2 + c**2)``.
+        sqrt(r**2 + c**2)``. The default suits targets of unit scale: targets in other
+        units need their own public ``scale`` (and, far from 0, ``y_bound``); with neither,
+        a fit on targets in the hundreds stays near 0 and scores far below the mean.
 
     y_bound : float, (lo, hi) or None, default=None
         Optional public range of the targets: ``Y`` for ``[-Y, Y]`` or ``(lo, hi)``. When
