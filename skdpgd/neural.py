@@ -484,14 +484,14 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
             accept_sparse=False,
             dask=False,
         )
+        data_norm = resolve_data_norm(self.data_norm, X)
+        X = _clip_rows(X, data_norm)
         if X.size and np.max(np.abs(X)) > np.finfo(np.float32).max:
             raise ValueError(
                 "X has values beyond the float32 range (|x| > 3.4e38) that the network is "
-                "trained in; scale the features (the gradient clip bounds their influence, "
-                "not their size)."
+                "trained in: data_norm is too large for it; scale the features (the gradient "
+                "clip bounds their influence, not their size)."
             )
-        data_norm = resolve_data_norm(self.data_norm, X)
-        X = _clip_rows(X, data_norm)
         auto = policy.mlp_auto_clip_norm, policy.mlp_auto_learning_rate
         config = TorchConfig(
             hidden_layer_sizes=tuple(self._hidden_sizes()),
@@ -554,10 +554,15 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
 def _clip_rows(X, bound):
     """Rows with norm above ``bound`` scaled down to it, in a copy; X itself when every row is
     inside (those rows are left bit for bit as given)."""
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X)) if X.size else np.zeros(X.shape[0])
+    if not X.size:
+        return X
+    # the norm of x / m times m (m = max |x_j|): no overflow for rows of huge entries
+    m = np.max(np.abs(X), axis=1)
+    safe = np.where(m > 0, m, 1.0)
+    norms = m * np.sqrt(np.einsum("ij,ij->i", X / safe[:, None], X / safe[:, None]))
     over = norms > bound
     if not np.any(over):
         return X
     X = X.copy()
-    X[over] *= (bound / norms[over])[:, None]
+    X[over] = X[over] / safe[over, None] * (bound / (norms[over] / safe[over]))[:, None]
     return X

@@ -573,12 +573,12 @@ def test_network_margin_beyond_its_clip_slack():
     y = (X[:, 0] > 0).astype(int)
     kw = dict(epsilon=1.0, delta=1e-8, hidden_layer_sizes=(4,), max_iter=2, random_state=0)
     small = DPMLPClassifier(**kw).fit(X, y)
-    assert small.releases_[-1].sensitivity["replace"] == 2 * small.clip_norm
+    assert small.releases_[-1].sensitivity["replace"] == 2 * small.clip_norm_
     big = DPMLPClassifier(neighbouring="add_remove", n_samples=1e6, **kw).fit(X, y)
     extra = sum_rounding_margin(1e6, 0) - CLIP_MARGIN / 2
     assert extra > 1e-4
     assert big.releases_[-1].sensitivity["add_remove"] == pytest.approx(
-        big.clip_norm * (1 + extra), rel=1e-14
+        big.clip_norm_ * (1 + extra), rel=1e-14
     )
 
 

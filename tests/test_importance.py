@@ -515,6 +515,7 @@ def _masked_estimators():
                 hidden_layer_sizes=(8,),
                 max_iter=20,
                 learning_rate=0.5,
+                clip_norm=1.0,
                 random_state=0,
                 importance=ImportanceMask(),
             )

@@ -717,7 +717,7 @@ def test_search_over_a_full_batch_mlp(data):
 
     X, y = data
     s = PrivateRandomSearchCV(
-        DPMLPClassifier(hidden_layer_sizes=(8,), max_iter=20, classes=[0, 1]),
+        DPMLPClassifier(hidden_layer_sizes=(8,), max_iter=20, data_norm=1.0, classes=[0, 1]),
         {"learning_rate": [0.1, 0.5]},
         epsilon=1.0,
         n_iter=2,
@@ -728,7 +728,7 @@ def test_search_over_a_full_batch_mlp(data):
     assert s.best_estimator_.mu_ <= s.base_mu_
     with pytest.raises(TypeError, match="minibatches"):
         PrivateRandomSearchCV(
-            DPMLPClassifier(batch_size=32, classes=[0, 1]), {"learning_rate": [0.1]}, epsilon=1.0
+            DPMLPClassifier(batch_size=32, data_norm=1.0, classes=[0, 1]), {"learning_rate": [0.1]}, epsilon=1.0
         ).fit(X, y)
 
 

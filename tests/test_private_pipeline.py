@@ -554,8 +554,8 @@ def test_a_dp_scaler_whose_column_selector_selects_nothing_is_no_error():
 
 
 def test_a_private_pipeline_ends_with_the_network():
-    """DPMLPClassifier clips whole per-example gradients and has no data_norm: the pipeline
-    fits it without setting one (it said "Invalid parameter 'data_norm'")."""
+    """The pipeline passes its public row bound to the network's data_norm, as to the linear
+    models (it once said "Invalid parameter 'data_norm'")."""
     pytest.importorskip("torch")
     from skdpgd import DPMLPClassifier
     from skdpgd.pipeline import make_private_pipeline
@@ -570,7 +570,9 @@ def test_a_private_pipeline_ends_with_the_network():
         epsilon=1.0,
         random_state=0,
     ).fit(X, y)
-    assert pipe.epsilon_ <= 1.0 and pipe.data_norm_ is None
+    assert (
+        pipe.epsilon_ <= 1.0 and pipe.data_norm_ == pipe[-1].data_norm_ == 2.0
+    )  # 4 columns in [-1, 1]
     assert pipe.predict(X).shape == (300,)
 
 
