@@ -728,7 +728,9 @@ def test_search_over_a_full_batch_mlp(data):
     assert s.best_estimator_.mu_ <= s.base_mu_
     with pytest.raises(TypeError, match="minibatches"):
         PrivateRandomSearchCV(
-            DPMLPClassifier(batch_size=32, data_norm=1.0, classes=[0, 1]), {"learning_rate": [0.1]}, epsilon=1.0
+            DPMLPClassifier(batch_size=32, data_norm=1.0, classes=[0, 1]),
+            {"learning_rate": [0.1]},
+            epsilon=1.0,
         ).fit(X, y)
 
 
