@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._capability import with_privacy
 from ._compat import HasMethods, Interval, StrOptions
-from ._data import decision_scores, is_dask, resolve_data_norm
+from ._data import decision_scores, is_dask, is_spark, resolve_data_norm, spark_prediction
 from ._fit import PrivacySpec
 from ._fitted import set_fitted
 from ._full_batch.road import FullBatchConfig, fit_full_batch
@@ -76,6 +76,8 @@ class LinearClassifierMixin(ClassifierMixin):
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self)
+        if is_spark(X):  # a Spark column, computed on the executors
+            return spark_prediction(self, X, self.coef_, self.intercept_, "scores")
         if is_dask(X):  # a lazy dask array
             scores = decision_scores(self, X, self.coef_, self.intercept_)
             return scores[:, 0] if scores.shape[1] == 1 else scores
@@ -94,6 +96,9 @@ class LinearClassifierMixin(ClassifierMixin):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
+        if is_spark(X):  # a Spark column, computed on the executors
+            check_is_fitted(self)
+            return spark_prediction(self, X, self.coef_, self.intercept_, "label", self.classes_)
         scores = self.decision_function(X)
         index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
         if is_dask(index):
@@ -116,6 +121,9 @@ class ProbaFromScoresMixin:
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
+        if is_spark(X):  # an array column, computed on the executors
+            check_is_fitted(self)
+            return spark_prediction(self, X, self.coef_, self.intercept_, "proba")
         scores = self.decision_function(X)
         if is_dask(scores):
             k = len(self.classes_)
