@@ -14,4 +14,6 @@ the large-data guide.
 
 from ._compute.spark_backend import SparkData
 
+SparkData.__module__ = __name__  # its public home
+
 __all__ = ["SparkData"]

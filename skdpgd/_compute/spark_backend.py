@@ -464,10 +464,13 @@ def found_labels(data):
     """The distinct labels of the label column (from the validation pass), sorted."""
     chk = data.check()
     labels = np.array(sorted(chk["labels"]))
-    if chk["more_labels"] and labels.dtype.kind not in "f":
+    if chk["more_labels"]:
+        from sklearn.utils.multiclass import check_classification_targets
+
+        check_classification_targets(labels)  # a continuous target: the in-memory error
         raise ValueError(
-            f"y has more than {LABEL_CAP} distinct labels: pass a classifier's labels, or a "
-            "regressor's targets."
+            f"y has more than {LABEL_CAP} distinct labels: a classifier needs a label column "
+            "with a handful of classes."
         )
     return labels
 
