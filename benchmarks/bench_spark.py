@@ -99,16 +99,22 @@ REDUCTIONS = (
 
 
 def count_reductions(cls):
-    """Wrap a backend class's reductions; each call reads every row once."""
-    counter = {"n": 0}
+    """Wrap a backend class's reductions; each outermost call reads every row once (a
+    reduction that calls others, as the in-memory gradient-and-Hessian sum over a subsample
+    does, is one pass)."""
+    counter = {"n": 0, "depth": 0}
     for name in REDUCTIONS:
         original = getattr(cls, name, None)
         if original is None:
             continue
 
         def wrapped(self, *args, _original=original, **kwargs):
-            counter["n"] += 1
-            return _original(self, *args, **kwargs)
+            counter["n"] += counter["depth"] == 0
+            counter["depth"] += 1
+            try:
+                return _original(self, *args, **kwargs)
+            finally:
+                counter["depth"] -= 1
 
         setattr(cls, name, wrapped)
     return counter
