@@ -313,3 +313,17 @@ def test_vector_column_is_the_named_columns(spark, frame, data):
 
 def _xy(sd):
     return sd.X, sd.y
+
+
+def test_bounds_read_from_the_data_warn_and_match_in_memory(frame, data):
+    from skdpgd import PrivacyLeakWarning
+
+    sd = SparkData(frame, FEATURES, label="target")
+    kw = dict(epsilon=1.0, schedule="ssp", random_state=0)  # data_norm, y_bound read: warned
+    with pytest.warns(PrivacyLeakWarning):
+        dist = DPRidge(**kw).fit(sd.X, sd.y)
+    with pytest.warns(PrivacyLeakWarning):
+        mem = DPRidge(**kw).fit(data["X"], data["target"])
+    assert dist.data_norm_ == pytest.approx(mem.data_norm_, rel=1e-14)
+    assert dist.y_bound_ == pytest.approx(mem.y_bound_, rel=1e-14)
+    _same_model(dist, mem)

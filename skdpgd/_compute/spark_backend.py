@@ -483,7 +483,7 @@ def _sum_part(b, fn):
 
 
 def _max_part(b, fn):
-    return float(np.max(np.asarray(fn(b), dtype=np.float64)))
+    return _Max(np.max(np.asarray(fn(b), dtype=np.float64)))  # the tree takes the max
 
 
 class _Max(float):
