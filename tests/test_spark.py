@@ -254,7 +254,7 @@ def test_no_code_path_collects_rows(spark, data, monkeypatch):
         X = rng.normal(size=(n, 5)) / 3
         pdf = pd.DataFrame(X, columns=FEATURES)
         pdf["y"] = np.digitize(X[:, 0], [-0.2, 0.2])
-        df = spark.createDataFrame(pdf).repartition(12)  # more than TREE_FAN_IN: a tree
+        df = spark.createDataFrame(pdf).repartition(9)  # more than TREE_FAN_IN: a tree
         sd = SparkData(df, FEATURES, label="y")
         sizes.clear()
         kw = dict(epsilon=1.0, data_norm=1.0, classes=[0, 1, 2], random_state=0)
