@@ -38,6 +38,7 @@ __all__ = [
     "classification_data",
     "encode_binary_or_index",
     "is_dask",
+    "is_spark",
     "make_rows",
     "regression_data",
     "resolve_classes",
@@ -55,6 +56,42 @@ def is_dask(obj):
     """True for dask arrays, dataframes and series (and distributed objects), without
     importing dask: the package's one test of the kind of input."""
     return type(obj).__module__.split(".")[0] in ("dask", "dask_expr", "distributed")
+
+
+def is_spark(obj):
+    """True for the views of :class:`skdpgd.spark.SparkData` (its ``X`` and ``y``, and the
+    values derived from them), without importing pyspark."""
+    return getattr(type(obj), "_skdpgd_spark", None) is not None
+
+
+def _spark_fit_input(est, X, y, sample_weight, *, classification, dask):
+    """Check a Spark fit input without gathering rows (one pass: counts, flags and the distinct
+    labels); ``(X, y, sample_weight)`` as the Spark features and lazy columns; sets
+    ``n_features_in_``. A refusal releases nothing."""
+    from .._compute import spark_backend
+
+    if dask is not True:
+        reason = f" ({dask})" if isinstance(dask, BaseException) else ""
+        raise TypeError(
+            f"{type(est).__name__} does not take Spark data here{reason}: the full-batch "
+            "estimators reduce a Spark DataFrame in one pass per release."
+        )
+    if getattr(X, "_skdpgd_spark", None) != "X" or getattr(y, "_skdpgd_spark", None) != "y":
+        raise TypeError("fit a Spark table as est.fit(data.X, data.y), data a SparkData.")
+    data = X.data
+    if y.data is not data:
+        raise ValueError("X and y must be the views of the same SparkData (data.X, data.y).")
+    if sample_weight is not None:
+        raise ValueError(
+            "with Spark input, name the weight column in SparkData(..., sample_weight='col') "
+            "and pass no sample_weight to fit."
+        )
+    spark_backend.check_fit_input(data, classification)
+    est.n_features_in_ = int(X.shape[1])
+    w = spark_backend.LazyColumn(data, lambda b: b["w"])
+    if not classification:
+        y = y.astype(np.float64)
+    return X, y, w
 
 
 class FitData(NamedTuple):
@@ -153,6 +190,11 @@ def resolve_classes(classes, y, stacklevel=2):
     :class:`PrivacyLeakWarning` when it is None (``stacklevel`` counted from the caller, as
     if it warned). A dask y is checked by its unique labels (one pass) with the same checks
     and errors, and gets a lazy ``y_index``."""
+    if is_spark(y):  # the distinct labels, from the validation pass
+        from .._compute.spark_backend import found_labels
+
+        classes_, _ = _check_classes(classes, found_labels(y.data), stacklevel + 1)
+        return classes_, y.map_blocks(lambda b: np.searchsorted(classes_, b).astype(np.int64))
     if not is_dask(y):
         return _check_classes(classes, y, stacklevel + 1)
     import dask.array as da
@@ -166,7 +208,7 @@ def resolve_classes(classes, y, stacklevel=2):
 def encode_binary_or_index(y_index, n_classes):
     """Kernel labels: +-1 for two classes, the class index (as float) for more (lazily for a
     dask ``y_index``)."""
-    if is_dask(y_index):
+    if is_dask(y_index) or is_spark(y_index):
         if n_classes == 2:
             return y_index.map_blocks(lambda b: np.where(b == 1, 1.0, -1.0), dtype=np.float64)
         return y_index.astype(np.float64)
@@ -223,6 +265,11 @@ def _dask_fit_input(est, X, y, sample_weight, *, classification):
 
 def _fit_input(est, X, y, sample_weight, *, classification, dtype, accept_sparse, dask, float64):
     """``(X, y, sample_weight, input dtype)`` in memory or on dask (see the callers)."""
+    if is_spark(X) or is_spark(y):
+        X, y, sample_weight = _spark_fit_input(
+            est, X, y, sample_weight, classification=classification, dask=dask
+        )
+        return X, y, sample_weight, np.dtype(np.float64)
     if isinstance(dask, BaseException) and (is_dask(X) or is_dask(y)):
         raise dask
     if dask is True and is_dask(X):
@@ -280,7 +327,7 @@ def classification_data(
     )
     classes_, y_index = resolve_classes(classes, y, stacklevel=stacklevel)
     y_k = encode_binary_or_index(y_index, classes_.shape[0])
-    if not is_dask(X):
+    if not (is_dask(X) or is_spark(X)):
         sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
     return FitData(X, y_k, sample_weight, input_dtype, classes_, y_index)
 
@@ -301,7 +348,7 @@ def regression_data(
         dask=dask,
         float64=float64,
     )
-    if not is_dask(X):
+    if not (is_dask(X) or is_spark(X)):
         sample_weight = check_sample_weight_dp(sample_weight, X.shape[0])
     return FitData(X, y, sample_weight, input_dtype)
 
@@ -309,6 +356,10 @@ def regression_data(
 def make_rows(X, y, sample_weight, fit_intercept):
     """The backend for X: :class:`~skdpgd._compute.backends.DenseRows`, :class:`CSRRows` (scipy
     sparse, never densified) or :class:`skdpgd._compute.dask_backend.DaskRows` (imports dask)."""
+    if is_spark(X):
+        from .._compute.spark_backend import SparkRows
+
+        return SparkRows(X, y, sample_weight, fit_intercept)
     if is_dask(X):
         from .._compute.dask_backend import DaskRows
 
@@ -325,7 +376,11 @@ def resolve_data_norm(data_norm, X):
     """The public row-norm bound, or (with a PrivacyLeakWarning) the data's largest row norm."""
     if data_norm is not None:
         return float(data_norm)
-    if is_dask(X):
+    if is_spark(X):
+        from .._compute.spark_backend import max_row_norm
+
+        norms = np.array([max_row_norm(X.data)])
+    elif is_dask(X):
         import dask.array as da
 
         norms = np.array([float(da.sqrt((X * X).sum(axis=1)).max().compute())])
@@ -352,7 +407,9 @@ def resolve_y_bound(y_bound, y, stacklevel=3):
     (one pass over a dask y). ``stacklevel`` as ``warnings.warn`` counts it from here."""
     if y_bound is not None:
         return float(y_bound)
-    if is_dask(y):
+    if is_spark(y):
+        y = np.array([float(abs(y).max())])
+    elif is_dask(y):
         y = np.array([float(abs(y).max().compute())])
     inferred = float(np.max(np.abs(y))) if y.size else 1.0
     warnings.warn(
@@ -414,3 +471,31 @@ def decision_scores(est, X, coef, intercept):
             f"{est.n_features_in_} features as input."
         )
     return X @ np.asarray(coef, dtype=np.float64).T + np.asarray(intercept, dtype=np.float64)
+
+
+# --- prediction on Spark ---------------------------------------------------------------------
+
+
+def spark_prediction(est, X, coef, intercept, kind, classes=None):
+    """A Spark column computed on the executors from the released model: ``"scores"`` (one
+    score, or an array of one per output), ``"exp"`` (the exponential of one score),
+    ``"label"`` (the predicted class) or ``"proba"`` (an array of class probabilities)."""
+    from pyspark.sql import functions as F
+
+    from .._compute import spark_backend
+
+    if getattr(X, "_skdpgd_spark", None) != "X":
+        raise TypeError("predict on Spark data takes data.X, the features of a SparkData.")
+    if X.data.n_features() != est.n_features_in_:
+        raise ValueError(
+            f"X has {X.data.n_features()} features, but {type(est).__name__} is expecting "
+            f"{est.n_features_in_} features as input."
+        )
+    scores = spark_backend.linear_columns(X, coef, intercept)
+    if kind == "label":
+        return spark_backend.label_column(scores, classes)
+    if kind == "proba":
+        return spark_backend.proba_column(scores)
+    if kind == "exp":
+        return F.exp(scores[0])
+    return scores[0] if len(scores) == 1 else F.array(*scores)

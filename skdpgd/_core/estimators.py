@@ -13,7 +13,7 @@ from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._compat import HasMethods, Interval, StrOptions
-from .data import decision_scores, is_dask
+from .data import decision_scores, is_dask, is_spark, spark_prediction
 from ..accounting import RELATIONS
 from ..schedules import schedule_names
 
@@ -70,6 +70,8 @@ class LinearClassifierMixin(ClassifierMixin):
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
         check_is_fitted(self)
+        if is_spark(X):  # a Spark column, computed on the executors
+            return spark_prediction(self, X, self.coef_, self.intercept_, "scores")
         if is_dask(X):  # a lazy dask array
             scores = decision_scores(self, X, self.coef_, self.intercept_)
             return scores[:, 0] if scores.shape[1] == 1 else scores
@@ -88,6 +90,9 @@ class LinearClassifierMixin(ClassifierMixin):
         -------
         y_pred : ndarray of shape (n_samples,)
         """
+        if is_spark(X):  # a Spark column, computed on the executors
+            check_is_fitted(self)
+            return spark_prediction(self, X, self.coef_, self.intercept_, "label", self.classes_)
         scores = self.decision_function(X)
         index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
         if is_dask(index):
@@ -110,6 +115,9 @@ class ProbaFromScoresMixin:
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
+        if is_spark(X):  # an array column, computed on the executors
+            check_is_fitted(self)
+            return spark_prediction(self, X, self.coef_, self.intercept_, "proba")
         scores = self.decision_function(X)
         if is_dask(scores):
             k = len(self.classes_)

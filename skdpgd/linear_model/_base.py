@@ -37,6 +37,8 @@ from .._core.data import (
     classification_data,
     decision_scores,
     is_dask,
+    is_spark,
+    spark_prediction,
     regression_data,
     resolve_y_bound,
     target_range,
@@ -332,6 +334,9 @@ class _DPGLMRegressor(RegressorMixin, _DPGLM):
         y_pred : ndarray of shape (n_samples,)
         """
         check_is_fitted(self)
+        if is_spark(X):  # a Spark column, computed on the executors
+            kind = "scores" if self._inverse_link is None else "exp"
+            return spark_prediction(self, X, self.coef_[None, :], [self.intercept_], kind)
         if is_dask(X):  # a lazy dask array
             eta = decision_scores(self, X, self.coef_[None, :], [self.intercept_])[:, 0]
         else:
