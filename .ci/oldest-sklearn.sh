@@ -10,7 +10,7 @@ python3 -m venv .venv-oldest
 . .venv-oldest/bin/activate
 pip install ".[test]" "scikit-learn==${OLDEST_SKLEARN}" "numpy<2.3"
 python -c "import sklearn; assert sklearn.__version__ == '${OLDEST_SKLEARN}', sklearn.__version__"
-python -m pytest -q -p no:cacheprovider tests/test_estimator_checks.py tests/test_input_validation.py \
-    tests/test_linear_model.py tests/test_sgd.py tests/test_budget.py tests/test_compat.py \
-    tests/test_class_list_and_row_count.py tests/test_fit_side_effects.py tests/test_model_selection.py \
-    tests/test_decomposition.py tests/test_privacy_tags.py
+python -m pytest -q -p no:cacheprovider tests/package/test_estimator_checks.py tests/core/test_input_validation.py \
+    tests/linear_model/test_linear_model.py tests/minibatch/test_sgd.py tests/composition/test_budget.py tests/package/test_compat.py \
+    tests/core/test_class_list_and_row_count.py tests/core/test_fit_side_effects.py tests/composition/test_model_selection.py \
+    tests/preprocessing/test_decomposition.py tests/composition/test_privacy_tags.py

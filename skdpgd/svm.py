@@ -168,5 +168,5 @@ class DPLinearSVC(_DPGLMClassifier):
         # example's gradient over the K x P parameters has norm at most G = sqrt(K) * 2 *
         # row_bound (SquaredHingeOneVsRest.lipschitz, the kernels' clip): each release of the
         # joint gradient sum has sensitivity 2G (replace-one) or G (add/remove-one);
-        # tests/test_linear_svc.py checks the bound
+        # tests/linear_model/test_linear_svc.py checks the bound
         return SquaredHingeOneVsRest()

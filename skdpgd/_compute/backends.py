@@ -33,7 +33,7 @@ chunks): the bounds above hold for each term up to a few ulps, and the computed 
 neighbouring datasets can differ by slightly more than the exact sensitivity. Every road
 that releases one of these sums raises its sensitivity by
 :func:`skdpgd.accounting.sum_rounding_margin`, Higham's bound for any summation order
-(``tests/test_float_sums.py`` measures adversarial pairs on every backend against it). The
+(``tests/compute/test_float_sums.py`` measures adversarial pairs on every backend against it). The
 counts (:meth:`Rows.correct_counts`, :meth:`Rows.closer_sum`) are exact integers while every
 weight is 0 or 1; with other weights they are real-valued sums under the same margin.
 

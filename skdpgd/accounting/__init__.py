@@ -14,7 +14,7 @@ Poisson-subsampled Gaussian steps); ``pld`` (dp-accounting's privacy-loss distri
 ``selection`` (private selection); ``envelope`` (a fit that chooses its mechanism from a
 release); ``accountant`` (the interface and the generic calibration); ``composition``
 (:func:`compose`, :func:`calibrate`, a ledger's :class:`Composition`). This package imports
-nothing else of skdpgd but the parameter checks (``tests/test_imports.py``).
+nothing else of skdpgd but the parameter checks (``tests/package/test_imports.py``).
 
 Privacy model
 -------------

@@ -86,7 +86,8 @@ class Accountant(abc.ABC):
     Only the first three are abstract: the default :meth:`calibrate` searches the scale with
     :meth:`epsilon` (:func:`smallest_scale`), so a new accountant is one class with
     ``supports``, ``epsilon`` and ``delta``; one with a closed form or a faster root-finder
-    overrides it (GDP, RDP). ``tests/test_accountant_contract.py`` runs one contract test on
+    overrides it (GDP, RDP). ``tests/accounting/test_accountant_contract.py`` runs one contract
+    test on
     each of :data:`ACCOUNTANTS`.
 
     What the rest of the package asks of an accountant goes through this interface too:

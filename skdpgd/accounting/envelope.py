@@ -32,7 +32,7 @@ profile is at most
 the composition of the first releases with a mechanism whose profile is the pointwise maximum
 of the branches' profiles over *all* real arguments (adaptive composition with dominating
 pairs). Dropping the max and keeping one Gaussian branch ``mu_a``, (*) is the exact GDP delta
-of ``sqrt(mu1^2 + mu_a^2)``; ``tests/test_branch_envelope.py`` checks that.
+of ``sqrt(mu1^2 + mu_a^2)``; ``tests/accounting/test_branch_envelope.py`` checks that.
 
 **Branch profiles.** A Gaussian release (``mu``-GDP): the exact formula
 ``Phi(-t/mu + mu/2) - e^t Phi(-t/mu - mu/2)``, valid for every real t. Poisson-subsampled

@@ -17,7 +17,7 @@ Sampled Gaussian Mechanism", arXiv:1908.10530): with ``mu0 = N(0, z^2)`` and the
 the divergence of the "remove" direction. Add/remove neighbours also need the other
 direction, ``D_alpha(mu0 || mu)``; Mironov et al. argue it is the smaller one, and
 dp-accounting and Opacus use ``A_alpha`` alone as well. This module relies on that (it does
-not re-prove it); ``tests/test_rdp.py`` checks it by numerical integration on a grid of
+not re-prove it); ``tests/accounting/test_rdp.py`` checks it by numerical integration on a grid of
 (q, z, alpha). RDP composes by addition, so a schedule
 with a different multiplier per step costs the sum of the per-step curves; equal
 multipliers are grouped, and the per-step values form one array over orders x distinct

@@ -1,4 +1,4 @@
-"""Statistics of the empirical privacy audit (used by tests/test_audit.py).
+"""Statistics of the empirical privacy audit (used by tests/package/test_audit.py).
 
 Two analyses of the same samples of a scalar statistic of the released model, one sample set
 from each of two neighbouring datasets D0 and D1:

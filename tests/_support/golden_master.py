@@ -2,7 +2,8 @@
 pipelines and search.
 
 Each case fits one estimator at a fixed ``random_state`` and records ``coef_``, ``intercept_``,
-``epsilon_`` and ``n_iter_`` (and, for the network, every weight). ``tests/test_golden_master.py``
+``epsilon_`` and ``n_iter_`` (and, for the network, every weight).
+``tests/core/test_golden_master.py``
 refits each case and compares with the stored values (``tests/data/golden_master.json``): a
 refactor that keeps every draw in its place reproduces them to rounding.
 

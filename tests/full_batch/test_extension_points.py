@@ -2,9 +2,11 @@
 adding a noise schedule, a full-batch mechanism and a GLM estimator on a loss the kernels
 already have, from outside the package (docs/contributing.md describes where such code goes
 when it joins the package). The other extension points have their worked examples elsewhere: a
-GLM estimator on a new loss (``skdpgd/linear_model/_poisson.py``, tests/test_poisson.py), a DP
-preprocessing step (``skdpgd/decomposition.py``, tests/test_decomposition.py) and an
-accountant (the zCDP accountant of docs/how_a_fit_works.md, tests/test_event_algebra.py)."""
+GLM estimator on a new loss (``skdpgd/linear_model/_poisson.py``,
+tests/linear_model/test_poisson.py), a DP
+preprocessing step (``skdpgd/decomposition.py``, tests/preprocessing/test_decomposition.py) and an
+accountant (the zCDP accountant of docs/how_a_fit_works.md,
+tests/accounting/test_event_algebra.py)."""
 
 import math
 import numbers

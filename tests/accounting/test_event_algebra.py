@@ -1,6 +1,7 @@
 """The event tree of skdpgd.accounting and its one reader: compose (exact GDP where it can, RDP
 or an accountant otherwise), calibrate, the relations, and a new accountant added as one class
-plus an export (the contract of tests/test_accountant_contract.py holds for it unchanged)."""
+plus an export (the contract of tests/accounting/test_accountant_contract.py holds for it
+unchanged)."""
 
 import math
 import re
@@ -141,7 +142,7 @@ def test_calibrate_keeps_the_gdp_closed_form_and_spends_the_budget():
 # The module is the worked example of docs/how_a_fit_works.md ("Adding an accountant"), run
 # here as the file skdpgd/accounting/zcdp.py would be.
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "how_a_fit_works.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "how_a_fit_works.md"
 
 
 def _zcdp_module():

@@ -524,7 +524,7 @@ def _masked_estimators():
 
 
 def _expected_failed(estimator):
-    from tests.test_estimator_checks import expected_failed_checks
+    from tests.package.test_estimator_checks import expected_failed_checks
 
     return expected_failed_checks(estimator)
 

@@ -19,7 +19,7 @@ from skdpgd._minibatch.road import MinibatchConfig, fit_minibatch
 from skdpgd.budget import PrivacyBudget
 from skdpgd.losses import BinaryLogistic
 
-ROOT = Path(__file__).resolve().parents[1] / "skdpgd"
+ROOT = Path(__file__).resolve().parents[2] / "skdpgd"
 
 #: Modules that hold nothing but the generic road or a road family.
 ROAD_MODULES = ["_core/fit.py", "_full_batch/road.py", "_minibatch/road.py", "_network/road.py"]

@@ -43,7 +43,8 @@ _CLASS_WEIGHT_EXPECTED_FAILURES = {
         "fits 50 rows of very noisy blobs with class_weight={0: 1000, 1: 1e-4} and max_iter=1000 "
         "at our default epsilon=1 and asserts 87% of predictions are class 0. The weights are "
         "rescaled into [0, 1] (the privacy proof needs it) with alpha compensated, which the "
-        "test of the noiseless fit checks (tests/test_class_list_and_row_count.py: same minimiser "
+        "test of the noiseless fit checks (tests/core/test_class_list_and_row_count.py: same "
+        "minimiser "
         "as scikit-learn's class_weight); with 1000 noisy steps on 50 rows the noise dominates "
         "(measured: 0.52 at epsilon=1, 0.92 at epsilon=inf)"
     ),
@@ -52,7 +53,7 @@ _CLASS_WEIGHT_EXPECTED_FAILURES = {
         "'balanced' needs are private, so they are released with accounted Gaussian noise and "
         "the weights differ from the exact ones (and the noise draws shift); without noise "
         "(epsilon=inf) both give the same model, which "
-        "tests/test_class_list_and_row_count.py checks"
+        "tests/core/test_class_list_and_row_count.py checks"
     ),
 }
 
@@ -81,7 +82,9 @@ ESTIMATORS = [
 ]
 if HAS_TORCH:  # tiny network, few steps
     ESTIMATORS.append(
-        DPMLPClassifier(hidden_layer_sizes=(8,), max_iter=20, learning_rate=0.5, random_state=0)
+        DPMLPClassifier(
+            hidden_layer_sizes=(8,), max_iter=20, learning_rate=0.5, clip_norm=1.0, random_state=0
+        )
     )
 
 
@@ -148,6 +151,7 @@ import warnings  # noqa: E402
 import skdpgd  # noqa: E402
 from skdpgd import PrivacyUsageWarning  # noqa: E402
 from skdpgd._compute import secure_random  # noqa: E402
+from skdpgd.linear_model._base import _DPGLM  # noqa: E402
 
 _SAME_SEED_TWICE = (
     "fits twice with the same random_state and compares the models; secure mode's noise cannot "
@@ -182,7 +186,7 @@ def secure_expected_failed_checks(estimator):
     if "random_state" not in estimator.get_params():  # no noise (BoundedScaler)
         return expected_failed_checks(estimator)
     out = {**expected_failed_checks(estimator), **_SECURE_FAILURES}
-    if isinstance(estimator, (DPLogisticRegression, DPPoissonRegressor, DPLinearSVC, DPRidge)):
+    if isinstance(estimator, _DPGLM):  # every full-batch GLM makes the accounted selection
         out["check_non_transformer_estimators_n_iter"] = _SELECTION_N_ITER
     return out
 

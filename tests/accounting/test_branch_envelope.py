@@ -285,7 +285,7 @@ def _below_ratio(k, d, n, eps, delta):
 #: (classes, features, N, epsilon, delta) below the switch's ratio: for each of classes
 #: 3/10, N 50/1e3/1e5, epsilon 0.01-10, delta 1e-5/1e-8, the fewest features (5, 300, 2000)
 #: that put it there (the others are above the ratio: no switch). Two classes have no switch
-#: on the released counts any more (tests/test_sgd_binary_selection.py): below.
+#: on the released counts any more (tests/minibatch/test_sgd_binary_selection.py): below.
 _GRID = [
     next(c for c in [(k, d, n, eps, delta) for d in (5, 300, 2000)] if _below_ratio(*c))
     for k in (3, 10)
@@ -318,7 +318,8 @@ def test_prior_switch_keeps_the_envelope_within_the_budget_on_a_grid(accountant)
         mu, env = _envelope_of(fit)
         assert envelope_delta(eps, mu, env, rtol=1e-5).upper <= delta
         assert switch["envelope_delta"] <= delta and fit.epsilon_ == eps
-        # a shared budget's charge for either branch (tests/test_switch_charge.py): within
+        # a shared budget's charge for either branch (tests/accounting/test_switch_charge.py):
+        # within
         # the fit's budget with RDP, the intercept-only branch paying for it (measured with
         # RDP: 1.05-1.15, and 3.0-3.5 at N = 1e5, epsilon = 0.01)
         assert 1.0 <= switch["prior_scale"] < 4.0

@@ -24,7 +24,7 @@ from skdpgd.decomposition import DPPCA
 from skdpgd.preprocessing import BoundedScaler, DPStandardScaler
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
-PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "skdpgd"
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "skdpgd"
 
 # recorded from the estimators before the fitted attributes went through set_fitted: what
 # every full-batch linear model and every DP-SGD model reports, then each one's own

@@ -139,15 +139,22 @@ def test_torch_gradient_norms_do_not_overflow_in_float32():
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
-def test_mlp_refuses_values_beyond_float32_with_a_clear_error():
+def test_mlp_clips_huge_rows_to_data_norm_and_refuses_a_bound_beyond_float32():
+    """The network trains in float32: rows are clipped to the public data_norm first (huge
+    rows fit like rows at the bound); a bound read from such rows, or one beyond float32,
+    is refused with a clear error."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))
     X[:3] *= 1e300
     y = (X[:, 0] > 0).astype(int)
+    kw = dict(epsilon=1.0, classes=[0, 1], hidden_layer_sizes=(4,), max_iter=2, random_state=0)
+    model = skdpgd.DPMLPClassifier(data_norm=1.0, **kw).fit(X, y)
+    assert all(np.isfinite(c).all() for c in model.coefs_)
     with pytest.raises(ValueError, match="float32"):
-        skdpgd.DPMLPClassifier(
-            epsilon=1.0, classes=[0, 1], hidden_layer_sizes=(4,), max_iter=2, random_state=0
-        ).fit(X, y)
+        skdpgd.DPMLPClassifier(data_norm=1e300, **kw).fit(X, y)
+    with pytest.raises(ValueError, match="data_norm"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", skdpgd.PrivacyLeakWarning)
+        skdpgd.DPMLPClassifier(**kw).fit(X, y)
 
 
 # ---- the one pre-scaler (skdpgd._compute.backends.prescale_huge_rows) ----------------------

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = "skdpgd"
-ROOT = Path(__file__).resolve().parents[1] / PACKAGE
+ROOT = Path(__file__).resolve().parents[2] / PACKAGE
 
 #: Modules that import an optional dependency; others import them only inside functions.
 OPTIONAL = {"skdpgd._network.torch_backend", "skdpgd._compute.dask_backend"}
