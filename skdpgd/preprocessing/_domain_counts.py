@@ -32,6 +32,28 @@ class DomainCounts:
     neighbouring_: str
 
 
+def check_count_release(epsilon, neighbouring):
+    """The public parameters of an accounted count release (this module's and
+    :func:`~skdpgd.preprocessing.out_of_range_target_count`'s), checked before any row is
+    read: a relation and a finite epsilon > 0."""
+    if neighbouring not in RELATIONS:
+        raise ValueError(f"neighbouring must be 'replace' or 'add_remove', got {neighbouring!r}.")
+    if isinstance(epsilon, bool) or not (
+        isinstance(epsilon, numbers.Real) and 0 < epsilon < math.inf
+    ):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}.")
+
+
+def count_release_delta(delta, neighbouring, n_rows):
+    """The release's delta: the given one, or the default for ``n_rows`` rows; in (0, 1)."""
+    from .._core.setup import resolve_delta
+
+    delta = resolve_delta(delta, neighbouring, n_rows=n_rows)
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+    return delta
+
+
 def out_of_domain_counts(
     X, schema, *, epsilon, delta=None, budget=None, neighbouring="replace", random_state=None
 ):
@@ -80,23 +102,15 @@ def out_of_domain_counts(
     >>> sorted(check.counts), round(check.counts["sex"], -2)
     (['age', 'sex'], 1000.0)
     """
-    from .._core.setup import resolve_delta
     from ..accounting import Relation, calibrate, compose
 
-    if neighbouring not in RELATIONS:
-        raise ValueError(f"neighbouring must be 'replace' or 'add_remove', got {neighbouring!r}.")
-    if isinstance(epsilon, bool) or not (
-        isinstance(epsilon, numbers.Real) and 0 < epsilon < math.inf
-    ):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}.")
+    check_count_release(epsilon, neighbouring)
     transformer = schema_transformer(schema)  # validates the codebook
     numeric_part = dict((n, c) for n, _, c in transformer.transformers).get("numeric", [])
     categorical_part = dict((n, c) for n, _, c in transformer.transformers).get("categorical", [])
     steps = dict((n, t) for n, t, _ in transformer.transformers)
     n_rows = int(X.shape[0]) if hasattr(X, "shape") else len(X)
-    delta = resolve_delta(delta, neighbouring, n_rows=n_rows)
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+    delta = count_release_delta(delta, neighbouring, n_rows)
     columns = list(numeric_part) + list(categorical_part)
     k = len(columns)
     # the counts are exact integers (sums of booleans); sqrt(k) is rounded up. One Gaussian

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.utils.validation import column_or_1d
 
+from .._config import resolve_budget
 from .._core.noise import fit_generator, gaussian
-from ..accounting import RELATIONS, Release
+from ._domain_counts import check_count_release, count_release_delta
+from ..accounting import Release
 
 
 @dataclass(frozen=True)
@@ -96,23 +98,15 @@ def out_of_range_target_count(
     >>> round(check.above, -2), check.range
     (1000.0, (0.0, 1.0))
     """
-    from .._core.setup import resolve_delta
     from ..accounting import Relation, calibrate, compose
 
-    if neighbouring not in RELATIONS:
-        raise ValueError(f"neighbouring must be 'replace' or 'add_remove', got {neighbouring!r}.")
-    if isinstance(epsilon, bool) or not (
-        isinstance(epsilon, numbers.Real) and 0 < epsilon < math.inf
-    ):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}.")
+    check_count_release(epsilon, neighbouring)
     lo, hi = _public_range(y_bound)
     y = column_or_1d(np.asarray(y), warn=False)
     if not np.issubdtype(y.dtype, np.number):
         raise ValueError(f"y must hold numbers, got dtype {y.dtype}.")
     n_rows = int(y.shape[0])
-    delta = resolve_delta(delta, neighbouring, n_rows=n_rows)
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+    delta = count_release_delta(delta, neighbouring, n_rows)
     # exact integer counts; the sensitivities (sqrt(2) replace-one: a row moves from one count
     # to the other; 1 add/remove-one) rounded up
     margin = 1.0 + 4.0 * np.finfo(float).eps
@@ -130,6 +124,7 @@ def out_of_range_target_count(
     )
     # the generator before any charge: secure mode refuses a seeded random_state here
     gen = fit_generator(random_state, "out_of_range_target_count")
+    budget = resolve_budget(budget)  # else the default budget of config_context, if any
     if budget is not None:
         budget.charge([release], label="out_of_range_target_count")
     values = y.astype(float, copy=False)

@@ -175,3 +175,13 @@ def test_the_count_is_charged_and_a_refusal_reads_nothing():
     for y_bound in ((1, 1), (2, 1), "a", -1.0, (0, np.inf)):
         with pytest.raises(ValueError, match="y_bound"):
             out_of_range_target_count(Poison(), y_bound, epsilon=1.0)
+
+
+def test_the_count_is_charged_to_the_default_budget():
+    import skdpgd
+    from skdpgd import PrivacyBudget
+
+    budget = PrivacyBudget(epsilon=1.0, delta=1e-6, neighbouring="replace")
+    with skdpgd.config_context(budget=budget):
+        out_of_range_target_count(np.full(100, 5.0), (0, 1), epsilon=0.5, delta=1e-7)
+    assert len(budget.charges) == 1 and 0 < budget.spent_epsilon() <= 0.5 + 1e-9
