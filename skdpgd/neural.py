@@ -18,6 +18,7 @@ from ._core.estimators import ProbaFromScoresMixin
 from ._core.capability import DP_MINIBATCH_ESTIMATOR, with_privacy
 from ._compat import HasMethods, Interval, StrOptions, fit_context
 from . import policy
+from ._compute.kernels import row_clip_factors
 from ._core.data import classification_data, resolve_data_norm
 from ._core.fit import FitRows, PrivacySpec, private_fit
 from ._core.fitted import set_fitted
@@ -553,16 +554,14 @@ class DPMLPClassifier(ProbaFromScoresMixin, ClassifierMixin, BaseEstimator):
 
 def _clip_rows(X, bound):
     """Rows with norm above ``bound`` scaled down to it, in a copy; X itself when every row is
-    inside (those rows are left bit for bit as given)."""
+    inside (those rows are left bit for bit as given). The norms are the linear estimators'
+    (:func:`skdpgd._compute.kernels.row_clip_factors`: no overflow for huge entries)."""
     if not X.size:
         return X
-    # the norm of x / m times m (m = max |x_j|): no overflow for rows of huge entries
-    m = np.max(np.abs(X), axis=1)
-    safe = np.where(m > 0, m, 1.0)
-    norms = m * np.sqrt(np.einsum("ij,ij->i", X / safe[:, None], X / safe[:, None]))
-    over = norms > bound
+    scale, _ = row_clip_factors(X, bound, fit_intercept=False)
+    over = scale < 1.0
     if not np.any(over):
         return X
     X = X.copy()
-    X[over] = X[over] / safe[over, None] * (bound / (norms[over] / safe[over]))[:, None]
+    X[over] *= scale[over, None]
     return X
