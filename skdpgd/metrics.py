@@ -22,7 +22,6 @@ the releases (their sensitivities and noise), ``epsilon_`` and ``delta_``, which
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,14 +74,6 @@ class PrivateScore:
 # ---------------------------------------------------------------------------------------------
 # shared steps: public checks, calibration, charge, draw
 # ---------------------------------------------------------------------------------------------
-def _check_epsilon(epsilon):
-    if isinstance(epsilon, bool) or not (
-        isinstance(epsilon, numbers.Real) and 0 < epsilon < math.inf
-    ):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}.")
-    return float(epsilon)
-
-
 def _rows(*arrays, names):
     """The arrays as 1-D numpy arrays of one length (a clear error otherwise)."""
     out = []
@@ -117,10 +108,10 @@ class _Private:
     """The settled public part of one private score: relation, delta, budget, generator."""
 
     def __init__(self, label, epsilon, delta, budget, neighbouring, random_state, n_rows):
-        from ._core.setup import resolve_delta, resolve_relation
+        from ._core.setup import check_release_epsilon, checked_delta, resolve_relation
 
         self.label = label
-        self.epsilon = _check_epsilon(epsilon)
+        self.epsilon = check_release_epsilon(epsilon)
         if neighbouring != "auto" and neighbouring not in RELATIONS:
             raise ValueError(
                 f"neighbouring must be 'auto', 'replace' or 'add_remove', got {neighbouring!r}."
@@ -128,9 +119,7 @@ class _Private:
         self.budget = resolve_budget(budget)  # else the default budget of config_context
         self.relation = resolve_relation(neighbouring, self.budget)  # may refuse: nothing read
         # N is read only where it is public (replace-one); else the default's cap
-        self.delta = resolve_delta(delta, self.relation, n_rows=n_rows)
-        if not 0.0 < self.delta < 1.0:
-            raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+        self.delta = checked_delta(delta, self.relation, n_rows)
         self.n_rows = n_rows if self.relation == "replace" else None
         self.random_state = random_state
 

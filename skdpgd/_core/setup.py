@@ -12,6 +12,7 @@ the budget a set-up release spends, or what is done with the released value, are
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -51,6 +52,23 @@ def resolve_delta(delta, relation, n_rows=None, n_public=None):
     if relation is not None and n_public is not None:
         return default_delta(n_public)
     return DEFAULT_DELTA_CAP
+
+
+def check_release_epsilon(epsilon):
+    """A standalone release's epsilon (a metric, a count): a finite number > 0, as a float."""
+    if isinstance(epsilon, bool) or not (
+        isinstance(epsilon, numbers.Real) and 0 < epsilon < math.inf
+    ):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}.")
+    return float(epsilon)
+
+
+def checked_delta(delta, relation, n_rows):
+    """A standalone release's delta (:func:`resolve_delta` of ``n_rows`` rows), in (0, 1)."""
+    resolved = resolve_delta(delta, relation, n_rows=n_rows)
+    if not 0.0 < resolved < 1.0:
+        raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
+    return resolved
 
 
 def warn_if_large_delta(delta, n_public, label, stacklevel=3):

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._config import resolve_budget
 from .._core.noise import fit_generator, gaussian
+from .._core.setup import check_release_epsilon, checked_delta
 from ..accounting import RELATIONS, Release
 from ._schema import schema_transformer
 
@@ -38,20 +38,7 @@ def check_count_release(epsilon, neighbouring):
     read: a relation and a finite epsilon > 0."""
     if neighbouring not in RELATIONS:
         raise ValueError(f"neighbouring must be 'replace' or 'add_remove', got {neighbouring!r}.")
-    if isinstance(epsilon, bool) or not (
-        isinstance(epsilon, numbers.Real) and 0 < epsilon < math.inf
-    ):
-        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}.")
-
-
-def count_release_delta(delta, neighbouring, n_rows):
-    """The release's delta: the given one, or the default for ``n_rows`` rows; in (0, 1)."""
-    from .._core.setup import resolve_delta
-
-    delta = resolve_delta(delta, neighbouring, n_rows=n_rows)
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got {delta!r}.")
-    return delta
+    check_release_epsilon(epsilon)
 
 
 def out_of_domain_counts(
@@ -110,7 +97,7 @@ def out_of_domain_counts(
     categorical_part = dict((n, c) for n, _, c in transformer.transformers).get("categorical", [])
     steps = dict((n, t) for n, t, _ in transformer.transformers)
     n_rows = int(X.shape[0]) if hasattr(X, "shape") else len(X)
-    delta = count_release_delta(delta, neighbouring, n_rows)
+    delta = checked_delta(delta, neighbouring, n_rows)
     columns = list(numeric_part) + list(categorical_part)
     k = len(columns)
     # the counts are exact integers (sums of booleans); sqrt(k) is rounded up. One Gaussian

@@ -12,7 +12,8 @@ from sklearn.utils.validation import column_or_1d
 
 from .._config import resolve_budget
 from .._core.noise import fit_generator, gaussian
-from ._domain_counts import check_count_release, count_release_delta
+from .._core.setup import checked_delta
+from ._domain_counts import check_count_release
 from ..accounting import Release
 
 
@@ -106,7 +107,7 @@ def out_of_range_target_count(
     if not np.issubdtype(y.dtype, np.number):
         raise ValueError(f"y must hold numbers, got dtype {y.dtype}.")
     n_rows = int(y.shape[0])
-    delta = count_release_delta(delta, neighbouring, n_rows)
+    delta = checked_delta(delta, neighbouring, n_rows)
     # exact integer counts; the sensitivities (sqrt(2) replace-one: a row moves from one count
     # to the other; 1 add/remove-one) rounded up
     margin = 1.0 + 4.0 * np.finfo(float).eps
